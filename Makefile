@@ -1,0 +1,37 @@
+# Quick start: `make train` (main job) and `make test` (test suite). Each sets up .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup train test test-slow bench lint demo clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev,export]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+train: $(STAMP)
+	$(PY) train.py $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 $(ARGS)
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
+
+bench: $(STAMP)
+	$(PY) -m scopa_env.bench --variant classic --batch 4096 --seconds 10
+
+lint: $(STAMP)
+	$(PY) -m ruff check . && $(PY) -m ruff format --check .
+
+demo: $(STAMP)
+	$(PY) -m scopa_env.record --variant classic --games 5 --seed 0 --out runs/demo.jsonl
+
+clean:
+	rm -rf $(VENV) .pytest_cache

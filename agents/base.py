@@ -1,0 +1,158 @@
+"""The policy interface shared by the envs, the tournament (``evaluate.py``) and the trainer.
+
+A policy acts on a *batch* of decisions at once. Each decision row comes with the acting seat's observation and
+legal-action mask; agents that reason about the game (rule-based, search) also get the batched core ``State`` and
+the index of each row's game in it. They may read only what the acting seat may know (RULES.md section 7): its own
+hand, the table, the piles, scores, hand sizes, the stock size, and the set of unseen cards — never other hands or
+the stock order. Search agents must resample those before looking ahead.
+
+Agents are built from short spec strings so that every command-line tool accepts them::
+
+    make_agent("random", "classic", seed=0)
+    make_agent("pimc:worlds=12,depth=5", "classic")
+    make_agent("runs/classic__default__0__.../best.zip", "classic")
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env.core import State
+from scopa_env.rules import Rules, get_rules
+
+__all__ = ["ActBatch", "AgentSpecError", "Policy", "make_agent", "parse_spec", "register_agent", "registered_agents"]
+
+
+class AgentSpecError(ValueError):
+    """A spec string that names no agent, has bad options, or points at an unusable file."""
+
+
+@dataclass
+class ActBatch:
+    """One batch of decisions. Row i is game ``games[i]`` of ``state``; all rows have the same rules."""
+
+    rules: Rules
+    """The variant being played."""
+    obs: npt.NDArray[np.float32]
+    """(n, obs_size) float32: ``core.observe`` for each row's acting seat."""
+    mask: npt.NDArray[np.bool_]
+    """(n, num_cards) bool: legal actions of each row."""
+    state: State | None = None
+    """The batched core state the rows come from (read only the acting seat's knowledge)."""
+    games: npt.NDArray[np.intp] | None = None
+    """(n,) index of each row's game in ``state``."""
+
+    def __len__(self) -> int:
+        return int(self.mask.shape[0])
+
+
+class Policy(ABC):
+    """A batched, seeded policy. Subclasses set ``name`` and implement ``act``."""
+
+    name: str = "policy"
+    needs_state: bool = False
+    """True if ``act`` needs ``batch.state`` (rule-based and search agents)."""
+
+    def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
+        self.rules = get_rules(rules)
+        self.seed(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reset the agent's random generator."""
+        self.rng = np.random.default_rng(seed)
+
+    @abstractmethod
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        """(n,) int64: one legal action per row."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, variant={self.rules.name!r})"
+
+
+_REGISTRY: dict[str, tuple[Callable[..., Policy], str]] = {}
+
+
+def register_agent(name: str, help: str = "") -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
+    """Decorator: make ``factory(rules, seed, **options)`` available as spec ``name[:k=v,...]``."""
+
+    def deco(factory: Callable[..., Policy]) -> Callable[..., Policy]:
+        _REGISTRY[name] = (factory, help)
+        return factory
+
+    return deco
+
+
+def registered_agents() -> dict[str, str]:
+    """Known spec names and their one-line help."""
+    _load_builtin()
+    return {k: h for k, (_, h) in sorted(_REGISTRY.items())}
+
+
+def _convert(value: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    return value
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``'pimc:worlds=12,depth=5'`` -> ``('pimc', {'worlds': 12, 'depth': 5})``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    opts: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, val = item.partition("=")
+        if not eq or not key:
+            raise AgentSpecError(f"agent spec {spec!r}: option {item!r} must look like key=value")
+        opts[key.strip().replace("-", "_")] = _convert(val.strip())
+    return name.strip(), opts
+
+
+def _load_builtin() -> None:
+    import importlib
+
+    for mod in ("agents.random_agent", "agents.greedy", "agents.expert", "agents.search", "agents.neural"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:  # a module not written yet, or an optional dependency missing
+            if e.name != mod:
+                raise
+
+
+def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) -> Policy:
+    """Build an agent from a spec string (a registered name with options, or a checkpoint / export path)."""
+    rules = get_rules(rules)
+    if isinstance(spec, Policy):
+        return spec
+    _load_builtin()
+    path = Path(spec)
+    looks_like_path = any(ch in spec for ch in "/\\") or spec.endswith((".zip", ".onnx", ".npz"))
+    if looks_like_path or (path.exists() and spec not in _REGISTRY):
+        if "file" not in _REGISTRY:
+            raise AgentSpecError(f"agent {spec!r}: loading checkpoints needs agents.neural, which failed to import")
+        factory, _ = _REGISTRY["file"]
+        return factory(rules, seed, path=spec)
+    name, opts = parse_spec(spec)
+    if name not in _REGISTRY:
+        known = ", ".join(sorted(k for k in _REGISTRY if k != "file"))
+        raise AgentSpecError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known}, or a checkpoint path")
+    factory, _ = _REGISTRY[name]
+    try:
+        agent = factory(rules, seed, **opts)
+    except TypeError as e:
+        raise AgentSpecError(f"agent spec {spec!r}: bad option ({e})") from None
+    agent.name = spec
+    return agent

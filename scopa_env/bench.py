@@ -1,0 +1,130 @@
+"""Benchmark the batched core (random legal play, observation and mask included) against the reference engine.
+
+    python -m scopa_env.bench --variant classic --batch 4096 --seconds 10
+
+Prints a table, then one JSON line ``{"variant", "batch", "decisions_per_s", "games_per_s",
+"reference_decisions_per_s", ...}``. BLAS threads are pinned to one, so the core runs on one core.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from scopa_env import core  # noqa: E402
+from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
+
+__all__ = ["bench_core", "bench_reference", "main"]
+
+
+def bench_core(rules: Rules, batch: int, seconds: float, seed: int = 0, repeats: int = 5) -> dict[str, float]:
+    """Random legal play with autoreset; returns median decisions/s and games/s over ``repeats`` windows."""
+    rng = np.random.default_rng(seed)
+    state = core.reset(rules, np.arange(batch, dtype=np.uint64) + np.uint64(seed))
+    mask = core.legal_action_mask(rules, state)
+    for _ in range(20):  # warm-up (tables, caches)
+        keys = rng.random(mask.shape)
+        keys[~mask] = -1
+        core.step(rules, state, keys.argmax(axis=1), autoreset=True)
+        mask = core.legal_action_mask(rules, state)
+    dps, gps = [], []
+    for _ in range(repeats):
+        steps = games = 0
+        t0 = time.perf_counter()
+        while (el := time.perf_counter() - t0) < seconds / repeats:
+            keys = rng.random(mask.shape)
+            keys[~mask] = -1
+            info = core.step(rules, state, keys.argmax(axis=1), autoreset=True)
+            core.observe(rules, state)
+            mask = core.legal_action_mask(rules, state)
+            steps += 1
+            games += int(info.match_over.sum())
+        dps.append(steps * batch / el)
+        gps.append(games / el)
+    return {
+        "decisions_per_s": statistics.median(dps),
+        "games_per_s": statistics.median(gps),
+        "bytes_per_game": state.nbytes / batch,
+    }
+
+
+def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of the plain reference engine playing random legal moves."""
+    from scopa_env.reference import ReferenceGame
+
+    rng = np.random.default_rng(seed)
+    n = 0
+    t0 = time.perf_counter()
+    game_seed = seed
+    while time.perf_counter() - t0 < seconds:
+        game = ReferenceGame(rules, game_seed)
+        game_seed += 1
+        while not game.done and time.perf_counter() - t0 < seconds:
+            moves = game.legal_moves()
+            card, cap = moves[int(rng.integers(len(moves)))]
+            game.play(card, cap)
+            n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m scopa_env.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
+    p.add_argument("--batch", type=int, default=4096, help="games advanced per call")
+    p.add_argument("--seconds", type=float, default=10.0, help="time spent on the core (split in 5 windows)")
+    p.add_argument("--reference-seconds", type=float, default=3.0, help="time spent on the reference engine")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--env", choices=["core", "vec"], default="core", help="'vec': the SB3 vector env (see gym.py)")
+    args = p.parse_args(argv)
+    try:
+        rules = get_rules(args.variant)
+    except ValueError as e:
+        p.error(str(e))
+    if args.env == "vec":
+        from scopa_env.gym import bench_vec_env  # type: ignore[attr-defined]
+
+        result = bench_vec_env(rules, args.batch, args.seconds, args.seed)
+        print(json.dumps(result))
+        return 0
+    res = bench_core(rules, args.batch, args.seconds, args.seed)
+    ref = bench_reference(rules, args.reference_seconds, args.seed) if args.reference_seconds > 0 else float("nan")
+    ratio = res["decisions_per_s"] / ref if ref == ref and ref > 0 else float("nan")
+    rows = [
+        ("variant", rules.name),
+        ("batch", f"{args.batch}"),
+        ("core decisions/s (median)", f"{res['decisions_per_s']:,.0f}"),
+        ("core games/s (median)", f"{res['games_per_s']:,.1f}"),
+        ("reference decisions/s", f"{ref:,.0f}"),
+        ("speed-up over reference", f"{ratio:,.1f}x"),
+        ("state bytes per game", f"{res['bytes_per_game']:.0f}"),
+        ("machine", f"{platform.processor() or platform.machine()}, numpy {np.__version__}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    out = {
+        "variant": rules.name,
+        "batch": args.batch,
+        "decisions_per_s": round(res["decisions_per_s"]),
+        "games_per_s": round(res["games_per_s"], 2),
+        "reference_decisions_per_s": round(ref) if ref == ref else None,
+        "speedup": round(ratio, 1) if ratio == ratio else None,
+        "bytes_per_game": res["bytes_per_game"],
+    }
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

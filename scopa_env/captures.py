@@ -1,0 +1,118 @@
+"""Capture look-up tables: which table cards can complete a capture, in O(1) per game.
+
+A capture by sum takes a set of table cards whose values add up to the played card's value. Whether such sets
+exist, which ranks they use and whether there is exactly one depends only on the *rank counts* of the available
+table cards and on the target value. For a target ``t`` a rank of value ``r`` can appear at most ``t // r`` times,
+so counts are capped at ``min(4, T // r)`` and encoded in mixed radix; every (target, key) pair is tabulated once
+(a few hundred thousand entries for the 40-card deck) with a zeta transform (prefix sums over the count lattice)
+of the integer partitions of ``t``:
+
+- ``num_parts[t, key]``: how many distinct multisets of ranks (partitions of ``t``) fit in the counts;
+- ``union[t, key]``: bit mask of the ranks used by any of them;
+- ``sum_cards[t, key]``: total number of cards over those partitions (the size of the unique one when
+  ``num_parts == 1``).
+
+With several cards of one rank on the table a partition can be taken in several ways (which suit); a capture is
+unique exactly when one partition fits and it uses every available card of each rank it touches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CaptureTable", "capture_table"]
+
+
+@dataclass(frozen=True)
+class CaptureTable:
+    """Tabulated capture statistics for a deck of ``num_ranks`` ranks and targets ``0..max_target``."""
+
+    num_ranks: int
+    """Ranks of the deck; rank index r has value r + 1."""
+    max_target: int
+    """Largest value a capture may need to add up to."""
+    caps: npt.NDArray[np.int32]
+    """(num_ranks,) int32: count cap per rank."""
+    weights: npt.NDArray[np.int32]
+    """(num_ranks,) int32: mixed-radix weight of each rank in the key."""
+    num_keys: int
+    """Number of distinct keys."""
+    num_parts: npt.NDArray[np.int16]
+    """((max_target+1) * num_keys,) int16: partitions that fit, flat index ``t * num_keys + key``."""
+    union: npt.NDArray[np.int32]
+    """((max_target+1) * num_keys,) int32: rank bit mask of the fitting partitions."""
+    sum_cards: npt.NDArray[np.int32]
+    """((max_target+1) * num_keys,) int32: cards summed over the fitting partitions."""
+
+    def lookup(
+        self, counts: npt.NDArray[np.integer], target: npt.NDArray[np.integer]
+    ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+        """For rank counts (n, num_ranks) and targets (n,): (num_parts, union, unique), each (n,)."""
+        capped = np.minimum(counts, self.caps)
+        key = capped @ self.weights
+        idx = target.astype(np.int64) * self.num_keys + key
+        nparts = self.num_parts[idx]
+        union = self.union[idx]
+        in_union = (union[:, None] >> np.arange(self.num_ranks)) & 1
+        used = (counts * in_union).sum(axis=1)
+        unique = (nparts == 1) & (used == self.sum_cards[idx])
+        return nparts, union, unique
+
+
+def _partitions(t: int, max_part: int) -> list[list[int]]:
+    """Partitions of t into parts <= max_part, as non-increasing lists."""
+    if t == 0:
+        return [[]]
+    out: list[list[int]] = []
+    for p in range(min(t, max_part), 0, -1):
+        out.extend([p, *rest] for rest in _partitions(t - p, p))
+    return out
+
+
+@lru_cache(maxsize=8)
+def capture_table(num_ranks: int, max_target: int) -> CaptureTable:
+    """Build (once per process) the capture table of a deck and maximum target."""
+    caps = np.array([min(4, max_target // (r + 1)) for r in range(num_ranks)], dtype=np.int32)
+    radix = caps + 1
+    weights = np.concatenate([[1], np.cumprod(radix[:-1])]).astype(np.int32)
+    num_keys = int(np.prod(radix))
+    shape = tuple(int(x) for x in radix[::-1])  # C order: last axis is rank 0 (weight 1)
+    tables_n = np.zeros((max_target + 1, num_keys), dtype=np.int32)
+    tables_u = np.zeros((max_target + 1, num_keys), dtype=np.int32)
+    tables_c = np.zeros((max_target + 1, num_keys), dtype=np.int32)
+    for t in range(max_target + 1):
+        for parts in _partitions(t, min(t, num_ranks)):
+            counts = np.bincount(np.array(parts, dtype=np.int64) - 1, minlength=num_ranks) if parts else np.zeros(
+                num_ranks, dtype=np.int64
+            )
+            if np.any(counts > caps):
+                continue
+            key = int(counts @ weights)
+            tables_n[t, key] += 1
+            tables_u[t, key] |= int(sum(1 << r for r in range(num_ranks) if counts[r]))
+            tables_c[t, key] += int(counts.sum())
+    for t in range(max_target + 1):
+        n = tables_n[t].reshape(shape)
+        u = tables_u[t].reshape(shape)
+        c = tables_c[t].reshape(shape)
+        for axis in range(len(shape)):
+            n = np.cumsum(n, axis=axis)
+            c = np.cumsum(c, axis=axis)
+            u = np.bitwise_or.accumulate(u, axis=axis)
+        tables_n[t] = n.reshape(-1)
+        tables_u[t] = u.reshape(-1)
+        tables_c[t] = c.reshape(-1)
+    return CaptureTable(
+        num_ranks=num_ranks,
+        max_target=max_target,
+        caps=caps,
+        weights=weights,
+        num_keys=num_keys,
+        num_parts=tables_n.reshape(-1).astype(np.int16),
+        union=tables_u.reshape(-1),
+        sum_cards=tables_c.reshape(-1),
+    )

@@ -1,0 +1,670 @@
+"""The batched rules core: B games of Scopa advance in one call, in numpy only.
+
+State is a struct of arrays with the batch first (see ``State``). Functions take ``(rules, state, ...)``; the rules
+never live in the state. Randomness only enters through per-game 64-bit seeds (``scopa_env.shuffle``), so the
+same seeds always give the same games and a batch of B games equals B games played one by one.
+
+Action space: one ``Discrete(num_cards)`` space whose ids are card ids (``scopa_env.cards``).
+
+- ``PLAY`` phase: the acting seat plays a card from its hand (the mask is its hand). If the card has no capture it
+  is laid; if it has exactly one legal capture, the capture is made at once.
+- ``CHOOSE`` phase (only when several captures are legal): the same seat picks the captured table cards one at a
+  time; the mask allows exactly the table cards that belong to some legal capture still consistent with the cards
+  picked so far. As soon as the picked cards determine a single capture, it is completed automatically. Every legal
+  capture is reachable, and every pick sequence ends in a legal capture.
+
+``legal_moves`` lists the legal moves of one game as ``(card, captured set)`` pairs for search agents, and
+``move_actions`` turns chosen moves into the next action of each game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import IntEnum
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env.captures import capture_table
+from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import NUM_POINT_FIELDS, match_winners, score_hands
+from scopa_env.shuffle import derive_seed, first_dealer, shuffled_decks
+
+__all__ = [
+    "OBS_VERSION",
+    "IllegalActionError",
+    "Phase",
+    "State",
+    "StepInfo",
+    "enumerate_captures",
+    "legal_action_mask",
+    "legal_moves",
+    "move_actions",
+    "observation_layout",
+    "observation_size",
+    "observe",
+    "reset",
+    "step",
+]
+
+OBS_VERSION = 1
+"""Bumped whenever the observation layout or meaning changes; checkpoints record it."""
+
+
+class Phase(IntEnum):
+    PLAY = 0
+    CHOOSE = 1
+    DONE = 2
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in its game."""
+
+
+@dataclass
+class State:
+    """B games. Every array has the batch on axis 0. D = num_cards, N = num_players, S = num_sides."""
+
+    hands: npt.NDArray[np.bool_]
+    """(B, N, D) bool: cards in each seat's hand."""
+    table: npt.NDArray[np.bool_]
+    """(B, D) bool: cards face up on the table."""
+    piles: npt.NDArray[np.bool_]
+    """(B, S, D) bool: cards captured by each side this hand."""
+    deck: npt.NDArray[np.int8]
+    """(B, D) int8: this hand's deck order; cards deck[stock_pos:] are the stock (hidden)."""
+    stock_pos: npt.NDArray[np.int16]
+    """(B,) int16: index in ``deck`` of the next card to deal."""
+    current: npt.NDArray[np.int8]
+    """(B,) int8: seat to act."""
+    dealer: npt.NDArray[np.int8]
+    """(B,) int8: dealer of this hand."""
+    phase: npt.NDArray[np.int8]
+    """(B,) int8: ``Phase``."""
+    pending: npt.NDArray[np.int8]
+    """(B,) int8: card played whose capture is being chosen (CHOOSE phase), else -1."""
+    picked: npt.NDArray[np.bool_]
+    """(B, D) bool: table cards picked so far in the CHOOSE phase."""
+    last_capturer: npt.NDArray[np.int8]
+    """(B,) int8: side that made the last capture of this hand, -1 if none yet."""
+    scope: npt.NDArray[np.int16]
+    """(B, S) int16: scope (sweeps) of each side this hand."""
+    scores: npt.NDArray[np.int16]
+    """(B, S) int16: match points of each side, updated at the end of each hand."""
+    hand_no: npt.NDArray[np.int32]
+    """(B,) int32: 0-based index of the current hand in the match."""
+    deal_no: npt.NDArray[np.int8]
+    """(B,) int8: 0-based index of the current deal within the hand."""
+    seed: npt.NDArray[np.uint64]
+    """(B,) uint64: the game's seed (fixes every deal of the match)."""
+    winner: npt.NDArray[np.int8]
+    """(B,) int8: winning side once the match is over, else -1."""
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.table.shape[0])
+
+    @property
+    def done(self) -> npt.NDArray[np.bool_]:
+        """(B,) bool: the match is over."""
+        return self.phase == Phase.DONE
+
+    def copy(self) -> State:
+        return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+    def take(self, idx: npt.ArrayLike) -> State:
+        """A new state holding the games ``idx`` (copies)."""
+        idx = np.asarray(idx)
+        return State(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
+
+    def put(self, idx: npt.ArrayLike, other: State) -> None:
+        """Overwrite games ``idx`` with the games of ``other`` (same rules)."""
+        idx = np.asarray(idx)
+        for f in fields(self):
+            getattr(self, f.name)[idx] = getattr(other, f.name)
+
+    @staticmethod
+    def concat(states: list[State]) -> State:
+        return State(**{f.name: np.concatenate([getattr(s, f.name) for s in states]) for f in fields(State)})
+
+    @property
+    def nbytes(self) -> int:
+        return sum(getattr(self, f.name).nbytes for f in fields(self))
+
+
+@dataclass
+class StepInfo:
+    """What one ``step`` did, per game (B,). Fields for moves are meaningful where ``move_done``."""
+
+    acted: npt.NDArray[np.bool_]
+    """Game took a legal action this step."""
+    illegal: npt.NDArray[np.bool_]
+    """Game's action was illegal (``on_illegal='report'``); its state is unchanged."""
+    seat: npt.NDArray[np.int8]
+    """Seat that acted."""
+    move_done: npt.NDArray[np.bool_]
+    """A whole move (play plus capture or lay) was completed."""
+    card: npt.NDArray[np.int8]
+    """Card played by the completed move, else -1."""
+    capture: npt.NDArray[np.bool_]
+    """(B, D) table cards taken by the completed move (empty for a lay)."""
+    scopa: npt.NDArray[np.bool_]
+    """The completed move was a scopa."""
+    hand_over: npt.NDArray[np.bool_]
+    """The hand ended with this move and was scored."""
+    hand_points: npt.NDArray[np.int16]
+    """(B, S, 6) points of the hand that ended (``scoring.POINT_FIELDS``)."""
+    leftover_side: npt.NDArray[np.int8]
+    """Side that took the cards left on the table at the end of the hand, -1 for nobody."""
+    leftover: npt.NDArray[np.bool_]
+    """(B, D) cards left on the table at the end of the hand."""
+    match_over: npt.NDArray[np.bool_]
+    """The match ended with this move."""
+    winner: npt.NDArray[np.int8]
+    """Winning side of a match that ended, else -1."""
+    final_scores: npt.NDArray[np.int16]
+    """(B, S) match scores after this move (before any automatic reset)."""
+    new_hand: npt.NDArray[np.bool_]
+    """A new hand was dealt (a next hand, or a new game after an automatic reset)."""
+    reset: npt.NDArray[np.bool_]
+    """The game was finished and automatically reset to a new match."""
+
+
+class _Tables:
+    """Per-rules constant arrays, computed once."""
+
+    def __init__(self, rules: Rules) -> None:
+        deck = rules.deck
+        d, r = deck.num_cards, deck.num_ranks
+        self.d, self.r = d, r
+        self.value = deck.value.astype(np.int16)
+        self.rank = deck.rank.astype(np.int64)
+        self.rank_onehot = np.eye(r, dtype=np.int16)[self.rank]  # (D, R)
+        self.king_mask = self.rank == deck.king_rank
+        self.ace_rank = 0
+        self.side_of = np.array(rules.seat_side, dtype=np.int8)
+        self.ctable = capture_table(r, r)
+        self.rank_bits = (1 << self.rank).astype(np.int32)  # (D,)
+
+
+_TABLES: dict[Rules, _Tables] = {}
+
+
+def _tables(rules: Rules) -> _Tables:
+    t = _TABLES.get(rules)
+    if t is None:
+        t = _TABLES[rules] = _Tables(rules)
+    return t
+
+
+# --------------------------------------------------------------------------------------------------- reset / deal
+
+
+def _empty_state(rules: Rules, batch: int) -> State:
+    n, s, d = rules.num_players, rules.num_sides, rules.num_cards
+    return State(
+        hands=np.zeros((batch, n, d), dtype=np.bool_),
+        table=np.zeros((batch, d), dtype=np.bool_),
+        piles=np.zeros((batch, s, d), dtype=np.bool_),
+        deck=np.zeros((batch, d), dtype=np.int8),
+        stock_pos=np.zeros(batch, dtype=np.int16),
+        current=np.zeros(batch, dtype=np.int8),
+        dealer=np.zeros(batch, dtype=np.int8),
+        phase=np.zeros(batch, dtype=np.int8),
+        pending=np.full(batch, -1, dtype=np.int8),
+        picked=np.zeros((batch, d), dtype=np.bool_),
+        last_capturer=np.full(batch, -1, dtype=np.int8),
+        scope=np.zeros((batch, s), dtype=np.int16),
+        scores=np.zeros((batch, s), dtype=np.int16),
+        hand_no=np.zeros(batch, dtype=np.int32),
+        deal_no=np.zeros(batch, dtype=np.int8),
+        seed=np.zeros(batch, dtype=np.uint64),
+        winner=np.full(batch, -1, dtype=np.int8),
+    )
+
+
+def _as_seeds(seeds: npt.ArrayLike | np.random.Generator, batch: int | None) -> npt.NDArray[np.uint64]:
+    if isinstance(seeds, np.random.Generator):
+        if batch is None:
+            raise ValueError("reset(rules, rng) needs batch=B to know how many games to start")
+        return seeds.integers(0, 2**63, size=batch, dtype=np.int64).astype(np.uint64)
+    arr = np.asarray(seeds)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"seeds must be a non-empty 1-D array of integers, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"seeds must be integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "i" and (arr < 0).any():
+        raise ValueError("seeds must be non-negative")
+    if batch is not None and arr.size != batch:
+        raise ValueError(f"got {arr.size} seeds for batch={batch}")
+    return arr.astype(np.uint64)
+
+
+def reset(
+    rules: Rules | str, seeds: npt.ArrayLike | np.random.Generator, batch: int | None = None
+) -> State:
+    """Start one match per seed: ``reset(rules, [7, 8, 9])`` or ``reset(rules, np.random.default_rng(0), batch=B)``."""
+    rules = get_rules(rules)
+    s = _as_seeds(seeds, batch)
+    state = _empty_state(rules, s.size)
+    _new_matches(rules, state, np.arange(s.size), s)
+    return state
+
+
+def _new_matches(rules: Rules, state: State, idx: npt.NDArray[np.intp], seeds: npt.NDArray[np.uint64]) -> None:
+    state.seed[idx] = seeds
+    state.scores[idx] = 0
+    state.winner[idx] = -1
+    state.hand_no[idx] = 0
+    state.dealer[idx] = first_dealer(seeds, rules.num_players)
+    _start_hands(rules, state, idx)
+
+
+def _start_hands(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
+    """Shuffle (re-dealing void deals), lay the table and deal the first round for games ``idx``."""
+    tb = _tables(rules)
+    n = idx.size
+    if n == 0:
+        return
+    attempt = np.zeros(n, dtype=np.int64)
+    decks = shuffled_decks(state.seed[idx], state.hand_no[idx], attempt, tb.d)
+    k = rules.table_cards
+    if rules.void_on_kings and k:
+        while True:
+            void = tb.king_mask[decks[:, :k]].sum(axis=1) >= 3
+            if not void.any():
+                break
+            attempt[void] += 1
+            decks[void] = shuffled_decks(state.seed[idx[void]], state.hand_no[idx[void]], attempt[void], tb.d)
+    state.deck[idx] = decks
+    state.hands[idx] = False
+    state.table[idx] = False
+    state.piles[idx] = False
+    state.picked[idx] = False
+    state.scope[idx] = 0
+    state.last_capturer[idx] = -1
+    state.pending[idx] = -1
+    state.phase[idx] = Phase.PLAY
+    if k:
+        state.table[idx[:, None], decks[:, :k]] = True
+    state.stock_pos[idx] = k
+    state.deal_no[idx] = 0
+    _deal_round(rules, state, idx)
+    state.current[idx] = (state.dealer[idx] + 1) % rules.num_players
+
+
+def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
+    """Deal packet ``deal_sizes[deal_no]`` to every seat, starting after the dealer, for games ``idx``."""
+    num_players = rules.num_players
+    sizes = np.asarray(rules.deal_sizes)[state.deal_no[idx]]
+    for size in np.unique(sizes):
+        g = idx[sizes == size]
+        pos = state.stock_pos[g].astype(np.int64)[:, None] + np.arange(num_players * size)  # (n, N*k)
+        cards = np.take_along_axis(state.deck[g], pos, axis=1).reshape(g.size, num_players, size)
+        seats = (state.dealer[g].astype(np.int64)[:, None] + 1 + np.arange(num_players)) % num_players
+        state.hands[g[:, None, None], seats[:, :, None], cards] = True
+        state.stock_pos[g] += num_players * size
+
+
+# --------------------------------------------------------------------------------------------------- legality
+
+
+def _choose_mask(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """(n, D) pickable table cards for games ``g`` in the CHOOSE phase."""
+    tb = _tables(rules)
+    card = state.pending[g].astype(np.int64)
+    table = state.table[g]
+    rank = tb.rank[card]
+    same_rank = table & (tb.rank[None, :] == rank[:, None])
+    equal = same_rank.any(axis=1)
+    avail = table & ~state.picked[g]
+    counts = avail.reshape(g.size, 4, tb.r).sum(axis=1)
+    target = tb.value[card] - (state.picked[g] * tb.value).sum(axis=1)
+    _, union, _ = tb.ctable.lookup(counts, target)
+    by_sum = avail & ((union[:, None] & tb.rank_bits[None, :]) != 0)
+    return np.where(equal[:, None], same_rank, by_sum)
+
+
+def legal_action_mask(rules: Rules | str, state: State) -> npt.NDArray[np.bool_]:
+    """(B, D) bool: the legal actions of every game (all False for finished games)."""
+    rules = get_rules(rules)
+    b = state.batch_size
+    mask = state.hands[np.arange(b), state.current].copy()
+    mask[state.phase != Phase.PLAY] = False
+    g = np.flatnonzero(state.phase == Phase.CHOOSE)
+    if g.size:
+        mask[g] = _choose_mask(rules, state, g)
+    return mask
+
+
+# --------------------------------------------------------------------------------------------------- step
+
+
+def step(
+    rules: Rules | str,
+    state: State,
+    actions: npt.ArrayLike,
+    *,
+    on_illegal: Literal["raise", "report"] = "raise",
+    autoreset: bool = False,
+) -> StepInfo:
+    """Apply one action per game, in place. Finished games ignore their action (unless ``autoreset``).
+
+    ``on_illegal='raise'`` raises ``IllegalActionError`` naming the first bad game, its action and the legal ones,
+    before changing anything; ``'report'`` leaves those games unchanged and flags them in ``info.illegal``.
+    With ``autoreset=True`` a game whose match ends is restarted with a seed derived from its old one
+    (``info.reset``); the finished match's results are in the info.
+    """
+    rules = get_rules(rules)
+    tb = _tables(rules)
+    b, d, num_sides = state.batch_size, tb.d, rules.num_sides
+    act = np.asarray(actions)
+    if act.shape != (b,):
+        raise ValueError(f"actions must have shape ({b},) (one per game), got {act.shape}")
+    if act.dtype.kind not in "iu":
+        raise TypeError(f"actions must be integers (card ids 0..{d - 1}), got dtype {act.dtype}")
+    act = act.astype(np.int64)
+    running = state.phase != Phase.DONE
+    in_range = (act >= 0) & (act < d)
+    safe = np.where(in_range, act, 0)
+    ar = np.arange(b)
+    mask = legal_action_mask(rules, state)
+    ok = running & in_range & mask[ar, safe]
+    illegal = running & ~ok
+    if illegal.any() and on_illegal == "raise":
+        from scopa_env.cards import format_card
+
+        i = int(np.flatnonzero(illegal)[0])
+        legal = [f"{c} ({format_card(c, rules.deck)})" for c in np.flatnonzero(mask[i])]
+        what = f"{act[i]} ({format_card(int(act[i]), rules.deck)})" if in_range[i] else str(act[i])
+        phase = Phase(int(state.phase[i])).name
+        raise IllegalActionError(
+            f"game {i}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
+            f"legal actions: {', '.join(legal)}"
+        )
+    if on_illegal not in ("raise", "report"):
+        raise ValueError(f"on_illegal must be 'raise' or 'report', got {on_illegal!r}")
+
+    info = StepInfo(
+        acted=ok,
+        illegal=illegal,
+        seat=state.current.copy(),
+        move_done=np.zeros(b, dtype=np.bool_),
+        card=np.full(b, -1, dtype=np.int8),
+        capture=np.zeros((b, d), dtype=np.bool_),
+        scopa=np.zeros(b, dtype=np.bool_),
+        hand_over=np.zeros(b, dtype=np.bool_),
+        hand_points=np.zeros((b, num_sides, NUM_POINT_FIELDS), dtype=np.int16),
+        leftover_side=np.full(b, -1, dtype=np.int8),
+        leftover=np.zeros((b, d), dtype=np.bool_),
+        match_over=np.zeros(b, dtype=np.bool_),
+        winner=np.full(b, -1, dtype=np.int8),
+        final_scores=state.scores,  # replaced by a copy below
+        new_hand=np.zeros(b, dtype=np.bool_),
+        reset=np.zeros(b, dtype=np.bool_),
+    )
+
+    play = ok & (state.phase == Phase.PLAY)
+    choose = ok & (state.phase == Phase.CHOOSE)
+    card = np.where(play, act, state.pending).astype(np.int64)
+    card = np.where(ok, card, 0)
+    # Play: the card leaves the hand and becomes pending.
+    gp = np.flatnonzero(play)
+    state.hands[gp, state.current[gp], act[gp]] = False
+    state.pending[gp] = act[gp]
+    gc = np.flatnonzero(choose)
+    state.picked[gc, act[gc]] = True
+
+    # Resolve: complete (capture or lay), or wait for picks.
+    table = state.table
+    counts = (table.reshape(b, 4, tb.r)).sum(axis=1)
+    rank = tb.rank[card]
+    value = tb.value[card]
+    n_equal = counts[ar, rank]
+    equal = play & (n_equal > 0)
+    ace_all = play & ~equal & (rank == tb.ace_rank) & table.any(axis=1) if rules.ace_takes_all else np.zeros(b, bool)
+    by_sum = (play & ~equal & ~ace_all) | choose
+    picked_value = (state.picked * tb.value).sum(axis=1)
+    avail_counts = counts - (state.picked.reshape(b, 4, tb.r)).sum(axis=1)
+    target = np.where(by_sum, value - picked_value, 0)
+    nparts, union, unique = tb.ctable.lookup(avail_counts, target)
+    union_cards = ((union[:, None] & tb.rank_bits[None, :]) != 0) & table & ~state.picked
+
+    lay = by_sum & play & (nparts == 0)
+    sum_done = by_sum & ((target == 0) | unique)
+    equal_done = equal & (n_equal == 1)
+    capture = np.zeros((b, d), dtype=np.bool_)
+    capture[sum_done] = (state.picked | union_cards)[sum_done]
+    if equal_done.any():
+        capture[equal_done] = (table & (tb.rank[None, :] == rank[:, None]))[equal_done]
+    if ace_all.any():
+        capture[ace_all] = table[ace_all]
+    captures = sum_done | equal_done | ace_all
+    done = captures | lay
+    to_choose = ok & ~done
+    state.phase[to_choose] = Phase.CHOOSE
+
+    # Apply completed moves.
+    g = np.flatnonzero(done)
+    if g.size:
+        seat = state.current[g]
+        side = tb.side_of[seat]
+        cap = capture[g]
+        cards_g = card[g]
+        is_cap = captures[g]
+        table[g] &= ~cap
+        table[g[~is_cap], cards_g[~is_cap]] = True
+        gcap, scap = g[is_cap], side[is_cap]
+        state.piles[gcap, scap] |= cap[is_cap]
+        state.piles[gcap, scap, cards_g[is_cap]] = True
+        state.last_capturer[gcap] = scap
+        hands_empty = ~state.hands[g].any(axis=(1, 2))
+        last_play = hands_empty & (state.stock_pos[g] >= d)
+        scopa = is_cap & ~table[g].any(axis=1) & ~last_play & ~ace_all[g]
+        state.scope[g[scopa], side[scopa]] += 1
+        info.move_done[g] = True
+        info.card[g] = cards_g
+        info.capture[g] = cap
+        info.scopa[g] = scopa
+        state.phase[g] = Phase.PLAY
+        state.pending[g] = -1
+        state.picked[g] = False
+        state.current[g] = (seat + 1) % rules.num_players
+        # A new round of cards, or the end of the hand.
+        redeal = g[hands_empty & ~last_play]
+        if redeal.size:
+            state.deal_no[redeal] += 1
+            _deal_round(rules, state, redeal)
+        ended = g[last_play]
+        if ended.size:
+            _end_hands(rules, state, ended, info)
+
+    info.final_scores = state.scores.copy()
+    if autoreset:
+        fin = np.flatnonzero(info.match_over)
+        if fin.size:
+            _new_matches(rules, state, fin, derive_seed(state.seed[fin]))
+            info.reset[fin] = True
+            info.new_hand[fin] = True
+    return info
+
+
+def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepInfo) -> None:
+    """Leftovers, scoring, match check and the next hand for games ``g`` whose hand just ended."""
+    last = state.last_capturer[g]
+    left = state.table[g]
+    info.leftover[g] = left
+    info.leftover_side[g] = last
+    has = last >= 0
+    gl = g[has]
+    state.piles[gl, last[has]] |= left[has]
+    state.table[g] = False
+    points = score_hands(rules, state.piles[g], state.scope[g])
+    info.hand_points[g] = points
+    info.hand_over[g] = True
+    state.scores[g] += points[:, :, -1]
+    win = match_winners(rules, state.scores[g])
+    over = win >= 0
+    info.match_over[g[over]] = True
+    info.winner[g] = win
+    state.winner[g] = win
+    fin = g[over]
+    state.phase[fin] = Phase.DONE
+    state.current[fin] = -1 if False else state.current[fin]
+    cont = g[~over]
+    if cont.size:
+        state.hand_no[cont] += 1
+        state.dealer[cont] = (state.dealer[cont] + 1) % rules.num_players
+        _start_hands(rules, state, cont)
+        info.new_hand[cont] = True
+
+
+# --------------------------------------------------------------------------------------------------- moves
+
+
+def enumerate_captures(rules: Rules, table: list[int], card: int) -> list[frozenset[int]]:
+    """Every legal capture of playing ``card`` on ``table`` (list of card ids); ``[]`` means a lay."""
+    tb = _tables(rules)
+    rank = tb.rank[card]
+    same = [c for c in table if tb.rank[c] == rank]
+    if same:
+        return [frozenset([c]) for c in sorted(same)]
+    if rules.ace_takes_all and rank == tb.ace_rank and table:
+        return [frozenset(table)]
+    v = int(tb.value[card])
+    cand = sorted((c for c in table if tb.value[c] < v), key=lambda c: (-int(tb.value[c]), c))
+    out: list[frozenset[int]] = []
+
+    def rec(i: int, remaining: int, chosen: list[int]) -> None:
+        if remaining == 0:
+            out.append(frozenset(chosen))
+            return
+        for j in range(i, len(cand)):
+            cv = int(tb.value[cand[j]])
+            if cv <= remaining:
+                chosen.append(cand[j])
+                rec(j + 1, remaining - cv, chosen)
+                chosen.pop()
+
+    rec(0, v, [])
+    return sorted((c for c in out if len(c) >= 2), key=lambda s: sorted(s))
+
+
+def legal_moves(rules: Rules | str, state: State, game: int) -> list[tuple[int, frozenset[int]]]:
+    """The legal moves of one game as ``(card, captured cards)``; a lay has an empty set.
+
+    In the CHOOSE phase only the pending card's captures consistent with the cards picked so far are listed.
+    """
+    rules = get_rules(rules)
+    phase = int(state.phase[game])
+    table = [int(c) for c in np.flatnonzero(state.table[game])]
+    if phase == Phase.DONE:
+        return []
+    if phase == Phase.CHOOSE:
+        card = int(state.pending[game])
+        picked = frozenset(int(c) for c in np.flatnonzero(state.picked[game]))
+        return [(card, cap) for cap in enumerate_captures(rules, table, card) if picked <= cap]
+    hand = np.flatnonzero(state.hands[game, state.current[game]])
+    moves: list[tuple[int, frozenset[int]]] = []
+    for c in hand:
+        caps = enumerate_captures(rules, table, int(c))
+        moves.extend((int(c), cap) for cap in caps) if caps else moves.append((int(c), frozenset()))
+    return moves
+
+
+def move_actions(state: State, cards: npt.ArrayLike, captures: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """(B,) the next action that carries out the chosen move ``(cards[i], captures[i])`` in each game.
+
+    In the PLAY phase that is the card; in the CHOOSE phase it is the lowest-id card of the chosen capture not
+    picked yet. Call it again at every decision until the move completes (``info.move_done``).
+    """
+    cards = np.asarray(cards, dtype=np.int64)
+    todo = captures & ~state.picked
+    first = np.argmax(todo, axis=1)
+    return np.where(state.phase == Phase.CHOOSE, first, cards)
+
+
+# --------------------------------------------------------------------------------------------------- observation
+
+
+def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
+    """The observation's blocks as ``(name, start, stop, meaning)``; see ``observe``."""
+    rules = get_rules(rules)
+    d, s, n = rules.num_cards, rules.num_sides, rules.num_players
+    blocks = [
+        ("hand", d, "own hand (card ids)"),
+        ("table", d, "cards face up on the table"),
+        ("pending", d, "card played whose capture is being chosen (CHOOSE phase)"),
+        ("picked", d, "table cards picked so far for that capture"),
+        ("unseen", d, "cards this seat has not seen: other players' hands and the stock"),
+        ("piles", s * d, "cards captured this hand by each side, own side first, then in seat order"),
+        ("scores", s, "match points of each side / target, own side first"),
+        ("scope", s, "scope of each side this hand / 10, own side first"),
+        ("stock", 1, "cards left in the stock / deck size"),
+        ("hand_sizes", n, "cards in each seat's hand / max hand size, own seat first then in play order"),
+        ("dealer", n, "one-hot: dealer's position relative to this seat (0 = self)"),
+        ("seat", n, "one-hot: this seat's absolute index"),
+        ("last_capturer", s + 1, "one-hot: side of the last capture this hand, relative; last entry = nobody"),
+        ("choosing", 1, "1 in the CHOOSE phase"),
+    ]
+    out, pos = [], 0
+    for name, size, meaning in blocks:
+        out.append((name, pos, pos + size, meaning))
+        pos += size
+    return out
+
+
+def observation_size(rules: Rules | str) -> int:
+    return observation_layout(rules)[-1][2]
+
+
+def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
+    """(B, observation_size) float32: what each game's acting seat (or ``seats``) may know (RULES.md section 7).
+
+    Layout: ``observation_layout(rules)``. Only the seat's own hand is shown; other hands and the stock appear
+    only as the ``unseen`` set, which is the same whatever order or distribution those cards have.
+    """
+    rules = get_rules(rules)
+    tb = _tables(rules)
+    b, d, s, n = state.batch_size, tb.d, rules.num_sides, rules.num_players
+    ar = np.arange(b)
+    seat = state.current if seats is None else np.asarray(seats)
+    seat = np.where(seat < 0, 0, seat).astype(np.int64)
+    own_side = tb.side_of[seat].astype(np.int64)
+    obs = np.zeros((b, observation_size(rules)), dtype=np.float32)
+    hand = state.hands[ar, seat]
+    obs[:, 0:d] = hand
+    obs[:, d : 2 * d] = state.table
+    gp = np.flatnonzero(state.pending >= 0)
+    obs[gp, 2 * d + state.pending[gp].astype(np.int64)] = 1.0
+    obs[:, 3 * d : 4 * d] = state.picked
+    rel_sides = (own_side[:, None] + np.arange(s)) % s  # (B, S)
+    piles = state.piles[ar[:, None], rel_sides]  # (B, S, D)
+    seen = hand | state.table | piles.any(axis=1) | state.picked
+    if gp.size:
+        seen[gp, state.pending[gp]] = True
+    obs[:, 4 * d : 5 * d] = ~seen
+    pos = 5 * d
+    obs[:, pos : pos + s * d] = piles.reshape(b, s * d)
+    pos += s * d
+    obs[:, pos : pos + s] = state.scores[ar[:, None], rel_sides] / rules.target
+    pos += s
+    obs[:, pos : pos + s] = state.scope[ar[:, None], rel_sides] / 10.0
+    pos += s
+    obs[:, pos] = (d - state.stock_pos) / d
+    pos += 1
+    rel_seats = (seat[:, None] + np.arange(n)) % n
+    obs[:, pos : pos + n] = state.hands[ar[:, None], rel_seats].sum(axis=2) / rules.max_hand_size
+    pos += n
+    obs[ar, pos + (state.dealer - seat) % n] = 1.0
+    pos += n
+    obs[ar, pos + seat] = 1.0
+    pos += n
+    last = state.last_capturer.astype(np.int64)
+    obs[ar, pos + np.where(last < 0, s, (last - own_side) % s)] = 1.0
+    pos += s + 1
+    obs[:, pos] = state.phase == Phase.CHOOSE
+    return obs

@@ -1,0 +1,727 @@
+"""The plain reference engine: one game at a time, written straight from RULES.md (the rules oracle).
+
+Readable over fast. The batched numpy core (``scopa_env.core``) must agree with this engine move for move; the
+differential tests compare the two, so this module never imports the core and uses numpy only through
+``scopa_env.shuffle`` (the seeded deck order).
+
+Contents:
+
+- ``captures(rules, table, card)``: every legal capture of one card (RULES.md sections 3 and 6).
+- ``score_hand(rules, piles, scope)``: the hand points of each side (section 4).
+- ``match_winner(rules, scores)``: the winner once a side reached the target, else ``None`` (section 5).
+- ``hand_deck`` / ``deal_schedule``: the seeded deck of a hand (after void deals) and how it is dealt (section 2).
+- ``ReferenceGame``: a whole match with plain attributes; ``play`` applies one move.
+- ``replay_record(record)``: checks a section-8 game record with no help from the core; raises ``RecordError``.
+
+Choices where RULES.md is silent (also in the module's tests):
+
+- A record's ``leftover`` is ``{"side": null, "cards": []}`` when the table is empty after the last play, and
+  ``{"side": null, "cards": [...]}`` when cards are left but nobody captured in the hand (they go to nobody and
+  stay on the table in the engine's final state).
+- The cards of a record (table, packets, captures) are written sorted by card id, as ``cards.format_cards`` does.
+- "More than half": carte needs ``num_cards // 2 + 1`` cards and denari ``num_ranks // 2 + 1`` coins (21 and 6 in
+  the 40-card deck), only when exactly two sides play.
+- A category's point never goes to a side whose count is 0 (with ``shared_lead_scores`` an all-zero tie scores
+  nobody); a side missing a suit has primiera 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scopa_env.cards import DECKS, Deck, Suit, format_card, parse_card
+from scopa_env.rules import CATEGORIES, Rules, get_rules
+from scopa_env.shuffle import first_dealer, shuffled_decks
+
+__all__ = [
+    "MAX_REDEAL_ATTEMPTS",
+    "POINT_KEYS",
+    "RecordError",
+    "ReferenceGame",
+    "captures",
+    "deal_schedule",
+    "hand_deck",
+    "is_ace_sweep",
+    "is_void_table",
+    "match_winner",
+    "replay_record",
+    "score_hand",
+]
+
+POINT_KEYS = (*CATEGORIES, "total")
+"""Keys of one side's hand-points dict: the categories, then their sum."""
+MAX_REDEAL_ATTEMPTS = 10
+"""Re-deal attempts ``replay_record`` tries when it explains a record whose deal matches no expected one."""
+
+Move = tuple[int, frozenset[int]]
+"""(card played, cards captured); a lay captures the empty set."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Card facts as plain tuples (the Deck properties are numpy arrays; plain tuples keep this module numpy-free).
+
+
+@dataclass(frozen=True)
+class _DeckFacts:
+    """Per-card facts of one deck, indexed by card id."""
+
+    rank: tuple[int, ...]
+    """Rank index, 0 = ace."""
+    suit: tuple[int, ...]
+    """Suit index, 0 = denari."""
+    value: tuple[int, ...]
+    """Capture value, rank index + 1."""
+    primiera: tuple[int, ...]
+    """Primiera value (sevens 21, sixes 18, aces 16, ... faces 10)."""
+    seven: int
+    """Rank index of the sevens."""
+    king: int
+    """Rank index of the kings."""
+
+
+def _facts(deck: Deck) -> _DeckFacts:
+    """The facts of ``deck`` (computed once per deck name)."""
+    return _facts_by_name(deck.name)
+
+
+@functools.cache
+def _facts_by_name(deck_name: str) -> _DeckFacts:
+    deck = DECKS[deck_name]
+    n = deck.num_ranks
+    return _DeckFacts(
+        rank=tuple(c % n for c in range(deck.num_cards)),
+        suit=tuple(c // n for c in range(deck.num_cards)),
+        value=tuple(c % n + 1 for c in range(deck.num_cards)),
+        primiera=tuple(int(p) for p in deck.primiera.tolist()),
+        seven=deck.ranks.index("7"),
+        king=deck.king_rank,
+    )
+
+
+def _fmt(cards: Iterable[int], deck: Deck) -> list[str]:
+    """Cards in notation, sorted by card id."""
+    return [format_card(c, deck) for c in sorted(cards)]
+
+
+def _describe(card: int, capture: Iterable[int], deck: Deck) -> str:
+    """One move in words: ``'7d takes 5c+2b'`` or ``'7d laid'``."""
+    taken = _fmt(capture, deck)
+    return f"{format_card(card, deck)} takes {'+'.join(taken)}" if taken else f"{format_card(card, deck)} laid"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pure rules functions.
+
+
+def captures(rules: Rules, table: Iterable[int], card: int) -> list[frozenset[int]]:
+    """Every legal capture when ``card`` is played on ``table`` (RULES.md sections 3 and 6); ``[]`` means a lay.
+
+    Equal rank first: if the table holds cards of the card's rank, each of them alone is a capture (the player
+    picks one) and no sum may be taken. Otherwise, under ``rules.ace_takes_all``, an ace on a non-empty table takes
+    the whole table. Otherwise every set of two or more table cards whose values add up to the card's value.
+    Sorted by the sorted tuple of card ids.
+    """
+    facts = _facts(rules.deck)
+    on_table = sorted(set(table))
+    if card in on_table:
+        raise ValueError(f"card {format_card(card, rules.deck)} is both played and on the table")
+    rank = facts.rank[card]
+    same_rank = [t for t in on_table if facts.rank[t] == rank]
+    if same_rank:
+        return [frozenset({t}) for t in same_rank]
+    if rules.ace_takes_all and rank == 0 and on_table:
+        return [frozenset(on_table)]
+    found: list[tuple[int, ...]] = []
+    chosen: list[int] = []
+
+    def extend(start: int, remaining: int) -> None:
+        """Add every increasing run of ``on_table[start:]`` that, with ``chosen``, sums to the card's value."""
+        for i in range(start, len(on_table)):
+            value = facts.value[on_table[i]]
+            if value > remaining:
+                continue
+            chosen.append(on_table[i])
+            if value == remaining:
+                if len(chosen) >= 2:
+                    found.append(tuple(chosen))
+            else:
+                extend(i + 1, remaining - value)
+            chosen.pop()
+
+    extend(0, facts.value[card])
+    return [frozenset(c) for c in sorted(found)]
+
+
+def is_ace_sweep(rules: Rules, card: int, capture: Iterable[int]) -> bool:
+    """True for scopa d'assi's ace-takes-all capture (never a scopa): an ace capturing cards that hold no ace."""
+    facts = _facts(rules.deck)
+    taken = list(capture)
+    return rules.ace_takes_all and facts.rank[card] == 0 and bool(taken) and all(facts.rank[c] != 0 for c in taken)
+
+
+def _category_winners(values: Sequence[int], shared: bool, minimum: int = 1) -> list[int]:
+    """Sides that score a category: the unique strict leader, or with ``shared`` every side tied at the top.
+
+    Nobody scores when the top value is below ``minimum`` (at least 1: a side with nothing never scores).
+    """
+    top = max(values)
+    if top < max(minimum, 1):
+        return []
+    leaders = [i for i, v in enumerate(values) if v == top]
+    return leaders if shared or len(leaders) == 1 else []
+
+
+def _primiera(pile: Iterable[int], facts: _DeckFacts) -> int:
+    """Sum over the four suits of the best primiera value held in that suit; 0 when a suit is missing."""
+    best = [0, 0, 0, 0]
+    for c in pile:
+        best[facts.suit[c]] = max(best[facts.suit[c]], facts.primiera[c])
+    return sum(best) if all(best) else 0
+
+
+def score_hand(rules: Rules, piles: Sequence[Iterable[int]], scope: Sequence[int]) -> list[dict[str, int]]:
+    """Hand points of each side (RULES.md section 4): one dict per side with ``carte, denari, settebello,
+    primiera, scope, total``.
+
+    ``piles[i]`` holds the cards side i captured (leftover included), ``scope[i]`` its scope this hand.
+    """
+    if len(piles) != rules.num_sides or len(scope) != rules.num_sides:
+        raise ValueError(
+            f"score_hand: {rules.name!r} has {rules.num_sides} sides, got {len(piles)} piles and {len(scope)} scope"
+        )
+    deck = rules.deck
+    facts = _facts(deck)
+    sets = [set(p) for p in piles]
+    shared = rules.shared_lead_scores
+    carte = [len(p) for p in sets]
+    denari = [sum(1 for c in p if facts.suit[c] == Suit.DENARI) for p in sets]
+    settebello = [int(deck.settebello in p) for p in sets]
+    if rules.simple_primiera:
+        primiera = [sum(1 for c in p if facts.rank[c] == facts.seven) for p in sets]
+    else:
+        primiera = [_primiera(p, facts) for p in sets]
+    carte_min = deck.num_cards // 2 + 1 if rules.majority_needed else 1
+    denari_min = deck.num_ranks // 2 + 1 if rules.majority_needed else 1
+    winners = {
+        "carte": _category_winners(carte, shared, carte_min),
+        "denari": _category_winners(denari, shared, denari_min),
+        "settebello": _category_winners(settebello, shared),
+        "primiera": _category_winners(primiera, shared),
+    }
+    out: list[dict[str, int]] = []
+    for side in range(rules.num_sides):
+        points = {key: int(side in winners[key]) for key in ("carte", "denari", "settebello", "primiera")}
+        points["scope"] = int(scope[side])
+        points["total"] = sum(points[key] for key in CATEGORIES)
+        out.append(points)
+    return out
+
+
+def match_winner(rules: Rules, scores: Sequence[int]) -> int | None:
+    """The side that wins the match after a hand (RULES.md section 5), or ``None`` to play another hand.
+
+    Only once some side has reached ``rules.target``; the winner is the side with strictly the most points.
+    """
+    top = max(scores)
+    if top < rules.target:
+        return None
+    leaders = [i for i, s in enumerate(scores) if s == top]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def is_void_table(rules: Rules, table: Iterable[int]) -> bool:
+    """True when the initial table makes the deal void: three or four kings under ``rules.void_on_kings``."""
+    facts = _facts(rules.deck)
+    return rules.void_on_kings and sum(1 for c in table if facts.rank[c] == facts.king) >= 3
+
+
+def _shuffled(rules: Rules, seed: int, hand_no: int, attempt: int) -> list[int]:
+    return [int(c) for c in shuffled_decks([seed], [hand_no], [attempt], rules.num_cards)[0]]
+
+
+def hand_deck(rules: Rules, seed: int, hand_no: int) -> tuple[int, list[int]]:
+    """``(attempt, deck order)`` of hand ``hand_no``: attempt 0, 1, ... until the initial table is not void."""
+    attempt = 0
+    while True:
+        deck = _shuffled(rules, seed, hand_no, attempt)
+        if not is_void_table(rules, deck[: rules.table_cards]):
+            return attempt, deck
+        attempt += 1
+
+
+def deal_schedule(rules: Rules, deck: Sequence[int], dealer: int) -> tuple[list[int], list[list[list[int]]]]:
+    """Split a deck order into the initial table and ``packets[deal][seat]`` (shuffle.py's dealing convention).
+
+    The deck is dealt from the front: the table first, then in each deal every player in turn order starting
+    after the dealer receives their whole packet of ``rules.deal_sizes[deal]`` consecutive cards.
+    """
+    n = rules.num_players
+    table = list(deck[: rules.table_cards])
+    pos = rules.table_cards
+    packets: list[list[list[int]]] = []
+    for size in rules.deal_sizes:
+        per_seat: list[list[int]] = [[] for _ in range(n)]
+        for k in range(n):
+            per_seat[(dealer + 1 + k) % n] = list(deck[pos : pos + size])
+            pos += size
+        packets.append(per_seat)
+    return table, packets
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The game.
+
+
+class ReferenceGame:
+    """One match of a Scopa variant, dealt from ``seed``; every attribute is plain Python and may be read freely.
+
+    Attributes (seats are 0..N-1, sides index ``rules.sides``):
+
+    - ``rules``: the variant; ``seed``: the game's seed.
+    - ``hand_no``: 0-based index of the current hand; ``attempt``: its re-deal attempt (void deals).
+    - ``dealer``: the current hand's dealer; ``current``: the seat to act.
+    - ``hands[seat]``, ``table``: sets of card ids; ``piles[side]``: cards captured this hand.
+    - ``stock``: cards not dealt yet, next card first; ``deal_no``: 0-based deal within the hand.
+    - ``scores[side]``: cumulative points, updated at the end of each hand; ``scope[side]``: scope this hand.
+    - ``last_capturer``: side of the last capture this hand, or ``None``.
+    - ``done``, ``winner``: the match is over and who won it (a side).
+    - ``records``: one RULES.md section-8 ``hands[]`` dict per hand started (cards in notation).
+
+    After the final hand the state is left as the hand ended (leftover cards moved to the last capturer's pile,
+    or left on the table when nobody captured), so every card stays accounted for.
+    """
+
+    def __init__(self, rules: Rules | str, seed: int) -> None:
+        self.rules: Rules = get_rules(rules)
+        self.seed: int = int(seed)
+        self.seat_side: tuple[int, ...] = self.rules.seat_side
+        self.hand_no: int = -1
+        self.attempt: int = 0
+        self.dealer: int = int(first_dealer([self.seed], self.rules.num_players)[0])
+        self.current: int = 0
+        self.hands: list[set[int]] = []
+        self.table: set[int] = set()
+        self.piles: list[set[int]] = []
+        self.stock: list[int] = []
+        self.deal_no: int = 0
+        self.scores: list[int] = [0] * self.rules.num_sides
+        self.scope: list[int] = []
+        self.last_capturer: int | None = None
+        self.done: bool = False
+        self.winner: int | None = None
+        self.records: list[dict[str, Any]] = []
+        self._packets: list[list[list[int]]] = []
+        self._start_hand(self.dealer)
+
+    # -- dealing ------------------------------------------------------------------------------------------------
+
+    def _start_hand(self, dealer: int) -> None:
+        """Deal a new hand with ``dealer``: table and first packets; the player after the dealer acts first."""
+        rules = self.rules
+        n = rules.num_players
+        self.hand_no += 1
+        self.dealer = dealer
+        self.attempt, deck = hand_deck(rules, self.seed, self.hand_no)
+        table, self._packets = deal_schedule(rules, deck, dealer)
+        self.table = set(table)
+        self.stock = deck[rules.table_cards :]
+        self.hands = [set() for _ in range(n)]
+        self.piles = [set() for _ in range(rules.num_sides)]
+        self.scope = [0] * rules.num_sides
+        self.last_capturer = None
+        self.current = (dealer + 1) % n
+        self.deal_no = -1
+        self.records.append(
+            {"dealer": dealer, "deals": [], "knocks": [], "moves": [], "leftover": None, "points": None, "scores": None}
+        )
+        self._deal()
+
+    def _deal(self) -> None:
+        """Give every player the packet of the next deal (never to the table)."""
+        self.deal_no += 1
+        packets = self._packets[self.deal_no]
+        for seat, packet in enumerate(packets):
+            self.hands[seat] = set(packet)
+        del self.stock[: sum(len(p) for p in packets)]
+        deal: dict[str, Any] = {}
+        if self.deal_no == 0:
+            deal["table"] = _fmt(self.table, self.rules.deck)
+        deal["hands"] = [_fmt(h, self.rules.deck) for h in self.hands]
+        self.records[-1]["deals"].append(deal)
+
+    # -- moves --------------------------------------------------------------------------------------------------
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal (card, capture) of the seat to act, sorted by card then capture; ``[]`` once done."""
+        if self.done:
+            return []
+        moves: list[Move] = []
+        for card in sorted(self.hands[self.current]):
+            options = captures(self.rules, self.table, card)
+            if options:
+                moves.extend((card, c) for c in options)
+            else:
+                moves.append((card, frozenset()))
+        return moves
+
+    def play(self, card: int, capture: Iterable[int] = frozenset()) -> dict[str, Any]:
+        """Apply one whole move of the seat to act and return what happened.
+
+        Returns ``{"seat", "card", "capture", "scopa", "hand_over", "hand_points", "leftover", "match_over",
+        "winner"}``; ``hand_points`` (one dict per side) and ``leftover`` ``(side or None, cards)`` describe the
+        hand that this move ended, else ``None`` and ``(None, frozenset())``. When a hand ends and nobody has won,
+        the next hand is dealt before returning. Raises ``ValueError`` for an illegal move, listing the legal ones.
+        """
+        rules, deck = self.rules, self.rules.deck
+        if self.done:
+            raise ValueError(f"the match is over (side {self.winner} won); start a new ReferenceGame")
+        card, capture = int(card), frozenset(int(c) for c in capture)
+        seat, side = self.current, self.seat_side[self.current]
+        if card not in self.hands[seat] or capture not in (captures(rules, self.table, card) or [frozenset()]):
+            legal = self.legal_moves()
+            listed = ", ".join(_describe(c, t, deck) for c, t in legal)
+            raise ValueError(
+                f"illegal move for seat {seat}: {_describe(card, capture, deck)}; "
+                f"hand {_fmt(self.hands[seat], deck)}, table {_fmt(self.table, deck)}; legal moves: {listed}"
+            )
+        self.hands[seat].discard(card)
+        if capture:
+            self.table -= capture
+            self.piles[side] |= capture | {card}
+            self.last_capturer = side
+        else:
+            self.table.add(card)
+        last_play = not self.stock and not any(self.hands)
+        scopa = bool(capture) and not self.table and not last_play and not is_ace_sweep(rules, card, capture)
+        if scopa:
+            self.scope[side] += 1
+        self.records[-1]["moves"].append(
+            {"seat": seat, "card": format_card(card, deck), "capture": _fmt(capture, deck), "scopa": scopa}
+        )
+        self.current = (seat + 1) % rules.num_players
+        result: dict[str, Any] = {
+            "seat": seat,
+            "card": card,
+            "capture": capture,
+            "scopa": scopa,
+            "hand_over": last_play,
+            "hand_points": None,
+            "leftover": (None, frozenset()),
+            "match_over": False,
+            "winner": None,
+        }
+        if last_play:
+            self._end_hand(result)
+        elif not any(self.hands):
+            self._deal()
+        return result
+
+    def _end_hand(self, result: dict[str, Any]) -> None:
+        """Leftover to the last capturer, score the hand, check the match, deal the next hand unless it is over."""
+        rules = self.rules
+        leftover = frozenset(self.table)
+        leftover_side = self.last_capturer if leftover else None
+        if leftover_side is not None:
+            self.piles[leftover_side] |= leftover
+            self.table.clear()
+        points = score_hand(rules, self.piles, self.scope)
+        for side, p in enumerate(points):
+            self.scores[side] += p["total"]
+        record = self.records[-1]
+        record["leftover"] = {"side": leftover_side, "cards": _fmt(leftover, rules.deck)}
+        record["points"] = [dict(p) for p in points]
+        record["scores"] = list(self.scores)
+        self.winner = match_winner(rules, self.scores)
+        self.done = self.winner is not None
+        result.update(hand_points=points, leftover=(leftover_side, leftover), match_over=self.done, winner=self.winner)
+        if not self.done:
+            self._start_hand((self.dealer + 1) % rules.num_players)
+
+    # -- records ------------------------------------------------------------------------------------------------
+
+    def to_record(self) -> dict[str, Any]:
+        """The match so far as a RULES.md section-8 record (JSON-ready; an unfinished hand has null results)."""
+        return {
+            "variant": self.rules.name,
+            "seed": self.seed,
+            "players": self.rules.num_players,
+            "sides": [list(s) for s in self.rules.sides],
+            "target": self.rules.target,
+            "hands": copy.deepcopy(self.records),
+            "winner": self.winner,
+        }
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Record checking.
+
+
+class RecordError(ValueError):
+    """A game record that breaks the rules or disagrees with its seed; the message says where and what."""
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise RecordError(message)
+
+
+def _field(obj: Any, key: str, where: str) -> Any:
+    _require(isinstance(obj, Mapping), f"{where}: expected an object, got {type(obj).__name__}")
+    _require(key in obj, f"{where}: missing field {key!r}")
+    return obj[key]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _parse_list(cards: Any, deck: Deck, where: str) -> list[int]:
+    """Parse a list of card strings; a ``RecordError`` names the place and the bad card."""
+    _require(isinstance(cards, list), f"{where}: expected a list of cards, got {cards!r}")
+    out = []
+    for text in cards:
+        try:
+            out.append(parse_card(text, deck))
+        except (TypeError, ValueError) as err:
+            raise RecordError(f"{where}: {err}") from None
+    _require(len(set(out)) == len(out), f"{where}: a card is listed twice in {cards}")
+    return out
+
+
+def replay_record(record: Mapping[str, Any]) -> None:
+    """Check one RULES.md section-8 game record from scratch; raise ``RecordError`` on the first problem.
+
+    Checks the variant and its header fields; for every hand the dealer (first dealer drawn from the seed, then one
+    seat per hand), the deal schedule (table and packet sizes, every card at most once and the whole deck once a
+    hand is fully dealt, no void table), that the deals are the seed's (``shuffled_decks`` of this hand and the
+    right re-deal attempt), then every move (seat to act, card held, capture legal, scopa flag), the leftover, the
+    hand points and the cumulative scores; finally the winner (``null`` only for an unfinished match). Only the
+    last hand of an unfinished match may be incomplete (its leftover, points and scores then null or absent).
+    """
+    _require(isinstance(record, Mapping), f"record: expected a JSON object, got {type(record).__name__}")
+    variant = _field(record, "variant", "record")
+    try:
+        rules = get_rules(variant)
+    except (TypeError, ValueError) as err:
+        raise RecordError(f"record variant: {err}") from None
+    seed = _field(record, "seed", "record")
+    _require(_is_int(seed), f"record seed: expected an integer, got {seed!r}")
+    players = _field(record, "players", "record")
+    _require(players == rules.num_players, f"record players: {variant!r} has {rules.num_players}, got {players!r}")
+    sides = _field(record, "sides", "record")
+    expected_sides = [list(s) for s in rules.sides]
+    _require(sides == expected_sides, f"record sides: {variant!r} has {expected_sides}, got {sides!r}")
+    target = _field(record, "target", "record")
+    _require(target == rules.target, f"record target: {variant!r} plays to {rules.target}, got {target!r}")
+    hands = _field(record, "hands", "record")
+    _require(isinstance(hands, list), f"record hands: expected a list, got {type(hands).__name__}")
+    winner = _field(record, "winner", "record")
+
+    game = ReferenceGame(rules, seed)
+    for h, hand in enumerate(hands):
+        _require(
+            not game.done,
+            f"hand {h}: the match was already won by side {game.winner} after hand {h - 1} "
+            f"(scores {game.scores}, target {rules.target}); the record has {len(hands) - h} hand(s) too many",
+        )
+        complete = _replay_hand(rules, game, h, hand)
+        _require(
+            complete or h == len(hands) - 1,
+            f"hand {h}: incomplete ({len(hand['moves'])} moves) but further hands follow; only the last hand of an "
+            f"unfinished match may be incomplete",
+        )
+    if game.done:
+        _require(
+            winner == game.winner,
+            f"record winner: side {game.winner} won (scores {game.scores}, target {rules.target}), got {winner!r}",
+        )
+    else:
+        _require(
+            winner is None,
+            f"record winner: the match is unfinished (scores {game.scores}, target {rules.target}, no side strictly "
+            f"ahead at or above it) so winner must be null, got {winner!r}",
+        )
+
+
+def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> None:
+    """Schedule, each card once, no void table, and equality with the seed's deal of hand ``h``."""
+    deck, n = rules.deck, rules.num_players
+    _require(
+        isinstance(deals, list) and 1 <= len(deals) <= rules.num_deals,
+        f"hand {h} deals: expected a list of 1..{rules.num_deals} deals for {rules.name!r}, got {deals!r}",
+    )
+    seen: dict[int, str] = {}
+
+    def note(cards: list[int], where: str) -> None:
+        for c in cards:
+            _require(c not in seen, f"{where}: card {format_card(c, deck)} appears twice (also in {seen.get(c)})")
+            seen[c] = where
+
+    got_table: set[int] = set()
+    got_packets: list[list[set[int]]] = []
+    for d, deal in enumerate(deals):
+        where = f"hand {h} deal {d}"
+        if d == 0:
+            table = _parse_list(_field(deal, "table", where), deck, f"{where} table")
+            _require(
+                len(table) == rules.table_cards,
+                f"{where} table: {rules.name!r} lays {rules.table_cards} cards, got {len(table)}",
+            )
+            _require(
+                not is_void_table(rules, table),
+                f"{where} table: {_fmt(table, deck)} holds three or more kings, so the deal is void and must be "
+                f"redone ({rules.name!r})",
+            )
+            note(table, f"{where} table")
+            got_table = set(table)
+        else:
+            _require(isinstance(deal, Mapping), f"{where}: expected an object, got {type(deal).__name__}")
+            _require(
+                not deal.get("table"),
+                f"{where}: later deals go to the players only, never to the table; got table {deal.get('table')}",
+            )
+        packets = _field(deal, "hands", where)
+        _require(
+            isinstance(packets, list) and len(packets) == n,
+            f"{where} hands: expected one packet per seat ({n}), got {packets!r}",
+        )
+        got_packets.append([])
+        for seat, packet in enumerate(packets):
+            cards = _parse_list(packet, deck, f"{where} seat {seat}")
+            _require(
+                len(cards) == rules.deal_sizes[d],
+                f"{where} seat {seat}: {rules.name!r} deals {rules.deal_sizes[d]} cards here, got {len(cards)}",
+            )
+            note(cards, f"{where} seat {seat}")
+            got_packets[-1].append(set(cards))
+
+    def matches(order: list[int]) -> bool:
+        table, packets = deal_schedule(rules, order, dealer)
+        return set(table) == got_table and all(
+            [set(p) for p in packets[d]] == got_packets[d] for d in range(len(got_packets))
+        )
+
+    attempt, order = hand_deck(rules, seed, h)
+    if matches(order):
+        return
+    others = [a for a in range(MAX_REDEAL_ATTEMPTS) if a != attempt and matches(_shuffled(rules, seed, h, a))]
+    if others:
+        raise RecordError(
+            f"hand {h} deals: they are re-deal attempt {others[0]} of seed {seed}, but attempt {attempt} is the "
+            f"first one whose table is not void"
+        )
+    table, packets = deal_schedule(rules, order, dealer)
+    raise RecordError(
+        f"hand {h} deals: not the deal of seed {seed} (attempt {attempt}, dealer {dealer}): expected table "
+        f"{_fmt(table, deck)} and deal 0 {[_fmt(p, deck) for p in packets[0]]}, got table {_fmt(got_table, deck)} "
+        f"and deal 0 {[_fmt(p, deck) for p in got_packets[0]]}"
+    )
+
+
+def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
+    """Check and replay hand ``h`` on ``game``; return whether the hand was played to its end."""
+    deck = rules.deck
+    where = f"hand {h}"
+    dealer = _field(hand, "dealer", where)
+    if h == 0:
+        _require(
+            dealer == game.dealer,
+            f"{where} dealer: the first dealer drawn from seed {game.seed} is seat {game.dealer}, got {dealer!r}",
+        )
+    else:
+        _require(
+            dealer == game.dealer,
+            f"{where} dealer: the dealer moves one seat per hand, so seat {game.dealer}, got {dealer!r}",
+        )
+    deals = _field(hand, "deals", where)
+    _check_deals(rules, h, deals, game.dealer, game.seed)
+    knocks = hand.get("knocks", [])
+    _require(knocks == [], f"{where} knocks: knocking is a cirulla rule; {rules.name!r} has none, got {knocks!r}")
+    moves = _field(hand, "moves", where)
+    _require(isinstance(moves, list), f"{where} moves: expected a list, got {type(moves).__name__}")
+
+    result: dict[str, Any] | None = None
+    for i, move in enumerate(moves):
+        at = f"{where} move {i}"
+        _require(
+            result is None or not result["hand_over"],
+            f"{at}: the hand ended after move {i - 1} (every card played) but the record has {len(moves) - i} "
+            f"more move(s)",
+        )
+        seat = _field(move, "seat", at)
+        _require(seat == game.current, f"{at}: seat {game.current} is to act, got seat {seat!r}")
+        card_text = _field(move, "card", at)
+        try:
+            card = parse_card(card_text, deck)
+        except (TypeError, ValueError) as err:
+            raise RecordError(f"{at} card: {err}") from None
+        _require(
+            card in game.hands[seat],
+            f"{at}: seat {seat} does not hold {format_card(card, deck)} (hand {_fmt(game.hands[seat], deck)})",
+        )
+        capture = frozenset(_parse_list(_field(move, "capture", at), deck, f"{at} capture"))
+        legal = captures(rules, game.table, card)
+        if legal:
+            _require(
+                capture in legal,
+                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}; the legal "
+                f"captures are {[_fmt(c, deck) for c in legal]}",
+            )
+        else:
+            _require(
+                not capture,
+                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}; "
+                f"{format_card(card, deck)} captures nothing there and must be laid (capture [])",
+            )
+        scopa = _field(move, "scopa", at)
+        result = game.play(card, capture)
+        _require(
+            scopa is result["scopa"],
+            f"{at} scopa: expected {str(result['scopa']).lower()} for {_describe(card, capture, deck)}, got {scopa!r}",
+        )
+        if not result["hand_over"]:
+            dealt = game.deal_no + 1
+            _require(
+                dealt <= len(deals),
+                f"{at}: after this move deal {game.deal_no} is dealt but the record lists only {len(deals)} deal(s)",
+            )
+
+    if result is None or not result["hand_over"]:
+        dealt = game.deal_no + 1
+        _require(
+            len(deals) == dealt,
+            f"{where} deals: {dealt} deal(s) were dealt by the last recorded move, the record lists {len(deals)}",
+        )
+        for key in ("leftover", "points", "scores"):
+            _require(
+                hand.get(key) is None,
+                f"{where} {key}: the hand is incomplete ({len(moves)} moves) so it has no {key}, got {hand.get(key)!r}",
+            )
+        return False
+
+    leftover_side, leftover_cards = result["leftover"]
+    leftover = _field(hand, "leftover", where)
+    got_side = _field(leftover, "side", f"{where} leftover")
+    got_cards = frozenset(_parse_list(_field(leftover, "cards", f"{where} leftover"), deck, f"{where} leftover"))
+    _require(
+        got_side == leftover_side and got_cards == leftover_cards,
+        f"{where} leftover: expected side {leftover_side} with {_fmt(leftover_cards, deck)}, "
+        f"got side {got_side!r} with {_fmt(got_cards, deck)}",
+    )
+    points = _field(hand, "points", where)
+    _require(
+        isinstance(points, list) and len(points) == rules.num_sides,
+        f"{where} points: expected one dict per side ({rules.num_sides}), got {points!r}",
+    )
+    for side, (want, got) in enumerate(zip(result["hand_points"], points, strict=True)):
+        _require(
+            isinstance(got, Mapping) and dict(got) == want,
+            f"{where} points side {side}: expected {want}, got {got!r}",
+        )
+    scores = _field(hand, "scores", where)
+    _require(scores == game.scores, f"{where} scores: expected cumulative {game.scores}, got {scores!r}")
+    return True

@@ -1,0 +1,183 @@
+"""The frozen ``Rules`` object and the registry of named variants (RULES.md sections 2-6).
+
+>>> from scopa_env.rules import get_rules
+>>> get_rules("classic").target
+11
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from scopa_env.cards import DECKS, Deck
+
+__all__ = ["CATEGORIES", "VARIANTS", "Rules", "get_rules", "variant_names"]
+
+CATEGORIES = ("carte", "denari", "settebello", "primiera", "scope")
+"""Hand-point categories, in the order of the last axis of the core's ``hand_points`` (``total`` follows)."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every parameter of one Scopa variant. Instances are immutable and never stored in a game state."""
+
+    name: str
+    """Variant name as registered in ``VARIANTS``."""
+    num_players: int
+    """Seats 0..num_players-1; play goes 0 -> 1 -> ... -> N-1 -> 0."""
+    sides: tuple[tuple[int, ...], ...]
+    """Seats of each side (a player, or a team); side i is ``sides[i]``."""
+    deck_name: str = "italian40"
+    """``italian40`` (40 cards) or ``french52`` (52 cards, simple-8 only)."""
+    table_cards: int = 4
+    """Cards dealt face up to the table at the start of a hand."""
+    deal_sizes: tuple[int, ...] = (3,) * 6
+    """Cards dealt to each player in each deal of a hand (the first deal also lays the table)."""
+    target: int = 11
+    """Points to reach; checked only at the end of a hand, ties at the top play on."""
+    ace_takes_all: bool = False
+    """Scopa d'assi: an ace played on a non-empty table with no ace takes the whole table (not a scopa)."""
+    simple_primiera: bool = False
+    """Beginners' primiera: the side with strictly most sevens wins it."""
+    void_on_kings: bool = False
+    """Beginners' rule: an initial table with three or four kings is re-dealt."""
+    shared_lead_scores: bool = False
+    """simple-8: a category tied at the top gives its point to every side sharing the lead."""
+    description: str = field(default="", compare=False)
+    """One line for ``--help`` texts and docs."""
+
+    def __post_init__(self) -> None:
+        if self.deck_name not in DECKS:
+            raise ValueError(f"rules {self.name!r}: unknown deck {self.deck_name!r}; known decks: {sorted(DECKS)}")
+        if not 2 <= self.num_players <= 8:
+            raise ValueError(f"rules {self.name!r}: num_players must be 2..8, got {self.num_players}")
+        seats = sorted(s for side in self.sides for s in side)
+        if seats != list(range(self.num_players)):
+            raise ValueError(
+                f"rules {self.name!r}: sides {self.sides} must list every seat 0..{self.num_players - 1} exactly once"
+            )
+        if len(self.sides) < 2:
+            raise ValueError(f"rules {self.name!r}: at least two sides are needed, got {self.sides}")
+        dealt = self.table_cards + self.num_players * sum(self.deal_sizes)
+        if dealt != self.deck.num_cards:
+            raise ValueError(
+                f"rules {self.name!r}: the schedule deals {dealt} cards (table {self.table_cards} + "
+                f"{self.num_players} players x {self.deal_sizes}) but the deck has {self.deck.num_cards}"
+            )
+        if self.target < 1:
+            raise ValueError(f"rules {self.name!r}: target must be positive, got {self.target}")
+
+    @property
+    def deck(self) -> Deck:
+        return DECKS[self.deck_name]
+
+    @property
+    def num_cards(self) -> int:
+        return self.deck.num_cards
+
+    @property
+    def num_sides(self) -> int:
+        return len(self.sides)
+
+    @property
+    def seat_side(self) -> tuple[int, ...]:
+        """Side index of each seat."""
+        out = [0] * self.num_players
+        for i, side in enumerate(self.sides):
+            for s in side:
+                out[s] = i
+        return tuple(out)
+
+    @property
+    def num_deals(self) -> int:
+        return len(self.deal_sizes)
+
+    @property
+    def max_hand_size(self) -> int:
+        return max(self.deal_sizes)
+
+    @property
+    def majority_needed(self) -> bool:
+        """With two sides, carte and denari need more than half the cards or coins (21 of 40, 6 of 10)."""
+        return self.num_sides == 2
+
+    def with_(self, **changes: object) -> Rules:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _pairs(n: int) -> tuple[tuple[int, ...], ...]:
+    return tuple((s,) for s in range(n))
+
+
+def _teams(n: int) -> tuple[tuple[int, ...], ...]:
+    half = n // 2
+    return tuple((s, s + half) for s in range(half))
+
+
+def _make_variants() -> dict[str, Rules]:
+    v: list[Rules] = [
+        Rules("classic", 2, _pairs(2), description="Two players, game to 11."),
+        Rules("classic-15", 2, _pairs(2), target=15, description="Two players, game to 15."),
+        Rules("classic-21", 2, _pairs(2), target=21, description="Two players, game to 21."),
+        Rules("scopa-d-assi", 2, _pairs(2), ace_takes_all=True, description="An ace takes the whole table."),
+        Rules(
+            "scopa-a-quattro", 4, _teams(4), deal_sizes=(3, 3, 3), description="Four players in two teams, to 11."
+        ),
+        Rules(
+            "scopone-scientifico",
+            4,
+            _teams(4),
+            table_cards=0,
+            deal_sizes=(10,),
+            description="Four players in teams, ten cards each, empty table.",
+        ),
+    ]
+    simple = dict(simple_primiera=True, void_on_kings=True)
+    for n in (2, 3, 4, 6):
+        sizes = (3,) * (36 // (3 * n))
+        v.append(Rules(f"simple-{n}", n, _pairs(n), deal_sizes=sizes, description=f"Beginners' rules, {n} players.", **simple))  # type: ignore[arg-type]
+    v.append(Rules("simple-5", 5, _pairs(5), table_cards=5, deal_sizes=(3, 3, 1), description="Beginners' rules, 5 players.", **simple))  # type: ignore[arg-type]
+    v.append(
+        Rules(
+            "simple-8",
+            8,
+            _pairs(8),
+            deck_name="french52",
+            deal_sizes=(3, 3),
+            target=16,
+            shared_lead_scores=True,
+            description="Beginners' rules, 8 players, 52 cards, game to 16.",
+            **simple,  # type: ignore[arg-type]
+        )
+    )
+    v.append(Rules("simple-4-teams", 4, _teams(4), deal_sizes=(3, 3, 3), description="Beginners' rules, 4 players in 2 teams.", **simple))  # type: ignore[arg-type]
+    v.append(Rules("simple-6-teams", 6, _teams(6), deal_sizes=(3, 3), description="Beginners' rules, 6 players in 3 teams.", **simple))  # type: ignore[arg-type]
+    return {r.name: r for r in v}
+
+
+VARIANTS: dict[str, Rules] = _make_variants()
+"""Named variants. ``cirulla`` is specified in RULES.md but not implemented yet."""
+
+PLANNED = {"cirulla": "Cirulla (knocks, fifteens, la matta) is not implemented yet; it is planned."}
+
+
+def variant_names() -> list[str]:
+    return list(VARIANTS)
+
+
+def get_rules(variant: str | Rules) -> Rules:
+    """The ``Rules`` of a named variant; a ``Rules`` instance is returned as is.
+
+    Raises ``ValueError`` listing the known names for an unknown one.
+    """
+    if isinstance(variant, Rules):
+        return variant
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a name or a Rules object, got {type(variant).__name__}")
+    key = variant.strip().lower()
+    if key in VARIANTS:
+        return VARIANTS[key]
+    if key in PLANNED:
+        raise ValueError(f"variant {variant!r}: {PLANNED[key]} Known variants: {', '.join(VARIANTS)}")
+    raise ValueError(f"unknown variant {variant!r}; known variants: {', '.join(VARIANTS)}")

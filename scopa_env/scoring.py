@@ -1,0 +1,62 @@
+"""Batched hand scoring (RULES.md section 4) and the end-of-match check (section 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env.rules import CATEGORIES, Rules
+
+__all__ = ["NUM_POINT_FIELDS", "POINT_FIELDS", "match_winners", "score_hands"]
+
+POINT_FIELDS = (*CATEGORIES, "total")
+"""Last axis of ``score_hands``' result."""
+NUM_POINT_FIELDS = len(POINT_FIELDS)
+
+
+def _award(rules: Rules, values: npt.NDArray[np.integer], majority_of: int | None = None) -> npt.NDArray[np.int16]:
+    """(n, S) points for one category: 1 to the side strictly ahead (or every side sharing a positive lead)."""
+    top = values.max(axis=1, keepdims=True)
+    is_top = values == top
+    if rules.shared_lead_scores:
+        win = is_top & (top > 0)
+    elif majority_of is not None and rules.majority_needed:
+        win = 2 * values > majority_of
+    else:
+        win = is_top & (is_top.sum(axis=1, keepdims=True) == 1) & (top > 0)
+    return win.astype(np.int16)
+
+
+def score_hands(
+    rules: Rules, piles: npt.NDArray[np.bool_], scope: npt.NDArray[np.integer]
+) -> npt.NDArray[np.int16]:
+    """Score hands: piles (n, S, D) bool and scope (n, S) -> (n, S, 6) int16 in ``POINT_FIELDS`` order."""
+    deck = rules.deck
+    n, num_sides, num_cards = piles.shape
+    r = deck.num_ranks
+    by_suit = piles.reshape(n, num_sides, 4, r)
+    carte = piles.sum(axis=2)
+    denari = by_suit[:, :, 0, :].sum(axis=2)
+    settebello = piles[:, :, deck.settebello].astype(np.int16)
+    seven = deck.ranks.index("7")
+    if rules.simple_primiera:
+        prim_values = by_suit[:, :, :, seven].sum(axis=2)
+    else:
+        best = (by_suit * deck.primiera[:r]).max(axis=3)  # (n, S, 4)
+        prim_values = np.where((best > 0).all(axis=2), best.sum(axis=2), 0)
+    out = np.zeros((n, num_sides, len(POINT_FIELDS)), dtype=np.int16)
+    out[:, :, 0] = _award(rules, carte, num_cards)
+    out[:, :, 1] = _award(rules, denari, r)
+    out[:, :, 2] = _award(rules, settebello)
+    out[:, :, 3] = _award(rules, prim_values)
+    out[:, :, 4] = scope
+    out[:, :, 5] = out[:, :, :5].sum(axis=2)
+    return out
+
+
+def match_winners(rules: Rules, scores: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
+    """(n,) int8: the winning side for cumulative scores (n, S), or -1 while the match goes on."""
+    top = scores.max(axis=1)
+    unique = (scores == top[:, None]).sum(axis=1) == 1
+    done = (top >= rules.target) & unique
+    return np.where(done, scores.argmax(axis=1), -1).astype(np.int8)
