@@ -1,0 +1,84 @@
+"""Text pictures of a game: the table, a seat's hand, the piles and the scores, with suit symbols.
+
+    print(render_text(rules, state, game=0, seat=0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from scopa_env import core
+from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck
+from scopa_env.rules import Rules, get_rules
+
+__all__ = ["pretty_card", "pretty_cards", "render_text"]
+
+_ANSI_RED = "\x1b[31m"
+_ANSI_RESET = "\x1b[0m"
+
+
+def pretty_card(card: int, deck: Deck, color: bool = False) -> str:
+    """``7♦`` style text for one card id (red suits coloured when ``color``)."""
+    suit, rank = divmod(int(card), deck.num_ranks)
+    text = f"{deck.ranks[rank]}{SUIT_SYMBOLS[suit]}"
+    if color and SUIT_LETTERS[suit] in "dc":
+        return f"{_ANSI_RED}{text}{_ANSI_RESET}"
+    return text
+
+
+def pretty_cards(cards: Iterable[int] | np.ndarray, deck: Deck, color: bool = False) -> str:
+    """Space-separated pretty cards from ids or a boolean mask, in rank order; ``-`` when empty."""
+    arr = np.asarray(list(cards) if not isinstance(cards, np.ndarray) else cards)
+    ids = np.flatnonzero(arr) if arr.dtype == np.bool_ else arr.ravel()
+    ordered = sorted((int(c) for c in ids), key=lambda c: (c % deck.num_ranks, c // deck.num_ranks))
+    return " ".join(pretty_card(c, deck, color) for c in ordered) or "-"
+
+
+def _side_name(rules: Rules, side: int) -> str:
+    seats = rules.sides[side]
+    return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
+
+
+def render_text(
+    rules: Rules | str, state: core.State, game: int = 0, seat: int | None = None, color: bool = False
+) -> str:
+    """A picture of game ``game`` as seen by ``seat`` (default: the seat to act); hides other hands."""
+    rules = get_rules(rules)
+    deck = rules.deck
+    g = int(game)
+    cur = int(state.current[g])
+    seat = cur if seat is None else int(seat)
+    lines = []
+    done = state.phase[g] == core.Phase.DONE
+    stock = rules.num_cards - int(state.stock_pos[g])
+    lines.append(
+        f"{rules.name}  hand {int(state.hand_no[g]) + 1}  deal {int(state.deal_no[g]) + 1}/{rules.num_deals}  "
+        f"dealer: player {int(state.dealer[g])}  stock: {stock} cards"
+    )
+    score_txt = "  ".join(
+        f"{_side_name(rules, s)}: {int(state.scores[g, s])}"
+        + (f" (+{int(state.scope[g, s])} scope)" if state.scope[g, s] else "")
+        for s in range(rules.num_sides)
+    )
+    lines.append(f"scores (to {rules.target}): {score_txt}")
+    for s in range(rules.num_sides):
+        pile = state.piles[g, s]
+        n_coins = int(pile[: deck.num_ranks].sum())
+        lines.append(f"  pile {_side_name(rules, s)}: {int(pile.sum())} cards, {n_coins} coins")
+    lines.append(f"TABLE: {pretty_cards(state.table[g], deck, color)}")
+    if state.pending[g] >= 0:
+        picked = pretty_cards(state.picked[g], deck, color)
+        lines.append(
+            f"  choosing the capture for {pretty_card(int(state.pending[g]), deck, color)} (picked: {picked})"
+        )
+    for p in range(rules.num_players):
+        n = int(state.hands[g, p].sum())
+        who = f"player {p}" + (" (you)" if p == seat else "") + (" *to act*" if p == cur and not done else "")
+        cards = pretty_cards(state.hands[g, p], deck, color) if p == seat else ("## " * n).strip() or "-"
+        lines.append(f"  {who}: {cards}")
+    if done:
+        w = int(state.winner[g])
+        lines.append(f"match over: {_side_name(rules, w)} wins" if w >= 0 else "match over")
+    return "\n".join(lines)
