@@ -156,7 +156,7 @@ class StepInfo:
     hand_points: npt.NDArray[np.int16]
     """(B, S, 6) points of the hand that ended (``scoring.POINT_FIELDS``)."""
     leftover_side: npt.NDArray[np.int8]
-    """Side that took the cards left on the table at the end of the hand, -1 for nobody."""
+    """Side that took the cards left on the table at the end of the hand; -1 if none were left or nobody captured."""
     leftover: npt.NDArray[np.bool_]
     """(B, D) cards left on the table at the end of the hand."""
     match_over: npt.NDArray[np.bool_]
@@ -497,8 +497,8 @@ def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepIn
     last = state.last_capturer[g]
     left = state.table[g]
     info.leftover[g] = left
-    info.leftover_side[g] = last
-    has = last >= 0
+    has = (last >= 0) & left.any(axis=1)
+    info.leftover_side[g] = np.where(has, last, -1)
     gl = g[has]
     state.piles[gl, last[has]] |= left[has]
     state.table[g] = False
@@ -513,7 +513,6 @@ def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepIn
     state.winner[g] = win
     fin = g[over]
     state.phase[fin] = Phase.DONE
-    state.current[fin] = -1 if False else state.current[fin]
     cont = g[~over]
     if cont.size:
         state.hand_no[cont] += 1

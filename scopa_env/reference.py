@@ -48,6 +48,7 @@ __all__ = [
     "is_ace_sweep",
     "is_void_table",
     "match_winner",
+    "receiving_order",
     "replay_record",
     "score_hand",
 ]
@@ -184,10 +185,10 @@ def _primiera(pile: Iterable[int], facts: _DeckFacts) -> int:
 
 
 def score_hand(rules: Rules, piles: Sequence[Iterable[int]], scope: Sequence[int]) -> list[dict[str, int]]:
-    """Hand points of each side (RULES.md section 4): one dict per side with ``carte, denari, settebello,
-    primiera, scope, total``.
+    """Hand points of each side (RULES.md section 4), one dict per side with the keys ``POINT_KEYS``.
 
-    ``piles[i]`` holds the cards side i captured (leftover included), ``scope[i]`` its scope this hand.
+    ``carte, denari, settebello, primiera, scope, total``. ``piles[i]`` holds the cards side i captured (leftover
+    included), ``scope[i]`` its scope this hand.
     """
     if len(piles) != rules.num_sides or len(scope) != rules.num_sides:
         raise ValueError(
@@ -259,17 +260,21 @@ def deal_schedule(rules: Rules, deck: Sequence[int], dealer: int) -> tuple[list[
     The deck is dealt from the front: the table first, then in each deal every player in turn order starting
     after the dealer receives their whole packet of ``rules.deal_sizes[deal]`` consecutive cards.
     """
-    n = rules.num_players
     table = list(deck[: rules.table_cards])
     pos = rules.table_cards
     packets: list[list[list[int]]] = []
     for size in rules.deal_sizes:
-        per_seat: list[list[int]] = [[] for _ in range(n)]
-        for k in range(n):
-            per_seat[(dealer + 1 + k) % n] = list(deck[pos : pos + size])
+        per_seat: list[list[int]] = [[] for _ in range(rules.num_players)]
+        for seat in receiving_order(rules, dealer):
+            per_seat[seat] = list(deck[pos : pos + size])
             pos += size
         packets.append(per_seat)
     return table, packets
+
+
+def receiving_order(rules: Rules, dealer: int) -> list[int]:
+    """Seats in the order they receive cards and play: the player after the dealer first, the dealer last."""
+    return [(dealer + 1 + k) % rules.num_players for k in range(rules.num_players)]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -314,7 +319,6 @@ class ReferenceGame:
         self.done: bool = False
         self.winner: int | None = None
         self.records: list[dict[str, Any]] = []
-        self._packets: list[list[list[int]]] = []
         self._start_hand(self.dealer)
 
     # -- dealing ------------------------------------------------------------------------------------------------
@@ -326,8 +330,7 @@ class ReferenceGame:
         self.hand_no += 1
         self.dealer = dealer
         self.attempt, deck = hand_deck(rules, self.seed, self.hand_no)
-        table, self._packets = deal_schedule(rules, deck, dealer)
-        self.table = set(table)
+        self.table = set(deck[: rules.table_cards])
         self.stock = deck[rules.table_cards :]
         self.hands = [set() for _ in range(n)]
         self.piles = [set() for _ in range(rules.num_sides)]
@@ -341,12 +344,12 @@ class ReferenceGame:
         self._deal()
 
     def _deal(self) -> None:
-        """Give every player the packet of the next deal (never to the table)."""
+        """Give every player, from the front of the stock, their packet of the next deal (never to the table)."""
         self.deal_no += 1
-        packets = self._packets[self.deal_no]
-        for seat, packet in enumerate(packets):
-            self.hands[seat] = set(packet)
-        del self.stock[: sum(len(p) for p in packets)]
+        size = self.rules.deal_sizes[self.deal_no]
+        for seat in receiving_order(self.rules, self.dealer):
+            self.hands[seat] = set(self.stock[:size])
+            del self.stock[:size]
         deal: dict[str, Any] = {}
         if self.deal_no == 0:
             deal["table"] = _fmt(self.table, self.rules.deck)
@@ -509,7 +512,10 @@ def replay_record(record: Mapping[str, Any]) -> None:
     except (TypeError, ValueError) as err:
         raise RecordError(f"record variant: {err}") from None
     seed = _field(record, "seed", "record")
-    _require(_is_int(seed), f"record seed: expected an integer, got {seed!r}")
+    _require(
+        _is_int(seed) and -(2**63) <= seed < 2**64,
+        f"record seed: expected an integer in -2**63..2**64-1, got {seed!r}",
+    )
     players = _field(record, "players", "record")
     _require(players == rules.num_players, f"record players: {variant!r} has {rules.num_players}, got {players!r}")
     sides = _field(record, "sides", "record")
