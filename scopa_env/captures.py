@@ -52,15 +52,25 @@ class CaptureTable:
         self, counts: npt.NDArray[np.integer], target: npt.NDArray[np.integer]
     ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
         """For rank counts (n, num_ranks) and targets (n,): (num_parts, union, unique), each (n,)."""
-        capped = np.minimum(counts, self.caps)
-        key = capped @ self.weights
-        idx = target.astype(np.int64) * self.num_keys + key
+        # Float matmuls are exact here (keys < 2**24) and much faster than integer reductions over short rows.
+        capped = np.minimum(counts, self.caps).astype(np.float32)
+        idx = (capped @ self.weights.astype(np.float32)).astype(np.int64) + target.astype(np.int64) * self.num_keys
         nparts = self.num_parts[idx]
         union = self.union[idx]
-        in_union = (union[:, None] >> np.arange(self.num_ranks)) & 1
-        used = (counts * in_union).sum(axis=1)
-        unique = (nparts == 1) & (used == self.sum_cards[idx])
+        unique = nparts == 1
+        one = np.flatnonzero(unique)
+        if one.size:  # a single partition is a single capture iff it uses every available card of its ranks
+            in_union = _rank_bits(self.num_ranks)[union[one]]
+            used = (counts[one].astype(np.float32) * in_union).sum(axis=1)
+            unique[one] = used == self.sum_cards[idx[one]]
         return nparts, union, unique
+
+
+@lru_cache(maxsize=4)
+def _rank_bits(num_ranks: int) -> npt.NDArray[np.float32]:
+    """(2**num_ranks, num_ranks) float32: the bits of every rank mask."""
+    masks = np.arange(2**num_ranks)[:, None]
+    return ((masks >> np.arange(num_ranks)) & 1).astype(np.float32)
 
 
 def _partitions(t: int, max_part: int) -> list[list[int]]:
