@@ -1,0 +1,147 @@
+"""Head-to-head evaluation of Scopa agents on duplicate deals, with ratings, confidence intervals and SPRT.
+
+    python evaluate.py --variant classic --agents random greedy expert --hands 2000
+    python evaluate.py --variant classic --gauntlet runs/x/best.zip --agents greedy expert --matches 500
+    python evaluate.py --variant classic --gauntlet cand=runs/x/best.zip --agents greedy --sprt 0,20 --hands 100000
+
+Every deal is played once per seat rotation (both ways round with two sides), so the luck of the cards cancels.
+The crosstable, ratings and pairings are printed and saved under ``--out`` as Markdown, CSV and JSON, with PNG plots.
+See docs/evaluate.md (README section "Evaluating agents") for the statistics.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy loads: one BLAS thread per process (workers do the parallelism)
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from agents.tournament import EvalConfig, TournamentError, print_report, run_tournament, write_outputs  # noqa: E402
+
+
+def _sprt_pair(text: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sprt wants ELO0,ELO1 such as 0,20; got {text!r}") from None
+    return a, b
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from scopa_env.rules import variant_names
+
+    p = argparse.ArgumentParser(
+        prog="evaluate.py",
+        description=__doc__.split("\n\n")[0],
+        epilog="Agent specs: a registered name with options (random, greedy, pimc:worlds=12,depth=5), a checkpoint "
+        "or exported file, optionally labelled as LABEL=SPEC. --list-agents shows the registered names.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--config", type=Path, metavar="FILE.yaml", help="read settings (EvalConfig fields) from YAML")
+    p.add_argument("--variant", help=f"variant to play ({', '.join(variant_names())}); default classic")
+    p.add_argument(
+        "--agents", nargs="+", metavar="SPEC", help="agents of the round robin (or the gauntlet's opponents)"
+    )
+    p.add_argument("--gauntlet", metavar="SPEC", help="play this candidate against every agent of --agents")
+    n = p.add_mutually_exclusive_group()
+    n.add_argument("--hands", type=int, metavar="N", help="play N deals of one hand each (default 1000 deals)")
+    n.add_argument("--matches", type=int, metavar="N", help="play N deals of whole matches to the variant's target")
+    p.add_argument("--seed", type=int, help="seed of the deals and of the agents (default 0)")
+    p.add_argument("--deals", dest="deals_file", metavar="FILE", help="play the deals of this deal file")
+    p.add_argument("--save-deals", metavar="FILE", help="save the deals to FILE before playing")
+    p.add_argument("--workers", type=int, help="worker processes (default 0 = all cores; 1 = this process)")
+    p.add_argument("--batch", type=int, metavar="N", help="deals per task (default 500; 100 with --sprt)")
+    p.add_argument("--anchor", metavar="AGENT", help="agent whose rating is fixed (default random, else the first)")
+    p.add_argument("--anchor-rating", type=float, metavar="R", help="the anchor's rating (default 0)")
+    p.add_argument("--bootstrap", type=int, metavar="N", help="bootstrap replicates for rating intervals (1000)")
+    p.add_argument("--level", type=float, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--sprt", type=_sprt_pair, metavar="ELO0,ELO1", help="sequential test of --gauntlet vs one agent")
+    p.add_argument("--sprt-alpha", type=float, metavar="A", help="SPRT false-positive rate (default 0.05)")
+    p.add_argument("--sprt-beta", type=float, metavar="B", help="SPRT false-negative rate (default 0.05)")
+    p.add_argument("--records", metavar="FILE.jsonl", help="write the record of every game (RULES.md section 8)")
+    p.add_argument(
+        "--plugin", dest="plugins", action="append", metavar="MODULE", help="import MODULE to register agents"
+    )
+    p.add_argument("--start-method", choices=["spawn", "forkserver", "fork"], help="worker start method (spawn)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/eval__<variant>__<time>/)")
+    p.add_argument("--no-plot", action="store_true", help="do not draw the PNG plots")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", action="store_true", default=None, help="always show the progress bar")
+    bar.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
+    p.add_argument("--quiet", action="store_true", help="do not print the tables")
+    p.add_argument("--list-agents", action="store_true", help="list the registered agent names and exit")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> EvalConfig:
+    """An ``EvalConfig``: the YAML file's settings (if any), then every option given on the command line."""
+    cfg = EvalConfig.from_yaml(args.config) if args.config is not None else EvalConfig()
+    overrides: dict[str, Any] = {}
+    for name in (
+        "variant",
+        "agents",
+        "gauntlet",
+        "seed",
+        "deals_file",
+        "save_deals",
+        "workers",
+        "batch",
+        "anchor",
+        "anchor_rating",
+        "bootstrap",
+        "level",
+        "sprt",
+        "sprt_alpha",
+        "sprt_beta",
+        "records",
+        "plugins",
+        "start_method",
+    ):
+        value = getattr(args, name)
+        if value is not None:
+            overrides[name] = value
+    if args.hands is not None:
+        overrides.update(mode="hands", deals=args.hands)
+    if args.matches is not None:
+        overrides.update(mode="matches", deals=args.matches)
+    for key, value in overrides.items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list_agents:
+        from agents.base import registered_agents
+
+        for name, help_text in registered_agents().items():
+            print(f"{name:<12} {help_text}")
+        return 0
+    try:
+        cfg = config_from_args(args)
+        if not cfg.agents and cfg.gauntlet is None:
+            parser.error("give the agents to compare: --agents SPEC SPEC [...] (or --gauntlet SPEC --agents SPEC ...)")
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        result = run_tournament(cfg, progress=progress)
+    except TournamentError as e:
+        print(f"evaluate.py: error: {e}", file=sys.stderr)
+        return 2
+    out = args.out or Path("runs") / f"eval__{result.config.variant}__{time.strftime('%Y%m%d-%H%M%S')}"
+    paths = write_outputs(result, out, plots=not args.no_plot)
+    if not args.quiet:
+        print_report(result)
+    print(f"wrote {', '.join(p.name for p in paths.values())} to {out}/")
+    if result.config.records is not None:
+        print(f"wrote {result.records_written} game records to {result.config.records}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
