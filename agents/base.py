@@ -121,10 +121,14 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), opts
 
 
-def _load_builtin() -> None:
+_LIGHT_MODULES = ("agents.random_agent", "agents.greedy", "agents.expert", "agents.search", "agents.bot")
+_TORCH_MODULES = ("agents.neural",)  # imports torch: loaded only when a spec needs it
+
+
+def _load_builtin(with_torch: bool = True) -> None:
     import importlib
 
-    for mod in ("agents.random_agent", "agents.greedy", "agents.expert", "agents.search", "agents.neural"):
+    for mod in _LIGHT_MODULES + (_TORCH_MODULES if with_torch else ()):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:  # a module not written yet, or an optional dependency missing
@@ -133,22 +137,39 @@ def _load_builtin() -> None:
 
 
 def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) -> Policy:
-    """Build an agent from a spec string (a registered name with options, or a checkpoint / export path)."""
+    """Build an agent from a spec string.
+
+    A spec is a registered name with options (``pimc:worlds=12,depth=5``), a ``train.py`` checkpoint
+    (``runs/.../best.zip``) or an export directory holding a ``model_card.json`` (``agents/bots/classic``).
+    """
     rules = get_rules(rules)
     if isinstance(spec, Policy):
         return spec
-    _load_builtin()
-    path = Path(spec)
-    looks_like_path = any(ch in spec for ch in "/\\") or spec.endswith((".zip", ".onnx", ".npz"))
-    if looks_like_path or (path.exists() and spec not in _REGISTRY):
-        if "file" not in _REGISTRY:
-            raise AgentSpecError(f"agent {spec!r}: loading checkpoints needs agents.neural, which failed to import")
-        factory, _ = _REGISTRY["file"]
-        return factory(rules, seed, path=spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
+    name = spec.split(":", 1)[0].strip()
+    _load_builtin(with_torch=name not in _REGISTRY and name not in ("random", "greedy", "expert", "pimc", "ismcts"))
+    if name not in _REGISTRY:
+        path = Path(spec)
+        if path.is_dir() and (path / "model_card.json").is_file() and "bot" in _REGISTRY:
+            factory, _ = _REGISTRY["bot"]
+            return factory(rules, seed, path=spec)
+        looks_like_path = any(ch in spec for ch in "/\\") or spec.endswith((".zip", ".onnx", ".npz")) or path.exists()
+        if looks_like_path:
+            if path.suffix in (".onnx", ".npz") and "bot" in _REGISTRY:
+                factory, _ = _REGISTRY["bot"]
+                return factory(rules, seed, path=str(path.parent))
+            if "file" not in _REGISTRY:
+                raise AgentSpecError(f"agent {spec!r}: loading checkpoints needs agents.neural, which failed to import")
+            factory, _ = _REGISTRY["file"]
+            return factory(rules, seed, path=spec)
     name, opts = parse_spec(spec)
     if name not in _REGISTRY:
         known = ", ".join(sorted(k for k in _REGISTRY if k != "file"))
-        raise AgentSpecError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known}, or a checkpoint path")
+        raise AgentSpecError(
+            f"unknown agent {name!r} in spec {spec!r}; known agents: {known}, a checkpoint path (.zip) "
+            "or an export directory"
+        )
     factory, _ = _REGISTRY[name]
     try:
         agent = factory(rules, seed, **opts)

@@ -1,0 +1,520 @@
+"""A trained Scopa policy without the training stack: ``Bot`` runs on numpy, or on onnxruntime when it is installed.
+
+``python -m agents.export CHECKPOINT --out DIR`` writes an *export directory*:
+
+============================  =========================================================================
+``model_card.json``           variant, observation version and size, number of actions, training steps,
+                              architecture, source checkpoint, export checks and ratings (``MODEL_CARD``)
+``policy.npz``                the policy MLP as plain arrays: ``w0, b0, ..., w{L-1}, b{L-1}`` (torch layout
+                              ``(out, in)``), ``activation`` (``tanh``, ``relu``, ...); the last layer gives
+                              the action logits (``WEIGHTS``)
+``policy.onnx``               the same network with the mask applied: inputs ``obs`` float32 (n, obs_size) and
+                              ``action_mask`` bool (n, num_cards); outputs ``probs`` float32 (n, num_cards)
+                              and ``action`` int64 (n,) (``ONNX``)
+============================  =========================================================================
+
+The masked probabilities are those of sb3-contrib's ``MaskableCategorical``: illegal logits are replaced by
+``-1e8`` (``MASKED_LOGIT``) and a softmax is taken, so illegal actions get probability exactly 0.
+
+    bot = Bot.load("agents/bots/classic")            # onnxruntime when importable, else numpy
+    probs = bot.probs(obs, mask)                      # (n, 40) masked action probabilities
+    actions = bot.act(obs, mask)                      # (n,) the most probable legal action of each row
+    action = bot.act_state(state, game=0)             # one decision straight from a core state
+
+Neither torch nor stable-baselines3 is imported by this module. ``bot:path=DIR`` (or the directory itself, see
+``is_export_dir``) is an agent spec: ``BotPolicy`` plays in ``evaluate.py``, the envs and the league.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch, AgentSpecError, Policy, register_agent
+from scopa_env import core
+from scopa_env.rules import Rules, get_rules
+
+__all__ = [
+    "ACTIVATIONS",
+    "CARD_FORMAT",
+    "CARD_VERSION",
+    "MASKED_LOGIT",
+    "MODEL_CARD",
+    "ONNX",
+    "WEIGHTS",
+    "Bot",
+    "BotError",
+    "BotPolicy",
+    "is_export_dir",
+    "make_bot_policy",
+    "masked_softmax",
+    "new_card",
+    "write_card",
+    "write_numpy_export",
+]
+
+MODEL_CARD = "model_card.json"
+WEIGHTS = "policy.npz"
+ONNX = "policy.onnx"
+CARD_FORMAT = "scopa-bot"
+"""``format`` field of a model card."""
+CARD_VERSION = 1
+"""``version`` field of a model card; bumped when the export directory's layout changes."""
+MASKED_LOGIT = -1e8
+"""Logit given to illegal actions (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
+
+Backend = Literal["onnx", "numpy"]
+
+
+def _leaky_relu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    return np.where(x >= 0, x, np.float32(0.01) * x)
+
+
+def _elu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+
+
+def _sigmoid(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    return np.float32(1.0) / (np.float32(1.0) + np.exp(-x))
+
+
+ACTIVATIONS: dict[str, Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]] = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, np.float32(0)),
+    "leaky_relu": _leaky_relu,
+    "elu": _elu,
+    "sigmoid": _sigmoid,
+    "silu": lambda x: x * _sigmoid(x),
+    "identity": lambda x: x,
+}
+"""Hidden-layer activations the numpy path implements, by the name stored in ``policy.npz`` (torch defaults)."""
+
+
+class BotError(ValueError):
+    """An export directory that cannot be loaded, or inputs / rules that do not fit the bot."""
+
+
+def is_export_dir(path: str | Path) -> bool:
+    """True if ``path`` is a directory holding a model card (what ``make_agent`` should route to ``bot``)."""
+    p = Path(path)
+    return p.is_dir() and (p / MODEL_CARD).is_file()
+
+
+def masked_softmax(logits: npt.NDArray[np.floating], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """(n, A) float32: softmax of ``logits`` with illegal entries set to ``MASKED_LOGIT`` (exactly 0 after)."""
+    z = np.where(mask, logits, np.float32(MASKED_LOGIT)).astype(np.float32, copy=False)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32, copy=False)
+
+
+def _read_card(directory: Path) -> dict[str, Any]:
+    path = directory / MODEL_CARD
+    if not path.is_file():
+        hint = " (it holds a policy.npz but no model card)" if (directory / WEIGHTS).exists() else ""
+        raise BotError(
+            f"{directory} is not a bot export directory: {MODEL_CARD} is missing{hint}; create one with "
+            f"'python -m agents.export CHECKPOINT --out {directory}'"
+        )
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BotError(f"cannot read the model card {path}: {e}") from None
+    if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
+        raise BotError(f"{path} is not a bot model card (its 'format' must be {CARD_FORMAT!r})")
+    if card.get("version") != CARD_VERSION:
+        raise BotError(
+            f"{path} has model card version {card.get('version')!r}, this code reads version {CARD_VERSION}; "
+            "export the checkpoint again with this version of agents.export"
+        )
+    for key in ("variant", "obs_version", "obs_size", "num_cards"):
+        if key not in card:
+            raise BotError(f"{path} lacks the field {key!r}; export the checkpoint again")
+    return card
+
+
+def _read_weights(
+    path: Path, obs_size: int, num_cards: int
+) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
+    """The (W^T, b) layers and activation name of ``policy.npz``, checked against the model card's sizes."""
+    if not path.is_file():
+        raise BotError(f"{path} is missing; export the checkpoint again with 'python -m agents.export'")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise BotError(f"cannot read the weights {path}: {e}") from None
+    if "activation" not in arrays or "num_layers" not in arrays:
+        raise BotError(f"{path} lacks 'activation' or 'num_layers'; export the checkpoint again")
+    activation = str(arrays["activation"])
+    if activation not in ACTIVATIONS:
+        raise BotError(f"{path}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+    layers = []
+    width = obs_size
+    for i in range(int(arrays["num_layers"])):
+        try:
+            w, b = arrays[f"w{i}"], arrays[f"b{i}"]
+        except KeyError:
+            raise BotError(f"{path} lacks layer {i} (w{i}, b{i}); export the checkpoint again") from None
+        if w.ndim != 2 or w.shape[1] != width or b.shape != (w.shape[0],):
+            raise BotError(
+                f"{path}: layer {i} has weights {w.shape} and bias {b.shape}; expected weights (k, {width}) and "
+                "bias (k,); export the checkpoint again"
+            )
+        layers.append((np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)))
+        width = w.shape[0]
+    if not layers or width != num_cards:
+        raise BotError(f"{path}: the network outputs {width} values, the model card says {num_cards} actions")
+    return layers, activation
+
+
+def new_card(
+    rules: Rules | str,
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    activation: str,
+    name: str | None = None,
+    training_steps: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A model card for an MLP with ``layers`` (``(weight (out, in), bias)``) trained for ``rules``, plus ``extra``."""
+    rules = get_rules(rules)
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "version": CARD_VERSION,
+        "name": name or f"{rules.name}-bot",
+        "variant": rules.name,
+        "obs_version": core.OBS_VERSION,
+        "obs_size": core.observation_size(rules),
+        "num_cards": rules.num_cards,
+        "num_players": rules.num_players,
+        "training_steps": None if training_steps is None else int(training_steps),
+        "architecture": {
+            "type": "mlp",
+            "input": int(layers[0][0].shape[1]),
+            "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
+            "output": int(layers[-1][0].shape[0]),
+            "activation": activation,
+            "parameters": int(sum(w.size + b.size for w, b in layers)),
+            "masking": f"illegal logits set to {MASKED_LOGIT:g}, then softmax (sb3-contrib MaskableCategorical)",
+        },
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "ratings": {},
+    }
+    card.update(extra)
+    return card
+
+
+def write_card(directory: str | Path, card: dict[str, Any]) -> Path:
+    """Write ``model_card.json`` into ``directory``."""
+    path = Path(directory) / MODEL_CARD
+    path.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def write_numpy_export(
+    directory: str | Path,
+    card: dict[str, Any],
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    activation: str,
+) -> Path:
+    """Write ``policy.npz`` and ``model_card.json`` (everything the numpy path needs) into ``directory``."""
+    if activation not in ACTIVATIONS:
+        raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, npt.NDArray[Any]] = {"activation": np.array(activation), "num_layers": np.array(len(layers))}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"w{i}"] = np.asarray(w, dtype=np.float32)
+        arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
+    np.savez(d / WEIGHTS, **arrays)  # type: ignore[arg-type]
+    write_card(d, card)
+    return d
+
+
+class Bot:
+    """A trained policy: masked action probabilities and greedy actions from observations, in numpy or onnxruntime.
+
+    Build it with ``Bot.load(DIR)``. ``backend`` says which path ``probs`` / ``act`` use; ``probs_numpy`` is
+    always available.
+    """
+
+    def __init__(
+        self,
+        card: dict[str, Any],
+        layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+        activation: str,
+        directory: Path | None = None,
+        backend: Backend = "numpy",
+        threads: int = 1,
+        rules: Rules | None = None,
+    ) -> None:
+        self.card = card
+        self.layers = layers
+        self.activation = activation
+        self._act_fn = ACTIVATIONS[activation]
+        self.directory = directory
+        self.threads = threads
+        self.obs_size = int(card["obs_size"])
+        self.num_cards = int(card["num_cards"])
+        self.rules = rules if rules is not None else get_rules(card["variant"])
+        self.backend: Backend = "numpy"
+        self._session: Any = None
+        if backend == "onnx":
+            self._start_onnx()
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        prefer: Backend = "onnx",
+        rules: Rules | str | None = None,
+        any_variant: bool = False,
+        threads: int = 1,
+    ) -> Bot:
+        """Load an export directory.
+
+        ``prefer="onnx"`` uses onnxruntime when it is importable and ``policy.onnx`` exists, else numpy;
+        ``prefer="numpy"`` always uses numpy. ``rules`` (default: the model card's variant) is checked against the
+        card: same variant (or, with ``any_variant``, the same observation and action sizes) and the observation
+        version of this code. ``threads`` limits onnxruntime's threads (1: one core per decision).
+        """
+        if prefer not in ("onnx", "numpy"):
+            raise BotError(f"prefer must be 'onnx' or 'numpy', got {prefer!r}")
+        d = Path(directory)
+        if not d.is_dir():
+            raise BotError(f"bot directory {d} does not exist; export one with 'python -m agents.export'")
+        card = _read_card(d)
+        layers, activation = _read_weights(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
+        target = get_rules(rules if rules is not None else card["variant"])
+        bot = cls(card, layers, activation, directory=d, backend="numpy", threads=threads, rules=target)
+        bot.check_rules(target, any_variant=any_variant)
+        if prefer == "onnx" and (d / ONNX).is_file():
+            try:
+                import onnxruntime  # noqa: F401
+            except ImportError:
+                return bot
+            bot._start_onnx()
+        return bot
+
+    def _start_onnx(self) -> None:
+        import onnxruntime as ort
+
+        if self.directory is None or not (self.directory / ONNX).is_file():
+            raise BotError(f"no {ONNX} in {self.directory}; load with prefer='numpy'")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(str(self.directory / ONNX), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise BotError(f"onnxruntime cannot load {self.directory / ONNX}: {e}") from None
+        inputs = {i.name: i for i in session.get_inputs()}
+        outputs = {o.name for o in session.get_outputs()}
+        if set(inputs) != {"obs", "action_mask"} or not {"probs", "action"} <= outputs:
+            raise BotError(
+                f"{self.directory / ONNX} has inputs {sorted(inputs)} and outputs {sorted(outputs)}; expected inputs "
+                "obs, action_mask and outputs probs, action; export the checkpoint again"
+            )
+        width = inputs["obs"].shape[-1]
+        if isinstance(width, int) and width != self.obs_size:
+            raise BotError(f"{self.directory / ONNX} takes {width} observation values, the card says {self.obs_size}")
+        self._session = session
+        self.backend = "onnx"
+
+    def check_rules(self, rules: Rules | str, any_variant: bool = False) -> None:
+        """Raise ``BotError`` unless the bot can play ``rules`` with this code's observations."""
+        rules = get_rules(rules)
+        card = self.card
+        if card["obs_version"] != core.OBS_VERSION:
+            raise BotError(
+                f"the bot was exported with observation version {card['obs_version']}, this code observes version "
+                f"{core.OBS_VERSION}; retrain (or use the code version it was trained with)"
+            )
+        size = core.observation_size(rules)
+        if size != self.obs_size or rules.num_cards != self.num_cards:
+            raise BotError(
+                f"the bot takes {self.obs_size} observation values and {self.num_cards} actions, but {rules.name!r} "
+                f"has {size} and {rules.num_cards}; it was trained for {card['variant']!r}"
+            )
+        if rules.name != card["variant"] and not any_variant:
+            raise BotError(
+                f"the bot was trained for {card['variant']!r}, not {rules.name!r}; pass any_variant=True "
+                f"(spec option any_variant=true) to play it there anyway"
+            )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_session"] = None
+        state["_act_fn"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        backend = state["backend"]
+        self.__dict__.update(state)
+        self._act_fn = ACTIVATIONS[self.activation]
+        self.backend = "numpy"
+        if backend == "onnx":
+            self._start_onnx()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def variant(self) -> str:
+        """The variant the bot was trained for."""
+        return str(self.card["variant"])
+
+    @property
+    def obs_version(self) -> int:
+        return int(self.card["obs_version"])
+
+    @property
+    def training_steps(self) -> int | None:
+        steps = self.card.get("training_steps")
+        return int(steps) if steps is not None else None
+
+    def __repr__(self) -> str:
+        return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r})"
+
+    # ------------------------------------------------------------------ inference
+
+    def _inputs(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        o = np.asarray(obs, dtype=np.float32)
+        m = np.asarray(mask)
+        if o.ndim != 2 or o.shape[1] != self.obs_size:
+            raise BotError(
+                f"obs must have shape (n, {self.obs_size}), got {o.shape}; for one observation pass obs[None] "
+                "or use act_one"
+            )
+        if m.shape != (o.shape[0], self.num_cards):
+            raise BotError(f"mask must have shape ({o.shape[0]}, {self.num_cards}) to match obs, got {m.shape}")
+        m = m if m.dtype == np.bool_ else m != 0
+        empty = ~m.any(axis=1)
+        if empty.any():
+            raise BotError(f"mask row {int(np.flatnonzero(empty)[0])} allows no action; a decision needs one")
+        return np.ascontiguousarray(o), np.ascontiguousarray(m)
+
+    def logits(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, num_cards) float32: the policy's raw action logits (numpy path, no mask)."""
+        x = np.asarray(obs, dtype=np.float32)
+        last = len(self.layers) - 1
+        for i, (wt, b) in enumerate(self.layers):
+            x = x @ wt
+            x += b
+            if i < last:
+                x = self._act_fn(x)
+        return x
+
+    def probs_numpy(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, num_cards) float32 masked action probabilities computed in numpy."""
+        o, m = self._inputs(obs, mask)
+        return masked_softmax(self.logits(o), m)
+
+    def probs(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, num_cards) float32 masked action probabilities (0 for every illegal action)."""
+        o, m = self._inputs(obs, mask)
+        if self._session is not None:
+            return np.asarray(self._session.run(["probs"], {"obs": o, "action_mask": m})[0], dtype=np.float32)
+        return masked_softmax(self.logits(o), m)
+
+    def act(
+        self, obs: npt.ArrayLike, mask: npt.ArrayLike, rng: np.random.Generator | None = None
+    ) -> npt.NDArray[np.int64]:
+        """(n,) int64: the most probable legal action of each row, or a sample from the probabilities with ``rng``."""
+        o, m = self._inputs(obs, mask)
+        if rng is None:
+            if self._session is not None:
+                action = self._session.run(["action"], {"obs": o, "action_mask": m})[0]
+                return np.asarray(action, dtype=np.int64).reshape(-1)
+            return masked_softmax(self.logits(o), m).argmax(axis=1).astype(np.int64)
+        p = np.where(m, self.probs(o, m), np.float32(0)).astype(np.float64)
+        cdf = np.cumsum(p, axis=1)
+        u = rng.random(o.shape[0]) * cdf[:, -1]
+        return (cdf > u[:, None]).argmax(axis=1).astype(np.int64)
+
+    def act_one(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
+        """The most probable legal action for one observation (obs_size,) and mask (num_cards,)."""
+        return int(self.act(np.asarray(obs, dtype=np.float32)[None], np.asarray(mask)[None])[0])
+
+    # ------------------------------------------------------------------ from a game state
+
+    def probs_state(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
+        """(n, num_cards) probabilities for the acting seat of games ``games`` (default: all) of a core state."""
+        st = state if games is None else state.take(np.asarray(games).reshape(-1))
+        return self.probs(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
+
+    def act_states(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
+        """(n,) the bot's action for the acting seat of games ``games`` (default: all) of a core state."""
+        st = state if games is None else state.take(np.asarray(games).reshape(-1))
+        return self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
+
+    def act_state(self, state: core.State, game: int = 0) -> int:
+        """The bot's action for the seat to act in game ``game`` of a core state (one call: observe, mask, act).
+
+        Raises ``BotError`` if that game is over. Feed the action to ``core.step``; in the CHOOSE phase it is the
+        next table card to pick, so call again until ``info.move_done``.
+        """
+        if not 0 <= int(game) < state.batch_size:
+            raise BotError(f"game {game} is out of range: the state holds {state.batch_size} games")
+        st = state.take([int(game)]) if state.batch_size > 1 else state
+        if st.phase[0] == core.Phase.DONE:
+            raise BotError(f"game {game} is over; there is no decision to take")
+        return int(self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))[0])
+
+
+class BotPolicy(Policy):
+    """A ``Bot`` as an ``agents.base.Policy``: greedy (most probable legal action) unless ``sample``."""
+
+    name = "bot"
+    needs_state = False
+
+    def __init__(self, rules: Rules | str, bot: Bot, seed: int | None = None, sample: bool = False) -> None:
+        super().__init__(rules, seed)
+        self.bot = bot
+        self.sample = sample
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        return self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
+
+    def action_probs(self, batch: ActBatch) -> npt.NDArray[np.float32]:
+        """(n, num_cards) the bot's masked action probabilities (used by the terminal game's ``hint``)."""
+        return self.bot.probs(batch.obs, batch.mask)
+
+
+_CACHE: dict[tuple[str, str, bool, str, int, float], Bot] = {}
+
+
+@register_agent("bot", "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true]")
+def make_bot_policy(
+    rules: Rules | str,
+    seed: int | None = None,
+    path: str | None = None,
+    prefer: str = "onnx",
+    sample: bool = False,
+    any_variant: bool = False,
+    threads: int = 1,
+) -> BotPolicy:
+    """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached)."""
+    if path is None:
+        raise AgentSpecError("agent 'bot' needs the export directory: bot:path=agents/bots/classic")
+    rules = get_rules(rules)
+    d = Path(str(path))
+    card_path = d / MODEL_CARD
+    mtime = card_path.stat().st_mtime if card_path.is_file() else 0.0
+    key = (str(d.resolve()), str(prefer), bool(any_variant), rules.name, int(threads), mtime)
+    bot = _CACHE.get(key)
+    if bot is None:
+        try:
+            bot = Bot.load(d, prefer=prefer, rules=rules, any_variant=bool(any_variant), threads=int(threads))  # type: ignore[arg-type]
+        except BotError as e:
+            raise AgentSpecError(f"agent bot:path={path}: {e}") from None
+        _CACHE[key] = bot
+    return BotPolicy(rules, bot, seed, sample=bool(sample))

@@ -1,0 +1,431 @@
+"""Export a trained MaskablePPO checkpoint as a bot that needs neither torch nor stable-baselines3.
+
+    python -m agents.export runs/classic__strong__0__.../best.zip --out agents/bots/classic \\
+        --ratings runs/eval__classic__.../results.json
+
+writes ``policy.onnx``, ``policy.npz`` and ``model_card.json`` into ``--out`` (layout: ``agents.bot``), then checks
+that torch (the sb3-contrib policy itself), onnxruntime and numpy give the same masked action probabilities, to
+``--tolerance`` (1e-5), on random observations and masks (single-legal-action rows included) and on observations
+from real games. A failed check removes the written files and exits with status 1.
+
+The exported network is the policy half of the SB3 ``MlpPolicy``: ``pi_features_extractor`` (a flatten),
+``mlp_extractor.policy_net`` (Linear + activation layers) and ``action_net``; masked probabilities are the softmax
+of the logits with illegal actions set to ``MASKED_LOGIT``, exactly as sb3-contrib's ``MaskableCategorical``.
+
+The checkpoint is read with ``agents.neural``: its ``scopa_meta.json`` member gives the variant, observation version
+and training steps, and is checked against this code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.bot import MASKED_LOGIT, MODEL_CARD, ONNX, WEIGHTS, Bot, new_card, write_card, write_numpy_export
+from scopa_env import core
+from scopa_env.rules import Rules, get_rules
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "ExportError",
+    "check_export",
+    "export_checkpoint",
+    "extract_mlp",
+    "main",
+    "ratings_from_results",
+    "sample_inputs",
+    "torch_probs",
+]
+
+TORCH_ACTIVATIONS = {
+    "Tanh": "tanh",
+    "ReLU": "relu",
+    "LeakyReLU": "leaky_relu",
+    "ELU": "elu",
+    "Sigmoid": "sigmoid",
+    "SiLU": "silu",
+    "Identity": "identity",
+}
+"""torch activation modules the bot's numpy path implements (with their default parameters)."""
+DEFAULT_TOLERANCE = 1e-5
+DEFAULT_CHECK_ROWS = 2048
+
+
+class ExportError(RuntimeError):
+    """A checkpoint that cannot be exported, or an export that failed its checks."""
+
+
+# --------------------------------------------------------------------------------------------------- checkpoints
+
+
+def extract_mlp(actor: Any) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
+    """The actor's layers as ``(weight (out, in), bias (out,))`` float32 arrays and its activation name.
+
+    ``actor`` is an ``agents.neural.ActorNet`` (or anything with ``features``, ``policy_net`` and ``action_net``).
+    Raises ``ExportError`` for networks the bot cannot run: feature extractors other than a flatten, layers other
+    than Linear (with bias) and one supported activation.
+    """
+    import torch.nn as nn
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    if not isinstance(actor.features, (FlattenExtractor, nn.Flatten)):
+        raise ExportError(
+            f"only MlpPolicy networks can be exported; the policy uses the features extractor "
+            f"{type(actor.features).__name__} (train with the default FlattenExtractor)"
+        )
+    modules = [*actor.policy_net, actor.action_net]
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = []
+    activations: set[str] = set()
+    for i, m in enumerate(modules):
+        if isinstance(m, nn.Linear):
+            if m.bias is None:
+                raise ExportError(f"layer {i} ({m}) has no bias; the exporter expects Linear layers with bias")
+            weight = m.weight.detach().cpu().numpy().astype(np.float32)
+            layers.append((weight, m.bias.detach().cpu().numpy().astype(np.float32)))
+        elif type(m).__name__ in TORCH_ACTIVATIONS:
+            if isinstance(m, nn.LeakyReLU) and m.negative_slope != 0.01:
+                raise ExportError(f"LeakyReLU with negative_slope {m.negative_slope} is not supported (only 0.01)")
+            if isinstance(m, nn.ELU) and m.alpha != 1.0:
+                raise ExportError(f"ELU with alpha {m.alpha} is not supported (only 1.0)")
+            activations.add(TORCH_ACTIVATIONS[type(m).__name__])
+        else:
+            raise ExportError(
+                f"layer {i} of the policy network is a {type(m).__name__}; the bot supports Linear layers and the "
+                f"activations {', '.join(TORCH_ACTIVATIONS)} (train with one of those as activation_fn)"
+            )
+    if len(activations) > 1:
+        raise ExportError(f"the policy network mixes activations {sorted(activations)}; the exporter needs one")
+    kinds = ["L" if isinstance(m, nn.Linear) else "A" for m in modules]
+    if kinds != ["L", "A"] * (len(layers) - 1) + ["L"]:
+        raise ExportError(f"the policy network must alternate Linear and activation layers, got {modules}")
+    return layers, (activations.pop() if activations else "identity")
+
+
+def _policy_module(actor: Any) -> torch.nn.Module:
+    """A torch module ``(obs, action_mask) -> (probs, action)`` around the actor's layers."""
+    import torch
+    from torch import nn
+
+    class MaskedPolicy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.actor = actor
+
+        def forward(self, obs: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            logits = self.actor(obs)
+            masked = torch.where(action_mask, logits, torch.full_like(logits, MASKED_LOGIT))
+            probs = torch.softmax(masked, dim=-1)
+            return probs, torch.argmax(probs, dim=-1)
+
+    return MaskedPolicy().eval()
+
+
+def torch_probs(actor: Any, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """The torch policy's masked probabilities: the actor's logits through sb3-contrib's ``MaskableCategorical``."""
+    import torch
+    from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+    with torch.no_grad():
+        logits = actor(torch.as_tensor(np.ascontiguousarray(obs, dtype=np.float32)))
+        return MaskableCategorical(logits=logits, masks=mask).probs.cpu().numpy().astype(np.float32)
+
+
+def _write_onnx(actor: Any, path: Path, obs_size: int, num_cards: int) -> None:
+    import torch
+
+    module = _policy_module(actor)
+    obs = torch.zeros((2, obs_size), dtype=torch.float32)
+    mask = torch.ones((2, num_cards), dtype=torch.bool)
+    batch = torch.export.Dim("batch", min=1)
+    onnx_logger = logging.getLogger("torch.onnx")
+    level = onnx_logger.level
+    onnx_logger.setLevel(logging.ERROR)  # silence "torchvision is not installed" notes
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (UserWarning, FutureWarning, DeprecationWarning))
+            program = torch.onnx.export(
+                module,
+                (obs, mask),
+                dynamo=True,
+                input_names=["obs", "action_mask"],
+                output_names=["probs", "action"],
+                dynamic_shapes={"obs": {0: batch}, "action_mask": {0: batch}},
+                external_data=False,
+                verbose=False,
+            )
+        if program is None:
+            raise ExportError("torch.onnx.export returned no program")
+        program.save(str(path), external_data=False)
+        import onnx
+
+        onnx.checker.check_model(str(path))
+    except ImportError as e:
+        raise ExportError(f"the ONNX export needs onnx and onnxscript ({e}); pip install -e '.[export]'") from None
+    finally:
+        onnx_logger.setLevel(level)
+
+
+# --------------------------------------------------------------------------------------------------- checks
+
+
+def sample_inputs(rules: Rules, rows: int, seed: int = 0) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """Observations and masks to compare backends on: half from random games, half random values and masks.
+
+    The random half mixes uniform observations in [0, 1), 0/1 observations and masks with one legal action,
+    a few, or every action.
+    """
+    rng = np.random.default_rng(seed)
+    d, size = rules.num_cards, core.observation_size(rules)
+    from agents.base import ActBatch
+    from agents.random_agent import RandomAgent
+
+    games = max(1, rows // 64)
+    state = core.reset(rules, rng.integers(0, 2**31, size=games).astype(np.uint64))
+    agent = RandomAgent(rules, seed)
+    obs_list, mask_list = [], []
+    taken = 0
+    while taken < rows // 2 and not state.done.all():
+        live = np.flatnonzero(~state.done)
+        mask = core.legal_action_mask(rules, state)
+        obs = core.observe(rules, state)
+        obs_list.append(obs[live])
+        mask_list.append(mask[live])
+        taken += live.size
+        actions = np.zeros(state.batch_size, dtype=np.int64)
+        actions[live] = agent.act(ActBatch(rules, obs[live], mask[live], state, live))
+        core.step(rules, state, actions)
+    n_rand = rows - min(taken, rows // 2)
+    rand_obs = rng.random((n_rand, size), dtype=np.float32)
+    rand_obs[::2] = np.round(rand_obs[::2])
+    rand_mask = np.zeros((n_rand, d), dtype=np.bool_)
+    for i in range(n_rand):
+        k = (1, 2, 3, int(rng.integers(1, d + 1)), d)[i % 5]
+        rand_mask[i, rng.choice(d, size=k, replace=False)] = True
+    obs_all = np.concatenate([*obs_list, rand_obs])[:rows]
+    mask_all = np.concatenate([*mask_list, rand_mask])[:rows]
+    return obs_all.astype(np.float32), mask_all
+
+
+def check_export(
+    actor: Any, directory: Path, rules: Rules, rows: int = DEFAULT_CHECK_ROWS, seed: int = 0
+) -> dict[str, Any]:
+    """Compare the torch policy, the ONNX file (onnxruntime) and the numpy weights on ``sample_inputs``.
+
+    Returns the maximum absolute differences of the probabilities, the share of rows where the chosen actions agree
+    with torch's argmax, and the largest probability given to an illegal action (must be 0).
+    """
+    obs, mask = sample_inputs(rules, rows, seed)
+    p_torch = torch_probs(actor, obs, mask)
+    numpy_bot = Bot.load(directory, prefer="numpy", rules=rules)
+    p_numpy = numpy_bot.probs(obs, mask)
+    out: dict[str, Any] = {"rows": int(obs.shape[0]), "seed": seed}
+    out["max_abs_diff_numpy"] = float(np.abs(p_numpy - p_torch).max())
+    a_torch = p_torch.argmax(axis=1)
+    out["actions_agree_numpy"] = float((numpy_bot.act(obs, mask) == a_torch).mean())
+    out["masked_prob_max"] = float(np.abs(np.where(mask, 0, p_numpy)).max())
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        out["max_abs_diff_onnx"] = None
+    else:
+        onnx_bot = Bot.load(directory, prefer="onnx", rules=rules)
+        p_onnx = onnx_bot.probs(obs, mask)
+        out["max_abs_diff_onnx"] = float(np.abs(p_onnx - p_torch).max())
+        out["actions_agree_onnx"] = float((onnx_bot.act(obs, mask) == a_torch).mean())
+        out["masked_prob_max"] = max(out["masked_prob_max"], float(np.abs(np.where(mask, 0, p_onnx)).max()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- ratings
+
+
+def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
+    """The model card's ``ratings``: the ratings and pairings of an ``evaluate.py`` ``results.json`` (or its folder)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ExportError(f"cannot read the ratings file {p}: {e}") from None
+    if not isinstance(data, dict) or "ratings" not in data:
+        raise ExportError(f"{p} is not an evaluate.py results.json (no 'ratings'); run evaluate.py with --out DIR")
+    if data.get("variant") not in (None, variant):
+        raise ExportError(f"{p} rates agents in {data['variant']!r}, but the checkpoint plays {variant!r}")
+    keep = ("rank", "agent", "spec", "steps", "rating", "low", "high", "games", "score")
+    return {
+        "source": str(p),
+        "created": data.get("created"),
+        "mode": data.get("mode"),
+        "deals": (data.get("deals") or {}).get("count"),
+        "anchor": data.get("anchor"),
+        "ratings": [{k: r.get(k) for k in keep if k in r} for r in data["ratings"]],
+        "pairings": data.get("pairings", []),
+    }
+
+
+# --------------------------------------------------------------------------------------------------- export
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for mod in ("numpy", "torch", "stable_baselines3", "sb3_contrib", "onnx", "onnxruntime"):
+        try:
+            out[mod] = str(__import__(mod).__version__)
+        except ImportError:
+            pass
+    return out
+
+
+def _check_out_dir(out_dir: Path, force: bool) -> None:
+    ours = {MODEL_CARD, WEIGHTS, ONNX}
+    if not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise ExportError(f"--out {out_dir} is a file; give a directory")
+    others = sorted(p.name for p in out_dir.iterdir() if p.name not in ours and p.name != "README.md")
+    existing = sorted(p.name for p in out_dir.iterdir() if p.name in ours)
+    if others:
+        raise ExportError(f"--out {out_dir} holds other files ({', '.join(others)}); choose an empty directory")
+    if existing and not force:
+        raise ExportError(
+            f"--out {out_dir} already holds an export ({', '.join(existing)}); pass --force to replace it"
+        )
+
+
+def export_checkpoint(
+    checkpoint: str | Path,
+    out: str | Path,
+    ratings: str | Path | None = None,
+    name: str | None = None,
+    check_rows: int = DEFAULT_CHECK_ROWS,
+    tolerance: float = DEFAULT_TOLERANCE,
+    force: bool = False,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
+
+    The checkpoint is read with ``agents.neural`` (its ``scopa_meta.json`` gives the variant, observation version
+    and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for an
+    unusable checkpoint) without leaving partial files in ``out``.
+    """
+    from agents.neural import load_checkpoint_policy, read_checkpoint_meta
+
+    ckpt = Path(checkpoint)
+    out_dir = Path(out)
+    _check_out_dir(out_dir, force)
+    meta = read_checkpoint_meta(ckpt)
+    rules = get_rules(meta["variant"])
+    actor, meta = load_checkpoint_policy(ckpt, rules)
+    layers, activation = extract_mlp(actor)
+    obs_size, num_cards = core.observation_size(rules), rules.num_cards
+    if layers[0][0].shape[1] != obs_size or layers[-1][0].shape[0] != num_cards:
+        raise ExportError(
+            f"{ckpt}: the network maps {layers[0][0].shape[1]} inputs to {layers[-1][0].shape[0]} actions; "
+            f"{rules.name!r} needs {obs_size} and {num_cards}"
+        )
+    ratings_card = ratings_from_results(ratings, rules.name) if ratings is not None else {}
+    steps = meta.get("steps")
+    card = new_card(
+        rules,
+        layers,
+        activation,
+        name=name or f"{rules.name}-{ckpt.stem}",
+        training_steps=int(steps) if steps is not None else None,
+        source_checkpoint={"path": str(ckpt), "sha256": _sha256(ckpt), "size": ckpt.stat().st_size},
+        checkpoint_meta={k: v for k, v in meta.items() if k not in ("config", "eval")},
+        training_config=meta.get("config"),
+        training_eval=meta.get("eval"),
+        files={},
+        checks={},
+        exported_with=_versions(),
+    )
+    card["ratings"] = ratings_card
+    written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
+    try:
+        write_numpy_export(out_dir, card, layers, activation)
+        _write_onnx(actor, out_dir / ONNX, obs_size, num_cards)
+        checks = check_export(actor, out_dir, rules, rows=check_rows, seed=seed)
+        checks["tolerance"] = tolerance
+        bad = [k for k in ("max_abs_diff_numpy", "max_abs_diff_onnx") if (checks.get(k) or 0.0) > tolerance]
+        if bad or checks["masked_prob_max"] > 0.0:
+            raise ExportError(f"the exported bot does not match the torch policy to {tolerance:g}: {checks}")
+        card["checks"] = checks
+        card["files"] = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size} for p in written[:2]}
+        write_card(out_dir, card)
+    except BaseException:
+        for p in written:
+            p.unlink(missing_ok=True)
+        raise
+    return card
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point (``python -m agents.export``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.export",
+        description="Export a MaskablePPO checkpoint as ONNX + numpy weights + model card (see agents.bot).",
+    )
+    parser.add_argument("checkpoint", type=Path, help="a MaskablePPO .zip written by train.py")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="export directory to write")
+    parser.add_argument("--ratings", type=Path, metavar="FILE.json", help="evaluate.py results.json for the card")
+    parser.add_argument("--name", help="the bot's name in the model card (default: <variant>-<checkpoint name>)")
+    parser.add_argument("--check-rows", type=int, default=DEFAULT_CHECK_ROWS, help="rows compared (default 2048)")
+    parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing export in --out")
+    args = parser.parse_args(argv)
+    if args.check_rows < 16:
+        parser.error(f"--check-rows must be at least 16, got {args.check_rows}")
+    start = time.perf_counter()
+    try:
+        card = export_checkpoint(
+            args.checkpoint,
+            args.out,
+            ratings=args.ratings,
+            name=args.name,
+            check_rows=args.check_rows,
+            tolerance=args.tolerance,
+            force=args.force,
+        )
+    except (ExportError, ValueError) as e:  # AgentSpecError (a bad checkpoint) is a ValueError
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    c = card["checks"]
+    arch = card["architecture"]
+    print(
+        f"exported {card['name']} ({card['variant']}, {card['training_steps']} steps, MLP {arch['input']}-"
+        f"{'-'.join(map(str, arch['hidden']))}-{arch['output']} {arch['activation']}) to {args.out} "
+        f"in {time.perf_counter() - start:.1f}s"
+    )
+    onnx_diff = c.get("max_abs_diff_onnx")
+    print(
+        f"check on {c['rows']} rows: max |p - p_torch| numpy {c['max_abs_diff_numpy']:.2e}, onnx "
+        + (f"{onnx_diff:.2e}" if onnx_diff is not None else "n/a (onnxruntime not installed)")
+    )
+    for fname, info in card["files"].items():
+        print(f"  {fname}: {info['size'] / 1024:.0f} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

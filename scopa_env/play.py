@@ -1,0 +1,707 @@
+"""Play Scopa in the terminal against any agent: ``python -m scopa_env.play [--variant classic] [--opponent SPEC]``.
+
+The human sits at seat 0 (``--seat``); every other seat is played by the opponent spec (in team variants the
+human's partner too, unless ``--partner SPEC`` is given). The opponent defaults to the shipped bot of the variant
+(``agents/bots/<variant>/``) when there is one, else ``expert``, ``greedy`` or ``random``, whichever loads first.
+
+At the ``your move>`` prompt type a card in notation (``7d``, ``qs``; rank then suit, the suit letter
+case-insensitive). When the card can capture in several ways a numbered list of every legal capture is shown; type
+its number (or its cards). ``7d 3s 4c`` plays ``7d`` and names the capture at once. Commands: ``hint`` (the
+opponent agent's advice for your position, with probabilities when the agent has them), ``score``, ``history``,
+``table``, ``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly. A finished match offers a
+rematch.
+
+All reading goes through ``Terminal``, which takes any text streams, so tests drive whole matches with scripted
+input::
+
+    run(PlayConfig(variant="classic", opponent="greedy", seed=3), io.StringIO("7d\\n..."), io.StringIO())
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env import core
+from scopa_env.cards import format_card, parse_card
+from scopa_env.render import pretty_card, pretty_cards, render_text
+from scopa_env.rules import Rules, get_rules, variant_names
+from scopa_env.scoring import POINT_FIELDS
+from scopa_env.shuffle import derive_seed
+
+if TYPE_CHECKING:
+    from agents.base import Policy
+
+__all__ = [
+    "DEFAULT_FALLBACKS",
+    "SHIPPED_BOTS",
+    "EndOfInput",
+    "PlayConfig",
+    "Terminal",
+    "build_agent",
+    "default_opponent",
+    "main",
+    "run",
+]
+
+SHIPPED_BOTS = Path(__file__).resolve().parent.parent / "agents" / "bots"
+"""Shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
+MODEL_CARD = "model_card.json"
+DEFAULT_FALLBACKS = ("expert", "greedy", "random")
+"""Opponent specs tried in order when the variant has no shipped bot."""
+HINT_SEED = 12345
+"""Seed of the separate agent instance that gives hints (so hints never change the opponents' random draws)."""
+
+HELP_TEXT = """\
+How to play (RULES.md has the full rules):
+  - Play a card by typing it: rank then suit, e.g. 7d, qs, ab (ranks {ranks}; suits d=coins/denari,
+    c=cups/coppe, s=swords/spade, b=clubs/bastoni; upper or lower case).
+  - A card takes a table card of the same rank; otherwise it must take a set of cards adding up to its value
+    (A=1 ... 7=7, J=8, Q=9, K=10); otherwise it is laid on the table. Clearing the table is a scopa (1 point).
+  - When a card can capture in several ways you get a numbered list: type the number, or the cards.
+    You can also name the capture at once: '7d 3s 4c' plays 7d and takes 3s and 4c.
+Commands:
+  hint      the advice of '{hint}' for your position (move probabilities when it has them)
+  score     match scores and this hand's piles (cards, coins, settebello, sevens, scope)
+  history   the moves of this hand and the results of earlier hands
+  table     show the table and your hand again
+  help      this text
+  quit      leave the game (end of input, Ctrl-D, also leaves)"""
+
+
+class EndOfInput(Exception):
+    """The input stream ended (Ctrl-D or the end of a script): the game stops cleanly."""
+
+
+class QuitGame(Exception):
+    """The player typed ``quit``."""
+
+
+# --------------------------------------------------------------------------------------------------- input / output
+
+
+class Terminal:
+    """Line-based input and output on any text streams; every prompt goes through ``ask``."""
+
+    def __init__(self, inp: TextIO, out: TextIO, color: bool = False) -> None:
+        self.inp = inp
+        self.out = out
+        self.color = color
+
+    def say(self, text: str = "") -> None:
+        """Print a line (or several)."""
+        print(text, file=self.out)
+
+    def ask(self, prompt: str) -> str:
+        """Show ``prompt`` and read one line (without its newline). Raises ``EndOfInput`` at the end of input."""
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.inp.readline()
+        if not line:
+            self.out.write("\n")
+            raise EndOfInput
+        if not self.inp.isatty():  # a terminal echoes what is typed; echo scripted input into the transcript
+            self.out.write(line if line.endswith("\n") else line + "\n")
+        return line.rstrip("\r\n")
+
+    def ask_yes_no(self, prompt: str) -> bool:
+        """Ask until the answer is yes or no."""
+        while True:
+            answer = self.ask(prompt).strip().lower()
+            if answer in ("y", "yes"):
+                return True
+            if answer in ("n", "no"):
+                return False
+            self.say("  please answer y (yes) or n (no)")
+
+
+# --------------------------------------------------------------------------------------------------- agents
+
+
+def build_agent(spec: str, rules: Rules, seed: int | None) -> Policy:
+    """An agent from a spec string; export directories and ``bot:path=DIR[,...]`` load as ``agents.bot`` bots.
+
+    Other specs go to ``agents.base.make_agent``. Raises ``agents.base.AgentSpecError`` (a ``ValueError``) when the
+    spec is unusable.
+    """
+    from agents.base import AgentSpecError, make_agent, parse_spec
+
+    path = Path(spec)
+    is_dir_export = path.is_dir() and (path / MODEL_CARD).is_file()
+    if not (is_dir_export or spec == "bot" or spec.startswith("bot:")):
+        return make_agent(spec, rules, seed)
+    from agents.bot import make_bot_policy
+
+    opts = {"path": spec} if is_dir_export else parse_spec(spec)[1]
+    try:
+        agent = make_bot_policy(rules, seed, **opts)
+    except TypeError as e:
+        raise AgentSpecError(f"agent spec {spec!r}: bad option ({e})") from None
+    agent.name = spec
+    return agent
+
+
+def default_opponent(rules: Rules) -> tuple[str, list[str]]:
+    """The default opponent spec for ``rules`` and notes on the candidates that could not be loaded."""
+    notes: list[str] = []
+    shipped = SHIPPED_BOTS / rules.name
+    candidates = list(DEFAULT_FALLBACKS)
+    if (shipped / MODEL_CARD).is_file():
+        candidates.insert(0, str(shipped))
+    else:
+        notes.append(f"no shipped bot for {rules.name!r} (looked in {shipped}); using a rule-based opponent")
+    for spec in candidates:
+        try:
+            build_agent(spec, rules, 0)
+        except (ImportError, ValueError) as e:
+            notes.append(f"opponent {spec!r} is not available ({e}); trying the next one")
+            continue
+        return spec, notes
+    raise RuntimeError(f"no opponent could be loaded for {rules.name!r}: " + "; ".join(notes))
+
+
+# --------------------------------------------------------------------------------------------------- hints
+
+
+@dataclass
+class MoveProb:
+    """A whole move and the probability an agent gives it."""
+
+    card: int
+    capture: frozenset[int]
+    prob: float
+
+
+def move_probabilities(
+    probs_fn: Callable[[object], npt.NDArray[np.floating]], rules: Rules, state: core.State, game: int = 0
+) -> list[MoveProb]:
+    """Every legal move of ``game`` with its probability under a policy, pick sequences of a capture summed.
+
+    ``probs_fn(batch)`` maps an ``agents.base.ActBatch`` to (n, num_cards) masked action probabilities. The CHOOSE
+    phase is expanded on copies of the game: the probability of a capture is the sum over the pick orders that reach
+    it. The game itself is not changed.
+    """
+    from agents.base import ActBatch
+
+    root = state.take([game])
+    out: dict[tuple[int, frozenset[int]], float] = {}
+
+    def probs_of(st: core.State) -> npt.NDArray[np.floating]:
+        batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
+        return np.asarray(probs_fn(batch), dtype=np.float64)[0]
+
+    def expand(st: core.State, weight: float) -> None:
+        mask = core.legal_action_mask(rules, st)[0]
+        p = probs_of(st)
+        for action in np.flatnonzero(mask):
+            child = st.copy()
+            info = core.step(rules, child, np.array([action]))
+            w = weight * float(p[action])
+            if info.move_done[0]:
+                key = (int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0])))
+                out[key] = out.get(key, 0.0) + w
+            else:
+                expand(child, w)
+
+    expand(root, 1.0)
+    return [MoveProb(card, cap, prob) for (card, cap), prob in out.items()]
+
+
+def _probs_function(agent: Policy) -> Callable[[object], npt.NDArray[np.floating]] | None:
+    """The agent's masked action probabilities as a function of an ``ActBatch``, if it has them.
+
+    ``action_probs(batch)`` (exported bots) is used as is; ``logits(obs, mask)`` (checkpoint policies, illegal
+    actions at -inf) goes through the masked softmax. Rule-based and search agents have neither.
+    """
+    probs = getattr(agent, "action_probs", None)
+    if callable(probs):
+        return probs  # type: ignore[no-any-return]
+    logits = getattr(agent, "logits", None)
+    if callable(logits):
+        from agents.bot import masked_softmax
+
+        return lambda batch: masked_softmax(logits(batch.obs, batch.mask), batch.mask)  # type: ignore[attr-defined]
+    return None
+
+
+# --------------------------------------------------------------------------------------------------- the game
+
+
+@dataclass
+class PlayConfig:
+    """Options of one terminal session (the command line's flags)."""
+
+    variant: str = "classic"
+    """Variant name (``scopa_env.rules.VARIANTS``)."""
+    opponent: str | None = None
+    """Agent spec for the other seats; None: the shipped bot of the variant, else expert / greedy / random."""
+    partner: str | None = None
+    """Agent spec for the human's teammates in team variants; None: the opponent spec."""
+    seat: int = 0
+    """The human's seat."""
+    seed: int = 0
+    """Seed of the first match (rematches use the next seeds of its chain)."""
+    color: bool = False
+    """Colour red suits with ANSI codes."""
+
+
+class Match:
+    """One match between the human and the agents, driven through a ``Terminal``."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        term: Terminal,
+        human: int,
+        seat_agents: dict[int, Policy],
+        hint_agent: Policy | None,
+        seed: int,
+    ) -> None:
+        self.rules = rules
+        self.term = term
+        self.human = human
+        self.seat_agents = seat_agents
+        self.hint_agent = hint_agent
+        self.state = core.reset(rules, np.array([seed], dtype=np.uint64))
+        self.deck = rules.deck
+        self.hand_log: list[str] = []
+        self.past_hands: list[str] = []
+        self.human_side = rules.seat_side[human]
+        self.deal_no = 0
+
+    # ------------------------------------------------------------------ naming
+
+    def seat_name(self, seat: int) -> str:
+        if seat == self.human:
+            return "you"
+        tag = "partner" if self.rules.seat_side[seat] == self.human_side else "player"
+        return f"{tag} {seat} ({self.seat_agents[seat].name})"
+
+    def side_name(self, side: int) -> str:
+        seats = self.rules.sides[side]
+        if side == self.human_side:
+            return "you" if len(seats) == 1 else "your team (" + "+".join(str(s) for s in seats) + ")"
+        return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
+
+    def pc(self, cards: Sequence[int] | npt.NDArray[np.bool_] | frozenset[int]) -> str:
+        """Pretty cards (suit symbols) with their typing notation."""
+        ids = sorted(cards) if isinstance(cards, frozenset) else cards
+        arr = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
+        if arr.size == 0 or (arr.dtype == np.bool_ and not arr.any()):
+            return "-"
+        return pretty_cards(arr, self.deck, self.term.color)
+
+    def notation(self, cards: Sequence[int] | npt.NDArray[np.bool_] | frozenset[int]) -> str:
+        """Cards in typing notation (``7d``), in rank order like the picture; ``-`` when there are none."""
+        arr = np.asarray(sorted(cards) if isinstance(cards, frozenset) else cards)
+        ids = np.flatnonzero(arr) if arr.dtype == np.bool_ else arr.ravel()
+        r = self.deck.num_ranks
+        ordered = sorted((int(c) for c in ids), key=lambda c: (c % r, c // r))
+        return " ".join(format_card(c, self.deck) for c in ordered) or "-"
+
+    # ------------------------------------------------------------------ pictures
+
+    def show_table(self) -> None:
+        t = self.term
+        t.say("")
+        t.say(render_text(self.rules, self.state, 0, seat=self.human, color=t.color))
+        hand = self.state.hands[0, self.human]
+        t.say(f"your cards: {self.notation(hand)}")
+
+    def show_score(self) -> None:
+        st, deck, t = self.state, self.deck, self.term
+        t.say(f"scores (to {self.rules.target}):")
+        seven = deck.ranks.index("7")
+        for s in range(self.rules.num_sides):
+            pile = st.piles[0, s]
+            sevens = int(pile.reshape(4, deck.num_ranks)[:, seven].sum())
+            sb = "yes" if pile[deck.settebello] else "no"
+            t.say(
+                f"  {self.side_name(s):<24} {int(st.scores[0, s]):>3} points   this hand: {int(pile.sum())} cards, "
+                f"{int(pile[: deck.num_ranks].sum())} coins, settebello {sb}, {sevens} sevens, "
+                f"{int(st.scope[0, s])} scope"
+            )
+        t.say(f"  stock: {self.rules.num_cards - int(st.stock_pos[0])} cards")
+
+    def show_history(self) -> None:
+        t = self.term
+        if not self.past_hands and not self.hand_log:
+            t.say("no moves yet")
+        for line in self.past_hands:
+            t.say(line)
+        t.say(f"hand {int(self.state.hand_no[0]) + 1}:")
+        for line in self.hand_log or ["  (no moves yet)"]:
+            t.say(line)
+
+    def show_help(self) -> None:
+        hint = self.hint_agent.name if self.hint_agent is not None else "no agent"
+        self.term.say(HELP_TEXT.format(ranks=self.deck.ranks, hint=hint))
+
+    # ------------------------------------------------------------------ hints
+
+    def show_hint(self) -> None:
+        t, agent = self.term, self.hint_agent
+        if agent is None:
+            t.say("no hint agent")
+            return
+        probs_fn = _probs_function(agent)
+        try:
+            if probs_fn is not None:
+                self._hint_probs(agent.name, probs_fn)
+            else:
+                card, cap = self._agent_move(agent)
+                t.say(f"hint: {agent.name} would play {self.describe_move(card, cap)}")
+        except Exception as e:  # a hint must never end the game
+            t.say(f"hint unavailable: {agent.name} failed ({type(e).__name__}: {e})")
+
+    def _hint_probs(self, name: str, probs_fn: Callable[[object], npt.NDArray[np.floating]]) -> None:
+        moves = move_probabilities(probs_fn, self.rules, self.state, 0)
+        by_card: dict[int, list[MoveProb]] = {}
+        for m in moves:
+            by_card.setdefault(m.card, []).append(m)
+        order = sorted(by_card, key=lambda c: -sum(m.prob for m in by_card[c]))
+        self.term.say(f"hint from {name} (its probabilities for your position):")
+        for card in order:
+            options = sorted(by_card[card], key=lambda m: -m.prob)
+            p_card = sum(m.prob for m in options)
+            line = f"  {format_card(card, self.deck):>3} {100 * p_card:5.1f}%  "
+            if len(options) == 1:
+                cap = options[0].capture
+                line += f"takes {self.notation(cap)}" if cap else "laid on the table"
+            else:
+                parts = [
+                    f"takes {self.notation(m.capture)} ({100 * m.prob / p_card if p_card > 0 else 0:.1f}% of it)"
+                    for m in options
+                ]
+                line += ", ".join(parts)
+            self.term.say(line)
+        best = max(moves, key=lambda m: m.prob)
+        self.term.say(f"suggested: {self.describe_move(best.card, best.capture)}")
+
+    def _agent_move(self, agent: Policy) -> tuple[int, frozenset[int]]:
+        """The whole move ``agent`` would make for the acting seat, played out on a copy of the game."""
+        from agents.base import ActBatch
+
+        st = self.state.copy()
+        while True:
+            batch = ActBatch(
+                self.rules, core.observe(self.rules, st), core.legal_action_mask(self.rules, st), st, np.array([0])
+            )
+            info = core.step(self.rules, st, np.asarray(agent.act(batch), dtype=np.int64).reshape(1))
+            if info.move_done[0]:
+                return int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0]))
+
+    # ------------------------------------------------------------------ moves
+
+    def describe_move(self, card: int, capture: frozenset[int] | npt.NDArray[np.bool_]) -> str:
+        cap = capture if isinstance(capture, frozenset) else frozenset(int(c) for c in np.flatnonzero(capture))
+        text = f"{pretty_card(card, self.deck, self.term.color)} ({format_card(card, self.deck)})"
+        if cap:
+            return f"{text} taking {self.pc(cap)} ({self.notation(cap)})"
+        return f"{text}, laid on the table"
+
+    def _after_step(self, info: core.StepInfo) -> None:
+        """Report what one core step did: the move, the end of a hand, the end of the match, a new hand."""
+        t = self.term
+        if info.move_done[0]:
+            seat = int(info.seat[0])
+            line = f"{self.seat_name(seat)}: {self.describe_move(int(info.card[0]), info.capture[0])}"
+            if info.scopa[0]:
+                line += "  -- SCOPA!"
+            self.hand_log.append("  " + line)
+            t.say(line)
+        if info.move_done[0] and not info.hand_over[0] and int(self.state.deal_no[0]) != self.deal_no:
+            self.deal_no = int(self.state.deal_no[0])
+            left = self.rules.num_cards - int(self.state.stock_pos[0])
+            t.say(
+                f"-- new deal {self.deal_no + 1}/{self.rules.num_deals}: {self.rules.deal_sizes[self.deal_no]} "
+                f"cards each, {left} left in the stock --"
+            )
+        if info.hand_over[0]:
+            self._show_hand_points(info)
+            self.deal_no = 0
+        if info.match_over[0]:
+            w = int(info.winner[0])
+            t.say("")
+            t.say("=" * 60)
+            verdict = "you win" if w == self.human_side else f"{self.side_name(w)} wins"
+            t.say(f"match over: {verdict}!  final scores: {self._scores_text(info.final_scores[0])}")
+            t.say("=" * 60)
+        elif info.new_hand[0]:
+            t.say("")
+            t.say(
+                f"--- hand {int(self.state.hand_no[0]) + 1}: player {int(self.state.dealer[0])} deals; "
+                f"{self.seat_name(int(self.state.current[0]))} to play first ---"
+            )
+
+    def _scores_text(self, scores: npt.NDArray[np.integer]) -> str:
+        return ", ".join(f"{self.side_name(s)} {int(scores[s])}" for s in range(self.rules.num_sides))
+
+    def _show_hand_points(self, info: core.StepInfo) -> None:
+        t = self.term
+        hand_no = len(self.past_hands) + 1
+        left = info.leftover[0]
+        if left.any():
+            side = int(info.leftover_side[0])
+            who = self.side_name(side) if side >= 0 else "nobody (no capture this hand)"
+            t.say(f"cards left on the table ({self.pc(left)}) go to {who}")
+        t.say("")
+        t.say(f"hand {hand_no} points:")
+        width = max(len(self.side_name(s)) for s in range(self.rules.num_sides)) + 2
+        t.say(" " * (width + 2) + " ".join(f"{f:>10}" for f in POINT_FIELDS))
+        for s in range(self.rules.num_sides):
+            row = " ".join(f"{int(v):>10}" for v in info.hand_points[0, s])
+            t.say(f"  {self.side_name(s):<{width}}{row}")
+        scores = self._scores_text(info.final_scores[0])
+        t.say(f"scores after hand {hand_no} (to {self.rules.target}): {scores}")
+        totals = ", ".join(
+            f"{self.side_name(s)} +{int(info.hand_points[0, s, -1])}" for s in range(self.rules.num_sides)
+        )
+        self.past_hands.append(f"hand {hand_no}: {totals} -> {scores}")
+        self.hand_log = []
+
+    def _carry_out(self, card: int, capture: frozenset[int]) -> None:
+        """Play the human's whole move: the card, then the CHOOSE-phase picks that make ``capture``."""
+        cap_mask = np.zeros((1, self.rules.num_cards), dtype=np.bool_)
+        cap_mask[0, list(capture)] = True
+        while True:
+            action = core.move_actions(self.state, np.array([card]), cap_mask)
+            info = core.step(self.rules, self.state, action)
+            self._after_step(info)
+            if info.move_done[0]:
+                return
+
+    def _agent_turn(self, seat: int) -> None:
+        """Let the agent of ``seat`` make its whole move (its CHOOSE picks included)."""
+        from agents.base import ActBatch
+
+        agent = self.seat_agents[seat]
+        while True:
+            mask = core.legal_action_mask(self.rules, self.state)
+            batch = ActBatch(self.rules, core.observe(self.rules, self.state), mask, self.state, np.array([0]))
+            action = np.asarray(agent.act(batch), dtype=np.int64).reshape(1)
+            if not (0 <= action[0] < mask.shape[1] and mask[0, action[0]]):
+                legal = np.flatnonzero(mask[0])
+                self.term.say(
+                    f"warning: {agent.name} chose the illegal action {int(action[0])}; it plays "
+                    f"{format_card(int(legal[0]), self.deck)} instead (please report this agent bug)"
+                )
+                action = legal[:1].astype(np.int64)
+            info = core.step(self.rules, self.state, action)
+            self._after_step(info)
+            if info.move_done[0]:
+                return
+
+    def _parse_move(self, text: str) -> tuple[int, frozenset[int]] | None:
+        """The human's move from ``7d`` or ``7d 3s 4c``; None when the capture prompt was left with ``back``.
+
+        Raises ``ValueError`` with a message for the player when the input is not a legal move.
+        """
+        tokens = [x for x in re.split(r"[\s,+]+", text.strip()) if x]
+        card = parse_card(tokens[0], self.deck)
+        hand = self.state.hands[0, self.human]
+        if not hand[card]:
+            raise ValueError(f"you don't hold {format_card(card, self.deck)}; your cards: {self.notation(hand)}")
+        table = [int(c) for c in np.flatnonzero(self.state.table[0])]
+        captures = core.enumerate_captures(self.rules, table, card)
+        name = format_card(card, self.deck)
+        if len(tokens) > 1:
+            named = frozenset(parse_card(x, self.deck) for x in tokens[1:])
+            if named in captures:
+                return card, named
+            if not captures:
+                raise ValueError(f"{name} captures nothing here; type just '{name}' to lay it")
+            legal = " or ".join(f"[{self.notation(c)}]" for c in captures)
+            raise ValueError(f"{name} cannot take {self.notation(named)}; its legal captures: {legal}")
+        if len(captures) <= 1:
+            return card, captures[0] if captures else frozenset()
+        return self._choose_capture(card, captures)
+
+    def _choose_capture(self, card: int, captures: list[frozenset[int]]) -> tuple[int, frozenset[int]] | None:
+        t = self.term
+        name = format_card(card, self.deck)
+        t.say(f"{pretty_card(card, self.deck, t.color)} ({name}) can capture in {len(captures)} ways:")
+        for i, cap in enumerate(captures, 1):
+            t.say(f"  {i}) {self.pc(cap)}  ({self.notation(cap)})")
+        while True:
+            answer = t.ask(f"which capture? [1-{len(captures)}, or 'back']> ").strip()
+            low = answer.lower()
+            if low in ("back", "b", "cancel"):
+                return None
+            if low in ("help", "?"):
+                t.say(
+                    f"type a number from 1 to {len(captures)} to choose what {name} takes, or 'back' "
+                    "to choose another card"
+                )
+                continue
+            if low == "hint":
+                self.show_hint()
+                continue
+            if low in ("quit", "exit"):
+                raise QuitGame
+            if answer.isdigit() and 1 <= int(answer) <= len(captures):
+                return card, captures[int(answer) - 1]
+            try:
+                named = frozenset(parse_card(x, self.deck) for x in re.split(r"[\s,+]+", answer) if x)
+            except ValueError:
+                named = frozenset()
+            if named in captures:
+                return card, named
+            t.say(f"  not a choice: {answer!r}; type a number from 1 to {len(captures)}, or 'back'")
+
+    def _human_turn(self) -> None:
+        self.show_table()
+        t = self.term
+        while True:
+            line = t.ask("your move> ")
+            cmd = line.strip().lower()
+            if not cmd:
+                t.say(
+                    "  type a card to play (e.g. "
+                    + self.notation(self.state.hands[0, self.human]).split()[0]
+                    + "), or 'help'"
+                )
+                continue
+            if cmd in ("help", "?", "h"):
+                self.show_help()
+            elif cmd == "hint":
+                self.show_hint()
+            elif cmd in ("quit", "exit", "q"):
+                raise QuitGame
+            elif cmd in ("score", "scores"):
+                self.show_score()
+            elif cmd in ("history", "log"):
+                self.show_history()
+            elif cmd in ("table", "show", "look"):
+                self.show_table()
+            else:
+                try:
+                    move = self._parse_move(line)
+                except ValueError as e:
+                    t.say(f"  {e}")
+                    continue
+                if move is None:
+                    self.show_table()
+                    continue
+                self._carry_out(*move)
+                return
+
+    def play(self) -> int:
+        """Play the match to its end; returns the winning side. Raises ``QuitGame`` / ``EndOfInput``."""
+        t = self.term
+        t.say(
+            f"--- hand 1: player {int(self.state.dealer[0])} deals; "
+            f"{self.seat_name(int(self.state.current[0]))} to play first ---"
+        )
+        while not self.state.done[0]:
+            seat = int(self.state.current[0])
+            if seat == self.human:
+                self._human_turn()
+            else:
+                self._agent_turn(seat)
+        return int(self.state.winner[0])
+
+
+# --------------------------------------------------------------------------------------------------- session
+
+
+def run(config: PlayConfig, inp: TextIO, out: TextIO) -> int:
+    """Play matches until the player declines a rematch, quits or the input ends; returns the exit status."""
+    rules = get_rules(config.variant)
+    term = Terminal(inp, out, color=config.color)
+    if not 0 <= config.seat < rules.num_players:
+        term.say(f"error: --seat must be 0..{rules.num_players - 1} for {rules.name}, got {config.seat}")
+        return 2
+    opponent = config.opponent
+    if opponent is None:
+        opponent, notes = default_opponent(rules)
+        for note in notes:
+            term.say(f"note: {note}")
+    partner = config.partner or opponent
+    try:
+        hint_agent = build_agent(opponent, rules, HINT_SEED)
+        roles: dict[str, Policy] = {"opponent": build_agent(opponent, rules, config.seed)}
+        roles["partner"] = roles["opponent"] if partner == opponent else build_agent(partner, rules, config.seed + 1)
+    except (ImportError, ValueError) as e:
+        term.say(f"error: cannot load the agent: {e}")
+        return 2
+    human_side = rules.seat_side[config.seat]
+    seat_agents = {
+        s: roles["partner"] if rules.seat_side[s] == human_side else roles["opponent"]
+        for s in range(rules.num_players)
+        if s != config.seat
+    }
+    term.say(f"Scopa: {rules.name} ({rules.description}) -- first to {rules.target} points")
+    term.say(
+        f"you are player {config.seat}; opponents: {opponent}"
+        + (f"; your partner: {partner}" if any(len(side) > 1 for side in rules.sides) else "")
+    )
+    term.say("type a card to play it (e.g. 7d), 'hint' for advice, 'help' for the rules and commands")
+    seed = np.uint64(config.seed)
+    try:
+        while True:
+            match = Match(rules, term, config.seat, seat_agents, hint_agent, int(seed))
+            match.play()
+            if not term.ask_yes_no("play again? [y/n]> "):
+                term.say("thanks for playing!")
+                return 0
+            seed = derive_seed(np.array([seed], dtype=np.uint64))[0]
+            for agent in {id(a): a for a in seat_agents.values()}.values():
+                agent.seed(int(seed % np.uint64(2**32)))
+    except QuitGame:
+        term.say("you left the game. ciao!")
+        return 0
+    except EndOfInput:
+        term.say("end of input: game over. ciao!")
+        return 0
+
+
+def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
+    """Command line entry point (``python -m scopa_env.play``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m scopa_env.play",
+        description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
+    )
+    parser.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
+    parser.add_argument(
+        "--opponent",
+        default=None,
+        help="agent spec for the other seats: random, greedy, expert, pimc:worlds=12, a checkpoint .zip, an export "
+        "directory or bot:path=DIR (default: the shipped bot of the variant, else expert)",
+    )
+    parser.add_argument(
+        "--partner", default=None, help="agent spec for your teammates (team variants; default: --opponent)"
+    )
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour red suits (default: on a terminal)"
+    )
+    args = parser.parse_args(argv)
+    out = out if out is not None else sys.stdout
+    inp = inp if inp is not None else sys.stdin
+    try:
+        get_rules(args.variant)
+    except ValueError as e:
+        parser.error(str(e))
+    if args.seed < 0:
+        parser.error(f"--seed must be non-negative, got {args.seed}")
+    color = args.color == "always" or (args.color == "auto" and out.isatty())
+    config = PlayConfig(args.variant, args.opponent, args.partner, args.seat, args.seed, color)
+    try:
+        return run(config, inp, out)
+    except KeyboardInterrupt:
+        print("\ninterrupted. ciao!", file=out)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""``agents.bot``: the bot never picks a masked action, acts from states, checks its rules, plays as an agent in the
+arena and the envs, pickles, and loads and acts without torch or stable-baselines3."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.arena import play as arena_play
+from agents.base import ActBatch, AgentSpecError, registered_agents
+from agents.bot import (
+    MODEL_CARD,
+    WEIGHTS,
+    Bot,
+    BotError,
+    BotPolicy,
+    is_export_dir,
+    make_bot_policy,
+    masked_softmax,
+)
+from agents.export import sample_inputs
+from agents.random_agent import RandomAgent
+from scopa_env import core
+from scopa_env.rules import get_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+BACKENDS = ("numpy", "onnx")
+
+
+@pytest.fixture(scope="module")
+def bot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An export of a tiny MaskablePPO model with large random weights (so its choices are not uniform)."""
+    pytest.importorskip("sb3_contrib")
+    from agents.export import export_checkpoint
+    from tests.test_export import make_checkpoint
+
+    d = tmp_path_factory.mktemp("bot")
+    ckpt = make_checkpoint(d / "ckpt.zip", hidden=(24, 24), scale=0.5, seed=11)
+    export_checkpoint(ckpt, d / "bot", check_rows=128)
+    return d / "bot"
+
+
+def random_masks(rng: np.random.Generator, rows: int, d: int = 40) -> np.ndarray:
+    """Masks with 1, 2, a few or all legal actions."""
+    mask = np.zeros((rows, d), dtype=np.bool_)
+    for i in range(rows):
+        k = (1, 2, int(rng.integers(1, d + 1)), d)[i % 4]
+        mask[i, rng.choice(d, size=k, replace=False)] = True
+    return mask
+
+
+@pytest.mark.parametrize("prefer", BACKENDS)
+def test_never_picks_a_masked_action(bot_dir: Path, prefer: str) -> None:
+    bot = Bot.load(bot_dir, prefer=prefer)  # type: ignore[arg-type]
+    assert bot.backend == prefer
+    rng = np.random.default_rng(0)
+    obs = rng.random((4000, bot.obs_size), dtype=np.float32)
+    mask = random_masks(rng, 4000)
+    for actions in (bot.act(obs, mask), bot.act(obs, mask, rng=np.random.default_rng(1))):
+        assert actions.dtype == np.int64 and actions.shape == (4000,)
+        assert mask[np.arange(4000), actions].all()
+    single = mask.sum(axis=1) == 1
+    assert (bot.act(obs, mask)[single] == mask[single].argmax(axis=1)).all()
+    p = bot.probs(obs, mask)
+    assert (p[~mask] == 0).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    # greedy actions are the most probable legal ones
+    assert (p[np.arange(4000), bot.act(obs, mask)] >= p.max(axis=1) - 1e-6).all()
+
+
+def test_backends_agree(bot_dir: Path) -> None:
+    rules = get_rules("classic")
+    obs, mask = sample_inputs(rules, 1000, seed=3)
+    p_np = Bot.load(bot_dir, prefer="numpy").probs(obs, mask)
+    p_ox = Bot.load(bot_dir, prefer="onnx").probs(obs, mask)
+    assert np.abs(p_np - p_ox).max() <= 1e-5
+    np.testing.assert_allclose(masked_softmax(np.log(p_np + 1e-30), mask), p_np, atol=1e-5)
+
+
+def test_sampling_follows_the_probabilities(bot_dir: Path) -> None:
+    bot = Bot.load(bot_dir, prefer="numpy")
+    rng = np.random.default_rng(5)
+    obs = np.repeat(rng.random((1, bot.obs_size), dtype=np.float32), 20000, axis=0)
+    mask = np.zeros((20000, 40), dtype=np.bool_)
+    mask[:, [3, 17, 25, 38]] = True
+    p = bot.probs(obs[:1], mask[:1])[0]
+    counts = np.bincount(bot.act(obs, mask, rng=rng), minlength=40) / 20000
+    np.testing.assert_allclose(counts[[3, 17, 25, 38]], p[[3, 17, 25, 38]], atol=0.015)
+
+
+@pytest.mark.parametrize("prefer", BACKENDS)
+def test_acts_from_game_states(bot_dir: Path, prefer: str) -> None:
+    rules = get_rules("classic")
+    bot = Bot.load(bot_dir, prefer=prefer)  # type: ignore[arg-type]
+    state = core.reset(rules, np.arange(6, dtype=np.uint64))
+    for _ in range(150):  # the bot plays every seat of six games, CHOOSE picks included
+        if state.done.all():
+            break
+        live = np.flatnonzero(~state.done)
+        actions = np.zeros(6, dtype=np.int64)
+        actions[live] = bot.act_states(state, live)
+        for g in live[:2]:
+            assert bot.act_state(state, int(g)) == actions[g]
+        obs, mask = core.observe(rules, state), core.legal_action_mask(rules, state)
+        assert (bot.act(obs[live], mask[live]) == actions[live]).all()
+        np.testing.assert_array_equal(bot.probs_state(state, live), bot.probs(obs[live], mask[live]))
+        assert bot.act_one(obs[live[0]], mask[live[0]]) == actions[live[0]]
+        core.step(rules, state, actions)  # raises on an illegal action
+    one = core.reset(rules, [9])
+    one.phase[0] = core.Phase.DONE
+    with pytest.raises(BotError, match="is over"):
+        bot.act_state(one)
+
+
+def test_bad_inputs_are_explained(bot_dir: Path) -> None:
+    bot = Bot.load(bot_dir, prefer="numpy")
+    obs = np.zeros((2, bot.obs_size), dtype=np.float32)
+    with pytest.raises(BotError, match=r"obs must have shape \(n, 295\)"):
+        bot.act(obs[0], np.ones(40, bool))
+    with pytest.raises(BotError, match="mask must have shape"):
+        bot.act(obs, np.ones((2, 39), bool))
+    mask = np.ones((2, 40), bool)
+    mask[1] = False
+    with pytest.raises(BotError, match="mask row 1 allows no action"):
+        bot.probs(obs, mask)
+    # a 0/1 float mask works like a bool one
+    m = np.zeros((2, 40), np.float32)
+    m[:, 4] = 1.0
+    assert (bot.act(obs, m) == 4).all()
+
+
+def test_rules_and_card_checks(bot_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(BotError, match=r"trained for 'classic', not 'classic-15'.*any_variant"):
+        Bot.load(bot_dir, rules="classic-15")
+    assert Bot.load(bot_dir, rules="classic-15", any_variant=True).rules.name == "classic-15"
+    size = core.observation_size("scopa-a-quattro")
+    with pytest.raises(BotError, match=f"'scopa-a-quattro' has {size} and 40"):
+        Bot.load(bot_dir, rules="scopa-a-quattro", any_variant=True)
+    copy = tmp_path / "copy"
+    shutil.copytree(bot_dir, copy)
+    card = json.loads((copy / MODEL_CARD).read_text())
+    card["obs_version"] = core.OBS_VERSION + 1
+    (copy / MODEL_CARD).write_text(json.dumps(card))
+    with pytest.raises(BotError, match="observation version"):
+        Bot.load(copy)
+    (copy / MODEL_CARD).unlink()
+    assert not is_export_dir(copy) and is_export_dir(bot_dir)
+    with pytest.raises(BotError, match=r"model_card\.json is missing.*agents\.export"):
+        Bot.load(copy)
+    with pytest.raises(BotError, match="does not exist"):
+        Bot.load(tmp_path / "nowhere")
+    with pytest.raises(BotError, match="prefer must be"):
+        Bot.load(bot_dir, prefer="gpu")  # type: ignore[arg-type]
+    shutil.copy(bot_dir / MODEL_CARD, copy / MODEL_CARD)
+    with np.load(copy / WEIGHTS) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["w1"] = arrays["w1"][:, :5]
+    np.savez(copy / WEIGHTS, **arrays)
+    with pytest.raises(BotError, match="layer 1 has weights"):
+        Bot.load(copy)
+
+
+def test_agent_spec_factory(bot_dir: Path) -> None:
+    assert "bot" in registered_agents()
+    rules = get_rules("classic")
+    policy = make_bot_policy(rules, 0, path=str(bot_dir), prefer="numpy")
+    assert isinstance(policy, BotPolicy) and policy.bot.backend == "numpy"
+    assert make_bot_policy(rules, 1, path=str(bot_dir), prefer="numpy").bot is policy.bot  # loads are cached
+    with pytest.raises(AgentSpecError, match="needs the export directory"):
+        make_bot_policy(rules, 0)
+    with pytest.raises(AgentSpecError, match="trained for 'classic'"):
+        make_bot_policy(get_rules("classic-21"), 0, path=str(bot_dir))
+    assert make_bot_policy(get_rules("classic-21"), 0, path=str(bot_dir), any_variant=True).rules.name == "classic-21"
+
+
+@pytest.mark.parametrize("prefer", BACKENDS)
+def test_plays_whole_matches_in_the_arena(bot_dir: Path, prefer: str) -> None:
+    rules = get_rules("classic")
+    bot = make_bot_policy(rules, 0, path=str(bot_dir), prefer=prefer)
+    sampler = make_bot_policy(rules, 0, path=str(bot_dir), prefer=prefer, sample=True)
+    lineups = np.array([[0, 1], [1, 0], [0, 2], [2, 0]] * 2)
+    res = arena_play(rules, [bot, RandomAgent(rules, 0), sampler], lineups, np.arange(8), mode="matches")
+    assert (res.winner >= 0).all() and (res.scores.max(axis=1) >= 11).all()
+
+
+def test_opponent_in_the_env(bot_dir: Path) -> None:
+    pytest.importorskip("gymnasium")
+    from scopa_env.gym import ScopaEnv
+
+    rules = get_rules("classic")
+    env = ScopaEnv("classic", opponents=make_bot_policy(rules, 0, path=str(bot_dir)))
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        mask = env.action_masks()
+        _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            break
+    assert terminated or truncated
+
+
+def test_pickles_for_worker_processes(bot_dir: Path) -> None:
+    rules = get_rules("classic")
+    policy = make_bot_policy(rules, 0, path=str(bot_dir), prefer="onnx")
+    clone = pickle.loads(pickle.dumps(policy))
+    assert clone.bot.backend == "onnx"
+    obs, mask = sample_inputs(rules, 100, seed=1)
+    batch = ActBatch(rules, obs, mask)
+    assert (clone.act(batch) == policy.act(batch)).all()
+    np.testing.assert_array_equal(clone.action_probs(batch), policy.action_probs(batch))
+
+
+def test_loads_and_acts_without_torch_or_stable_baselines3(bot_dir: Path) -> None:
+    code = f"""
+import sys, numpy as np
+from agents.bot import Bot, make_bot_policy
+from scopa_env import core
+for prefer in ("onnx", "numpy"):
+    bot = Bot.load({str(bot_dir)!r}, prefer=prefer)
+    state = core.reset("classic", [1, 2])
+    a = bot.act_state(state, 1)
+    assert core.legal_action_mask("classic", state)[1, a]
+    p = bot.probs(core.observe("classic", state), core.legal_action_mask("classic", state))
+    print(prefer, bot.backend, a, round(float(p.sum()), 4))
+make_bot_policy("classic", 0, path={str(bot_dir)!r})
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "gymnasium"))
+print("heavy:", heavy)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "heavy: []" in proc.stdout
+    assert "onnx onnx" in proc.stdout and "numpy numpy" in proc.stdout
