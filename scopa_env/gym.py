@@ -1,0 +1,907 @@
+"""Single-agent views of Scopa: a Gymnasium env (``ScopaEnv``) and a batched stable-baselines3 ``VecEnv``.
+
+A *learner* plays one seat (or, with ``partner="self"``, every seat of its side) and the other seats are played
+by ``agents.base.Policy`` objects, called in batches between the learner's decisions. Both envs are thin layers over
+the batched rules core: they map seats to the learner, its partner and its opponents, drive ``core.step`` and pay
+rewards from the core's ``StepInfo``; no rule of the game lives here.
+
+    env = ScopaEnv("classic", opponents="random")                 # gymnasium.Env, one game
+    venv = ScopaVecEnv("classic", num_envs=1024, opponents="random", seed=0)   # SB3 VecEnv, 1024 games
+
+Each env step is one decision of the learner; after it, the other seats act (each policy once per batch of the
+games where it is to act) until every game is back at a learner decision or its episode has ended.
+
+- ``reward="match"``: +1 / -1 / 0 at the end of the episode for a won / lost / undecided match (for hand
+  episodes: the sign of the hand's margin). ``reward="points"``: at the end of every hand, the learner side's
+  points minus the best opposing side's (the same rewards as ``scopa_env.aec``).
+- ``episode="match"`` plays to the variant's target (truncated after ``max_hands`` hands); ``episode="hand"``
+  ends after one hand, and the next episode is a fresh one-hand game.
+- ``learner_seat``: ``"rotate"`` (slot i's k-th episode uses seat ``(i + k) % N``), ``"random"`` or a fixed seat.
+- ``partner`` (team variants): ``"self"`` (the learner plays every seat of its side) or a ``Policy`` that plays
+  the learner's teammates.
+- Opponents come from a pool (``opponents`` or ``set_opponents``): each new episode draws one policy for all its
+  opposing seats. At the end of an episode ``info`` carries ``episode_opponent`` (index in the pool the episode
+  was drawn from), ``episode_pool`` (which pool: 0 for the constructor's, +1 per ``set_opponents``),
+  ``episode_result`` (+1 / 0 / -1) and ``episode_margin`` (summed hand margins of the learner's side).
+- An illegal learner action is replaced by a uniformly random legal one (``illegal="replace"``, flagged with
+  ``info["illegal_action"]``), or raises (``illegal="raise"``); with masks (MaskablePPO) it never happens.
+
+Seeding: ``ScopaEnv.reset(seed=s)`` plays the game of seed ``s`` and reseeds the env's generator and the policies;
+``ScopaVecEnv(seed=s)`` starts game i from seed ``s + i``. Later episodes of a slot play the next game of the seed
+chain (``shuffle.derive_seed``), so runs are reproducible.
+
+Benchmark: ``python -m scopa_env.bench --env vec --batch 1024`` (``bench_vec_env``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
+
+from agents.base import ActBatch, Policy
+from scopa_env import core
+from scopa_env.aec import MAX_SEED, hand_margins, observation_bounds, validate_max_hands, validate_reward
+from scopa_env.render import render_text
+from scopa_env.rules import Rules, get_rules
+from scopa_env.shuffle import derive_seed
+
+__all__ = ["EpisodeEnds", "LearnerGames", "ScopaEnv", "ScopaVecEnv", "bench_vec_env"]
+
+OpponentSpec = Policy | str
+"""A policy object, or an agent spec string for ``agents.base.make_agent`` (e.g. ``"random"``)."""
+StepReturn = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_], list[dict[str, Any]]]
+"""What ``ScopaVecEnv.step`` returns: (B, obs_size) observations, (B,) rewards, (B,) dones, B infos."""
+EPISODE_MODES = ("match", "hand")
+ILLEGAL_MODES = ("replace", "raise")
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return str(value)
+
+
+def _as_policy(spec: OpponentSpec, rules: Rules, what: str) -> Policy:
+    """A ``Policy`` for ``rules`` from a policy or a spec string; raises if it was built for another variant."""
+    if isinstance(spec, str):
+        from agents.base import make_agent
+
+        return make_agent(spec, rules)
+    if not isinstance(spec, Policy):
+        raise TypeError(
+            f"{what} must be an agents.base.Policy or an agent spec string such as 'random', got {type(spec).__name__}"
+        )
+    if getattr(spec, "rules", rules) != rules:
+        raise ValueError(
+            f"{what} {spec!r} was built for variant {spec.rules.name!r}, but the env plays {rules.name!r}; "
+            f"build it with the env's rules"
+        )
+    return spec
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(core.State))
+
+
+def _take(state: core.State, idx: npt.NDArray[np.intp]) -> core.State:
+    """The games ``idx`` of ``state`` as a new state (like ``State.take``, with one copy instead of two)."""
+    return core.State(**{name: getattr(state, name)[idx] for name in _STATE_FIELDS})
+
+
+def _policy_seed(seq: np.random.SeedSequence) -> int:
+    return int(seq.generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED))
+
+
+@dataclass
+class EpisodeEnds:
+    """The episodes that ended during one step, one row per ended game (``idx`` are game slots)."""
+
+    idx: npt.NDArray[np.intp]
+    """(n,) game slots whose episode ended."""
+    observation: npt.NDArray[np.float32]
+    """(n, obs_size) the learner seat's observation after the last move: the final position of a match; for a
+    hand episode the core has already scored the hand and dealt the next one (which is never played)."""
+    truncated: npt.NDArray[np.bool_]
+    """(n,) the match was cut off after ``max_hands`` hands (no winner)."""
+    result: npt.NDArray[np.int8]
+    """(n,) +1 win, 0 draw or undecided, -1 loss for the learner's side (hand episodes: sign of the margin)."""
+    margin: npt.NDArray[np.int32]
+    """(n,) learner side's hand points minus the best opposing side's, summed over the episode's hands."""
+    opponent: npt.NDArray[np.int32]
+    """(n,) index of the episode's opponent in the pool it was drawn from."""
+    pool: npt.NDArray[np.int32]
+    """(n,) which pool: 0 for the constructor's, +1 for every ``set_opponents`` call."""
+
+
+class LearnerGames:
+    """B games in one core state where a learner plays against batched policies (the engine of both envs).
+
+    Every game is always either at a learner decision or, without ``autoreset``, finished and waiting for
+    ``start``. ``step`` applies one learner action per game and lets the other seats act until that holds again.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        num_games: int,
+        opponents: OpponentSpec | Sequence[OpponentSpec] = "random",
+        probs: Sequence[float] | None = None,
+        partner: Literal["self"] | OpponentSpec = "self",
+        learner_seat: Literal["rotate", "random"] | int = "rotate",
+        reward: Literal["match", "points"] = "match",
+        episode: Literal["match", "hand"] = "match",
+        max_hands: int = 100,
+        illegal: Literal["replace", "raise"] = "replace",
+        autoreset: bool = True,
+    ) -> None:
+        self.rules = rules = get_rules(rules)
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"the number of games must be a positive integer, got {num_games!r}")
+        self.num_games = b = int(num_games)
+        self.reward = validate_reward(reward)
+        self.episode = _check_choice("episode", episode, EPISODE_MODES)
+        self.max_hands = validate_max_hands(max_hands)
+        self.illegal = _check_choice("illegal", illegal, ILLEGAL_MODES)
+        self.autoreset = bool(autoreset)
+        n = rules.num_players
+        if isinstance(learner_seat, str):
+            _check_choice("learner_seat", learner_seat, ("rotate", "random"))
+        elif (
+            isinstance(learner_seat, bool)
+            or not isinstance(learner_seat, (int, np.integer))
+            or not (0 <= learner_seat < n)
+        ):
+            raise ValueError(f"learner_seat must be 'rotate', 'random' or a seat 0..{n - 1}, got {learner_seat!r}")
+        self.learner_seat_mode = learner_seat
+        self.side_of = np.array(rules.seat_side, dtype=np.int8)
+        self._side_seats = np.zeros((rules.num_sides, n), dtype=np.bool_)  # (S, N) seats of each side
+        for s, seats in enumerate(rules.sides):
+            self._side_seats[s, list(seats)] = True
+        self.rng = np.random.default_rng()
+        self._actors: list[Policy | None] = []
+        self._pool: list[int] = []
+        self._pool_probs = np.ones(1)
+        self.pool_generation = -1
+        self.set_opponents(opponents, probs)
+        if isinstance(partner, str) and partner == "self":
+            self._partner = -1
+        else:
+            if max(len(side) for side in rules.sides) < 2:
+                raise ValueError(
+                    f"variant {rules.name!r} has no teams, so there is no partner to play; use partner='self' "
+                    "(or a team variant such as 'scopa-a-quattro')"
+                )
+            self._partner = self._register(_as_policy(partner, rules, "partner"))
+        self._ar = np.arange(b)
+        self.state = core.reset(rules, np.arange(b, dtype=np.uint64))
+        self.seat_actor = np.zeros((b, n), dtype=np.int32)
+        """(B, N) who plays each seat: -1 the learner, else an index in the actor registry."""
+        self.learner_seat = np.zeros(b, dtype=np.int8)
+        """(B,) the learner's seat (with ``partner='self'``, its side's other seats are learner seats too)."""
+        self.learner_side = np.zeros(b, dtype=np.int8)
+        self.opponent = np.zeros(b, dtype=np.int32)
+        """(B,) pool index of each game's opponent."""
+        self.opponent_pool = np.zeros(b, dtype=np.int32)
+        self.episodes = np.zeros(b, dtype=np.int64)
+        """(B,) episodes started in each slot."""
+        self.hands = np.zeros(b, dtype=np.int32)
+        self.margin = np.zeros(b, dtype=np.int32)
+        self.reward_acc = np.zeros(b, dtype=np.float32)
+        self.finished = np.zeros(b, dtype=np.bool_)
+        """(B,) episode over and not restarted (only without ``autoreset``)."""
+        self._ending = np.zeros(b, dtype=np.bool_)
+        self._result = np.zeros(b, dtype=np.int8)
+        self._truncated = np.zeros(b, dtype=np.bool_)
+        self._ends: list[EpisodeEnds] = []
+        self.mask = np.zeros((b, rules.num_cards), dtype=np.bool_)
+        """(B, D) legal actions of the learner in each game (all False for a finished game)."""
+
+    # ------------------------------------------------------------------------------------------------ policies
+
+    def _register(self, policy: Policy) -> int:
+        for i, p in enumerate(self._actors):
+            if p is policy:
+                return i
+        for i, p in enumerate(self._actors):
+            if p is None:
+                self._actors[i] = policy
+                return i
+        self._actors.append(policy)
+        return len(self._actors) - 1
+
+    @property
+    def opponents(self) -> list[Policy]:
+        """The current opponent pool."""
+        return [p for p in (self._actors[i] for i in self._pool) if p is not None]
+
+    def set_opponents(
+        self, policies: OpponentSpec | Sequence[OpponentSpec], probs: Sequence[float] | None = None
+    ) -> None:
+        """From now on each new episode draws its opponent from ``policies`` (with ``probs``, default uniform).
+
+        Episodes already running keep their opponent until they end.
+        """
+        pool = [policies] if isinstance(policies, (Policy, str)) else list(policies)
+        if not pool:
+            raise ValueError("the opponent pool is empty: give at least one policy (e.g. 'random')")
+        if probs is None:
+            p = np.full(len(pool), 1.0 / len(pool))
+        else:
+            p = np.asarray(probs, dtype=np.float64)
+            if p.shape != (len(pool),) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
+                raise ValueError(
+                    f"probs must be {len(pool)} non-negative numbers with a positive sum (one per policy), got {probs}"
+                )
+            p = p / p.sum()
+        policies_ = [_as_policy(x, self.rules, "opponent") for x in pool]
+        self._pool = [self._register(x) for x in policies_]
+        self._pool_probs = p
+        self.pool_generation += 1
+        self._release_unused()
+
+    def _release_unused(self) -> None:
+        """Forget policies that no game, pool or partner refers to any more."""
+        used = set(self._pool)
+        if getattr(self, "_partner", -1) >= 0:
+            used.add(self._partner)
+        if hasattr(self, "seat_actor"):
+            used.update(int(x) for x in np.unique(self.seat_actor) if x >= 0)
+        for i in range(len(self._actors)):
+            if i not in used:
+                self._actors[i] = None
+
+    def reseed(self, seed: int) -> None:
+        """Reseed the env's generator (seat and opponent draws, illegal-action replacements) and every policy."""
+        actors = [(i, p) for i, p in enumerate(self._actors) if p is not None]
+        children = np.random.SeedSequence(int(seed)).spawn(1 + len(self._actors))
+        self.rng = np.random.default_rng(children[0])
+        for i, p in actors:
+            p.seed(_policy_seed(children[1 + i]))
+
+    # ------------------------------------------------------------------------------------------------ episodes
+
+    def start(self, idx: npt.NDArray[np.intp], seeds: npt.NDArray[np.uint64]) -> None:
+        """Start new episodes in game slots ``idx`` with the games of ``seeds``; the others play up to the learner."""
+        idx = np.asarray(idx, dtype=np.intp)
+        seeds = np.asarray(seeds).astype(np.uint64)
+        if idx.size == self.num_games and (idx == self._ar).all():
+            self.state = core.reset(self.rules, seeds)
+        else:
+            self.state.put(idx, core.reset(self.rules, seeds))
+        self._assign(idx)
+        self._ending[idx] = False
+        self._ends = []
+        self._play_others()
+        self.mask = self._learner_mask()
+
+    def _assign(self, idx: npt.NDArray[np.intp]) -> None:
+        """Draw the learner's seat and the opponent of new episodes in slots ``idx``."""
+        n, k = self.rules.num_players, idx.size
+        mode = self.learner_seat_mode
+        if mode == "rotate":
+            seat = (idx + self.episodes[idx]) % n
+        elif mode == "random":
+            seat = self.rng.integers(n, size=k)
+        else:
+            seat = np.full(k, int(mode))
+        if len(self._pool) == 1:
+            opp = np.zeros(k, dtype=np.int64)
+        else:
+            opp = self.rng.choice(len(self._pool), size=k, p=self._pool_probs)
+        side = self.side_of[seat]
+        learner_seats = self._side_seats[side] if self._partner < 0 else np.eye(n, dtype=np.bool_)[seat]
+        teammates = self._side_seats[side] & ~learner_seats
+        actors = np.asarray(self._pool, dtype=np.int32)[opp]
+        table = np.where(learner_seats, -1, np.where(teammates, self._partner, actors[:, None]))
+        self.seat_actor[idx] = table
+        self.learner_seat[idx] = seat
+        self.learner_side[idx] = side
+        self.opponent[idx] = opp
+        self.opponent_pool[idx] = self.pool_generation
+        self.episodes[idx] += 1
+        self.hands[idx] = 0
+        self.margin[idx] = 0
+        self.finished[idx] = False
+
+    # ------------------------------------------------------------------------------------------------ stepping
+
+    def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
+        """One learner action per game -> (rewards (B,), the episodes that ended, (B,) replaced illegal actions).
+
+        Finished games (without autoreset) ignore their action.
+        """
+        b, d = self.num_games, self.rules.num_cards
+        act = np.asarray(actions)
+        if act.shape != (b,):
+            act = act.reshape(-1) if act.size == b else act
+        if act.shape != (b,):
+            raise ValueError(f"expected {b} actions (one per game), got an array of shape {np.shape(actions)}")
+        if act.dtype.kind not in "iu":
+            if act.dtype.kind == "f" and np.array_equal(act, np.round(act)):
+                act = act.astype(np.int64)
+            else:
+                raise TypeError(f"actions must be integer card ids 0..{d - 1}, got dtype {act.dtype}")
+        act = act.astype(np.int64)
+        live = ~self.finished
+        in_range = (act >= 0) & (act < d)
+        legal = in_range & self.mask[self._ar, np.where(in_range, act, 0)]
+        bad = live & ~legal
+        if bad.any():
+            if self.illegal == "raise":
+                i = int(np.flatnonzero(bad)[0])
+                raise core.IllegalActionError(
+                    f"game {i}: action {int(act[i])} is illegal for the learner; legal actions: "
+                    f"{np.flatnonzero(self.mask[i]).tolist()} (use the masks from action_masks(), or illegal='replace')"
+                )
+            rows = np.flatnonzero(bad)
+            keys = self.rng.random((rows.size, d))
+            keys[~self.mask[rows]] = -1.0
+            act[rows] = keys.argmax(axis=1)
+        self.reward_acc[:] = 0.0
+        self._ends = []
+        if live.all():
+            info = core.step(self.rules, self.state, act)
+            self._account(None, info)
+        else:
+            rows = np.flatnonzero(live)
+            sub = _take(self.state, rows)
+            info = core.step(self.rules, sub, act[rows])
+            self.state.put(rows, sub)
+            self._account(rows, info)
+        self._play_others()
+        self.mask = self._learner_mask()
+        return self.reward_acc.copy(), self._collect_ends(), bad
+
+    def observe(self) -> npt.NDArray[np.float32]:
+        """(B, obs_size) each game's observation for the learner seat to act (final position if finished)."""
+        seats = np.where(self.finished, self.learner_seat, self.state.current)
+        return core.observe(self.rules, self.state, seats=seats)
+
+    def _learner_mask(self) -> npt.NDArray[np.bool_]:
+        mask = core.legal_action_mask(self.rules, self.state)
+        mask[self.finished] = False
+        return mask
+
+    def _play_others(self) -> None:
+        """Let opponents and a policy partner act until every game is at a learner decision or finished.
+
+        Each round, every game where another seat is to act takes one decision (one policy call per policy).
+        Episodes that ended in the learner's move are restarted together with those that end in the first round
+        (one restart instead of two; their new games' first moves join the second round).
+        """
+        rules, ar = self.rules, self._ar
+        rounds = 0
+        while True:
+            if rounds and self._ending.any():
+                self._end_episodes()
+            actor = self.seat_actor[ar, self.state.current]
+            need = actor >= 0
+            need &= ~self.finished
+            need &= ~self._ending
+            if not need.any():
+                if not self._ending.any():
+                    return
+                self._end_episodes()
+                rounds += 1
+                continue
+            rounds += 1
+            rows = np.flatnonzero(need)
+            if 2 * rows.size >= self.num_games:
+                # Most games: step the whole state; the others get the out-of-range action -1, which the core
+                # reports as illegal and leaves unchanged (cheaper than copying the rows out and back).
+                full = rows.size == self.num_games
+                obs = core.observe(rules, self.state)
+                mask = core.legal_action_mask(rules, self.state)
+                if not full:
+                    obs, mask = obs[rows], mask[rows]
+                acts = np.full(self.num_games, -1, dtype=np.int64)
+                acts[rows] = self._policy_actions(actor[rows], self.state, rows, obs, mask)
+                info = core.step(rules, self.state, acts, on_illegal="raise" if full else "report")
+                self._account(None, info)
+            else:
+                sub = _take(self.state, rows)
+                obs = core.observe(rules, sub)
+                mask = core.legal_action_mask(rules, sub)
+                acts = self._policy_actions(actor[rows], sub, np.arange(rows.size), obs, mask)
+                info = core.step(rules, sub, acts)
+                self.state.put(rows, sub)
+                self._account(rows, info)
+
+    def _policy_actions(
+        self,
+        actor: npt.NDArray[np.int32],
+        state: core.State,
+        games: npt.NDArray[np.intp],
+        obs: npt.NDArray[np.float32],
+        mask: npt.NDArray[np.bool_],
+    ) -> npt.NDArray[np.int64]:
+        """(n,) actions of the policies ``actor[i]`` for games ``games[i]`` of ``state``, one call per policy."""
+        acts = np.empty(actor.size, dtype=np.int64)
+        first = int(actor[0])
+        groups = [(first, None)] if (actor == first).all() else [(int(k), actor == k) for k in np.unique(actor)]
+        for k, sel in groups:
+            policy = self._actors[k]
+            assert policy is not None, "a game refers to a released policy"
+            rows = np.arange(actor.size) if sel is None else np.flatnonzero(sel)
+            if sel is None:
+                batch = ActBatch(self.rules, obs, mask, state, games)
+            else:
+                batch = ActBatch(self.rules, obs[sel], mask[sel], state, games[sel])
+            out = np.asarray(policy.act(batch))
+            if out.shape != (rows.size,):
+                raise ValueError(f"policy {policy!r} returned actions of shape {out.shape} for {rows.size} rows")
+            ok = (out >= 0) & (out < mask.shape[1])
+            ok &= mask[rows, np.where(ok, out, 0)]
+            if not ok.all():
+                i = int(np.flatnonzero(~ok)[0])
+                raise core.IllegalActionError(
+                    f"policy {policy!r} chose the illegal action {int(out[i])}; legal actions were "
+                    f"{np.flatnonzero(mask[rows[i]]).tolist()} (a Policy must return one legal action per row)"
+                )
+            acts[rows] = out
+        return acts
+
+    def _account(self, rows: npt.NDArray[np.intp] | None, info: core.StepInfo) -> None:
+        """Rewards and episode ends from one core step over ``rows`` (None: all games)."""
+        hand_over = info.hand_over
+        if not hand_over.any():
+            return
+        g = np.flatnonzero(hand_over)
+        games = g if rows is None else rows[g]
+        side = self.learner_side[games].astype(np.int64)
+        margin = hand_margins(info.hand_points[g, :, -1])[np.arange(g.size), side]
+        self.margin[games] += margin
+        self.hands[games] += 1
+        if self.reward == "points":
+            self.reward_acc[games] += margin
+        if self.episode == "hand":
+            ended = np.ones(g.size, dtype=np.bool_)
+            truncated = np.zeros(g.size, dtype=np.bool_)
+            result = np.sign(margin)
+        else:
+            over = info.match_over[g]
+            truncated = ~over & (self.hands[games] >= self.max_hands)
+            ended = over | truncated
+            result = np.where(over, np.where(info.winner[g] == side, 1, -1), 0)
+        if not ended.any():
+            return
+        e = games[ended]
+        if self.reward == "match":
+            self.reward_acc[e] += result[ended]
+        self._ending[e] = True
+        self._result[e] = result[ended]
+        self._truncated[e] = truncated[ended]
+
+    def _end_episodes(self) -> None:
+        """Record the episodes that just ended and restart their slots (or park them without autoreset)."""
+        idx = np.flatnonzero(self._ending)
+        self._ending[idx] = False
+        final = _take(self.state, idx)
+        self._ends.append(
+            EpisodeEnds(
+                idx=idx,
+                observation=core.observe(self.rules, final, seats=self.learner_seat[idx]),
+                truncated=self._truncated[idx].copy(),
+                result=self._result[idx].copy(),
+                margin=self.margin[idx].copy(),
+                opponent=self.opponent[idx].copy(),
+                pool=self.opponent_pool[idx].copy(),
+            )
+        )
+        if self.autoreset:
+            seeds = derive_seed(self.state.seed[idx])
+            self.state.put(idx, core.reset(self.rules, seeds))
+            self._assign(idx)
+        else:
+            self.state.phase[idx] = core.Phase.DONE  # a hand episode's next hand is never played
+            self.finished[idx] = True
+
+    def _collect_ends(self) -> EpisodeEnds:
+        if len(self._ends) == 1:
+            return self._ends[0]
+        if not self._ends:
+            empty = np.zeros(0, dtype=np.int32)
+            obs = np.zeros((0, core.observation_size(self.rules)), dtype=np.float32)
+            return EpisodeEnds(
+                empty.astype(np.intp), obs, empty.astype(np.bool_), empty.astype(np.int8), empty, empty, empty
+            )
+        parts = self._ends
+        return EpisodeEnds(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in EpisodeEnds.__dataclass_fields__)  # type: ignore[arg-type]
+        )
+
+
+def _episode_info(ends: EpisodeEnds, j: int) -> dict[str, Any]:
+    return {
+        "terminal_observation": ends.observation[j],
+        "TimeLimit.truncated": bool(ends.truncated[j]),
+        "episode_opponent": int(ends.opponent[j]),
+        "episode_pool": int(ends.pool[j]),
+        "episode_result": int(ends.result[j]),
+        "episode_margin": int(ends.margin[j]),
+    }
+
+
+def _spaces(rules: Rules, max_hands: int) -> tuple[spaces.Box, spaces.Discrete]:
+    low, high = observation_bounds(rules, max_hands)
+    return spaces.Box(low=low, high=high, dtype=np.float32), spaces.Discrete(rules.num_cards)
+
+
+# --------------------------------------------------------------------------------------------------- Gymnasium env
+
+
+class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
+    """One game of Scopa from the learner's seat, the other seats played by policies; see the module docstring.
+
+    Observation: ``Box`` of ``core.observation_size(rules)`` float32 (``scopa_env.aec`` documents the layout).
+    Action: ``Discrete(num_cards)``, a card id; ``action_masks()`` gives the legal ones (sb3-contrib MaskablePPO).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
+
+    def __init__(
+        self,
+        variant: str | Rules = "classic",
+        opponents: OpponentSpec | Sequence[OpponentSpec] = "random",
+        *,
+        probs: Sequence[float] | None = None,
+        partner: Literal["self"] | OpponentSpec = "self",
+        learner_seat: Literal["random", "rotate"] | int = "random",
+        reward: Literal["match", "points"] = "match",
+        episode: Literal["match", "hand"] = "match",
+        max_hands: int = 100,
+        illegal: Literal["replace", "raise"] = "replace",
+        render_mode: Literal["ansi", "human"] | None = None,
+    ) -> None:
+        self.rules = get_rules(variant)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.games = LearnerGames(
+            self.rules, 1, opponents, probs, partner, learner_seat, reward, episode, max_hands, illegal, autoreset=False
+        )
+        self.games.finished[:] = True
+        obs_space, act_space = _spaces(self.rules, max_hands)
+        self.observation_space = obs_space  # type: ignore[assignment]  # Box of float32, as declared
+        self.action_space = act_space  # type: ignore[assignment]
+        self._seed: int | None = None
+
+    def set_opponents(
+        self, policies: OpponentSpec | Sequence[OpponentSpec], probs: Sequence[float] | None = None
+    ) -> None:
+        """From the next episode on, draw the opponent from ``policies`` (with ``probs``)."""
+        self.games.set_opponents(policies, probs)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
+        """Start an episode: with ``seed``, the game of that seed (policies reseeded); else the next game."""
+        super().reset(seed=seed)
+        if seed is not None:
+            if not 0 <= int(seed) < MAX_SEED:
+                raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+            game_seed = int(seed)
+            self.games.reseed(game_seed)
+        elif self._seed is not None:
+            game_seed = int(derive_seed(np.array([self._seed], dtype=np.uint64))[0])
+        else:
+            game_seed = int(self.np_random.integers(MAX_SEED))
+            self.games.reseed(game_seed)
+        self._seed = game_seed
+        self.games.start(np.zeros(1, dtype=np.intp), np.array([game_seed], dtype=np.uint64))
+        if self.render_mode == "human":
+            self.render()
+        return self.games.observe()[0], self._info()
+
+    def step(self, action: int | np.integer) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the other seats up to its next decision or the end of the episode."""
+        if self.games.finished[0]:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        reward, ends, replaced = self.games.step(np.array([action]).reshape(1))
+        info = self._info()
+        if replaced[0]:
+            info["illegal_action"] = True
+        if ends.idx.size:
+            info.update(_episode_info(ends, 0))
+            del info["terminal_observation"]
+            obs, terminated, truncated = ends.observation[0], not bool(ends.truncated[0]), bool(ends.truncated[0])
+        else:
+            obs, terminated, truncated = self.games.observe()[0], False, False
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(reward[0]), terminated, truncated, info
+
+    def _info(self) -> dict[str, Any]:
+        return {"learner_seat": int(self.games.learner_seat[0]), "game_seed": self._seed}
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """(num_cards,) bool: the learner's legal actions (all False once the episode is over)."""
+        return self.games.mask[0].copy()
+
+    def render(self) -> str | None:
+        """``"ansi"``: a text picture from the learner's seat; ``"human"``: print it."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render() without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        text = render_text(self.rules, self.games.state, game=0, seat=int(self.games.learner_seat[0]))
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+
+# --------------------------------------------------------------------------------------------------- SB3 VecEnv
+
+
+class ScopaVecEnv(VecEnv):
+    """``num_envs`` games of Scopa in one process for stable-baselines3; see the module docstring.
+
+    Every step is one learner decision in every game. Masks: ``env_method("action_masks")`` (what sb3-contrib's
+    MaskablePPO calls) or the ``action_masks()`` method, which returns a (num_envs, num_cards) bool array.
+    """
+
+    def __init__(
+        self,
+        variant: str | Rules = "classic",
+        num_envs: int = 1,
+        opponents: OpponentSpec | Sequence[OpponentSpec] = "random",
+        *,
+        probs: Sequence[float] | None = None,
+        seed: int | None = None,
+        reward: Literal["match", "points"] = "match",
+        episode: Literal["match", "hand"] = "match",
+        partner: Literal["self"] | OpponentSpec = "self",
+        learner_seat: Literal["rotate", "random"] | int = "rotate",
+        max_hands: int = 100,
+        illegal: Literal["replace", "raise"] = "replace",
+        stacked_masks: bool = True,
+        render_mode: Literal["ansi", "human"] | None = None,
+    ) -> None:
+        self.rules = get_rules(variant)
+        self.stacked_masks = bool(stacked_masks)
+        if render_mode is not None and render_mode not in ("ansi", "human"):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.games = LearnerGames(
+            self.rules, num_envs, opponents, probs, partner, learner_seat, reward, episode, max_hands, illegal
+        )
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED // 2))
+        if not 0 <= int(seed) < MAX_SEED // 2:
+            raise ValueError(f"seed must be in [0, 2**62), got {seed}")
+        self._base_seed = int(seed)
+        self._started = False
+        self._actions: npt.NDArray[np.int64] | None = None
+        obs_space, act_space = _spaces(self.rules, max_hands)
+        super().__init__(int(num_envs), obs_space, act_space)
+
+    # ------------------------------------------------------------------------------------------------ league
+
+    def set_opponents(
+        self, policies: OpponentSpec | Sequence[OpponentSpec], probs: Sequence[float] | None = None
+    ) -> None:
+        """From now on each new episode draws its opponent from ``policies`` with ``probs`` (default uniform).
+
+        Games in progress finish with their current opponent; ``info["episode_pool"]`` tells the pools apart.
+        """
+        self.games.set_opponents(policies, probs)
+
+    @property
+    def opponents(self) -> list[Policy]:
+        """The current opponent pool."""
+        return self.games.opponents
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """(num_envs, num_cards) bool: the learner's legal actions in every game."""
+        return self.games.mask.copy()
+
+    # ------------------------------------------------------------------------------------------------ VecEnv API
+
+    def reset(self) -> npt.NDArray[np.float32]:
+        """Start a new episode in every slot (the seeds of ``seed()``, else ``seed + i`` the first time)."""
+        b = self.num_envs
+        if any(s is not None for s in self._seeds):
+            seeds = np.array([s if s is not None else self._base_seed + i for i, s in enumerate(self._seeds)])
+            self.games.reseed(int(seeds[0]))
+        elif not self._started:
+            seeds = self._base_seed + np.arange(b)
+            self.games.reseed(self._base_seed)
+        else:
+            seeds = derive_seed(self.games.state.seed)
+        if any(s is not None and not 0 <= int(s) < MAX_SEED for s in self._seeds):
+            raise ValueError(f"seeds must be integers in [0, 2**63), got {self._seeds}")
+        self._started = True
+        self._reset_seeds()
+        self._reset_options()
+        self.games.start(np.arange(b), np.asarray(seeds).astype(np.uint64))
+        self.reset_infos = [{} for _ in range(b)]
+        return self.games.observe()
+
+    def step(self, actions: np.ndarray) -> StepReturn:
+        """One learner action per game -> (observations, rewards, dones, infos), as ``VecEnv.step``."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self) -> StepReturn:
+        if self._actions is None:
+            raise RuntimeError("step_wait() needs step_async(actions) first")
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        reward, ends, replaced = self.games.step(self._actions)
+        self._actions = None
+        obs = self.games.observe()
+        dones = np.zeros(self.num_envs, dtype=np.bool_)
+        dones[ends.idx] = True
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for j, i in enumerate(ends.idx.tolist()):
+            infos[i] = _episode_info(ends, j)
+        if replaced.any():
+            for i in np.flatnonzero(replaced).tolist():
+                infos[i]["illegal_action"] = True
+        return obs, reward, dones, infos
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Game i of the next ``reset()`` plays seed ``seed + i`` (env generator and policies reseeded)."""
+        return super().seed(seed)
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """``attr_name`` for each game: per-game arrays (``learner_seat``, ``opponent``...) or an env attribute."""
+        idx = list(self._get_indices(indices))
+        per_game: dict[str, npt.NDArray[Any]] = {
+            "learner_seat": self.games.learner_seat,
+            "learner_side": self.games.learner_side,
+            "opponent": self.games.opponent,
+            "game_seed": self.games.state.seed,
+        }
+        if attr_name in per_game:
+            return [per_game[attr_name][i].item() for i in idx]
+        if attr_name == "action_masks":
+            return [self._game_action_mask(i) for i in idx]
+        if not hasattr(self, attr_name):
+            raise AttributeError(f"ScopaVecEnv has no attribute {attr_name!r}")
+        value = getattr(self, attr_name)
+        return [value for _ in idx]
+
+    def _game_action_mask(self, i: int) -> Any:
+        def action_masks() -> npt.NDArray[np.bool_]:
+            return self.games.mask[i].copy()
+
+        return action_masks
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute shared by all games (they live in one env, so ``indices`` must cover all of them)."""
+        idx = list(self._get_indices(indices))
+        if sorted(idx) != list(range(self.num_envs)):
+            raise ValueError(
+                f"ScopaVecEnv's {self.num_envs} games share their attributes; set_attr({attr_name!r}) must cover "
+                "every index (indices=None)"
+            )
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
+        """Per-game methods: ``action_masks`` (one mask per game, as MaskablePPO expects) and ``render``."""
+        if method_name == "action_masks":
+            if indices is None and self.stacked_masks:
+                return [self.games.mask.copy()]
+            return [self.games.mask[i].copy() for i in self._get_indices(indices)]
+        if method_name == "render":
+            return [self._render_game(i) for i in self._get_indices(indices)]
+        raise AttributeError(
+            f"ScopaVecEnv.env_method supports 'action_masks' and 'render', not {method_name!r}; "
+            "call methods of the vector env itself directly"
+        )
+
+    def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        """The games are not gymnasium envs, so no wrapper: all False."""
+        return [False for _ in self._get_indices(indices)]
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        raise NotImplementedError("ScopaVecEnv renders text only: use render_mode='ansi' or 'human'")
+
+    def render(self, mode: str | None = None) -> str | None:  # type: ignore[override]
+        """Game 0 as text from the learner's seat: ``"ansi"`` returns it, ``"human"`` prints it."""
+        mode = mode or self.render_mode
+        if mode is None:
+            warnings.warn("ScopaVecEnv.render() needs render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        text = self._render_text(0)
+        if mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def _render_text(self, i: int) -> str:
+        return render_text(self.rules, self.games.state, game=i, seat=int(self.games.learner_seat[i]))
+
+    def _render_game(self, i: int) -> str | None:
+        text = self._render_text(i)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+
+# --------------------------------------------------------------------------------------------------- benchmark
+
+
+class _UniformLegal(Policy):
+    """Uniform over the legal actions of every decision (capture picks included): ``bench_core``'s random player."""
+
+    name = "uniform-legal"
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        keys = self.rng.random(batch.mask.shape)
+        keys[~batch.mask] = -1.0
+        return keys.argmax(axis=1)
+
+
+def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0, repeats: int = 5) -> dict[str, Any]:
+    """Learner steps/s of ``ScopaVecEnv`` against random opponents, and the raw core's decisions/s, in one run.
+
+    The learner plays uniformly random legal actions, with masks fetched as MaskablePPO does. Two opponents are
+    timed: ``random`` (``agents.random_agent.RandomAgent``, uniform over cards and then over whole captures, which
+    costs it a Python loop per capture choice) and ``uniform-legal`` (uniform over the legal actions of every
+    decision, the random player of ``scopa_env.bench.bench_core``). ``seconds`` is split evenly between the two
+    envs and the core, in ``repeats`` interleaved windows each (so that a busy machine slows all three alike);
+    rates are medians over the windows, and ``ratio_*`` = core decisions/s / learner steps/s (of the medians).
+    """
+    from agents.random_agent import RandomAgent
+    from scopa_env.bench import bench_core
+
+    rules = get_rules(rules)
+    rng = np.random.default_rng(seed)
+    envs = {
+        "random": ScopaVecEnv(rules, batch, RandomAgent(rules, seed), seed=seed),
+        "uniform_legal": ScopaVecEnv(rules, batch, _UniformLegal(rules, seed), seed=seed),
+    }
+
+    def play(venv: ScopaVecEnv, window: float) -> tuple[float, int]:
+        steps = episodes = 0
+        t0 = time.perf_counter()
+        while (elapsed := time.perf_counter() - t0) < window or steps == 0:
+            mask = np.stack(venv.env_method("action_masks")).reshape(batch, -1)
+            keys = rng.random(mask.shape)
+            keys[~mask] = -1.0
+            _, _, dones, _ = venv.step(keys.argmax(axis=1))
+            steps += 1
+            episodes += int(dones.sum())
+        return steps * batch / elapsed, episodes
+
+    for venv in envs.values():
+        venv.reset()
+        play(venv, 0.0)  # warm-up
+    window = seconds / 3 / repeats
+    rates: dict[str, list[float]] = {"core": [], **{k: [] for k in envs}}
+    episodes = dict.fromkeys(envs, 0)
+    for _ in range(repeats):
+        for name, venv in envs.items():
+            rate, n = play(venv, window)
+            rates[name].append(rate)
+            episodes[name] += n
+        rates["core"].append(bench_core(rules, batch, window, seed, repeats=1)["decisions_per_s"])
+    medians = {name: float(np.median(r)) for name, r in rates.items()}
+    out: dict[str, Any] = {"env": "vec", "variant": rules.name, "batch": batch}
+    for name in envs:
+        out[f"learner_steps_per_s_{name}"] = round(medians[name])
+    out["core_decisions_per_s"] = round(medians["core"])
+    for name in envs:
+        out[f"ratio_{name}"] = round(medians["core"] / medians[name], 2)
+    out["episodes"] = episodes
+    return out

@@ -1,0 +1,153 @@
+"""The observation shows a seat only what it may know (RULES.md section 7), and stays inside its declared bounds.
+
+No-leak test: take positions from random games, reshuffle every card the observing seat cannot see (the other
+seats' hands, keeping their sizes, and the stock, including the order in which earlier cards were dealt) and check
+that the seat's observation is unchanged; then change one card it *can* see and check that the observation changes
+(so the test can fail).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scopa_env import core, scopa_v0
+from scopa_env.aec import observation_bounds
+from scopa_env.gym import ScopaVecEnv
+from scopa_env.rules import VARIANTS, get_rules
+
+VARIANT_NAMES = list(VARIANTS)
+
+
+def random_positions(variant: str, num_games: int, seed: int, choosing: bool = False) -> core.State:
+    """Games stopped after a random number of random legal actions.
+
+    With ``choosing``, each game plays on past that point until a player is choosing a capture (CHOOSE phase).
+    """
+    rules = get_rules(variant)
+    rng = np.random.default_rng(seed)
+    state = core.reset(rules, np.arange(num_games, dtype=np.uint64) + np.uint64(seed))
+    stop = rng.integers(0, 3 * rules.num_cards, size=num_games)
+    for t in range(20 * rules.num_cards):
+        go = t < stop
+        if choosing:
+            go |= state.phase == core.Phase.PLAY
+        if not go.any():
+            break
+        mask = core.legal_action_mask(rules, state)
+        keys = rng.random(mask.shape)
+        keys[~mask] = -1.0
+        core.step(rules, state, np.where(go, keys.argmax(axis=1), -1), on_illegal="report")  # -1: game waits
+    return state
+
+
+def reshuffle_hidden(rules_name: str, state: core.State, game: int, seat: int, rng: np.random.Generator) -> core.State:
+    """A copy of ``state`` where the cards ``seat`` cannot see in ``game`` are redistributed at random."""
+    rules = get_rules(rules_name)
+    out = state.copy()
+    others = [s for s in range(rules.num_players) if s != seat]
+    sizes = [int(out.hands[game, s].sum()) for s in others]
+    pos = int(out.stock_pos[game])
+    stock = [int(c) for c in out.deck[game, pos:]]
+    hidden = [int(c) for s in others for c in np.flatnonzero(out.hands[game, s])] + stock
+    rng.shuffle(hidden)
+    for s in others:
+        out.hands[game, s] = False
+    k = 0
+    for s, n in zip(others, sizes, strict=True):
+        out.hands[game, s, hidden[k : k + n]] = True
+        k += n
+    out.deck[game, pos:] = hidden[k:]
+    out.deck[game, :pos] = rng.permutation(out.deck[game, :pos])  # the order of past deals is hidden too
+    return out
+
+
+@pytest.mark.parametrize("choosing", [False, True], ids=["any", "choosing"])
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_reshuffling_hidden_cards_leaves_the_observation_unchanged(variant: str, choosing: bool) -> None:
+    rules = get_rules(variant)
+    state = random_positions(variant, num_games=12, seed=11, choosing=choosing)
+    if choosing:
+        assert (state.phase == core.Phase.CHOOSE).sum() >= 6
+    rng = np.random.default_rng(5)
+    for game in range(state.batch_size):
+        for seat in range(rules.num_players):
+            seats = np.full(state.batch_size, seat)
+            before = core.observe(rules, state, seats=seats)[game]
+            for _ in range(3):
+                shuffled = reshuffle_hidden(variant, state, game, seat, rng)
+                assert np.array_equal(core.observe(rules, shuffled, seats=seats)[game], before)
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_changing_a_visible_card_changes_the_observation(variant: str) -> None:
+    """Swap a card of the acting seat's hand with a hidden one: the seat can tell (the test above can fail)."""
+    rules = get_rules(variant)
+    state = random_positions(variant, num_games=12, seed=12)
+    changed = 0
+    for game in range(state.batch_size):
+        seat = int(state.current[game])
+        hand = np.flatnonzero(state.hands[game, seat])
+        other = [s for s in range(rules.num_players) if s != seat and state.hands[game, s].any()]
+        if state.done[game] or not hand.size or not other:
+            continue
+        theirs = np.flatnonzero(state.hands[game, other[0]])
+        swapped = state.copy()
+        swapped.hands[game, seat, hand[0]] = False
+        swapped.hands[game, other[0], hand[0]] = True
+        swapped.hands[game, other[0], theirs[0]] = False
+        swapped.hands[game, seat, theirs[0]] = True
+        before = core.observe(rules, state)[game]
+        after = core.observe(rules, swapped)[game]
+        assert not np.array_equal(before, after)
+        changed += 1
+    assert changed > 0
+
+
+def test_aec_observation_does_not_leak_hidden_cards() -> None:
+    """The same check through the PettingZoo env, for the agent to act and for an agent that waits."""
+    env = scopa_v0.raw_env(variant="scopa-a-quattro")
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(9):  # a few moves into the hand
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(np.flatnonzero(mask)[-1]))
+    for agent in env.agents:
+        seat = env.agent_name_mapping[agent]
+        before = env.observe(agent)
+        original = env.state
+        assert original is not None
+        env.state = reshuffle_hidden("scopa-a-quattro", original, 0, seat, rng)
+        after = env.observe(agent)
+        env.state = original
+        assert np.array_equal(before["observation"], after["observation"])
+        assert np.array_equal(before["action_mask"], after["action_mask"])
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_observations_stay_inside_the_declared_bounds(variant: str) -> None:
+    rules = get_rules(variant)
+    low, high = observation_bounds(rules, max_hands=100)
+    state = random_positions(variant, num_games=16, seed=13)
+    for seat in range(rules.num_players):
+        obs = core.observe(rules, state, seats=np.full(state.batch_size, seat))
+        assert obs.dtype == np.float32
+        assert (obs >= low).all() and (obs <= high).all()
+
+
+def test_bounds_hold_for_whole_matches_including_the_terminal_observation() -> None:
+    """Play whole matches with the vector env; every observation (terminal ones too) is in the space."""
+    venv = ScopaVecEnv("classic", 16, seed=1, max_hands=3)
+    obs = venv.reset()
+    rng = np.random.default_rng(1)
+    finished = 0
+    for _ in range(150):
+        assert all(venv.observation_space.contains(o) for o in obs)
+        mask = venv.action_masks()
+        keys = rng.random(mask.shape)
+        keys[~mask] = -1.0
+        obs, _, dones, infos = venv.step(keys.argmax(axis=1))
+        for i in np.flatnonzero(dones):
+            assert venv.observation_space.contains(infos[i]["terminal_observation"])
+            finished += 1
+    assert finished > 0
