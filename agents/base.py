@@ -59,6 +59,9 @@ class Policy(ABC):
     name: str = "policy"
     needs_state: bool = False
     """True if ``act`` needs ``batch.state`` (rule-based and search agents)."""
+    needs_obs: bool = True
+    """False if ``act`` never reads ``batch.obs``: callers may then pass a zero-width array and skip
+    computing observations (rule-based and search agents)."""
 
     def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
         self.rules = get_rules(rules)

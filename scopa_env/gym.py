@@ -182,6 +182,7 @@ class LearnerGames:
                 )
             self._partner = self._register(_as_policy(partner, rules, "partner"))
         self._ar = np.arange(b)
+        self._no_obs = np.zeros((b, 0), dtype=np.float32)  # for policies that never read observations
         self.state = core.reset(rules, np.arange(b, dtype=np.uint64))
         self.seat_actor = np.zeros((b, n), dtype=np.int32)
         """(B, N) who plays each seat: -1 the learner, else an index in the actor registry."""
@@ -395,26 +396,32 @@ class LearnerGames:
                 continue
             rounds += 1
             rows = np.flatnonzero(need)
+            want_obs = self._needs_obs(actor[rows])
             if 2 * rows.size >= self.num_games:
                 # Most games: step the whole state; the others get the out-of-range action -1, which the core
                 # reports as illegal and leaves unchanged (cheaper than copying the rows out and back).
                 full = rows.size == self.num_games
-                obs = core.observe(rules, self.state)
                 mask = core.legal_action_mask(rules, self.state)
+                obs = core.observe(rules, self.state) if want_obs else self._no_obs
                 if not full:
-                    obs, mask = obs[rows], mask[rows]
+                    mask = mask[rows]
+                    obs = obs[rows] if want_obs else obs
                 acts = np.full(self.num_games, -1, dtype=np.int64)
                 acts[rows] = self._policy_actions(actor[rows], self.state, rows, obs, mask)
                 info = core.step(rules, self.state, acts, on_illegal="raise" if full else "report")
                 self._account(None, info)
             else:
                 sub = _take(self.state, rows)
-                obs = core.observe(rules, sub)
+                obs = core.observe(rules, sub) if want_obs else self._no_obs
                 mask = core.legal_action_mask(rules, sub)
                 acts = self._policy_actions(actor[rows], sub, np.arange(rows.size), obs, mask)
                 info = core.step(rules, sub, acts)
                 self.state.put(rows, sub)
                 self._account(rows, info)
+
+    def _needs_obs(self, actor: npt.NDArray[np.int32]) -> bool:
+        """Whether any of the policies ``actor`` reads observations (rule-based agents do not)."""
+        return any(getattr(self._actors[int(k)], "needs_obs", True) for k in np.unique(actor))
 
     def _policy_actions(
         self,
@@ -433,9 +440,9 @@ class LearnerGames:
             assert policy is not None, "a game refers to a released policy"
             rows = np.arange(actor.size) if sel is None else np.flatnonzero(sel)
             if sel is None:
-                batch = ActBatch(self.rules, obs, mask, state, games)
+                batch = ActBatch(self.rules, obs if obs.shape[1] else obs[: rows.size], mask, state, games)
             else:
-                batch = ActBatch(self.rules, obs[sel], mask[sel], state, games[sel])
+                batch = ActBatch(self.rules, obs[sel] if obs.shape[1] else obs[: rows.size], mask[sel], state, games[sel])
             out = np.asarray(policy.act(batch))
             if out.shape != (rows.size,):
                 raise ValueError(f"policy {policy!r} returned actions of shape {out.shape} for {rows.size} rows")
@@ -845,6 +852,7 @@ class _UniformLegal(Policy):
     """Uniform over the legal actions of every decision (capture picks included): ``bench_core``'s random player."""
 
     name = "uniform-legal"
+    needs_obs = False
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         keys = self.rng.random(batch.mask.shape)
