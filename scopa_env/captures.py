@@ -96,8 +96,10 @@ def capture_table(num_ranks: int, max_target: int) -> CaptureTable:
     tables_c = np.zeros((max_target + 1, num_keys), dtype=np.int32)
     for t in range(max_target + 1):
         for parts in _partitions(t, min(t, num_ranks)):
-            counts = np.bincount(np.array(parts, dtype=np.int64) - 1, minlength=num_ranks) if parts else np.zeros(
-                num_ranks, dtype=np.int64
+            counts = (
+                np.bincount(np.array(parts, dtype=np.int64) - 1, minlength=num_ranks)
+                if parts
+                else np.zeros(num_ranks, dtype=np.int64)
             )
             if np.any(counts > caps):
                 continue

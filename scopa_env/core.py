@@ -262,9 +262,7 @@ def _as_seeds(seeds: npt.ArrayLike | np.random.Generator, batch: int | None) -> 
     return arr.astype(np.uint64)
 
 
-def reset(
-    rules: Rules | str, seeds: npt.ArrayLike | np.random.Generator, batch: int | None = None
-) -> State:
+def reset(rules: Rules | str, seeds: npt.ArrayLike | np.random.Generator, batch: int | None = None) -> State:
     """Start one match per seed: ``reset(rules, [7, 8, 9])`` or ``reset(rules, np.random.default_rng(0), batch=B)``."""
     rules = get_rules(rules)
     s = _as_seeds(seeds, batch)

@@ -442,7 +442,9 @@ class LearnerGames:
             if sel is None:
                 batch = ActBatch(self.rules, obs if obs.shape[1] else obs[: rows.size], mask, state, games)
             else:
-                batch = ActBatch(self.rules, obs[sel] if obs.shape[1] else obs[: rows.size], mask[sel], state, games[sel])
+                batch = ActBatch(
+                    self.rules, obs[sel] if obs.shape[1] else obs[: rows.size], mask[sel], state, games[sel]
+                )
             out = np.asarray(policy.act(batch))
             if out.shape != (rows.size,):
                 raise ValueError(f"policy {policy!r} returned actions of shape {out.shape} for {rows.size} rows")

@@ -1,7 +1,7 @@
 """Game records (RULES.md section 8): write random matches from the batched core, check records with the reference.
 
-    python -m scopa_env.record --variant classic --games 100 --seed 7 --out games.jsonl
-    python -m scopa_env.record --check games.jsonl
+python -m scopa_env.record --variant classic --games 100 --seed 7 --out games.jsonl
+python -m scopa_env.record --check games.jsonl
 """
 
 from __future__ import annotations
@@ -183,8 +183,7 @@ def check_file(path: str | Path) -> tuple[int, str | None]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m scopa_env.record",
-        description="Write game records of random matches (batched core), or check a records file "
-        "(reference engine).",
+        description="Write game records of random matches (batched core), or check a records file (reference engine).",
     )
     p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
     p.add_argument("--games", type=int, default=10, help="number of complete matches to play")

@@ -1,6 +1,6 @@
 """Text pictures of a game: the table, a seat's hand, the piles and the scores, with suit symbols.
 
-    print(render_text(rules, state, game=0, seat=0))
+print(render_text(rules, state, game=0, seat=0))
 """
 
 from __future__ import annotations
@@ -70,9 +70,7 @@ def render_text(
     lines.append(f"TABLE: {pretty_cards(state.table[g], deck, color)}")
     if state.pending[g] >= 0:
         picked = pretty_cards(state.picked[g], deck, color)
-        lines.append(
-            f"  choosing the capture for {pretty_card(int(state.pending[g]), deck, color)} (picked: {picked})"
-        )
+        lines.append(f"  choosing the capture for {pretty_card(int(state.pending[g]), deck, color)} (picked: {picked})")
     for p in range(rules.num_players):
         n = int(state.hands[g, p].sum())
         who = f"player {p}" + (" (you)" if p == seat else "") + (" *to act*" if p == cur and not done else "")

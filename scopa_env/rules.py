@@ -115,15 +115,40 @@ def _teams(n: int) -> tuple[tuple[int, ...], ...]:
     return tuple((s, s + half) for s in range(half))
 
 
+def _simple(
+    name: str,
+    n: int,
+    sides: tuple[tuple[int, ...], ...],
+    deal_sizes: tuple[int, ...],
+    description: str,
+    deck_name: str = "italian40",
+    table_cards: int = 4,
+    target: int = 11,
+    shared_lead_scores: bool = False,
+) -> Rules:
+    """A beginners' (simple-N) variant: primiera by sevens, three kings on the table void the deal."""
+    return Rules(
+        name,
+        n,
+        sides,
+        deck_name=deck_name,
+        table_cards=table_cards,
+        deal_sizes=deal_sizes,
+        target=target,
+        simple_primiera=True,
+        void_on_kings=True,
+        shared_lead_scores=shared_lead_scores,
+        description=description,
+    )
+
+
 def _make_variants() -> dict[str, Rules]:
     v: list[Rules] = [
         Rules("classic", 2, _pairs(2), description="Two players, game to 11."),
         Rules("classic-15", 2, _pairs(2), target=15, description="Two players, game to 15."),
         Rules("classic-21", 2, _pairs(2), target=21, description="Two players, game to 21."),
         Rules("scopa-d-assi", 2, _pairs(2), ace_takes_all=True, description="An ace takes the whole table."),
-        Rules(
-            "scopa-a-quattro", 4, _teams(4), deal_sizes=(3, 3, 3), description="Four players in two teams, to 11."
-        ),
+        Rules("scopa-a-quattro", 4, _teams(4), deal_sizes=(3, 3, 3), description="Four players in two teams, to 11."),
         Rules(
             "scopone-scientifico",
             4,
@@ -133,26 +158,23 @@ def _make_variants() -> dict[str, Rules]:
             description="Four players in teams, ten cards each, empty table.",
         ),
     ]
-    simple = dict(simple_primiera=True, void_on_kings=True)
     for n in (2, 3, 4, 6):
-        sizes = (3,) * (36 // (3 * n))
-        v.append(Rules(f"simple-{n}", n, _pairs(n), deal_sizes=sizes, description=f"Beginners' rules, {n} players.", **simple))  # type: ignore[arg-type]
-    v.append(Rules("simple-5", 5, _pairs(5), table_cards=5, deal_sizes=(3, 3, 1), description="Beginners' rules, 5 players.", **simple))  # type: ignore[arg-type]
+        v.append(_simple(f"simple-{n}", n, _pairs(n), (3,) * (36 // (3 * n)), f"Beginners' rules, {n} players."))
+    v.append(_simple("simple-5", 5, _pairs(5), (3, 3, 1), "Beginners' rules, 5 players.", table_cards=5))
     v.append(
-        Rules(
+        _simple(
             "simple-8",
             8,
             _pairs(8),
+            (3, 3),
+            "Beginners' rules, 8 players, 52 cards, game to 16.",
             deck_name="french52",
-            deal_sizes=(3, 3),
             target=16,
             shared_lead_scores=True,
-            description="Beginners' rules, 8 players, 52 cards, game to 16.",
-            **simple,  # type: ignore[arg-type]
         )
     )
-    v.append(Rules("simple-4-teams", 4, _teams(4), deal_sizes=(3, 3, 3), description="Beginners' rules, 4 players in 2 teams.", **simple))  # type: ignore[arg-type]
-    v.append(Rules("simple-6-teams", 6, _teams(6), deal_sizes=(3, 3), description="Beginners' rules, 6 players in 3 teams.", **simple))  # type: ignore[arg-type]
+    v.append(_simple("simple-4-teams", 4, _teams(4), (3, 3, 3), "Beginners' rules, 4 players in 2 teams."))
+    v.append(_simple("simple-6-teams", 6, _teams(6), (3, 3), "Beginners' rules, 6 players in 3 teams."))
     return {r.name: r for r in v}
 
 

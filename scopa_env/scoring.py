@@ -27,9 +27,7 @@ def _award(rules: Rules, values: npt.NDArray[np.integer], majority_of: int | Non
     return win.astype(np.int16)
 
 
-def score_hands(
-    rules: Rules, piles: npt.NDArray[np.bool_], scope: npt.NDArray[np.integer]
-) -> npt.NDArray[np.int16]:
+def score_hands(rules: Rules, piles: npt.NDArray[np.bool_], scope: npt.NDArray[np.integer]) -> npt.NDArray[np.int16]:
     """Score hands: piles (n, S, D) bool and scope (n, S) -> (n, S, 6) int16 in ``POINT_FIELDS`` order."""
     deck = rules.deck
     n, num_sides, num_cards = piles.shape

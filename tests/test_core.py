@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -327,7 +328,7 @@ def test_observation_layout_is_contiguous():
     for variant in VARIANTS:
         layout = core.observation_layout(variant)
         assert layout[0][1] == 0
-        for (_, _, stop, _), (_, start, _, _) in zip(layout, layout[1:], strict=False):
+        for (_, _, stop, _), (_, start, _, _) in itertools.pairwise(layout):
             assert stop == start
         st = core.reset(variant, [0, 1])
         assert core.observe(variant, st).shape == (2, core.observation_size(variant))
