@@ -11,8 +11,8 @@
 | Agents             | N = 2..8, by variant (`scopa_env.rules.VARIANTS`)               |
 | Action Shape       | ()                                                              |
 | Action Values      | Discrete(D), D = 40 cards (52 in `simple-8`)                    |
-| Observation Shape  | `observation`: (obs_size,) float32, 295 in `classic`; `action_mask`: (D,) int8 |
-| Observation Values | [0, 1] except the `scores` and `scope` blocks (see below)       |
+| Observation Shape  | `observation`: (obs_size,) float32, 336 in `classic`; `action_mask`: (D,) int8 |
+| Observation Values | [0, 1] except the `scores`, `scope`, `table_sum` and `plays` blocks (see below) |
 
 ## Description
 
@@ -58,7 +58,7 @@ A move takes one or more actions:
 The observation is a dictionary with an `"observation"` vector (what the observing seat may know, RULES.md
 section 7) and an `"action_mask"` (see *Legal Actions Mask*). The vector is `scopa_env.core.observe` for the
 observing seat; its layout is `scopa_env.core.observation_layout(rules)` (version `core.OBS_VERSION`). With D cards,
-S sides and N seats (classic: D = 40, S = 2, N = 2, size 295):
+S sides, N seats and R ranks (classic: D = 40, S = 2, N = 2, R = 10, size 336):
 
 | block | size | classic indices | meaning |
 |-------|------|-----------------|---------|
@@ -76,11 +76,15 @@ S sides and N seats (classic: D = 40, S = 2, N = 2, size 295):
 | seat | N | 289-290 | one-hot: this seat's absolute index |
 | last_capturer | S + 1 | 291-293 | one-hot: side of the last capture this hand, relative; last entry = nobody |
 | choosing | 1 | 294 | 1 in the CHOOSE phase |
+| table_sum | 1 | 295 | sum of the table cards' capture values / 40 |
+| plays | 4 x R | 296-335 | for each card value v = 1..R, 4 entries: a card of value v would capture; would clear the table (scopa); could take the settebello; table sum after the play / 40 (sum - v after a capture, sum + v after a lay) |
 
 Other players' hands and the order of the stock never enter the observation: they appear only through the
 `unseen` set and the hand sizes, which do not change when those cards are reshuffled. The `Box` bounds are
 `[0, 1]` except `scores` (up to `max_hands * (4 + P) / target`, P = the most plays a side makes in a hand, which
-bounds the points of a hand) and `scope` (up to `P / 10`); `observation_bounds` computes them.
+bounds the points of a hand), `scope` (up to `P / 10`) and the table sums of `table_sum` and `plays` (up to the
+whole deck's capture values / 40); `observation_bounds` computes them. The `plays` block depends on the table only:
+it spells out the capture arithmetic a player does at a glance, which a small network learns slowly from card bits.
 
 ## Legal Actions Mask
 
@@ -129,7 +133,8 @@ seed plays the next game of the same seed chain (`shuffle.derive_seed`), so a se
 
 ## Version History
 
-* v0: Initial release (observation version `core.OBS_VERSION` = 1).
+* v0: Initial release (observation version `core.OBS_VERSION` = 2: version 1 had no `table_sum` and `plays`
+  blocks; it never shipped in a release).
 """
 
 from __future__ import annotations
@@ -189,7 +194,8 @@ def validate_max_hands(max_hands: int) -> int:
 def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """(low, high) of every observation entry, for a match truncated after ``max_hands`` hands.
 
-    All blocks lie in [0, 1] except ``scores`` (points / target) and ``scope`` (scope / 10). A side makes at most
+    All blocks lie in [0, 1] except ``scores`` (points / target), ``scope`` (scope / 10) and the table sums
+    of ``table_sum`` and ``plays`` (capture values / 40). A side makes at most
     ``P = seats per side * cards per seat per hand`` plays in a hand, so it has at most P scope and at most
     ``len(CATEGORIES) - 1 + P`` points in a hand (one point per other category).
     """
@@ -205,6 +211,8 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
             high[start:stop] = max(1.0, max_hands * hand_points / rules.target)
         elif name == "scope":
             high[start:stop] = max(1.0, plays_per_side / 10.0)
+        elif name in ("table_sum", "plays"):  # sums of capture values / 40: at most the whole deck's
+            high[start:stop] = max(1.0, float(rules.deck.value.astype(np.int64).sum()) / 40.0)
         elif name not in _BOUNDED_BLOCKS:
             raise RuntimeError(
                 f"observation block {name!r} (core.OBS_VERSION {core.OBS_VERSION}) has no known bound; "

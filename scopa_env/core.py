@@ -48,8 +48,11 @@ __all__ = [
     "step",
 ]
 
-OBS_VERSION = 1
-"""Bumped whenever the observation layout or meaning changes; checkpoints record it."""
+OBS_VERSION = 2
+"""Bumped whenever the observation layout or meaning changes; checkpoints record it.
+
+Version history: 1, the card sets and counters; 2, adds the ``plays`` block (what a card of each value would do
+on the current table)."""
 
 
 class Phase(IntEnum):
@@ -636,6 +639,14 @@ def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
         ("seat", n, "one-hot: this seat's absolute index"),
         ("last_capturer", s + 1, "one-hot: side of the last capture this hand, relative; last entry = nobody"),
         ("choosing", 1, "1 in the CHOOSE phase"),
+        ("table_sum", 1, "sum of the table's capture values / 40"),
+        (
+            "plays",
+            4 * rules.deck.num_ranks,
+            "for each card value v (rank order), 4 entries: a card of value v would capture; would make a scopa "
+            "(clear the table); could take the settebello; table sum after the play (sum - v after a capture, "
+            "sum + v after a lay) / 40",
+        ),
     ]
     out, pos = [], 0
     for name, size, meaning in blocks:
@@ -695,4 +706,45 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     obs[ar, pos + np.where(last < 0, s, (last - own_side) % s)] = 1.0
     pos += s + 1
     obs[:, pos] = state.phase == Phase.CHOOSE
+    pos += 1
+    obs[:, pos : pos + 1 + 4 * tb.r] = _play_features(rules, tb, state.table)
     return obs
+
+
+def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """(B, 1 + 4R): table sum / 40, then per card value: captures, scopa, settebello, table sum after / 40.
+
+    The same for every seat (it depends on the table only); ``observe`` places it after the seat's own blocks.
+    A capture by equal rank or by sum always takes cards worth exactly v in total, so the table keeps
+    ``sum - v`` after it, and ``sum + v`` after a lay (ace-takes-all leaves 0).
+    """
+    b, r = table.shape[0], tb.r
+    counts = _rank_counts(table, r)
+    values = np.arange(1, r + 1)
+    total = counts.astype(np.float32) @ values.astype(np.float32)  # (B,)
+    equal = counts > 0  # (B, R): a card of value v takes an equal rank
+    nparts, union, _ = tb.ctable.lookup(np.repeat(counts, r, axis=0), np.tile(values, b))
+    by_sum = (nparts > 0).reshape(b, r) & ~equal
+    captures = equal | by_sum
+    if rules.ace_takes_all:
+        ace_all = ~equal[:, 0] & (total > 0)
+        captures[:, 0] |= ace_all
+    seven = rules.deck.ranks.index("7")
+    sette_on_table = table[:, rules.deck.settebello]
+    sette_by_sum = ((union.reshape(b, r) >> seven) & 1).astype(np.bool_) & by_sum
+    sette = sette_on_table[:, None] & (sette_by_sum | (values == seven + 1)[None, :])
+    if rules.ace_takes_all:
+        sette[:, 0] |= sette_on_table & ace_all
+    after = np.where(captures, total[:, None] - values, total[:, None] + values)
+    scopa = captures & (after == 0)
+    if rules.ace_takes_all:
+        after[:, 0] = np.where(ace_all, 0, after[:, 0])
+        scopa[:, 0] &= ~ace_all
+    out = np.empty((b, 1 + 4 * r), dtype=np.float32)
+    out[:, 0] = total / 40.0
+    block = out[:, 1:].reshape(b, r, 4)
+    block[:, :, 0] = captures
+    block[:, :, 1] = scopa
+    block[:, :, 2] = sette
+    block[:, :, 3] = after / 40.0
+    return out

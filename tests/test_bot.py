@@ -122,7 +122,7 @@ def test_acts_from_game_states(bot_dir: Path, prefer: str) -> None:
 def test_bad_inputs_are_explained(bot_dir: Path) -> None:
     bot = Bot.load(bot_dir, prefer="numpy")
     obs = np.zeros((2, bot.obs_size), dtype=np.float32)
-    with pytest.raises(BotError, match=r"obs must have shape \(n, 295\)"):
+    with pytest.raises(BotError, match=r"obs must have shape \(n, 336\)"):
         bot.act(obs[0], np.ones(40, bool))
     with pytest.raises(BotError, match="mask must have shape"):
         bot.act(obs, np.ones((2, 39), bool))

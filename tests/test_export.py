@@ -159,7 +159,7 @@ def test_onnx_interface(sharp: tuple[Path, Path]) -> None:
     sess = ort.InferenceSession(str(bot_dir / ONNX), providers=["CPUExecutionProvider"])
     ins = {i.name: (i.type, i.shape) for i in sess.get_inputs()}
     outs = {o.name: (o.type, o.shape) for o in sess.get_outputs()}
-    assert ins["obs"][0] == "tensor(float)" and ins["obs"][1][1] == 295
+    assert ins["obs"][0] == "tensor(float)" and ins["obs"][1][1] == 336
     assert ins["action_mask"][0] == "tensor(bool)" and ins["action_mask"][1][1] == 40
     assert outs["probs"][0] == "tensor(float)" and outs["action"][0] == "tensor(int64)"
     obs, mask = _inputs(64, seed=2)
@@ -177,8 +177,8 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     assert card["obs_size"] == core.observation_size("classic") and card["num_cards"] == 40
     assert card["training_steps"] == 128
     arch = card["architecture"]
-    assert arch["hidden"] == [32, 32] and arch["activation"] == "tanh" and arch["input"] == 295
-    assert arch["parameters"] == 295 * 32 + 32 + 32 * 32 + 32 + 32 * 40 + 40
+    assert arch["hidden"] == [32, 32] and arch["activation"] == "tanh" and arch["input"] == 336
+    assert arch["parameters"] == 336 * 32 + 32 + 32 * 32 + 32 + 32 * 40 + 40
     datetime.fromisoformat(card["created"])
     assert card["source_checkpoint"]["sha256"] == hashlib.sha256(ckpt.read_bytes()).hexdigest()
     assert card["checkpoint_meta"]["steps"] == 128 and card["training_config"] == {"seed": 1}
