@@ -77,7 +77,7 @@ S sides, N seats and R ranks (classic: D = 40, S = 2, N = 2, R = 10, size 336):
 | last_capturer | S + 1 | 291-293 | one-hot: side of the last capture this hand, relative; last entry = nobody |
 | choosing | 1 | 294 | 1 in the CHOOSE phase |
 | table_sum | 1 | 295 | sum of the table cards' capture values / 40 |
-| plays | 4 x R | 296-335 | for each card value v = 1..R, 4 entries: a card of value v would capture; would clear the table (scopa); could take the settebello; table sum after the play / 40 (sum - v after a capture, sum + v after a lay) |
+| plays | 4 x R | 296-335 | per value v = 1..R: would capture; would clear the table; could take 7d; sum after / 40 |
 
 Other players' hands and the order of the stock never enter the observation: they appear only through the
 `unseen` set and the hand sizes, which do not change when those cards are reshuffled. The `Box` bounds are
