@@ -1,0 +1,86 @@
+"""``expert``: a rule-based player an Italian club player would recognise.
+
+On top of ``greedy``'s immediate value it
+
+- remembers which cards are gone: weights drop for categories already decided (``features.dynamic_weights``),
+  and every risk below is computed from the cards still unseen;
+- does not open the table to a scopa and keeps sevens, coins and the settebello safe: a move is charged the
+  expected value of the next opponent's best reply on the table it leaves (for each rank, the best capture with
+  that rank, scopa included, weighted by the hypergeometric chance that the opponent holds it);
+- plays doubles: laying one card of a pair earns a bonus when the opponent is unlikely to take it, since the other
+  card of the pair takes it back;
+- knows the end game: once the stock is empty and the unseen cards all sit in one opponent's hand the position is
+  an open book, and the rest of the hand (last capture and leftovers included) is solved exactly by minimax
+  (``agents.search.solve_open``) when at most ``endgame`` plies are left.
+
+All of it is in ``agents.features`` (shared with the search agents' rollouts). Deterministic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch, Policy, register_agent
+from agents.features import (
+    DEFAULT_WEIGHTS,
+    CardWeights,
+    Moves,
+    choose,
+    dynamic_weights,
+    expert_scores,
+    generate_moves,
+    pick_best,
+    require_state,
+)
+from scopa_env.core import State
+from scopa_env.rules import Rules
+
+__all__ = ["ExpertAgent", "expert_moves"]
+
+
+def expert_moves(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], weights: CardWeights = DEFAULT_WEIGHTS
+) -> tuple[Moves, npt.NDArray[np.intp]]:
+    """The candidates of each game and the index of the expert heuristic's choice (no end-game solving)."""
+    w = dynamic_weights(rules, state, games, weights)
+    moves = generate_moves(rules, state, games, w)
+    return moves, pick_best(moves, expert_scores(rules, state, moves, weights))
+
+
+class ExpertAgent(Policy):
+    """Greedy plus scopa safety, card counting, doubles and exact end-game play (batched, deterministic)."""
+
+    name = "expert"
+    needs_state = True
+    needs_obs = False
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        seed: int | None = None,
+        weights: CardWeights = DEFAULT_WEIGHTS,
+        endgame: int = 8,
+    ) -> None:
+        super().__init__(rules, seed)
+        if endgame < 0:
+            raise ValueError(f"expert: endgame must be >= 0 plies (0 turns exact end-game play off), got {endgame}")
+        self.weights = weights
+        self.endgame = int(endgame)
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        state, games = require_state(batch, self.name)
+        moves, best = expert_moves(self.rules, state, games, self.weights)
+        actions = choose(state, games, moves, best)
+        if self.endgame > 0:
+            from agents.search import open_endgame_rows, solve_open
+
+            rows = open_endgame_rows(self.rules, state, games, self.endgame)
+            if rows.size:
+                actions[rows] = solve_open(self.rules, state, games[rows])
+        return actions
+
+
+@register_agent("expert", "greedy + scopa safety, card counting, doubles, exact open end game; option endgame=8")
+def _make_expert(rules: Rules, seed: int | None = None, endgame: int = 8) -> Policy:
+    return ExpertAgent(rules, seed, endgame=endgame)

@@ -1,0 +1,709 @@
+"""Shared, batched move evaluation for the rule-based and search agents (one implementation of each heuristic).
+
+Everything here works on many games at once in numpy and reads only what the acting seat may know (RULES.md
+section 7): its own hand, the table, the piles, hand sizes, the stock size and the set of unseen cards.
+
+- ``card_weights`` / ``CardWeights``: the immediate value of capturing each card, in rough hand points
+  (carte, denari, settebello, primiera).
+- ``generate_moves``: the candidate whole moves ``(card, capture)`` of each game. A capture by sum is listed once
+  per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
+  (coins first): captures that differ only in the suits taken within a rank are merged (the other choices can only
+  matter for the primiera's suit coverage). In the CHOOSE phase only completions of the cards already picked are
+  listed.
+- ``greedy_scores``: the greedy heuristic (immediate value: cards, coins, settebello, primiera cards, scopa).
+- ``expert_scores``: greedy with pile-aware weights, minus the expected value of the next opponent's best reply
+  (scope, sevens and coins left on the table), estimated from the unseen cards (card counting), plus a bonus for
+  laying one of a pair (doubles).
+- ``choose`` / ``pick_best``: the best candidate of each game, and the action that carries it out.
+
+Within one rank the cards are always taken in a fixed order (cards already picked in the CHOOSE phase first, then
+suit order: coins first). This is the most valuable order because every weight vector used here gives the coin
+of a rank at least the weight of the other suits, which are equal (``check_weights`` checks it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch
+from scopa_env import core
+from scopa_env.core import Phase, State
+from scopa_env.rules import Rules
+
+__all__ = [
+    "BIG",
+    "CardWeights",
+    "MoveContext",
+    "MoveKind",
+    "Moves",
+    "TableEval",
+    "card_weights",
+    "check_weights",
+    "choose",
+    "dynamic_weights",
+    "evaluate_tables",
+    "expert_scores",
+    "generate_moves",
+    "greedy_scores",
+    "hit_probability",
+    "pick_best",
+    "require_state",
+    "segment_argmax",
+    "unseen_cards",
+]
+
+BIG = 1e9
+"""Stands for an impossible capture in the partition values."""
+MAX_PER_RANK = 4
+"""Cards of one rank in a deck (one per suit)."""
+
+
+class MoveKind(IntEnum):
+    """Kinds of candidate move (int8 codes in ``Moves.kind``)."""
+
+    LAY = 0
+    EQUAL = 1
+    SUM = 2
+    ACE_ALL = 3
+
+
+@dataclass(frozen=True)
+class CardWeights:
+    """Immediate value of capturing one card, in approximate hand points, and the greedy / expert knobs."""
+
+    card: float = 0.1
+    """Every card (carte: most cards)."""
+    coin: float = 0.25
+    """Extra for a coin (denari: most coins)."""
+    settebello: float = 1.0
+    """Extra for the seven of coins (a point of its own)."""
+    seven: float = 0.3
+    """Extra for a seven (primiera; with the beginners' primiera, most sevens)."""
+    six: float = 0.15
+    """Extra for a six (primiera value 18; unused with the beginners' primiera)."""
+    ace: float = 0.08
+    """Extra for an ace (primiera value 16; unused with the beginners' primiera)."""
+    five: float = 0.04
+    """Extra for a five (primiera value 15; unused with the beginners' primiera)."""
+    scopa: float = 1.0
+    """Value of a scopa (one point)."""
+    lay: float = 1.0
+    """A lay scores minus ``lay`` times the weight of the card laid (lay the least valuable card)."""
+    reply: float = 1.0
+    """Expert: weight of the next opponent's expected best reply, subtracted from a move's value."""
+    doubles: float = 0.5
+    """Expert: weight of the bonus for laying one card of a pair (taken back next turn if the opponent cannot)."""
+
+    def __post_init__(self) -> None:
+        for name in ("card", "coin", "settebello", "seven", "six", "ace", "five", "scopa", "lay", "reply", "doubles"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"CardWeights.{name} must be >= 0, got {getattr(self, name)}")
+
+
+DEFAULT_WEIGHTS = CardWeights()
+
+
+@lru_cache(maxsize=64)
+def _static_weights(rules: Rules, weights: CardWeights) -> npt.NDArray[np.float64]:
+    deck = rules.deck
+    rank_value = deck.value.astype(np.int64)
+    w = np.full(rules.num_cards, weights.card)
+    w[deck.suit == 0] += weights.coin
+    w[deck.settebello] += weights.settebello
+    w[rank_value == 7] += weights.seven
+    if not rules.simple_primiera:
+        w[rank_value == 6] += weights.six
+        w[rank_value == 1] += weights.ace
+        w[rank_value == 5] += weights.five
+    w.setflags(write=False)
+    return w
+
+
+def card_weights(rules: Rules, weights: CardWeights = DEFAULT_WEIGHTS) -> npt.NDArray[np.float64]:
+    """(D,) float64: the static capture value of each card id (read-only, cached per rules and weights)."""
+    return _static_weights(rules, weights)
+
+
+def dynamic_weights(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], weights: CardWeights = DEFAULT_WEIGHTS
+) -> npt.NDArray[np.float64]:
+    """(n, D) capture values that remember the piles: a category already decided is worth nothing more.
+
+    With two sides, carte is decided once a side holds more than half the cards and denari once a side holds
+    more than half the coins. With more sides the static weights are returned.
+    """
+    w = np.repeat(card_weights(rules, weights)[None, :], len(games), axis=0)
+    if rules.num_sides != 2:
+        return w
+    deck = rules.deck
+    piles = state.piles[games]  # (n, S, D)
+    carte_done = (piles.sum(axis=2) > rules.num_cards // 2).any(axis=1)
+    coins = piles[:, :, deck.suit == 0].sum(axis=2)
+    denari_done = (coins > deck.num_ranks // 2).any(axis=1)
+    w[carte_done] -= weights.card
+    w[np.ix_(denari_done, deck.suit == 0)] -= weights.coin
+    return w
+
+
+# --------------------------------------------------------------------------------------------------- partitions
+
+
+def _partitions(t: int, max_part: int) -> list[list[int]]:
+    """Partitions of t into parts <= max_part, as non-increasing lists."""
+    if t == 0:
+        return [[]]
+    out: list[list[int]] = []
+    for p in range(min(t, max_part), 0, -1):
+        out.extend([p, *rest] for rest in _partitions(t - p, p))
+    return out
+
+
+class _Tables:
+    """Per-rules constants: card ranks and values, and every sum capture as a rank multiset."""
+
+    def __init__(self, rules: Rules) -> None:
+        deck = rules.deck
+        r = deck.num_ranks
+        self.num_ranks = r
+        self.num_cards = rules.num_cards
+        self.rank = deck.rank.astype(np.intp)
+        self.value = deck.value.astype(np.intp)
+        counts: list[list[int]] = []
+        targets: list[int] = []
+        for t in range(2, r + 1):
+            for parts in _partitions(t, t - 1):
+                c = [0] * r
+                for p in parts:
+                    c[p - 1] += 1
+                if max(c) <= MAX_PER_RANK:
+                    counts.append(c)
+                    targets.append(t)
+        self.p_count = np.array(counts, dtype=np.intp)  # (P, R)
+        self.p_target = np.array(targets, dtype=np.intp)  # (P,)
+        self.p_cards = self.p_count.sum(axis=1)  # (P,)
+        self.rank_bits = np.int64(1) << np.arange(r, dtype=np.int64)  # (R,)
+        self.p_bits = (self.p_count > 0).astype(np.int64) @ self.rank_bits  # (P,) ranks a partition uses
+        self.lookup_base = np.arange(r) * 2 * (MAX_PER_RANK + 1)  # (R,) row of each rank in the static lookups
+        width = int((self.p_count > 0).sum(axis=1).max())
+        # Gather index into topw flattened as (R + 1, MAX_PER_RANK + 1); rank R is an all-zero dummy column.
+        flat = np.full((len(counts), width), r * (MAX_PER_RANK + 1), dtype=np.intp)
+        for p, c in enumerate(counts):
+            used = [(k, n) for k, n in enumerate(c) if n]
+            for j, (k, n) in enumerate(used):
+                flat[p, j] = k * (MAX_PER_RANK + 1) + n
+        self.p_flat = flat
+        # Partitions are sorted by target: where each target's segment starts, and its length (by value 0..R).
+        self.sum_targets = np.unique(self.p_target)
+        self.seg_start = np.searchsorted(self.p_target, self.sum_targets)
+        self.seg_begin = np.searchsorted(self.p_target, np.arange(r + 1))
+        self.seg_len = np.searchsorted(self.p_target, np.arange(r + 1), side="right") - self.seg_begin
+        # For each target t and set of ranks below t present on a table (bit mask): the partitions of t that use
+        # only those ranks, as a flat list with offsets (CSR), so a move generator expands only these.
+        num_masks = 1 << (r - 1)
+        masks = np.arange(num_masks, dtype=np.int64)
+        self.fit_start = np.zeros((r + 1, num_masks), dtype=np.intp)
+        self.fit_len = np.zeros((r + 1, num_masks), dtype=np.intp)
+        flat_parts: list[npt.NDArray[np.intp]] = []
+        at = 0
+        for t in range(2, r + 1):
+            seg = np.arange(self.seg_begin[t], self.seg_begin[t] + self.seg_len[t])
+            ok = (self.p_bits[seg][:, None] & ~masks[None, :]) == 0  # (P_t, masks)
+            self.fit_len[t] = ok.sum(axis=0)
+            self.fit_start[t] = at + np.concatenate([[0], np.cumsum(self.fit_len[t])[:-1]])
+            _, pi = np.nonzero(ok.T)
+            flat_parts.append(seg[pi])
+            at += pi.size
+        self.fit_parts = np.concatenate(flat_parts).astype(np.intp)
+        self.below = (np.int64(1) << np.maximum(np.arange(r + 1) - 1, 0)) - 1  # ranks with value < t, by t
+
+
+@lru_cache(maxsize=32)
+def _tables(rules: Rules) -> _Tables:
+    return _Tables(rules)
+
+
+@lru_cache(maxsize=64)
+def _no_hit_table(max_unseen: int, max_rank_count: int, max_hand: int) -> npt.NDArray[np.float64]:
+    """[U, k, h] = C(U-k, h) / C(U, h): no card of a k-card rank among h cards drawn from U (0 if h > U)."""
+    out = np.zeros((max_unseen + 1, max_rank_count + 1, max_hand + 1))
+    for u in range(max_unseen + 1):
+        for k in range(min(u, max_rank_count) + 1):
+            for h in range(min(u, max_hand) + 1):
+                out[u, k, h] = math.comb(u - k, h) / math.comb(u, h)
+    return out
+
+
+def hit_probability(unseen: npt.ArrayLike, rank_count: npt.ArrayLike, hand: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """P(a hand of ``hand`` cards dealt from ``unseen`` cards holds one of ``rank_count`` given cards).
+
+    Hypergeometric, elementwise with broadcasting; a hand larger than the unseen set is clipped to it.
+    """
+    u = np.asarray(unseen, dtype=np.intp)
+    k = np.asarray(rank_count, dtype=np.intp)
+    h = np.minimum(np.asarray(hand, dtype=np.intp), u)
+    table = _no_hit_table(52, MAX_PER_RANK, 52)
+    return 1.0 - table[u, np.minimum(k, u), h]
+
+
+def check_weights(rules: Rules, w: npt.ArrayLike) -> None:
+    """Raise ``ValueError`` unless, in every rank, the three plain suits weigh the same and the coin no less.
+
+    The capture heuristics take cards of a rank coins first (``evaluate_tables``); that is the most valuable
+    order only for weights of this shape, which ``card_weights`` and ``dynamic_weights`` always have.
+    """
+    r = rules.deck.num_ranks
+    w4 = np.asarray(w, dtype=np.float64).reshape(-1, 4, r)
+    if not (
+        np.allclose(w4[:, 1], w4[:, 2]) and np.allclose(w4[:, 1], w4[:, 3]) and (w4[:, 0] >= w4[:, 1] - 1e-9).all()
+    ):
+        raise ValueError(
+            "card weights must give the coppe, spade and bastoni card of each rank the same weight and the denari "
+            "card at least as much; build them with features.card_weights or features.dynamic_weights"
+        )
+
+
+# --------------------------------------------------------------------------------------------------- tables
+
+
+@dataclass
+class TableEval:
+    """What the capture heuristics need to know about n tables, each with its own card weights.
+
+    Within a rank, cards are taken in a fixed order: cards already picked (CHOOSE phase) first, then suit order,
+    coins first, which is the most valuable order for weights accepted by ``check_weights``.
+    """
+
+    rules: Rules
+    """The variant."""
+    table: npt.NDArray[np.bool_]
+    """(n, D) the tables."""
+    picked: npt.NDArray[np.bool_] | None
+    """(n, D) cards picked so far in the CHOOSE phase (None: no picks anywhere)."""
+    counts: npt.NDArray[np.intp]
+    """(n, R) table cards of each rank."""
+    topw: npt.NDArray[np.float64]
+    """(n, (R + 1) * 5) weight of the first k cards of rank r in taking order at ``r * 5 + k``; -BIG where
+    impossible (fewer than k cards, or fewer than the cards of that rank already picked); rank R is a zero dummy."""
+    num_cards: npt.NDArray[np.intp]
+    """(n,) cards on the table."""
+    total_weight: npt.NDArray[np.float64]
+    """(n,) weight of all table cards."""
+
+    def topw_at(self, rows: npt.NDArray[np.intp], ranks: npt.NDArray[np.intp], k: int) -> npt.NDArray[np.float64]:
+        """Weight of the first ``k`` cards of ``ranks`` on the tables ``rows``."""
+        return self.topw[rows, ranks * (MAX_PER_RANK + 1) + k]
+
+    def part_values(self, rows: npt.NDArray[np.intp], parts: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        """(k,) weight a sum partition takes on a table (best suits); below -BIG/2 where it does not fit."""
+        tb = _tables(self.rules)
+        val = self.topw[rows[:, None], tb.p_flat[parts]].sum(axis=1)
+        if self.picked is not None:  # a partition must also cover the picked cards of ranks it does not use
+            pc = self._picked_counts()[rows]
+            sel = np.flatnonzero(pc.any(axis=1))
+            val[sel] -= BIG * (pc[sel] > tb.p_count[parts[sel]]).any(axis=1)
+        return val
+
+    def all_part_values(self) -> npt.NDArray[np.float64]:
+        """(n, P) ``part_values`` of every partition on every table (no picks allowed)."""
+        if self.picked is not None:
+            raise ValueError("all_part_values is for tables without picked cards")
+        return self.topw[:, _tables(self.rules).p_flat].sum(axis=2)
+
+    def _picked_counts(self) -> npt.NDArray[np.intp]:
+        n, r = self.table.shape[0], self.counts.shape[1]
+        assert self.picked is not None
+        return (self.picked & self.table).reshape(n, 4, r).sum(axis=1)
+
+    def positions(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.integer]:
+        """(k, D) each table card's place in its rank's taking order (MAX_PER_RANK for cards not on the table)."""
+        r = self.counts.shape[1]
+        t4 = self.table[rows].reshape(rows.size, 4, r)
+        if self.picked is None:  # running count of the rank's cards over the suits, in uint8
+            pos4 = t4.astype(np.int8)
+            np.cumsum(pos4, axis=1, out=pos4)
+            pos4 -= 1
+        else:
+            p4 = self.picked[rows].reshape(rows.size, 4, r) & t4
+            u4 = t4 & ~p4
+            first = p4.sum(axis=1, dtype=np.intp)[:, None, :]
+            pos4 = np.where(p4, np.cumsum(p4, axis=1, dtype=np.intp) - 1, first + np.cumsum(u4, axis=1) - 1)
+        return np.where(t4, pos4, np.int8(MAX_PER_RANK)).reshape(rows.size, -1)
+
+
+_LOOKUPS: dict[tuple[Rules, bytes], tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]] = {}
+
+
+def _static_lookup(rules: Rules, w: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """For one weight vector: [rank, 2 * count + coin, k] the weight of the first k cards of that rank on a table
+    holding ``count`` of them (``coin``: one is the coin), -BIG if k > count; and [rank, 2 * count + coin] the
+    weight of all of them."""
+    key = (rules, w.tobytes())
+    hit = _LOOKUPS.get(key)
+    if hit is not None:
+        return hit
+    r = rules.deck.num_ranks
+    ks = np.arange(MAX_PER_RANK + 1)
+    count = np.arange(2 * (MAX_PER_RANK + 1)) // 2
+    coin = np.arange(2 * (MAX_PER_RANK + 1)) % 2
+    w_coin, w_plain = w[:r, None, None], w[r : 2 * r, None, None]
+    value = w_plain * ks + (coin[:, None] * (w_coin - w_plain)) * (ks >= 1) - BIG * (ks > count[:, None])
+    value = np.where((coin[:, None] > count[:, None]), -BIG, value)  # a coin without a card: never looked up
+    total = np.take_along_axis(value, np.broadcast_to(count[None, :, None], (r, count.size, 1)), axis=2)[:, :, 0]
+    if len(_LOOKUPS) > 256:
+        _LOOKUPS.clear()
+    _LOOKUPS[key] = (value, total)
+    return value, total
+
+
+def evaluate_tables(
+    rules: Rules,
+    table: npt.NDArray[np.bool_],
+    w: npt.NDArray[np.float64],
+    picked: npt.NDArray[np.bool_] | None = None,
+) -> TableEval:
+    """Rank counts and the best weights that k cards of each rank can bring, for tables (n, D).
+
+    ``w``: (D,) or (n, D) card weights of the shape ``check_weights`` accepts. ``picked``: (n, D) cards already
+    picked in the CHOOSE phase, which any capture must include.
+    """
+    tb = _tables(rules)
+    n, r, k1 = table.shape[0], tb.num_ranks, MAX_PER_RANK + 1
+    t4 = table.reshape(n, 4, r)
+    u4 = t4.view(np.uint8)
+    counts = (u4[:, 0] + u4[:, 1] + u4[:, 2] + u4[:, 3]).astype(np.intp)
+    coin = t4[:, 0, :]
+    ks = np.arange(k1)
+    topw = np.zeros((n, r + 1, k1))
+    if w.ndim == 1:  # one weight vector: look the answers up by (rank, count, coin on the table)
+        lookup, lookup_total = _static_lookup(rules, w)
+        key = tb.lookup_base + 2 * counts + u4[:, 0]
+        topw[:, :r, :] = np.take(lookup.reshape(-1, k1), key, axis=0)
+        total = np.take(lookup_total.reshape(-1), key).sum(axis=1)
+    else:
+        w_coin, w_plain = w[:, :r], w[:, r : 2 * r]  # (n, R)
+        topw[:, :r, :] = w_plain[:, :, None] * ks + (coin * (w_coin - w_plain))[:, :, None] * (ks >= 1)
+        topw[:, :r, :] -= BIG * (ks[None, None, :] > counts[:, :, None])
+        total = (counts * w_plain).sum(axis=1) + (coin * (w_coin - w_plain)).sum(axis=1)
+    has_picks = picked is not None and bool(picked.any())
+    if has_picks:
+        assert picked is not None
+        rows = np.flatnonzero((picked & table).any(axis=1))
+        p4 = picked[rows].reshape(rows.size, 4, r) & t4[rows]
+        rest4 = t4[rows] & ~p4
+        first = p4.sum(axis=1, dtype=np.intp)
+        pos4 = np.where(p4, np.cumsum(p4, axis=1) - 1, first[:, None, :] + np.cumsum(rest4, axis=1) - 1)
+        pos4 = np.where(t4[rows], pos4, MAX_PER_RANK)
+        tw4 = np.where(t4[rows], np.broadcast_to(w, table.shape)[rows].reshape(rows.size, 4, r), 0.0)
+        for k in range(1, k1):
+            topw[rows, :r, k] = (tw4 * (pos4 < k)).sum(axis=1)
+        topw[rows, :r, :] -= BIG * (
+            (ks[None, None, :] < first[:, :, None]) | (ks[None, None, :] > counts[rows, :, None])
+        )
+    return TableEval(
+        rules=rules,
+        table=table,
+        picked=picked if has_picks else None,
+        counts=counts,
+        topw=topw.reshape(n, -1),
+        num_cards=counts.sum(axis=1),
+        total_weight=total,
+    )
+
+
+# --------------------------------------------------------------------------------------------------- moves
+
+
+@dataclass
+class MoveContext:
+    """Per-game facts gathered once for ``generate_moves`` and the heuristics."""
+
+    games: npt.NDArray[np.intp]
+    """(n,) game indices in the state."""
+    seat: npt.NDArray[np.intp]
+    """(n,) acting seat."""
+    hand: npt.NDArray[np.bool_]
+    """(n, D) acting seat's hand (in the CHOOSE phase the pending card has left it)."""
+    table: npt.NDArray[np.bool_]
+    """(n, D) table (picked cards are still on it)."""
+    weights: npt.NDArray[np.float64]
+    """(n, D) or (D,) capture value of each card."""
+    last_play: npt.NDArray[np.bool_]
+    """(n,) the move is the last play of the hand (never a scopa)."""
+    table_eval: TableEval
+    """Capture statistics of the tables."""
+
+
+@dataclass
+class Moves:
+    """Candidate whole moves of n games, flattened: candidates of game i are ``starts[i]:starts[i+1]``.
+
+    The captured cards are built on demand (``captures(idx)``, or ``capture`` for all), since a policy usually
+    needs them only for the move it plays.
+    """
+
+    row: npt.NDArray[np.intp]
+    """(m,) the game (row of the batch) of each candidate."""
+    card: npt.NDArray[np.int64]
+    """(m,) card played."""
+    kind: npt.NDArray[np.int8]
+    """(m,) ``MoveKind``."""
+    part: npt.NDArray[np.intp]
+    """(m,) the sum partition taken (index into the rules' partition list), -1 unless the kind is SUM."""
+    gain: npt.NDArray[np.float64]
+    """(m,) weight of the cards won (played card plus capture; 0 for a lay)."""
+    num_taken: npt.NDArray[np.intp]
+    """(m,) table cards captured."""
+    scopa: npt.NDArray[np.bool_]
+    """(m,) the move sweeps the table and scores a scopa."""
+    starts: npt.NDArray[np.intp]
+    """(n + 1,) segment offsets."""
+    context: MoveContext
+    """The games the moves were generated for."""
+    _capture: npt.NDArray[np.bool_] | None = None
+
+    def __len__(self) -> int:
+        return int(self.row.size)
+
+    def captures(self, idx: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """(k, D) the table cards captured by candidates ``idx``."""
+        idx = np.asarray(idx, dtype=np.intp).reshape(-1)
+        te = self.context.table_eval
+        tb = _tables(te.rules)
+        rows, kind = self.row[idx], self.kind[idx]
+        take = np.zeros((idx.size, tb.num_ranks), dtype=np.int8)
+        is_sum = kind == MoveKind.SUM
+        take[is_sum] = tb.p_count[self.part[idx[is_sum]]]
+        eq = np.flatnonzero(kind == MoveKind.EQUAL)
+        take[eq, tb.rank[self.card[idx[eq]]]] = 1
+        take[kind == MoveKind.ACE_ALL] = MAX_PER_RANK
+        return te.table[rows] & (te.positions(rows) < take[:, tb.rank])
+
+    @property
+    def capture(self) -> npt.NDArray[np.bool_]:
+        """(m, D) the table cards captured by every candidate (computed once)."""
+        if self._capture is None:
+            self._capture = self.captures(np.arange(len(self)))
+        return self._capture
+
+
+def _context(rules: Rules, state: State, games: npt.NDArray[np.intp], w: npt.NDArray[np.float64]) -> MoveContext:
+    seat = state.current[games].astype(np.intp)
+    hand = state.hands[games, seat]
+    table = state.table[games]
+    choose = state.phase[games] == Phase.CHOOSE
+    picked = state.picked[games] if choose.any() else None
+    in_hands = state.hands[games].sum(axis=(1, 2)) + choose
+    last_play = (state.stock_pos[games] >= rules.num_cards) & (in_hands == 1)
+    return MoveContext(games, seat, hand, table, w, last_play, evaluate_tables(rules, table, w, picked))
+
+
+def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDArray[np.float64] | None = None) -> Moves:
+    """Candidate whole moves of each game in ``games`` (which must be in the PLAY or CHOOSE phase).
+
+    ``w``: (D,) or (len(games), D) capture values (default: the static ``card_weights``); ``moves.context``
+    keeps what the heuristics reuse. Every game gets at least one candidate; candidates are ordered by card, then
+    partition. Captures by sum are listed once per rank multiset, taking the best suits (see the module doc).
+    """
+    tb = _tables(rules)
+    games = np.asarray(games, dtype=np.intp).reshape(-1)
+    if w is None:
+        w = card_weights(rules)
+    phase = state.phase[games]
+    if (phase == Phase.DONE).any():
+        bad = int(games[np.flatnonzero(phase == Phase.DONE)[0]])
+        raise ValueError(f"generate_moves: game {bad} is finished (phase DONE); pass only games that are running")
+    ctx = _context(rules, state, games, w)
+    te = ctx.table_eval
+    n = games.size
+    choose = phase == Phase.CHOOSE
+    playable = ctx.hand
+    if choose.any():
+        playable = playable.copy()
+        ci = np.flatnonzero(choose)
+        playable[ci] = False
+        playable[ci, state.pending[games[ci]].astype(np.intp)] = True
+    pr, pc = np.nonzero(playable)  # pairs sorted by row, then card
+    rank, value = tb.rank[pc], tb.value[pc]
+    equal = te.counts[pr, rank] > 0
+    if rules.ace_takes_all:
+        ace_all = (rank == 0) & ~equal & (te.num_cards[pr] > 0)
+    else:
+        ace_all = np.zeros(pr.size, dtype=np.bool_)
+    sums = np.flatnonzero(~equal & ~ace_all)
+    # The partitions of each summing card's value that use only ranks on the table; keep those that fit.
+    present = (te.counts > 0).astype(np.int64) @ tb.rank_bits  # (n,) ranks on each table
+    t_sum = value[sums]
+    fit = present[pr[sums]] & tb.below[t_sum]
+    lens = tb.fit_len[t_sum, fit]
+    pp_pair = np.repeat(sums, lens)
+    offset = np.arange(pp_pair.size) - np.repeat(np.cumsum(lens) - lens, lens)
+    pp_part = tb.fit_parts[np.repeat(tb.fit_start[t_sum, fit], lens) + offset]
+    pp_val = te.part_values(pr[pp_pair], pp_part)
+    fits = pp_val > -BIG / 2
+    pp_pair, pp_part, pp_val = pp_pair[fits], pp_part[fits], pp_val[fits]
+    has_sum = np.zeros(pr.size, dtype=np.bool_)
+    has_sum[pp_pair] = True
+    single = np.flatnonzero(~has_sum)
+    pair = np.concatenate([single, pp_pair])
+    part = np.concatenate([np.full(single.size, -1, dtype=np.intp), pp_part])
+    taken_w = np.concatenate([np.zeros(single.size), pp_val])
+    order = np.lexsort((part, pair))
+    pair, part, taken_w = pair[order], part[order], taken_w[order]
+    row, card = pr[pair], pc[pair].astype(np.int64)
+    kind = np.where(equal[pair], MoveKind.EQUAL, np.where(ace_all[pair], MoveKind.ACE_ALL, MoveKind.LAY))
+    kind = np.where(part >= 0, MoveKind.SUM, kind).astype(np.int8)
+    eq = kind == MoveKind.EQUAL
+    taken_w = np.where(eq, te.topw_at(row, rank[pair], 1), taken_w)
+    ace = kind == MoveKind.ACE_ALL
+    taken_w = np.where(ace, te.total_weight[row], taken_w)
+    num_taken = np.where(part >= 0, tb.p_cards[np.maximum(part, 0)], eq.astype(np.intp))
+    num_taken = np.where(ace, te.num_cards[row], num_taken)
+    w_card = w[row, card] if w.ndim == 2 else w[card]
+    captured = kind != MoveKind.LAY
+    gain = np.where(captured, taken_w + w_card, 0.0)
+    scopa = captured & (num_taken == te.num_cards[row]) & ~ctx.last_play[row] & ~ace
+    starts = np.searchsorted(row, np.arange(n + 1))
+    return Moves(row, card, kind, part, gain, num_taken, scopa, starts, ctx)
+
+
+def segment_argmax(values: npt.NDArray[np.float64], starts: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """(n,) index of the first maximum of each non-empty segment ``values[starts[i]:starts[i+1]]``."""
+    heads = starts[:-1]
+    seg_max = np.maximum.reduceat(values, heads)
+    seg_of = np.repeat(np.arange(heads.size), np.diff(starts))
+    idx = np.where(values >= seg_max[seg_of], np.arange(values.size), values.size)
+    return np.minimum.reduceat(idx, heads)
+
+
+def greedy_scores(rules: Rules, moves: Moves, weights: CardWeights = DEFAULT_WEIGHTS) -> npt.NDArray[np.float64]:
+    """(m,) the greedy value of each candidate: cards won plus the scopa; a lay costs the card laid."""
+    w = moves.context.weights
+    w_card = w[moves.row, moves.card] if w.ndim == 2 else w[moves.card]
+    lay = moves.kind == MoveKind.LAY
+    return np.where(lay, -weights.lay * w_card, moves.gain + weights.scopa * moves.scopa)
+
+
+def unseen_cards(state: State, games: npt.NDArray[np.intp], seats: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """(n, D) cards the given seats have not seen: other hands and the stock (public information only)."""
+    seen = state.hands[games, seats] | state.table[games] | state.piles[games].any(axis=1)
+    pend = state.pending[games]
+    gp = np.flatnonzero(pend >= 0)
+    seen[gp, pend[gp].astype(np.intp)] = True
+    return ~seen
+
+
+def _reply_values(
+    rules: Rules,
+    new_table: npt.NDArray[np.bool_],
+    w: npt.NDArray[np.float64],
+    no_scopa: npt.NDArray[np.bool_],
+    played_w: npt.NDArray[np.float64],
+    weights: CardWeights,
+) -> npt.NDArray[np.float64]:
+    """(m, R) best immediate value a player gets by playing a card of each rank on each table (0 if it lays)."""
+    tb = _tables(rules)
+    m, r = new_table.shape[0], tb.num_ranks
+    te = evaluate_tables(rules, new_table, w)
+    sweep_ok = ~no_scopa
+    part = te.all_part_values() + weights.scopa * ((tb.p_cards[None, :] == te.num_cards[:, None]) & sweep_ok[:, None])
+    best = np.full((m, r), -BIG)
+    best[:, tb.sum_targets - 1] = np.maximum.reduceat(part, tb.seg_start, axis=1)
+    equal = te.counts > 0
+    eq_val = te.topw.reshape(m, r + 1, -1)[:, :r, 1] + weights.scopa * ((te.num_cards == 1) & sweep_ok)[:, None]
+    best = np.where(equal, eq_val, best)
+    if rules.ace_takes_all:
+        ace = ~equal[:, 0] & (te.num_cards > 0)
+        best[:, 0] = np.where(ace, te.total_weight, best[:, 0])
+    return np.where(best > -BIG / 2, best + played_w, 0.0)
+
+
+def expert_scores(
+    rules: Rules,
+    state: State,
+    moves: Moves,
+    weights: CardWeights = DEFAULT_WEIGHTS,
+) -> npt.NDArray[np.float64]:
+    """(m,) the expert value of each candidate (generate the moves with ``dynamic_weights``).
+
+    value = greedy value - ``reply`` * E[best reply of the next seat] + ``doubles`` * (bonus for laying one of a
+    pair). The next seat's reply: for each rank, the best it could take on the table the move leaves (scopa
+    included), weighted by the hypergeometric chance that its hand (known size, drawn from the unseen cards) holds
+    that rank and no better one. Seats of the acting seat's own side are not feared.
+    """
+    tb = _tables(rules)
+    ctx = moves.context
+    d, r, n_players = rules.num_cards, tb.num_ranks, rules.num_players
+    games, seat = ctx.games, ctx.seat
+    n = games.size
+    value = greedy_scores(rules, moves, weights)
+    w = np.broadcast_to(ctx.weights, (n, d))
+    row = moves.row
+    # The table after each move.
+    lay = moves.kind == MoveKind.LAY
+    new_table = ctx.table[row] & ~moves.capture
+    li = np.flatnonzero(lay)
+    new_table[li, moves.card[li]] = True
+    # Who replies, with how many cards, out of how many unseen.
+    side_of = np.array(rules.seat_side)
+    nxt = (seat + 1) % n_players
+    unseen = unseen_cards(state, games, seat)
+    num_unseen = unseen.sum(axis=1)
+    rank_unseen = unseen.reshape(n, 4, r).sum(axis=1)  # (n, R)
+    hand_next = state.hands[games, nxt].sum(axis=1)
+    stock = rules.num_cards - state.stock_pos[games].astype(np.intp)
+    deal_no = state.deal_no[games].astype(np.intp)
+    sizes = np.asarray((*rules.deal_sizes, 0))
+    # After this move, the next seat holds its cards, or (everyone out, stock left) a fresh packet.
+    mine_left = ctx.hand.sum(axis=1)[row] - (state.phase[games][row] == Phase.PLAY)
+    everyone_out = (hand_next[row] == 0) & (mine_left == 0)
+    h = np.where(everyone_out & (stock[row] > 0), sizes[np.minimum(deal_no[row] + 1, len(sizes) - 1)], hand_next[row])
+    opponent = side_of[nxt] != side_of[seat]
+    in_hands = state.hands[games].sum(axis=(1, 2))[row] - (state.phase[games][row] == Phase.PLAY)
+    reply_is_last = (stock[row] == 0) & (in_hands == 1)
+    p_hit = hit_probability(num_unseen[row][:, None], rank_unseen[row], h[:, None])  # (m, R)
+    p_hit *= opponent[row][:, None]
+    played_w = (unseen.reshape(n, 4, r) * w.reshape(n, 4, r)).sum(axis=1) / np.maximum(rank_unseen, 1)
+    reply = _reply_values(rules, new_table, w[row], reply_is_last, played_w[row], weights)  # (m, R)
+    # E[max] over ranks, treating "holds a card of rank k" as independent events.
+    order = np.argsort(-reply, axis=1, kind="stable")
+    rv = np.take_along_axis(reply, order, axis=1)
+    ph = np.take_along_axis(p_hit, order, axis=1)
+    none_before = np.cumprod(np.concatenate([np.ones((ph.shape[0], 1)), 1.0 - ph[:, :-1]], axis=1), axis=1)
+    expected_reply = (rv * ph * none_before).sum(axis=1)
+    # Doubles: lay one of a pair; if the next seat cannot take it, take it back next turn.
+    card_rank = tb.rank[moves.card]
+    hand_ranks = ctx.hand.reshape(n, 4, r)
+    mate = hand_ranks[row, :, card_rank] & (np.arange(4)[None, :] != (moves.card // r)[:, None])
+    has_mate = mate.any(axis=1)
+    mate_w = np.where(mate, w.reshape(n, 4, r)[row, :, card_rank], 0.0).max(axis=1)
+    p_rank = p_hit[np.arange(row.size), card_rank]
+    bonus = np.where(lay & has_mate, (1.0 - p_rank) * (w[row, moves.card] + mate_w), 0.0)
+    return value - weights.reply * expected_reply + weights.doubles * bonus
+
+
+def pick_best(moves: Moves, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
+    """(n,) index into ``moves`` of each game's best candidate (first maximum)."""
+    return segment_argmax(scores, moves.starts)
+
+
+def choose(
+    state: State, games: npt.NDArray[np.intp], moves: Moves, best: npt.NDArray[np.intp]
+) -> npt.NDArray[np.int64]:
+    """(n,) the next action carrying out the chosen candidate of each game (the card, or the next pick)."""
+    return core.move_actions(state.take(games), moves.card[best], moves.captures(best))
+
+
+def require_state(batch: ActBatch, agent: str) -> tuple[State, npt.NDArray[np.intp]]:
+    """The batch's state and game indices, or a clear error for a caller that did not pass them."""
+    if batch.state is None or batch.games is None:
+        raise ValueError(
+            f"agent {agent!r} needs the game state: build ActBatch(rules, obs, mask, state=state, games=rows) "
+            "(agents.arena.play and the envs do this; check the agent's needs_state attribute)"
+        )
+    return batch.state, np.asarray(batch.games, dtype=np.intp)

@@ -1,0 +1,58 @@
+"""``greedy``: take the move of highest immediate value (scopa, settebello, coins, sevens / primiera, cards).
+
+Captures are worth the ``features.card_weights`` of the cards won (played card included) plus one point for a
+scopa; when nothing can be taken the least valuable card is laid. No memory, no look-ahead: the baseline every
+other agent must beat, and the fast rollout policy of the search agents. Deterministic: ties go to the lowest card
+id, then to the first capture in ``features.generate_moves`` order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch, Policy, register_agent
+from agents.features import (
+    DEFAULT_WEIGHTS,
+    CardWeights,
+    Moves,
+    choose,
+    generate_moves,
+    greedy_scores,
+    pick_best,
+    require_state,
+)
+from scopa_env.core import State
+from scopa_env.rules import Rules
+
+__all__ = ["GreedyAgent", "greedy_moves"]
+
+
+def greedy_moves(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], weights: CardWeights = DEFAULT_WEIGHTS
+) -> tuple[Moves, npt.NDArray[np.intp]]:
+    """The candidates of each game and the index of the greedy choice among them."""
+    moves = generate_moves(rules, state, games)
+    return moves, pick_best(moves, greedy_scores(rules, moves, weights))
+
+
+class GreedyAgent(Policy):
+    """Maximise the immediate value of the move (batched, deterministic)."""
+
+    name = "greedy"
+    needs_state = True
+    needs_obs = False
+
+    def __init__(self, rules: Rules | str, seed: int | None = None, weights: CardWeights = DEFAULT_WEIGHTS) -> None:
+        super().__init__(rules, seed)
+        self.weights = weights
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        state, games = require_state(batch, self.name)
+        moves, best = greedy_moves(self.rules, state, games, self.weights)
+        return choose(state, games, moves, best)
+
+
+@register_agent("greedy", "highest immediate value: scopa, settebello, coins, sevens, cards")
+def _make_greedy(rules: Rules, seed: int | None = None) -> Policy:
+    return GreedyAgent(rules, seed)

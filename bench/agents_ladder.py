@@ -1,0 +1,132 @@
+"""The strength ladder: agents paired on duplicate deals, points-per-hand margin with a 95% CI, match win rates.
+
+    python bench/agents_ladder.py --variant classic --deals 1000 --matches 100 \\
+        --pairs 'random vs greedy; greedy vs expert; expert vs pimc; greedy vs pimc; greedy vs ismcts'
+
+Each pairing ``A vs B`` plays every deal twice, the second time with the seats swapped (duplicate deals: the same
+shuffles, so the luck of the cards cancels out). The margin is the mean over deal pairs of B's points minus A's
+points per hand (positive: B is stronger), with a 95% confidence interval from the spread of the per-pair values.
+``--matches`` paired matches to the variant's target give B's win rate (with a 95% normal-approximation CI).
+Also reported: each agent's milliseconds per decision (time in ``act`` / decisions, at the arena's batch size).
+Two-sided variants only (two players, or two teams).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agents_speed import TimedPolicy  # noqa: E402
+
+from agents.arena import play  # noqa: E402
+from agents.base import make_agent  # noqa: E402
+from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
+
+__all__ = ["duel", "main"]
+
+
+def _lineups(rules: Rules, games: int, swapped: bool) -> np.ndarray:
+    """Agent index per seat: agent 0 holds side 0's seats (agent 1 when ``swapped``)."""
+    side = np.array(rules.seat_side)
+    row = side if not swapped else 1 - side
+    return np.repeat(row[None, :], games, axis=0)
+
+
+def duel(
+    rules: Rules, spec_a: str, spec_b: str, deals: int, matches: int, seed: int = 0, chunk: int = 500
+) -> dict[str, object]:
+    """Play ``spec_a`` against ``spec_b``: ``deals`` duplicate deal pairs of one hand, ``matches`` match pairs."""
+    a = TimedPolicy(make_agent(spec_a, rules, seed=seed))
+    b = TimedPolicy(make_agent(spec_b, rules, seed=seed + 1))
+    t0 = time.perf_counter()
+    pair_values = []
+    for start in range(0, deals, chunk):
+        seeds = np.arange(seed + start, seed + min(deals, start + chunk))
+        straight = play(rules, [a, b], _lineups(rules, seeds.size, False), seeds, mode="hands")
+        swapped = play(rules, [a, b], _lineups(rules, seeds.size, True), seeds, mode="hands")
+        b_margin_1 = straight.hand_points[:, 1] - straight.hand_points[:, 0]
+        b_margin_2 = swapped.hand_points[:, 0] - swapped.hand_points[:, 1]
+        pair_values.append((b_margin_1 + b_margin_2) / 2)
+    pv = np.concatenate(pair_values)
+    hands_s = time.perf_counter() - t0
+    out: dict[str, object] = {
+        "variant": rules.name,
+        "a": spec_a,
+        "b": spec_b,
+        "deal_pairs": int(pv.size),
+        "hands": int(2 * pv.size),
+        "margin_b_per_hand": round(float(pv.mean()), 3),
+        "ci95": round(float(1.96 * pv.std(ddof=1) / np.sqrt(pv.size)), 3),
+        "hands_wall_s": round(hands_s, 1),
+    }
+    if matches > 0:
+        t1 = time.perf_counter()
+        mseeds = np.arange(10**6 + seed, 10**6 + seed + matches)
+        m1 = play(rules, [a, b], _lineups(rules, matches, False), mseeds, mode="matches")
+        m2 = play(rules, [a, b], _lineups(rules, matches, True), mseeds, mode="matches")
+        wins = np.concatenate([m1.winner == 1, m2.winner == 0]).astype(np.float64)
+        out["matches"] = int(wins.size)
+        out["win_rate_b"] = round(float(wins.mean()), 3)
+        out["win_ci95"] = round(float(1.96 * wins.std(ddof=1) / np.sqrt(wins.size)), 3)
+        out["matches_wall_s"] = round(time.perf_counter() - t1, 1)
+    out["ms_per_decision_a"] = round(1000 * a.seconds / max(a.decisions, 1), 3)
+    out["ms_per_decision_b"] = round(1000 * b.seconds / max(b.decisions, 1), 3)
+    out["rows_per_call_b"] = round(b.decisions / max(b.calls, 1), 1)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python bench/agents_ladder.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
+    p.add_argument(
+        "--pairs",
+        default="random vs greedy; greedy vs expert; expert vs pimc; greedy vs pimc; greedy vs ismcts",
+        help="pairings 'A vs B' separated by ';' (e.g. 'greedy vs pimc:worlds=32,prior=0.5')",
+    )
+    p.add_argument("--deals", type=int, default=1000, help="deal pairs per pairing (2 hands each)")
+    p.add_argument("--matches", type=int, default=100, help="match pairs per pairing (0: skip matches)")
+    p.add_argument("--seed", type=int, default=0, help="first deal seed (matches use seeds from 10**6 + seed)")
+    p.add_argument("--chunk", type=int, default=500, help="deals played at once (the arena's batch)")
+    args = p.parse_args(argv)
+    try:
+        rules = get_rules(args.variant)
+    except ValueError as e:
+        p.error(str(e))
+    if rules.num_sides != 2:
+        p.error(f"variant {rules.name!r} has {rules.num_sides} sides; the ladder compares two sides")
+    pairs = []
+    for item in filter(None, (x.strip() for x in args.pairs.split(";"))):
+        a, sep, b = item.partition(" vs ")
+        if not sep or not a.strip() or not b.strip():
+            p.error(f"bad pairing {item!r}: write 'A vs B', e.g. 'greedy vs expert'")
+        pairs.append((a.strip(), b.strip()))
+    rows = []
+    for a, b in pairs:
+        r = duel(rules, a, b, args.deals, args.matches, args.seed, args.chunk)
+        rows.append(r)
+        print(json.dumps(r), file=sys.stderr, flush=True)
+    print(f"variant {rules.name}, seed {args.seed}")
+    print("| A | B | hands | B's margin per hand (95% CI) | B's match win rate (matches) | B's ms/decision |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        win = f"{r['win_rate_b']:.1%} ± {r['win_ci95']:.1%} ({r['matches']})" if "matches" in r else "-"
+        print(
+            f"| {r['a']} | {r['b']} | {r['hands']} | {r['margin_b_per_hand']:+.3f} ± {r['ci95']:.3f} | {win} | "
+            f"{r['ms_per_decision_b']} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

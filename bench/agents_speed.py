@@ -1,0 +1,109 @@
+"""Milliseconds per decision of each agent, on one core, in the batched setting the tournament uses.
+
+    python bench/agents_speed.py --variant classic --games 512 --agents random,greedy,expert,pimc,ismcts
+
+Each agent plays ``--games`` hands at once against ``--opponent`` (seats alternating) through ``agents.arena.play``,
+so it acts on about ``games / players`` rows per call, as in ``evaluate.py``. The time inside the agent's ``act``
+is divided by the decisions it made (a CHOOSE-phase pick counts as a decision). Prints a table, then one JSON line
+per agent. BLAS threads are pinned to one.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import numpy.typing as npt  # noqa: E402
+
+from agents.arena import play  # noqa: E402
+from agents.base import ActBatch, Policy, make_agent  # noqa: E402
+from scopa_env.rules import get_rules, variant_names  # noqa: E402
+
+__all__ = ["TimedPolicy", "bench_agent", "main"]
+
+
+class TimedPolicy(Policy):
+    """Wraps a policy and accumulates the time spent in its ``act`` and the rows it decided."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner = inner
+        self.rules = inner.rules
+        self.name = inner.name
+        self.needs_state = inner.needs_state
+        self.seconds = 0.0
+        self.decisions = 0
+        self.calls = 0
+
+    def seed(self, seed: int | None = None) -> None:
+        self.inner.seed(seed)
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        t0 = time.perf_counter()
+        out = self.inner.act(batch)
+        self.seconds += time.perf_counter() - t0
+        self.decisions += len(batch)
+        self.calls += 1
+        return out
+
+
+def bench_agent(variant: str, spec: str, opponent: str, games: int, seed: int = 0) -> dict[str, float | int | str]:
+    """Play ``games`` hands of ``spec`` against ``opponent``; the agent's ms per decision and mean rows per call."""
+    rules = get_rules(variant)
+    agent = TimedPolicy(make_agent(spec, rules, seed=seed))
+    other = make_agent(opponent, rules, seed=seed + 1)
+    n = rules.num_players
+    lineups = (np.arange(games)[:, None] + np.arange(n)[None, :]) % 2  # agent 0 and 1 alternate around the table
+    t0 = time.perf_counter()
+    res = play(rules, [agent, other], lineups, np.arange(seed, seed + games), mode="hands")
+    wall = time.perf_counter() - t0
+    return {
+        "variant": rules.name,
+        "agent": spec,
+        "opponent": opponent,
+        "games": games,
+        "decisions": agent.decisions,
+        "rows_per_call": round(agent.decisions / max(agent.calls, 1), 1),
+        "ms_per_decision": round(1000 * agent.seconds / max(agent.decisions, 1), 4),
+        "wall_s": round(wall, 2),
+        "all_decisions": int(res.decisions),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python bench/agents_speed.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
+    p.add_argument("--agents", default="random,greedy,expert,pimc,ismcts", help="agent specs, separated by ';' or ','")
+    p.add_argument("--opponent", default="greedy", help="spec of the agent in the other seats")
+    p.add_argument("--games", type=int, default=512, help="hands played at once (the arena's batch)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    try:
+        get_rules(args.variant)
+    except ValueError as e:
+        p.error(str(e))
+    sep = ";" if ";" in args.agents else ","
+    specs = [s.strip() for s in args.agents.split(sep) if s.strip()]
+    if sep == "," and any(":" in s for s in specs):
+        p.error("separate agent specs that have options with ';', e.g. --agents 'greedy;pimc:worlds=32'")
+    rows = [bench_agent(args.variant, s, args.opponent, args.games, args.seed) for s in specs]
+    print(f"{'agent':<28} {'ms/decision':>12} {'rows/call':>10} {'decisions':>10} {'wall s':>8}")
+    for r in rows:
+        print(
+            f"{r['agent']!s:<28} {r['ms_per_decision']:>12.4f} {r['rows_per_call']:>10} {r['decisions']:>10} "
+            f"{r['wall_s']:>8}"
+        )
+    for r in rows:
+        print(json.dumps(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

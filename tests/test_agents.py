@@ -1,0 +1,301 @@
+"""Tests of the rule-based agents (agents/greedy.py, agents/expert.py) and their shared helpers (agents/features.py).
+
+Hand-built positions draw the table in a comment; random games of every variant check that every agent only plays
+legal moves (``core.step`` raises on an illegal action) and that the candidate moves match the core's legal moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from agents.arena import play
+from agents.base import ActBatch, AgentSpecError, Policy, make_agent, registered_agents
+from agents.expert import ExpertAgent
+from agents.features import (
+    CardWeights,
+    card_weights,
+    check_weights,
+    dynamic_weights,
+    generate_moves,
+    hit_probability,
+    segment_argmax,
+)
+from agents.greedy import GreedyAgent
+from scopa_env import core
+from scopa_env.cards import format_cards, parse_cards
+from scopa_env.core import Phase, State
+from scopa_env.rules import VARIANTS, get_rules
+
+GAMES_PER_VARIANT = 6
+"""Random hands per variant in the legality tests (kept small: the suite must stay fast)."""
+
+
+def position(
+    variant: str,
+    hands: list[str],
+    table: str,
+    *,
+    piles: list[str] | None = None,
+    current: int = 0,
+    dealer: int | None = None,
+) -> State:
+    """One game of ``variant`` in a hand-built position; the cards not named are the stock (in id order).
+
+    The stock must hold whole deals (players x packet size), so that the rest of the hand can be played.
+    """
+    rules = get_rules(variant)
+    deck = rules.deck
+    st = core.reset(rules, [1])
+    n, d = rules.num_players, rules.num_cards
+    st.hands[:] = False
+    st.table[:] = False
+    st.piles[:] = False
+    for seat, text in enumerate(hands):
+        st.hands[0, seat, parse_cards(text, deck)] = True
+    st.table[0, parse_cards(table, deck)] = True
+    for side, text in enumerate(piles or []):
+        st.piles[0, side, parse_cards(text, deck)] = True
+    used = st.hands[0].any(axis=0) | st.table[0] | st.piles[0].any(axis=0)
+    assert st.hands[0].sum() + st.table[0].sum() + st.piles[0].sum() == used.sum(), "a card is named twice"
+    stock = np.flatnonzero(~used)
+    packet = rules.deal_sizes[-1]
+    assert stock.size % (n * packet) == 0, f"stock of {stock.size} cards is not whole deals of {n} x {packet}"
+    st.deck[0] = np.concatenate([np.flatnonzero(used), stock]).astype(np.int8)
+    st.stock_pos[0] = d - stock.size
+    st.deal_no[0] = rules.num_deals - 1 - stock.size // (n * packet)
+    st.current[0] = current
+    st.dealer[0] = (current - 1) % n if dealer is None else dealer
+    st.phase[0] = Phase.PLAY
+    st.pending[0] = -1
+    st.picked[0] = False
+    st.last_capturer[0] = -1
+    st.scope[0] = 0
+    return st
+
+
+def play_agent_move(agent: Policy, st: State) -> tuple[str, list[str]]:
+    """Let ``agent`` make one whole move in game 0 (through the CHOOSE phase if needed); return (card, capture)."""
+    rules = agent.rules
+    while True:
+        batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
+        info = core.step(rules, st, agent.act(batch))
+        if info.move_done[0]:
+            deck = rules.deck
+            return format_cards([int(info.card[0])], deck)[0], format_cards(info.capture[0], deck)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Registry and specs.
+
+
+def test_agents_are_registered() -> None:
+    names = registered_agents()
+    for name in ("random", "greedy", "expert", "pimc", "ismcts"):
+        assert name in names, f"{name} missing from {sorted(names)}"
+
+
+def test_make_agent_specs() -> None:
+    assert isinstance(make_agent("greedy", "classic"), GreedyAgent)
+    expert = make_agent("expert:endgame=4", "classic", seed=3)
+    assert isinstance(expert, ExpertAgent) and expert.endgame == 4 and expert.name == "expert:endgame=4"
+    with pytest.raises(AgentSpecError, match="bad option"):
+        make_agent("greedy:worlds=3", "classic")
+    with pytest.raises(ValueError, match="endgame must be >= 0"):
+        make_agent("expert:endgame=-1", "classic")
+
+
+def test_agents_need_the_state() -> None:
+    rules = get_rules("classic")
+    st = core.reset(rules, [0])
+    batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st))
+    for agent in (GreedyAgent(rules), ExpertAgent(rules)):
+        assert agent.needs_state
+        with pytest.raises(ValueError, match="needs the game state"):
+            agent.act(batch)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Candidate moves against the core.
+
+
+def _canonical(rules_name: str, table: list[int], card: int, cap: frozenset[int]) -> tuple[int, tuple[int, ...]]:
+    """A move up to the suits of the captured cards: (card, sorted ranks captured)."""
+    rank = get_rules(rules_name).deck.rank
+    return card, tuple(sorted(int(rank[c]) for c in cap))
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_generated_moves_match_legal_moves(variant: str) -> None:
+    """Every candidate is legal, and every legal move's card and captured ranks appear among the candidates."""
+    rules = get_rules(variant)
+    rng = np.random.default_rng(0)
+    st = core.reset(rules, np.arange(12, dtype=np.uint64))
+    checked_choose = 0
+    for _ in range(120):
+        live = np.flatnonzero(st.phase != Phase.DONE)
+        if live.size == 0:
+            break
+        moves = generate_moves(rules, st, live)
+        for a, g in enumerate(live):
+            legal = set(core.legal_moves(rules, st, int(g)))
+            table = [int(c) for c in np.flatnonzero(st.table[g])]
+            gen = [
+                (int(moves.card[i]), frozenset(int(c) for c in np.flatnonzero(moves.capture[i])))
+                for i in range(moves.starts[a], moves.starts[a + 1])
+            ]
+            assert gen, f"{variant}: no candidate in game {g}"
+            for m in gen:
+                assert m in legal, f"{variant}: generated move {m} is not legal in game {g}"
+            want = {_canonical(variant, table, c, cap) for c, cap in legal}
+            got = {_canonical(variant, table, c, cap) for c, cap in gen}
+            assert got == want, f"{variant}: candidates {got} differ from the legal moves {want} in game {g}"
+            checked_choose += int(st.phase[g] == Phase.CHOOSE)
+        mask = core.legal_action_mask(rules, st)
+        keys = rng.random(mask.shape)
+        keys[~mask] = -1
+        core.step(rules, st, keys.argmax(axis=1))
+    if variant == "classic":
+        assert checked_choose > 0, "the random games never reached the CHOOSE phase; the test lost its CHOOSE cases"
+
+
+def test_generated_gain_and_scopa() -> None:
+    # table: 5c 2s          hand: 7b 5d Ks
+    rules = get_rules("classic")
+    st = position("classic", ["7b 5d Ks", "Ac Ad 3c"], "5c 2s", piles=["Ab 2b"])
+    moves = generate_moves(rules, st, [0])
+    w = card_weights(rules)
+    by_card = {format_cards([int(c)])[0]: i for i, c in enumerate(moves.card)}
+    seven = by_card["7b"]
+    assert moves.scopa[seven] and moves.num_taken[seven] == 2
+    assert moves.gain[seven] == pytest.approx(w[parse_cards("7b 5c 2s")].sum())
+    assert not moves.scopa[by_card["5d"]] and moves.kind[by_card["Ks"]] == 0  # 5d takes 5c; Ks is laid
+
+
+def test_last_play_is_never_a_scopa() -> None:
+    # table: 3d             hand: 3s, the very last card of the hand
+    rules = get_rules("classic")
+    rest = [c for c in range(40) if c not in parse_cards("3d 3s")]
+    st = position("classic", ["3s", ""], "3d", piles=[" ".join(format_cards(rest))])
+    moves = generate_moves(rules, st, [0])
+    assert len(moves) == 1 and moves.num_taken[0] == 1 and not moves.scopa[0]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Legal play over random games.
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_rule_based_agents_play_legal_moves(variant: str) -> None:
+    rules = get_rules(variant)
+    agents = [make_agent(s, rules, seed=i) for i, s in enumerate(("random", "greedy", "expert"))]
+    rng = np.random.default_rng(1)
+    lineups = rng.integers(0, len(agents), size=(GAMES_PER_VARIANT, rules.num_players))
+    res = play(rules, agents, lineups, np.arange(GAMES_PER_VARIANT), mode="hands")  # raises on an illegal action
+    assert (res.hands == 1).all()
+    assert res.decisions > 0
+
+
+def test_rule_based_agents_play_whole_matches() -> None:
+    rules = get_rules("classic")
+    agents = [make_agent("greedy", rules), make_agent("expert", rules)]
+    res = play(rules, agents, [[0, 1], [1, 0]], [5, 6], mode="matches")
+    assert set(res.winner.tolist()) <= {0, 1} and (res.scores.max(axis=1) >= rules.target).all()
+
+
+def test_rule_based_agents_are_deterministic() -> None:
+    rules = get_rules("classic")
+    for spec in ("greedy", "expert"):
+        agents = [make_agent(spec, rules, seed=s) for s in (0, 1)]
+        a = play(rules, agents, [[0, 1]] * 20, np.arange(20), mode="hands")
+        b = play(rules, agents, [[0, 1]] * 20, np.arange(20), mode="hands")
+        assert np.array_equal(a.hand_points, b.hand_points)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Hand-built positions: the obvious move.
+
+
+@pytest.mark.parametrize("spec", ["greedy", "expert"])
+def test_takes_the_settebello(spec: str) -> None:
+    # table: 7d Jb 2s 5c    hand: 7b Jc 3s     (7b takes the settebello; Jc takes only Jb)
+    st = position("classic", ["7b Jc 3s", "Ac Ad 3c"], "7d Jb 2s 5c")
+    card, cap = play_agent_move(make_agent(spec, "classic"), st)
+    assert (card, cap) == ("7b", ["7d"])
+
+
+@pytest.mark.parametrize("spec", ["greedy", "expert"])
+def test_chooses_the_settebello_among_sums(spec: str) -> None:
+    # table: 7d 3s 4c 6b    hand: Kc 2b Jb    (Kc takes 7d+3s or 4c+6b: the CHOOSE phase must end on 7d+3s)
+    st = position("classic", ["Kc 2b Jb", "Ac Ad 3c"], "7d 3s 4c 6b")
+    card, cap = play_agent_move(make_agent(spec, "classic"), st)
+    assert (card, cap) == ("Kc", ["7d", "3s"])
+
+
+@pytest.mark.parametrize("spec", ["greedy", "expert", "pimc", "ismcts:iters=200"])
+def test_makes_the_scopa(spec: str) -> None:
+    # table: 5c 2s          hand: 7b 5d Ks     (7b sweeps the table)
+    st = position("classic", ["7b 5d Ks", "Ac Ad 3c"], "5c 2s", piles=["Ab 2b"])
+    card, cap = play_agent_move(make_agent(spec, "classic"), st)
+    assert (card, cap) == ("7b", ["5c", "2s"])
+
+
+def test_expert_does_not_open_the_table_to_a_scopa() -> None:
+    # table: 4c             hand: 3s Qb Kd
+    # Laying 3s leaves 4+3 = 7 on the table (any seven sweeps it); Qb leaves 13, which no card sweeps.
+    hands = ["3s Qb Kd", "2c 6c Jc"]
+    greedy = play_agent_move(make_agent("greedy", "classic"), position("classic", hands, "4c", piles=["Ab 2b 3b"]))
+    expert = play_agent_move(make_agent("expert", "classic"), position("classic", hands, "4c", piles=["Ab 2b 3b"]))
+    assert greedy == ("3s", [])  # the greedy lays its cheapest card and opens the table
+    assert expert == ("Qb", [])
+
+
+def test_expert_counts_cards() -> None:
+    # table: 4c             hand: 3s Qb Kd, but every seven has been played: 4+3 is safe, and 3s is cheaper.
+    hands = ["3s Qb Kd", "2c 6c Jc"]
+    st = position("classic", hands, "4c", piles=["7d 7c 7s 7b Ab 2b 3b 4b 5b"])
+    assert play_agent_move(make_agent("expert", "classic"), st) == ("3s", [])
+
+
+def test_expert_keeps_sevens_safe() -> None:
+    # table: Kc             hand: 7s Jb 4d    (laying the seven or the coin invites a capture; the knave is cheapest)
+    st = position("classic", ["7s Jb 4d", "2c 6c Jc"], "Kc", piles=["Ab 2b 3b"])
+    assert play_agent_move(make_agent("expert", "classic"), st) == ("Jb", [])
+
+
+def test_expert_weights_remember_decided_categories() -> None:
+    rules = get_rules("classic")
+    coins = "Ad 2d 3d 4d 5d 6d"  # six coins: denari is decided
+    st = position("classic", ["7b Jc 3s", "Ac 2c 3c"], "Kb", piles=[coins, "Ab 2b 3b"])
+    w = dynamic_weights(rules, st, np.array([0]))
+    base = card_weights(rules)
+    d = parse_cards("Kd")[0]
+    assert w[0, d] == pytest.approx(base[d] - CardWeights().coin)
+    check_weights(rules, w)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Helpers.
+
+
+def test_check_weights_rejects_uneven_suits() -> None:
+    rules = get_rules("classic")
+    w = card_weights(rules).copy()
+    check_weights(rules, w)
+    w[parse_cards("5s")[0]] += 0.1
+    with pytest.raises(ValueError, match="same weight"):
+        check_weights(rules, w)
+
+
+def test_hit_probability_is_hypergeometric() -> None:
+    # 30 unseen cards, 3 of them sevens, the opponent holds 3: P(no seven) = C(27,3)/C(30,3)
+    assert hit_probability(30, 3, 3) == pytest.approx(1 - (27 * 26 * 25) / (30 * 29 * 28))
+    assert hit_probability(10, 0, 3) == 0.0
+    assert hit_probability(3, 1, 3) == 1.0
+
+
+def test_segment_argmax_takes_the_first_maximum() -> None:
+    values = np.array([1.0, 3.0, 3.0, -1.0, -2.0, 5.0])
+    starts: npt.NDArray[np.intp] = np.array([0, 3, 5, 6])
+    assert segment_argmax(values, starts).tolist() == [1, 3, 5]

@@ -1,0 +1,324 @@
+"""Tests of the search agents (agents/search.py): legal play, determinism, blindness to hidden cards, exact end game.
+
+Blindness: a position's unseen cards (other hands and the stock) are dealt again at random, keeping every hand size;
+an agent that reads only what its seat may know must then make exactly the same decisions for the same seed. A
+deliberately cheating agent shows that the check can fail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from agents.arena import play
+from agents.base import ActBatch, AgentSpecError, Policy, make_agent
+from agents.greedy import greedy_moves
+from agents.search import (
+    ISMCTSAgent,
+    PIMCAgent,
+    apply_moves,
+    is_open,
+    open_endgame_rows,
+    rollout,
+    sample_worlds,
+    search_tree,
+)
+from scopa_env import core
+from scopa_env.core import Phase, State
+from scopa_env.rules import VARIANTS, Rules, get_rules
+
+SMALL = {"pimc": "pimc:worlds=3,endgame=4", "ismcts": "ismcts:iters=12,parallel=6"}
+"""Tiny budgets for the legality tests."""
+
+
+def random_positions(rules: Rules, games: int, plies: int, seed: int) -> State:
+    """``games`` games after ``plies`` random decisions each (finished games are restarted)."""
+    rng = np.random.default_rng(seed)
+    st = core.reset(rules, np.arange(games, dtype=np.uint64) + np.uint64(seed * 1000))
+    for _ in range(plies):
+        mask = core.legal_action_mask(rules, st)
+        keys = rng.random(mask.shape)
+        keys[~mask] = -1
+        core.step(rules, st, keys.argmax(axis=1), autoreset=True)
+    return st
+
+
+def reshuffle_hidden(rules: Rules, st: State, rng: np.random.Generator) -> State:
+    """A copy where every game's unseen cards (from the acting seat) are dealt again at random, sizes kept."""
+    out = st.copy()
+    d = rules.num_cards
+    for g in range(st.batch_size):
+        seat = int(st.current[g])
+        others = [s for s in range(rules.num_players) if s != seat]
+        hidden = [int(c) for s in others for c in np.flatnonzero(st.hands[g, s])]
+        pos = int(st.stock_pos[g])
+        hidden += [int(c) for c in st.deck[g, pos:]]
+        new = list(rng.permutation(hidden))
+        for s in others:
+            k = int(st.hands[g, s].sum())
+            out.hands[g, s] = False
+            out.hands[g, s, new[:k]] = True
+            new = new[k:]
+        out.deck[g, pos:] = np.array(new, dtype=np.int8)
+        assert len(new) == d - pos
+    return out
+
+
+def decisions(agent: Policy, rules: Rules, st: State, seed: int, calls: int = 3) -> npt.NDArray[np.int64]:
+    """The actions of ``calls`` successive decisions on every game of ``st``, after seeding the agent."""
+    agent.seed(seed)
+    rows = np.flatnonzero(st.phase != Phase.DONE)
+    batch = ActBatch(rules, core.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+    return np.stack([agent.act(batch) for _ in range(calls)])
+
+
+class PeekingAgent(Policy):
+    """Cheats: plays the hand card whose rank the next seat holds most of (reads the next seat's hand)."""
+
+    name = "peek"
+    needs_state = True
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        assert batch.state is not None and batch.games is not None
+        st, g = batch.state, batch.games
+        nxt = (st.current[g].astype(np.intp) + 1) % self.rules.num_players
+        r = self.rules.deck.num_ranks
+        theirs = st.hands[g, nxt].reshape(len(g), 4, r).sum(axis=1)
+        score = np.tile(theirs, 4) + np.arange(self.rules.num_cards) * 1e-3
+        return np.where(batch.mask, score, -1.0).argmax(axis=1)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Worlds.
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopone-scientifico", "simple-5", "simple-6-teams"])
+def test_sampled_worlds_are_consistent(variant: str) -> None:
+    rules = get_rules(variant)
+    st = random_positions(rules, 16, 9, seed=3)
+    games = np.flatnonzero(st.phase != Phase.DONE)
+    worlds, wrow = sample_worlds(rules, st, games, 4, np.random.default_rng(0))
+    assert worlds.batch_size == 4 * games.size and np.array_equal(wrow, np.repeat(np.arange(games.size), 4))
+    src = games[wrow]
+    seat = st.current[src].astype(np.intp)
+    ar = np.arange(wrow.size)
+    assert np.array_equal(worlds.hands[ar, seat], st.hands[src, seat]), "own hand changed"
+    for field in ("table", "piles", "stock_pos", "current", "phase", "pending", "picked", "scope", "scores"):
+        assert np.array_equal(getattr(worlds, field), getattr(st, field)[src]), f"{field} changed"
+    assert np.array_equal(worlds.hands.sum(axis=2), st.hands[src].sum(axis=2)), "hand sizes changed"
+    d = rules.num_cards
+    for w in range(worlds.batch_size):
+        stock = worlds.deck[w, worlds.stock_pos[w] :].astype(np.intp)
+        where = np.zeros(d, dtype=np.intp)
+        where += worlds.hands[w].sum(axis=0) + worlds.table[w] + worlds.piles[w].sum(axis=0)
+        np.add.at(where, stock, 1)
+        if worlds.pending[w] >= 0:
+            where[worlds.pending[w]] += 1
+        assert (where == 1).all(), f"world {w}: a card is missing or duplicated"
+        assert sorted(worlds.deck[w].tolist()) == list(range(d)), f"world {w}: the deck is not a permutation"
+    # The worlds differ from one another (the unseen cards really are resampled).
+    assert not np.array_equal(worlds.hands[0::4], worlds.hands[1::4])
+
+
+def test_open_positions_have_a_single_world() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 32, 30, seed=4)  # 30 plies: the stock is empty in every game still running
+    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
+    assert games.size > 0
+    assert is_open(rules, st, games).all()
+    worlds, _ = sample_worlds(rules, st, games, 1, np.random.default_rng(5))
+    assert np.array_equal(worlds.hands, st.hands[games]), "an open position was not rebuilt exactly"
+
+
+def test_rollout_plays_to_the_end_of_the_hand() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 24, 5, seed=6)
+    st.phase[st.phase == Phase.CHOOSE] = Phase.DONE  # only whole-move positions
+    running = st.phase != Phase.DONE
+    pts = rollout(rules, st.copy(), greedy_moves)
+    assert (pts[~running] == 0).all()
+    assert (pts[running].sum(axis=1) >= 3).all(), "a finished hand always scores carte/denari/settebello/primiera"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Exact end game against a brute-force minimax over the core.
+
+
+def _canonical_moves(rules: Rules, st: State) -> list[tuple[int, frozenset[int]]]:
+    """Legal moves of game 0, keeping for each capture only the coins-first choice of suits within each rank."""
+    deck = rules.deck
+    table = np.flatnonzero(st.table[0])
+    out = []
+    for card, cap in core.legal_moves(rules, st, 0):
+        ok = True
+        for rank in {int(deck.rank[c]) for c in cap}:
+            of_rank = [int(c) for c in table if deck.rank[c] == rank]  # in suit order
+            k = sum(1 for c in cap if deck.rank[c] == rank)
+            ok &= set(of_rank[:k]) <= cap
+        if ok:
+            out.append((card, cap))
+    return out
+
+
+def _play_on_core(rules: Rules, st: State, card: int, cap: frozenset[int]) -> core.StepInfo:
+    info = core.step(rules, st, np.array([card]))
+    while not info.move_done[0]:
+        picks = sorted(cap - set(np.flatnonzero(st.picked[0]).tolist()))
+        info = core.step(rules, st, np.array([picks[0]]))
+    return info
+
+
+def _brute_force(rules: Rules, st: State) -> dict[tuple[int, frozenset[int]], npt.NDArray[np.float64]]:
+    """Value (hand points per side) of every canonical move of game 0, both sides playing max^n to the end."""
+    side_of = rules.seat_side
+    out = {}
+    for move in _canonical_moves(rules, st):
+        child = st.copy()
+        info = _play_on_core(rules, child, *move)
+        if info.hand_over[0]:
+            out[move] = info.hand_points[0, :, -1].astype(np.float64)
+            continue
+        values = list(_brute_force(rules, child).values())
+        mover = side_of[int(child.current[0])]
+        margins = [v[mover] - (v.sum() - v[mover]) / (len(v) - 1) for v in values]
+        out[move] = values[int(np.argmax(margins))]
+    return out
+
+
+def test_exact_endgame_matches_brute_force() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 40, 31, seed=8)
+    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
+    games = games[open_endgame_rows(rules, st, games, 6)][:8]
+    assert games.size >= 4
+    worlds, _ = sample_worlds(rules, st, games, 1, np.random.default_rng(0))
+    limits = st.hands[games].sum(axis=(1, 2)).astype(np.intp)
+    moves, values = search_tree(rules, worlds, limits, greedy_moves)
+    for i, g in enumerate(games):
+        want = _brute_force(rules, st.take([g]))
+        got = {
+            (int(moves.card[k]), frozenset(np.flatnonzero(moves.capture[k]).tolist())): values[k]
+            for k in range(moves.starts[i], moves.starts[i + 1])
+        }
+        assert got.keys() == want.keys()
+        for move, v in want.items():
+            assert np.array_equal(got[move], v), f"game {g}, move {move}: search {got[move]} != brute force {v}"
+
+
+@pytest.mark.parametrize("spec", ["expert", "pimc:worlds=2"])
+def test_open_endgame_play_is_optimal(spec: str) -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 40, 32, seed=9)
+    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
+    games = games[open_endgame_rows(rules, st, games, 6)][:6]
+    agent = make_agent(spec, rules, seed=0)
+    batch = ActBatch(rules, core.observe(rules, st)[games], core.legal_action_mask(rules, st)[games], st, games)
+    actions = agent.act(batch)
+    for a, g in zip(actions, games, strict=True):
+        one = st.take([g])
+        values = _brute_force(rules, one)
+        me = rules.seat_side[int(one.current[0])]
+        margin = {m: v[me] - v[1 - me] for m, v in values.items()}
+        best = max(margin.values())
+        assert max(v for (c, _), v in margin.items() if c == a) == best, f"game {g}: card {a} is not optimal"
+
+
+def test_apply_moves_finishes_captures_being_chosen() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 64, 7, seed=10)
+    st.phase[st.phase == Phase.CHOOSE] = Phase.DONE
+    live = np.flatnonzero(st.phase != Phase.DONE)
+    moves, best = greedy_moves(rules, st, live)
+    cards = np.zeros(st.batch_size, dtype=np.int64)
+    caps = np.zeros((st.batch_size, rules.num_cards), dtype=np.bool_)
+    cards[live], caps[live] = moves.card[best], moves.captures(best)
+    before = st.copy()
+    apply_moves(rules, st, cards, caps)
+    assert (st.phase[live] != Phase.CHOOSE).all()
+    took = before.table[live] & ~st.table[live]
+    assert np.array_equal(took, caps[live]), "the captured cards are not the chosen ones"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Legal play, determinism, blindness.
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_search_agents_pick_legal_actions(variant: str) -> None:
+    """One batched decision in positions early and late in the hand (CHOOSE phases included) of every variant."""
+    rules = get_rules(variant)
+    agents = [make_agent(SMALL["pimc"], rules, seed=1), make_agent(SMALL["ismcts"], rules, seed=2)]
+    for plies in (4, 3 * rules.num_players + 7):
+        st = random_positions(rules, 8, plies, seed=plies)
+        rows = np.flatnonzero(st.phase != Phase.DONE)
+        mask = core.legal_action_mask(rules, st)[rows]
+        for agent in agents:
+            actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+            assert mask[np.arange(rows.size), actions].all(), f"{agent.name}: illegal action in {variant}"
+
+
+def test_search_agents_play_whole_hands() -> None:
+    rules = get_rules("classic")
+    agents = [make_agent(SMALL["pimc"], rules, seed=1), make_agent(SMALL["ismcts"], rules, seed=2)]
+    res = play(rules, agents, [[0, 1], [1, 0]], [11, 12], mode="hands")  # core.step raises on an illegal action
+    assert (res.hands == 1).all()
+
+
+@pytest.mark.parametrize("spec", ["pimc:worlds=4", "pimc:worlds=3,depth=2", "ismcts:iters=16,parallel=8"])
+def test_search_is_deterministic_for_a_seed(spec: str) -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 12, 8, seed=12)
+    a = decisions(make_agent(spec, rules, seed=5), rules, st, seed=5)
+    b = decisions(make_agent(spec, rules, seed=99), rules, st, seed=5)  # reseeding restores the same stream
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("spec", "variant"),
+    [
+        ("greedy", "classic"),
+        ("expert", "classic"),
+        ("expert", "scopa-a-quattro"),
+        ("pimc:worlds=4", "classic"),
+        ("pimc:worlds=2,depth=2", "classic"),
+        ("pimc:worlds=3", "scopa-a-quattro"),
+        ("ismcts:iters=16,parallel=8", "classic"),
+        ("ismcts:iters=8,parallel=4", "scopa-a-quattro"),
+    ],
+)
+def test_agents_are_blind_to_hidden_cards(spec: str, variant: str) -> None:
+    rules = get_rules(variant)
+    agent = make_agent(spec, rules, seed=0)
+    rng = np.random.default_rng(13)
+    for plies in (3, 14, 27):
+        st = random_positions(rules, 10, plies, seed=plies)
+        other = reshuffle_hidden(rules, st, rng)
+        assert not np.array_equal(st.hands, other.hands), "the reshuffle changed nothing: the test is void"
+        assert np.array_equal(decisions(agent, rules, st, seed=7, calls=2), decisions(agent, rules, other, 7, 2))
+
+
+def test_blindness_check_catches_a_cheater() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 32, 3, seed=14)
+    other = reshuffle_hidden(rules, st, np.random.default_rng(15))
+    cheat = PeekingAgent(rules, 0)
+    assert not np.array_equal(decisions(cheat, rules, st, 0, calls=1), decisions(cheat, rules, other, 0, calls=1))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Options.
+
+
+def test_search_options() -> None:
+    rules = get_rules("classic")
+    pimc = make_agent("pimc:worlds=7,depth=2,endgame=0,rollout=expert", rules)
+    assert isinstance(pimc, PIMCAgent) and (pimc.worlds, pimc.depth, pimc.endgame) == (7, 2, 0)
+    ismcts = make_agent("ismcts:iters=50,c=1.5,parallel=10", rules)
+    assert isinstance(ismcts, ISMCTSAgent) and (ismcts.iters, ismcts.c, ismcts.parallel) == (50, 1.5, 10)
+    with pytest.raises(ValueError, match="unknown rollout policy"):
+        make_agent("pimc:rollout=magic", rules)
+    with pytest.raises(ValueError, match="worlds must be >= 1"):
+        make_agent("pimc:worlds=0", rules)
+    with pytest.raises(AgentSpecError, match="bad option"):
+        make_agent("ismcts:worlds=3", rules)
