@@ -183,7 +183,7 @@ def test_deterministic_agent_against_itself_scores_exactly_zero() -> None:
 
 @pytest.mark.parametrize("mode", ["hands", "matches"])
 def test_random_against_itself_scores_zero_within_its_interval(mode: str) -> None:
-    res = run_tournament(cfg(agents=["random", "random"], deals=150 if mode == "hands" else 30, mode=mode))
+    res = run_tournament(cfg(agents=["random", "random"], deals=150 if mode == "hands" else 60, mode=mode))
     st = res.pairings[0].stats
     assert st.margin.contains(0.0) and st.score.contains(0.5)
     assert st.win_rate.contains(0.5)
