@@ -711,40 +711,55 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     return obs
 
 
+def _subset_sums(counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s (s < 64)."""
+    sums = np.ones(counts.shape[0], dtype=np.uint64)
+    for r in range(counts.shape[1]):
+        c = counts[:, r]
+        top = int(c.max())
+        shifted = sums
+        for j in range(1, top + 1):  # j cards of value r + 1
+            shifted = shifted << np.uint64(r + 1)
+            sums = np.where(c >= j, sums | shifted, sums)
+    return sums
+
+
 def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
     """(B, 1 + 4R): table sum / 40, then per card value: captures, scopa, settebello, table sum after / 40.
 
     The same for every seat (it depends on the table only); ``observe`` places it after the seat's own blocks.
     A capture by equal rank or by sum always takes cards worth exactly v in total, so the table keeps
-    ``sum - v`` after it, and ``sum + v`` after a lay (ace-takes-all leaves 0).
+    ``sum - v`` after it, and ``sum + v`` after a lay (ace-takes-all leaves 0). Sums are found with bit sets of
+    subset sums: with no card of value v on the table, any set adding up to v has at least two cards.
     """
     b, r = table.shape[0], tb.r
+    deck = rules.deck
+    sette_on_table = table[:, deck.settebello]
     counts = _rank_counts(table, r)
     values = np.arange(1, r + 1)
     total = counts.astype(np.float32) @ values.astype(np.float32)  # (B,)
+    seven = deck.ranks.index("7")
+    without = counts.copy()
+    without[:, seven] -= sette_on_table  # the table's cards other than the settebello
+    sums_without = _subset_sums(without)
+    sums = np.where(sette_on_table, sums_without | (sums_without << np.uint64(seven + 1)), sums_without)
+    bits = ((sums[:, None] >> values.astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
     equal = counts > 0  # (B, R): a card of value v takes an equal rank
-    nparts, union, _ = tb.ctable.lookup(np.repeat(counts, r, axis=0), np.tile(values, b))
-    by_sum = (nparts > 0).reshape(b, r) & ~equal
+    by_sum = bits & ~equal
     captures = equal | by_sum
+    rest = values - (seven + 1)  # the other cards of a sum that takes the settebello
+    with_sette = ((sums_without[:, None] >> np.maximum(rest, 0).astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
+    sette = sette_on_table[:, None] & ((by_sum & with_sette & (rest > 0)) | (values == seven + 1)[None, :])
+    values_f = values.astype(np.float32)
+    after = total[:, None] + np.where(captures, -values_f, values_f)
+    scopa = captures & (after == 0)
     if rules.ace_takes_all:
         ace_all = ~equal[:, 0] & (total > 0)
         captures[:, 0] |= ace_all
-    seven = rules.deck.ranks.index("7")
-    sette_on_table = table[:, rules.deck.settebello]
-    sette_by_sum = ((union.reshape(b, r) >> seven) & 1).astype(np.bool_) & by_sum
-    sette = sette_on_table[:, None] & (sette_by_sum | (values == seven + 1)[None, :])
-    if rules.ace_takes_all:
         sette[:, 0] |= sette_on_table & ace_all
-    after = np.where(captures, total[:, None] - values, total[:, None] + values)
-    scopa = captures & (after == 0)
-    if rules.ace_takes_all:
         after[:, 0] = np.where(ace_all, 0, after[:, 0])
         scopa[:, 0] &= ~ace_all
     out = np.empty((b, 1 + 4 * r), dtype=np.float32)
     out[:, 0] = total / 40.0
-    block = out[:, 1:].reshape(b, r, 4)
-    block[:, :, 0] = captures
-    block[:, :, 1] = scopa
-    block[:, :, 2] = sette
-    block[:, :, 3] = after / 40.0
+    out[:, 1:] = np.stack([captures, scopa, sette, after / 40.0], axis=2, dtype=np.float32).reshape(b, 4 * r)
     return out
