@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from agents.base import ActBatch
 from scopa_env import core
+from scopa_env.captures import partitions
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules
 
@@ -154,16 +155,6 @@ def dynamic_weights(
 # --------------------------------------------------------------------------------------------------- partitions
 
 
-def _partitions(t: int, max_part: int) -> list[list[int]]:
-    """Partitions of t into parts <= max_part, as non-increasing lists."""
-    if t == 0:
-        return [[]]
-    out: list[list[int]] = []
-    for p in range(min(t, max_part), 0, -1):
-        out.extend([p, *rest] for rest in _partitions(t - p, p))
-    return out
-
-
 class _Tables:
     """Per-rules constants: card ranks and values, and every sum capture as a rank multiset."""
 
@@ -177,7 +168,7 @@ class _Tables:
         counts: list[list[int]] = []
         targets: list[int] = []
         for t in range(2, r + 1):
-            for parts in _partitions(t, t - 1):
+            for parts in partitions(t, t - 1):
                 c = [0] * r
                 for p in parts:
                     c[p - 1] += 1

@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CaptureTable", "capture_table"]
+__all__ = ["CaptureTable", "capture_table", "partitions"]
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,13 @@ def _rank_bits(num_ranks: int) -> npt.NDArray[np.float32]:
     return ((masks >> np.arange(num_ranks)) & 1).astype(np.float32)
 
 
-def _partitions(t: int, max_part: int) -> list[list[int]]:
+def partitions(t: int, max_part: int) -> list[list[int]]:
     """Partitions of t into parts <= max_part, as non-increasing lists."""
     if t == 0:
         return [[]]
     out: list[list[int]] = []
     for p in range(min(t, max_part), 0, -1):
-        out.extend([p, *rest] for rest in _partitions(t - p, p))
+        out.extend([p, *rest] for rest in partitions(t - p, p))
     return out
 
 
@@ -95,7 +95,7 @@ def capture_table(num_ranks: int, max_target: int) -> CaptureTable:
     tables_u = np.zeros((max_target + 1, num_keys), dtype=np.int32)
     tables_c = np.zeros((max_target + 1, num_keys), dtype=np.int32)
     for t in range(max_target + 1):
-        for parts in _partitions(t, min(t, num_ranks)):
+        for parts in partitions(t, min(t, num_ranks)):
             counts = (
                 np.bincount(np.array(parts, dtype=np.int64) - 1, minlength=num_ranks)
                 if parts
