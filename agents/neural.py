@@ -1,0 +1,370 @@
+"""Neural policies: a checkpoint written by ``train.py``, or a frozen copy of the learner for the league.
+
+A checkpoint is the stable-baselines3 ``.zip`` of a ``MaskablePPO`` model (``model.save``) with one more member,
+``scopa_meta.json``, that says what it was trained for::
+
+    {"format": 1, "variant": "classic", "obs_version": 1, "obs_size": 287, "num_cards": 40, "num_players": 2,
+     "steps": 10485760, "kind": "best", "code_version": "a2cafb2", "config": {...}, "eval": {...}}
+
+Loading checks that metadata against the variant it is asked to play, so a bot is never run on observations it was
+not trained on. Checkpoints are written atomically (``save_checkpoint``): a crash never leaves a half-written file
+where a good one was.
+
+    make_agent("runs/classic__default__0__20260101-120000/best.zip", "classic")   # the "file" factory
+    make_agent("neural:path=runs/.../best.zip,sample=true", "classic")          # sample instead of argmax
+
+A ``NeuralPolicy`` acts with one forward pass of the policy network per ``act`` call: the logits of illegal cards
+are masked out and the best legal card is played (``sample=true``: drawn from the masked softmax with the agent's
+seeded generator, at ``temperature``). It reads the observation only, never the game state.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+
+from agents.base import ActBatch, AgentSpecError, Policy, parse_spec, register_agent
+from scopa_env import core
+from scopa_env.rules import Rules, get_rules
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "META_NAME",
+    "ActorNet",
+    "NeuralPolicy",
+    "check_meta",
+    "checkpoint_meta",
+    "load_checkpoint_policy",
+    "read_checkpoint_meta",
+    "register_file_loader",
+    "save_checkpoint",
+    "write_atomic",
+]
+
+META_NAME = "scopa_meta.json"
+"""Name of the metadata member inside a checkpoint zip."""
+CHECKPOINT_FORMAT = 1
+"""Version of the metadata format; bumped when its meaning changes."""
+
+
+# --------------------------------------------------------------------------------------------------- metadata
+
+
+def checkpoint_meta(rules: Rules | str, steps: int, **extra: Any) -> dict[str, Any]:
+    """The metadata of a checkpoint for ``rules`` after ``steps`` training steps, plus ``extra`` keys."""
+    rules = get_rules(rules)
+    meta: dict[str, Any] = {
+        "format": CHECKPOINT_FORMAT,
+        "variant": rules.name,
+        "obs_version": core.OBS_VERSION,
+        "obs_size": core.observation_size(rules),
+        "num_cards": rules.num_cards,
+        "num_players": rules.num_players,
+        "steps": int(steps),
+    }
+    meta.update(extra)
+    return meta
+
+
+def write_atomic(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace`` (atomic)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; checkpoints are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def save_checkpoint(
+    model: Any, path: str | Path, meta: dict[str, Any], extra_members: dict[str, bytes] | None = None
+) -> Path:
+    """Save an SB3 ``model`` to ``path`` with ``meta`` as ``scopa_meta.json`` (and ``extra_members``), atomically."""
+    buf = io.BytesIO()
+    model.save(buf)
+    with zipfile.ZipFile(buf, mode="a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(META_NAME, json.dumps(meta, indent=1, sort_keys=True, default=str))
+        for name, data in (extra_members or {}).items():
+            archive.writestr(name, data)
+    return write_atomic(path, buf.getvalue())
+
+
+def _open_checkpoint(path: str | Path) -> zipfile.ZipFile:
+    p = Path(path)
+    if not p.exists():
+        raise AgentSpecError(
+            f"checkpoint {str(p)!r} does not exist; give the path of a .zip written by train.py "
+            "(e.g. runs/<run>/best.zip), or an agent name such as 'greedy'"
+        )
+    if p.is_dir():
+        raise AgentSpecError(
+            f"checkpoint {str(p)!r} is a directory; give a checkpoint file inside it, e.g. {p}/best.zip"
+        )
+    if not zipfile.is_zipfile(p):
+        raise AgentSpecError(
+            f"checkpoint {str(p)!r} is not a zip archive (corrupt, truncated or not a checkpoint); "
+            "use a .zip written by train.py, e.g. the run's best.zip or last.zip"
+        )
+    try:
+        return zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise AgentSpecError(f"checkpoint {str(p)!r} cannot be opened ({e}); use another checkpoint of the run") from e
+
+
+def read_checkpoint_meta(path: str | Path) -> dict[str, Any]:
+    """The ``scopa_meta.json`` of a checkpoint; raises ``AgentSpecError`` for a missing, corrupt or foreign file."""
+    with _open_checkpoint(path) as archive:
+        if META_NAME not in archive.namelist():
+            raise AgentSpecError(
+                f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by train.py, so its variant and "
+                "observation version are unknown; use a checkpoint from a train.py run directory"
+            )
+        try:
+            meta = json.loads(archive.read(META_NAME))
+        except (zipfile.BadZipFile, OSError, ValueError) as e:
+            raise AgentSpecError(
+                f"checkpoint {str(path)!r}: its {META_NAME} is unreadable ({e}); the file is corrupt"
+            ) from None
+    if not isinstance(meta, dict) or "variant" not in meta or "obs_version" not in meta:
+        raise AgentSpecError(f"checkpoint {str(path)!r}: {META_NAME} lacks the variant or the observation version")
+    return meta
+
+
+def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_variant: bool = False) -> None:
+    """Raise ``AgentSpecError`` unless a checkpoint with ``meta`` can play ``rules``.
+
+    ``any_variant``: accept a checkpoint of another variant when its observations and actions have the same shape
+    (e.g. a ``classic`` bot in ``classic-21``).
+    """
+    rules = get_rules(rules)
+    where = f"checkpoint {str(path)!r}"
+    if meta.get("format", CHECKPOINT_FORMAT) > CHECKPOINT_FORMAT:
+        raise AgentSpecError(f"{where} has metadata format {meta['format']}, newer than this code's; update the code")
+    if meta["obs_version"] != core.OBS_VERSION:
+        raise AgentSpecError(
+            f"{where} was trained on observation version {meta['obs_version']}, but this code observes version "
+            f"{core.OBS_VERSION}; retrain it with this code (python train.py --variant {meta['variant']}) or use the "
+            "code version it was trained with"
+        )
+    if meta["variant"] != rules.name and not any_variant:
+        raise AgentSpecError(
+            f"{where} was trained for variant {meta['variant']!r}, not {rules.name!r}; play it with "
+            f"--variant {meta['variant']}, use a checkpoint trained for {rules.name!r}, or pass any_variant=true "
+            f"(neural:path=...,any_variant=true) if the observations have the same shape"
+        )
+    size = core.observation_size(rules)
+    if meta.get("obs_size", size) != size or meta.get("num_cards", rules.num_cards) != rules.num_cards:
+        raise AgentSpecError(
+            f"{where} expects observations of size {meta.get('obs_size')} and {meta.get('num_cards')} cards, but "
+            f"{rules.name!r} has {size} and {rules.num_cards}; use a checkpoint trained for {rules.name!r}"
+        )
+
+
+# --------------------------------------------------------------------------------------------------- network
+
+
+class ActorNet(nn.Module):
+    """The acting half of an SB3 actor-critic policy: features extractor, policy MLP and action head -> logits."""
+
+    def __init__(self, features: nn.Module, policy_net: nn.Module, action_net: nn.Module) -> None:
+        super().__init__()
+        self.features = features
+        self.policy_net = policy_net
+        self.action_net = action_net
+
+    @classmethod
+    def from_sb3(cls, policy: Any) -> ActorNet:
+        """A frozen copy (no gradients, eval mode) of ``policy``'s actor; later training does not change it."""
+        try:
+            parts = (policy.pi_features_extractor, policy.mlp_extractor.policy_net, policy.action_net)
+        except AttributeError as e:
+            raise TypeError(
+                f"expected a stable-baselines3 actor-critic policy (MlpPolicy), got {type(policy).__name__}: {e}"
+            ) from None
+        net = cls(*(copy.deepcopy(p) for p in parts)).to("cpu")
+        net.eval()
+        for p in net.parameters():
+            p.requires_grad_(False)
+        return net
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """(n, num_cards) action logits for (n, obs_size) float observations."""
+        return self.action_net(self.policy_net(self.features(obs.float())))
+
+
+def masked_logits(net: nn.Module, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """(n, num_cards) logits of ``net`` with illegal actions at -inf; one forward pass, no gradients."""
+    with torch.inference_mode():
+        logits = net(torch.as_tensor(np.ascontiguousarray(obs, dtype=np.float32))).numpy()
+    return np.where(mask, logits, -np.inf).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------------- policy
+
+
+class NeuralPolicy(Policy):
+    """A policy network acting on observations: argmax of the masked logits, or a sample (``sample=True``)."""
+
+    name = "neural"
+    needs_state = False
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        net: nn.Module,
+        seed: int | None = None,
+        sample: bool = False,
+        temperature: float = 1.0,
+        name: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(rules, seed)
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        self.net = net
+        self.sample = bool(sample)
+        self.temperature = float(temperature)
+        self.meta = dict(meta or {})
+        if name is not None:
+            self.name = name
+
+    @classmethod
+    def from_sb3_policy(
+        cls, policy: Any, rules: Rules | str, name: str = "snapshot", seed: int | None = None, **kwargs: Any
+    ) -> NeuralPolicy:
+        """A frozen copy of an SB3 policy's actor (the learner's current weights), e.g. a league snapshot."""
+        return cls(rules, ActorNet.from_sb3(policy), seed=seed, name=name, **kwargs)
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path: str | Path,
+        rules: Rules | str,
+        seed: int | None = None,
+        any_variant: bool = False,
+        **kwargs: Any,
+    ) -> NeuralPolicy:
+        """Load a ``train.py`` checkpoint; raises ``AgentSpecError`` if it cannot play ``rules``."""
+        rules = get_rules(rules)
+        net, meta = load_checkpoint_policy(path, rules, any_variant=any_variant)
+        return cls(rules, net, seed=seed, name=str(path), meta=meta, **kwargs)
+
+    def logits(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+        """(n, num_cards) masked logits (illegal actions at -inf)."""
+        return masked_logits(self.net, obs, mask)
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        if len(batch) == 0:
+            return np.zeros(0, dtype=np.int64)
+        logits = self.logits(batch.obs, batch.mask)
+        if self.sample:  # Gumbel-max: a draw from softmax(logits / temperature) over the legal actions
+            logits = logits / self.temperature - np.log(-np.log(self.rng.random(logits.shape)))
+        return logits.argmax(axis=1).astype(np.int64)
+
+
+def load_checkpoint_policy(
+    path: str | Path, rules: Rules | str, any_variant: bool = False
+) -> tuple[ActorNet, dict[str, Any]]:
+    """(frozen actor network, metadata) of a checkpoint, after checking that it can play ``rules``."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    meta = read_checkpoint_meta(path)
+    check_meta(meta, rules, path, any_variant=any_variant)
+    try:
+        data, params, _ = load_from_zip_file(path, device="cpu", print_system_info=False)
+    except Exception as e:  # corrupt members, unpicklable classes: say which file and what to do
+        raise AgentSpecError(
+            f"checkpoint {str(path)!r} is corrupt or incompatible with this stable-baselines3 version ({e}); "
+            "use another checkpoint of the run"
+        ) from e
+    if data is None or not params or "policy" not in params:
+        raise AgentSpecError(f"checkpoint {str(path)!r} holds no policy weights; it is not a train.py checkpoint")
+    kwargs = dict(data.get("policy_kwargs", {}))
+    kwargs.pop("device", None)
+    try:
+        policy = data["policy_class"](data["observation_space"], data["action_space"], lambda _: 0.0, **kwargs)
+        policy.load_state_dict(params["policy"])
+    except Exception as e:
+        raise AgentSpecError(f"checkpoint {str(path)!r}: cannot rebuild its policy network ({e})") from e
+    return ActorNet.from_sb3(policy), meta
+
+
+# --------------------------------------------------------------------------------------------------- factories
+
+FileLoader = Callable[..., Policy]
+_FILE_LOADERS: dict[str, FileLoader] = {}
+
+
+def register_file_loader(suffix: str, loader: FileLoader) -> None:
+    """Let the ``file`` factory load paths ending in ``suffix`` (e.g. ``.onnx``) with ``loader(rules, seed, path)``."""
+    _FILE_LOADERS[suffix.lower()] = loader
+
+
+def _set_threads(threads: int) -> None:
+    if threads < 0:
+        raise AgentSpecError(f"threads must be >= 0 (0 leaves torch's setting alone), got {threads}")
+    if threads > 0:
+        torch.set_num_threads(threads)
+
+
+@register_agent("file", "a train.py checkpoint given by its path (runs/<run>/best.zip)")
+def _make_file(rules: Rules, seed: int | None = None, path: str = "", threads: int = 1, **options: Any) -> Policy:
+    if not path:
+        raise AgentSpecError("the file agent needs a path, e.g. runs/<run>/best.zip")
+    name = path.partition(":")[0]
+    if name == "neural" and not Path(path).exists():  # make_agent sends specs with a '/' here as paths
+        _, opts = parse_spec(path)
+        try:
+            return _make_neural(rules, seed, **opts)
+        except TypeError as e:
+            raise AgentSpecError(f"agent spec {path!r}: bad option ({e})") from None
+    _set_threads(int(threads))
+    if Path(path).is_dir():
+        raise AgentSpecError(f"{path!r} is a directory; give a checkpoint file in it, e.g. {Path(path) / 'best.zip'}")
+    suffix = Path(path).suffix.lower()
+    if suffix in _FILE_LOADERS:
+        return _FILE_LOADERS[suffix](rules, seed, path, **options)
+    if suffix != ".zip":
+        known = ", ".join([".zip", *sorted(_FILE_LOADERS)])
+        raise AgentSpecError(f"cannot load {path!r}: agent files must end in {known} (a train.py checkpoint is .zip)")
+    return NeuralPolicy.from_checkpoint(path, rules, seed=seed, **options)
+
+
+@register_agent(
+    "neural",
+    "a train.py checkpoint with options: neural:path=FILE[,sample=true,temperature=1.0,threads=1,any_variant=false]",
+)
+def _make_neural(
+    rules: Rules,
+    seed: int | None = None,
+    path: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    threads: int = 1,
+    any_variant: bool = False,
+) -> Policy:
+    if not path:
+        raise AgentSpecError("the neural agent needs a checkpoint: neural:path=runs/<run>/best.zip")
+    return _make_file(
+        rules, seed, path=str(path), threads=threads, sample=sample, temperature=temperature, any_variant=any_variant
+    )

@@ -1,0 +1,373 @@
+"""train.py: configs and overrides, run directories, smoke runs, checkpoints, TensorBoard, resume and Ctrl-C."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import train
+from agents.arena import play
+from agents.base import make_agent
+from agents.neural import NeuralPolicy, read_checkpoint_meta
+from scopa_env import core
+from scopa_env.rules import get_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "configs" / "smoke.yaml")
+
+
+def _run_dirs(root: Path, name: str) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name)
+
+
+def _smoke(root: Path, name: str, *extra: str) -> Path:
+    assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, *extra]) == 0
+    (run,) = _run_dirs(root, name)
+    return run
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    with zipfile.ZipFile(path) as z:
+        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+
+
+def _same_weights(a: Path, b: Path) -> bool:
+    wa, wb = _weights(a), _weights(b)
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+# --------------------------------------------------------------------------------------------------- config
+
+
+def test_default_yaml_spells_out_the_dataclass_defaults() -> None:
+    assert train.load_config() == train.TrainConfig()
+    assert set(train.read_yaml(train.DEFAULT_CONFIG)) == {f.name for f in dataclasses.fields(train.TrainConfig)}
+
+
+@pytest.mark.parametrize("name", ["default", "strong", "quattro", "smoke"])
+def test_shipped_configs_load(name: str) -> None:
+    cfg = train.load_config(ROOT / "configs" / f"{name}.yaml")
+    assert cfg.rollout_size % cfg.batch_size == 0
+    if name == "quattro":
+        assert max(len(s) for s in cfg.rules.sides) == 2 and cfg.partner == "self"
+
+
+def test_every_field_has_a_docstring_line() -> None:
+    docs = train.field_docs()
+    for f in dataclasses.fields(train.TrainConfig):
+        assert docs.get(f.name), f"field {f.name} has no docstring"
+
+
+def test_cli_overrides_convert_types() -> None:
+    _, over = train.parse_cli(
+        [
+            "--total-steps",
+            "2e7",
+            "--net-arch",
+            "64,32",
+            "16",
+            "--baselines",
+            "random",
+            "pimc:worlds=4,depth=2",
+            "--no-progress",
+            "--target-kl",
+            "none",
+            "--learning-rate",
+            "1e-3",
+            "--learner-seat",
+            "1",
+        ]
+    )
+    assert over == {
+        "total_steps": 20_000_000,
+        "net_arch": [64, 32, 16],
+        "baselines": ["random", "pimc:worlds=4,depth=2"],
+        "progress": False,
+        "target_kl": None,
+        "learning_rate": 1e-3,
+        "learner_seat": "1",
+    }
+    cfg = train.load_config(SMOKE, over)
+    assert cfg.total_steps == 20_000_000 and cfg.seat == 1 and cfg.name == "smoke"
+
+
+def test_yaml_accepts_scientific_integers(tmp_path: Path) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text("total_steps: 2e7\nsnapshot_every: 1_000_000\neval_every: 5.0e+5\n")
+    cfg = train.load_config(p)
+    assert (cfg.total_steps, cfg.snapshot_every, cfg.eval_every) == (20_000_000, 1_000_000, 500_000)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("totl_steps: 100\n", r"unknown config key\(s\) 'totl_steps'; valid keys: name, variant"),
+        ("total_steps: 1.5\n", "total_steps must be a whole number"),
+        ("total_steps: lots\n", "total_steps must be an integer"),
+        ("variant: cirulla\n", "not implemented"),
+        ("variant: nope\n", "unknown variant 'nope'"),
+        ("batch_size: 1000\n", "batch_size .* must divide"),
+        ("reward: money\n", "reward must be"),
+        ("progress: maybe\n", "progress must be true or false"),
+        ("- a\n- b\n", "mapping"),
+        ("partner: greedy\n", "needs a team variant"),
+    ],
+)
+def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, match: str) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(train.ConfigError, match=match):
+        train.load_config(p)
+
+
+def test_help_lists_every_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        train.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    docs = train.field_docs()
+    for f in dataclasses.fields(train.TrainConfig):
+        assert "--" + f.name.replace("_", "-") in out
+        assert docs[f.name].split()[0] in out
+    assert "--resume" in out and "--config" in out and "(default: 512)" in out
+
+
+def test_print_config_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert train.main(["--config", SMOKE, "--total-steps", "3e3", "--print-config"]) == 0
+    text = capsys.readouterr().out
+    (tmp_path / "c.yaml").write_text(text)
+    assert train.load_config(tmp_path / "c.yaml") == train.load_config(SMOKE, {"total_steps": 3000})
+
+
+def test_bad_cli_values_and_unwritable_run_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert train.main(["--config", SMOKE, "--total-steps", "abc"]) == 2
+    assert "--total-steps" in capsys.readouterr().err
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    assert train.main(["--config", SMOKE, "--run-root", str(blocker / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the run directory" in err and "--run-root" in err
+    assert train.main(["--config", SMOKE, "--baselines", "nosuchagent", "--run-root", str(tmp_path)]) == 2
+    assert "baselines: unknown agent 'nosuchagent'" in capsys.readouterr().err
+    assert not _run_dirs(tmp_path, "smoke")  # failed before creating a run directory
+
+
+# --------------------------------------------------------------------------------------------------- evaluation
+
+
+def test_duplicate_eval_cancels_the_cards() -> None:
+    greedy = make_agent("greedy", "classic")
+    r = train.duplicate_eval("classic", greedy, make_agent("greedy", "classic"), deals=30, seed=5)
+    assert r.margin == 0.0 and r.win_rate == 0.5 and r.hands == 60  # a deterministic agent against itself
+    r = train.duplicate_eval("classic", greedy, make_agent("random", "classic", 0), deals=100, seed=5)
+    assert r.low > 0.5 and r.low < r.margin < r.high
+
+
+def test_rotation_lineups_put_the_agent_on_every_seat_of_a_side() -> None:
+    assert train.rotation_lineups(get_rules("classic")).tolist() == [[0, 1], [1, 0]]
+    assert train.rotation_lineups(get_rules("scopa-a-quattro")).tolist() == [[0, 1, 0, 1], [1, 0, 1, 0]]
+    assert train.rotation_lineups(get_rules("simple-3")).tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
+
+
+# --------------------------------------------------------------------------------------------------- runs
+
+
+def _tags(run: Path) -> set[str]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    ea = EventAccumulator(str(run))
+    ea.Reload()
+    return set(ea.Tags()["scalars"])
+
+
+def test_smoke_run_writes_a_loadable_checkpoint_and_tensorboard_events(tmp_path: Path) -> None:
+    run = _smoke(tmp_path, "smoke")
+    assert run.name.startswith("classic__smoke__0__")
+    for name in ("config.yaml", "version.json", "history.jsonl", "eval.jsonl", "last.zip", "best.zip"):
+        assert (run / name).is_file(), name
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["step_000002048.zip", "step_000004096.zip"]
+    assert train.load_config(run / "config.yaml") == train.load_config(SMOKE, {"run_root": str(tmp_path)})
+    version = json.loads((run / "version.json").read_text())
+    assert version["obs_version"] == core.OBS_VERSION and "commit" in version
+    meta = read_checkpoint_meta(run / "last.zip")
+    assert (meta["variant"], meta["obs_version"], meta["steps"], meta["kind"]) == (
+        "classic",
+        core.OBS_VERSION,
+        4096,
+        "last",
+    )
+    assert meta["config"]["name"] == "smoke"
+    evals = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in evals] == [0, 2048, 4096]
+    best = read_checkpoint_meta(run / "best.zip")
+    assert best["kind"] == "best" and best["steps"] in (0, 2048, 4096)
+    assert best["eval"]["margins"]["random"]["margin"] == max(e["margins"]["random"]["margin"] for e in evals)
+    # the best checkpoint plays through make_agent (the core raises on an illegal move)
+    agent = make_agent(str(run / "best.zip"), "classic", seed=0)
+    assert isinstance(agent, NeuralPolicy)
+    res = play(
+        "classic",
+        [agent, make_agent("random", "classic", 1)],
+        np.tile([[0, 1], [1, 0]], (10, 1)),
+        np.repeat(np.arange(10), 2),
+        mode="matches",
+    )
+    assert (res.winner >= 0).all()
+    tags = _tags(run)
+    for tag in (
+        "charts/steps_per_second",
+        "charts/episode_margin",
+        "losses/value",
+        "losses/entropy",
+        "league/prob/random",
+        "league/win_rate/random",
+        "league/snapshots",
+        "eval/margin/random",
+    ):
+        assert tag in tags, tag
+
+
+def test_resume_continues_like_an_uninterrupted_run(tmp_path: Path) -> None:
+    fixed = ["--lr-end-fraction", "1"]  # a constant schedule does not depend on total_steps
+    full = _smoke(tmp_path, "full", *fixed)
+    half = _smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
+    assert read_checkpoint_meta(half / "last.zip")["steps"] == 2048
+    assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
+    assert read_checkpoint_meta(half / "last.zip")["steps"] == 4096
+    assert _same_weights(full / "last.zip", half / "last.zip")
+    events = [json.loads(line)["event"] for line in (half / "history.jsonl").read_text().splitlines()]
+    assert events == ["start", "finish", "resume", "finish"]
+    assert train.load_config(half / "config.yaml").total_steps == 4096
+    assert train.main(["--resume", str(half)]) == 0  # already done: nothing to train
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fixed = ["--lr-end-fraction", "1"]
+    full = _smoke(tmp_path, "full", *fixed)
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "cut", "lr_end_fraction": 1.0})
+    trainer = train.Trainer.create(cfg)
+    original = train.Trainer.on_step
+
+    def on_step(self: train.Trainer, local: dict[str, Any]) -> bool:
+        if self.model.num_timesteps >= 2560:  # in the middle of the third rollout (1024 steps each)
+            self.stop_requested = True
+        return original(self, local)
+
+    monkeypatch.setattr(train.Trainer, "on_step", on_step)
+    assert trainer.run() == 130
+    monkeypatch.undo()
+    (run,) = _run_dirs(tmp_path, "cut")
+    assert read_checkpoint_meta(run / "last.zip")["steps"] == 2048  # the start of the interrupted rollout
+    assert json.loads((run / "history.jsonl").read_text().splitlines()[-1])["event"] == "interrupt"
+    assert train.main(["--resume", str(run)]) == 0
+    assert _same_weights(full / "last.zip", run / "last.zip")
+
+
+def test_resume_refuses_another_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _smoke(tmp_path, "smoke", "--total-steps", "1024")
+    capsys.readouterr()
+    assert train.main(["--resume", str(run), "--variant", "scopa-a-quattro"]) == 2
+    err = capsys.readouterr().err
+    assert "variant='scopa-a-quattro' (the run has 'classic')" in err and "start a new run" in err
+    assert train.main(["--resume", str(run), "--config", str(ROOT / "configs" / "quattro.yaml")]) == 2
+    assert "variant=" in capsys.readouterr().err
+    assert train.main(["--resume", str(tmp_path / "missing")]) == 2
+    assert "no such run directory" in capsys.readouterr().err
+    assert train.main(["--resume", str(run), "--num-envs", "64"]) == 0  # same value as the run's: fine
+
+
+def test_team_variant_smoke_run(tmp_path: Path) -> None:
+    run = _smoke(tmp_path, "team", "--variant", "scopa-a-quattro", "--total-steps", "2048")
+    agent = make_agent(str(run / "best.zip"), "scopa-a-quattro", seed=0)
+    res = play(
+        "scopa-a-quattro",
+        [agent, make_agent("random", "scopa-a-quattro", 1)],
+        np.tile(train.rotation_lineups(agent.rules), (4, 1)),
+        np.repeat(np.arange(4), 2),
+        mode="hands",
+    )
+    assert res.hands.sum() == 8
+
+
+@pytest.mark.slow
+def test_a_short_run_beats_random(tmp_path: Path) -> None:
+    run = _smoke(
+        tmp_path,
+        "learn",
+        "--total-steps",
+        "3e5",
+        "--num-envs",
+        "256",
+        "--n-steps",
+        "32",
+        "--batch-size",
+        "2048",
+        "--n-epochs",
+        "4",
+        "--learning-rate",
+        "1e-3",
+        "--net-arch",
+        "128",
+        "128",
+        "--eval-every",
+        "1e5",
+        "--eval-deals",
+        "100",
+        "--checkpoint-every",
+        "1e5",
+        "--snapshot-every",
+        "1e5",
+    )
+    rules = get_rules("classic")
+    agent = make_agent(str(run / "best.zip"), rules)
+    r = train.duplicate_eval(rules, agent, make_agent("random", rules, 0), deals=1000, seed=777)
+    assert r.low > 0.3, r
+
+
+def test_sigint_saves_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [
+        sys.executable,
+        str(ROOT / "train.py"),
+        "--config",
+        SMOKE,
+        "--run-root",
+        str(tmp_path),
+        "--name",
+        "sig",
+        "--total-steps",
+        "1e8",
+        "--eval-every",
+        "1e8",
+        "--checkpoint-every",
+        "1e8",
+    ]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (_run_dirs(tmp_path, "sig") and (_run_dirs(tmp_path, "sig")[0] / "eval.jsonl").exists()):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
+            time.sleep(0.2)
+        time.sleep(1.0)  # let it train a little
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    (run,) = _run_dirs(tmp_path, "sig")
+    assert "python train.py --resume" in out
+    assert read_checkpoint_meta(run / "last.zip")["steps"] % 1024 == 0  # a rollout boundary
+    assert json.loads((run / "history.jsonl").read_text().splitlines()[-1])["event"] == "interrupt"
