@@ -151,7 +151,9 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
     name = spec.split(":", 1)[0].strip()
-    _load_builtin(with_torch=name not in _REGISTRY and name not in ("random", "greedy", "expert", "pimc", "ismcts"))
+    _load_builtin(with_torch=False)
+    if name not in _REGISTRY and not Path(spec).is_dir():
+        _load_builtin(with_torch=True)  # checkpoints and the neural specs need torch
     if name not in _REGISTRY:
         path = Path(spec)
         if path.is_dir() and (path / "model_card.json").is_file() and "bot" in _REGISTRY:
