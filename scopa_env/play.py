@@ -127,26 +127,13 @@ class Terminal:
 
 
 def build_agent(spec: str, rules: Rules, seed: int | None) -> Policy:
-    """An agent from a spec string; export directories and ``bot:path=DIR[,...]`` load as ``agents.bot`` bots.
+    """An agent from a spec string (``agents.base.make_agent``: names, checkpoints, export directories, ``bot:``).
 
-    Other specs go to ``agents.base.make_agent``. Raises ``agents.base.AgentSpecError`` (a ``ValueError``) when the
-    spec is unusable.
+    Raises ``agents.base.AgentSpecError`` (a ``ValueError``) when the spec is unusable.
     """
-    from agents.base import AgentSpecError, make_agent, parse_spec
+    from agents.base import make_agent
 
-    path = Path(spec)
-    is_dir_export = path.is_dir() and (path / MODEL_CARD).is_file()
-    if not (is_dir_export or spec == "bot" or spec.startswith("bot:")):
-        return make_agent(spec, rules, seed)
-    from agents.bot import make_bot_policy
-
-    opts = {"path": spec} if is_dir_export else parse_spec(spec)[1]
-    try:
-        agent = make_bot_policy(rules, seed, **opts)
-    except TypeError as e:
-        raise AgentSpecError(f"agent spec {spec!r}: bad option ({e})") from None
-    agent.name = spec
-    return agent
+    return make_agent(spec, rules, seed)
 
 
 def default_opponent(rules: Rules) -> tuple[str, list[str]]:
