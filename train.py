@@ -1310,9 +1310,11 @@ class Trainer:
     def _open_bar(self, start: int) -> None:
         if not self.cfg.progress:
             return
+        if not sys.stderr.isatty():  # a log file: plain lines, no carriage returns
+            self._bar = _LineProgress(self.cfg.total_steps, start)
+            return
         from tqdm import tqdm
 
-        tty = sys.stderr.isatty()
         self._bar = tqdm(
             total=self.cfg.total_steps,
             initial=start,
@@ -1320,7 +1322,6 @@ class Trainer:
             unit_scale=True,
             dynamic_ncols=True,
             smoothing=0.05,
-            mininterval=0.5 if tty else 30.0,
             desc=f"{self.cfg.variant}/{self.cfg.name}",
         )
 
@@ -1329,6 +1330,38 @@ class Trainer:
             self._bar.write(text)
         else:
             print(text, flush=True)
+
+
+class _LineProgress:
+    """The progress bar's stand-in when stderr is not a terminal: one line every ``interval`` seconds."""
+
+    def __init__(self, total: int, start: int, interval: float = 60.0) -> None:
+        self.total, self.n, self.start, self.interval = total, start, start, interval
+        self.t0 = self.last = time.perf_counter()
+        self.postfix = ""
+
+    def update(self, n: int) -> None:
+        self.n += n
+        now = time.perf_counter()
+        if now - self.last >= self.interval:
+            self.last = now
+            rate = (self.n - self.start) / max(now - self.t0, 1e-9)
+            left = max(self.total - self.n, 0) / max(rate, 1e-9)
+            print(
+                f"progress: {self.n:,}/{self.total:,} steps ({100 * self.n / self.total:.0f}%), {rate:,.0f} steps/s, "
+                f"{left / 60:.1f} min left{'; ' + self.postfix if self.postfix else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def set_postfix_str(self, text: str, refresh: bool = False) -> None:
+        self.postfix = text
+
+    def write(self, text: str) -> None:
+        print(text, flush=True)
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:
