@@ -1,6 +1,6 @@
 """Train a Scopa bot by self-play: MaskablePPO on the batched vector env against a PFSP league.
 
-    python train.py                                         # configs/default.yaml: classic, ~25 min on 2 CPU cores
+    python train.py                                         # configs/default.yaml: classic, ~20 min on 2 CPU cores
     python train.py --config configs/strong.yaml --total-steps 2e7
     python train.py --variant scopa-a-quattro --config configs/quattro.yaml
     python train.py --resume runs/classic__default__0__20260101-120000
@@ -624,12 +624,12 @@ class ShapedRewards(VecEnvWrapper):  # type: ignore[misc]
 
     def reset(self) -> Any:
         obs = self.venv.reset()
-        self.phi = obs.astype(np.float64) @ self.coef
+        self.phi = np.asarray(obs, dtype=np.float64) @ self.coef
         return obs
 
     def step_wait(self) -> Any:
         obs, rewards, dones, infos = self.venv.step_wait()
-        phi = obs.astype(np.float64) @ self.coef
+        phi = np.asarray(obs, dtype=np.float64) @ self.coef
         shaped = rewards + self.gamma * np.where(dones, 0.0, phi) - self.phi
         self.phi = phi  # for an ended episode, obs is the first observation of the next one
         return obs, shaped.astype(np.float32), dones, infos

@@ -299,37 +299,27 @@ def test_team_variant_smoke_run(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_short_run_beats_random(tmp_path: Path) -> None:
-    run = _smoke(
-        tmp_path,
-        "learn",
-        "--total-steps",
-        "3e5",
-        "--num-envs",
-        "256",
-        "--n-steps",
-        "32",
-        "--batch-size",
-        "2048",
-        "--n-epochs",
-        "4",
-        "--learning-rate",
-        "1e-3",
-        "--net-arch",
-        "128",
-        "128",
-        "--eval-every",
-        "1e5",
-        "--eval-deals",
-        "100",
-        "--checkpoint-every",
-        "1e5",
-        "--snapshot-every",
-        "1e5",
-    )
+    """Self-play alone (no warm start) learns: 300k steps of the default recipe clearly beat random play."""
+    base = train.TrainConfig()
+    opts = {
+        "total-steps": "3e5",
+        "num-envs": "256",
+        "n-steps": "32",
+        "batch-size": str(base.batch_size),
+        "n-epochs": str(base.n_epochs),
+        "learning-rate": str(base.learning_rate),
+        "gae-lambda": str(base.gae_lambda),
+        "pretrain-teacher": "none",
+        "eval-every": "1e5",
+        "eval-deals": "100",
+        "checkpoint-every": "1e5",
+        "snapshot-every": "1e5",
+    }
+    run = _smoke(tmp_path, "learn", *[x for k, v in opts.items() for x in (f"--{k}", v)], "--net-arch", "128", "128")
     rules = get_rules("classic")
     agent = make_agent(str(run / "best.zip"), rules)
     r = train.duplicate_eval(rules, agent, make_agent("random", rules, 0), deals=1000, seed=777)
-    assert r.low > 0.3, r
+    assert r.low > 0.5, r  # the untrained network is within about 0.2 of random
 
 
 def test_sigint_saves_and_exits_130(tmp_path: Path) -> None:
