@@ -1391,6 +1391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, RunDirError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # during the warm start or the set-up: no training state to save yet
+        print("train.py: interrupted before training started; nothing was saved", file=sys.stderr)
+        return 130
     return trainer.run()
 
 
