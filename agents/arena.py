@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import ActBatch, Policy
+from agents.base import ActBatch, Policy, any_needs_obs
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
@@ -76,14 +76,17 @@ def play(
     hands = np.zeros(b, dtype=np.int32)
     finished = np.zeros(b, dtype=np.bool_)
     ar = np.arange(b)
+    no_obs = np.zeros((b, 0), dtype=np.float32)
     decisions = 0
     while not finished.all():
         live = np.flatnonzero(~finished)
         mask = core.legal_action_mask(rules, state)
-        obs = core.observe(rules, state)
         actor = lineups[ar, np.maximum(state.current, 0)]
+        acting = np.unique(actor[live])
+        # Rule-based and search agents never read observations: skip computing them when none acts.
+        obs = core.observe(rules, state) if any_needs_obs(agents[int(k)] for k in acting) else no_obs
         actions = np.zeros(b, dtype=np.int64)
-        for k in np.unique(actor[live]):
+        for k in acting:
             rows = live[actor[live] == k]
             batch = ActBatch(rules, obs[rows], mask[rows], state, rows)
             actions[rows] = agents[int(k)].act(batch)

@@ -16,7 +16,7 @@ Agents are built from short spec strings so that every command-line tool accepts
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,16 @@ import numpy.typing as npt
 from scopa_env.core import State
 from scopa_env.rules import Rules, get_rules
 
-__all__ = ["ActBatch", "AgentSpecError", "Policy", "make_agent", "parse_spec", "register_agent", "registered_agents"]
+__all__ = [
+    "ActBatch",
+    "AgentSpecError",
+    "Policy",
+    "any_needs_obs",
+    "make_agent",
+    "parse_spec",
+    "register_agent",
+    "registered_agents",
+]
 
 
 class AgentSpecError(ValueError):
@@ -77,6 +86,11 @@ class Policy(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, variant={self.rules.name!r})"
+
+
+def any_needs_obs(policies: Iterable[Policy | None]) -> bool:
+    """Whether any of ``policies`` reads ``ActBatch.obs`` (callers may skip ``core.observe`` otherwise)."""
+    return any(getattr(p, "needs_obs", True) for p in policies)
 
 
 _REGISTRY: dict[str, tuple[Callable[..., Policy], str]] = {}

@@ -48,7 +48,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
-from agents.base import ActBatch, Policy
+from agents.base import ActBatch, Policy, any_needs_obs
 from scopa_env import core
 from scopa_env.aec import MAX_SEED, hand_margins, observation_bounds, validate_max_hands, validate_reward
 from scopa_env.render import render_text
@@ -421,7 +421,7 @@ class LearnerGames:
 
     def _needs_obs(self, actor: npt.NDArray[np.int32]) -> bool:
         """Whether any of the policies ``actor`` reads observations (rule-based agents do not)."""
-        return any(getattr(self._actors[int(k)], "needs_obs", True) for k in np.unique(actor))
+        return any_needs_obs(self._actors[int(k)] for k in np.unique(actor))
 
     def _policy_actions(
         self,
