@@ -189,6 +189,9 @@ class _Tables:
         self.side_of = np.array(rules.seat_side, dtype=np.int8)
         self.ctable = capture_table(r, r)
         self.rank_bits = (1 << self.rank).astype(np.int32)  # (D,)
+        self.low = r // 2  # ranks whose sums _subset_sums tabulates
+        self.low_radix = (5 ** np.arange(self.low)).astype(np.float32)  # counts 0..4 (four suits)
+        self.low_sums = _low_subset_sums(r, 4)
 
 
 _TABLES: dict[Rules, _Tables] = {}
@@ -711,16 +714,33 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     return obs
 
 
-def _subset_sums(counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
-    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s (s < 64)."""
-    sums = np.ones(counts.shape[0], dtype=np.uint64)
-    for r in range(counts.shape[1]):
-        c = counts[:, r]
-        top = int(c.max())
-        shifted = sums
-        for j in range(1, top + 1):  # j cards of value r + 1
-            shifted = shifted << np.uint64(r + 1)
-            sums = np.where(c >= j, sums | shifted, sums)
+def _low_subset_sums(num_ranks: int, num_suits: int) -> npt.NDArray[np.uint64]:
+    """Subset-sum bit sets of every multiset of the low ranks (values 1..R//2), indexed by their base-5 key."""
+    low = num_ranks // 2
+    radix = num_suits + 1
+    out = np.zeros(radix**low, dtype=np.uint64)
+    for key in range(radix**low):
+        sums, k = 1, key
+        for r in range(low):
+            k, c = divmod(k, radix)
+            for _ in range(c):  # one more card of value r + 1
+                sums |= sums << (r + 1)
+        out[key] = sums & 0xFFFF_FFFF_FFFF_FFFF
+    return out
+
+
+def _subset_sums(tb: _Tables, counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s.
+
+    Exact for s <= R (the largest card value), which is all the play features read. Two cards of value above
+    R // 2 add up to more than R, so a sum up to R holds at most one of them: the low cards' sums (one table
+    look-up), plus those sums shifted by each high value present.
+    """
+    low = (counts[:, : tb.low].astype(np.float32) @ tb.low_radix).astype(np.intp)
+    low_sums = tb.low_sums[low]
+    sums = low_sums.copy()
+    for r in range(tb.low, tb.r):
+        sums |= np.where(counts[:, r] > 0, low_sums << np.uint64(r + 1), np.uint64(0))
     return sums
 
 
@@ -741,7 +761,7 @@ def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> n
     seven = deck.ranks.index("7")
     without = counts.copy()
     without[:, seven] -= sette_on_table  # the table's cards other than the settebello
-    sums_without = _subset_sums(without)
+    sums_without = _subset_sums(tb, without)
     sums = np.where(sette_on_table, sums_without | (sums_without << np.uint64(seven + 1)), sums_without)
     bits = ((sums[:, None] >> values.astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
     equal = counts > 0  # (B, R): a card of value v takes an equal rank
@@ -761,5 +781,9 @@ def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> n
         scopa[:, 0] &= ~ace_all
     out = np.empty((b, 1 + 4 * r), dtype=np.float32)
     out[:, 0] = total / 40.0
-    out[:, 1:] = np.stack([captures, scopa, sette, after / 40.0], axis=2, dtype=np.float32).reshape(b, 4 * r)
+    per_value = out[:, 1:].reshape(b, r, 4)  # a view: the four features of each value side by side
+    per_value[:, :, 0] = captures
+    per_value[:, :, 1] = scopa
+    per_value[:, :, 2] = sette
+    np.divide(after, 40.0, out=per_value[:, :, 3])
     return out

@@ -11,6 +11,8 @@ Contents:
 - ``match_winner(rules, scores)``: the winner once a side reached the target, else ``None`` (section 5).
 - ``hand_deck`` / ``deal_schedule``: the seeded deck of a hand (after void deals) and how it is dealt (section 2).
 - ``ReferenceGame``: a whole match with plain attributes; ``play`` applies one move.
+- ``observe(game, ...)``: the observation vector of one seat, block by block from the documented layout, so the
+  differential tests check the core's ``observe`` too.
 - ``replay_record(record)``: checks a section-8 game record with no help from the core; raises ``RecordError``.
 
 Choices where RULES.md is silent (also in the module's tests):
@@ -48,6 +50,7 @@ __all__ = [
     "is_ace_sweep",
     "is_void_table",
     "match_winner",
+    "observe",
     "receiving_order",
     "replay_record",
     "score_hand",
@@ -130,7 +133,12 @@ def captures(rules: Rules, table: Iterable[int], card: int) -> list[frozenset[in
     on_table = sorted(set(table))
     if card in on_table:
         raise ValueError(f"card {format_card(card, rules.deck)} is both played and on the table")
-    rank = facts.rank[card]
+    return _captures_by_rank(rules, on_table, facts.rank[card])
+
+
+def _captures_by_rank(rules: Rules, on_table: list[int], rank: int) -> list[frozenset[int]]:
+    """``captures`` for a card of rank index ``rank`` (any suit); ``on_table`` is sorted."""
+    facts = _facts(rules.deck)
     same_rank = [t for t in on_table if facts.rank[t] == rank]
     if same_rank:
         return [frozenset({t}) for t in same_rank]
@@ -153,7 +161,7 @@ def captures(rules: Rules, table: Iterable[int], card: int) -> list[frozenset[in
                 extend(i + 1, remaining - value)
             chosen.pop()
 
-    extend(0, facts.value[card])
+    extend(0, rank + 1)
     return [frozenset(c) for c in sorted(found)]
 
 
@@ -461,6 +469,72 @@ class ReferenceGame:
 
 # --------------------------------------------------------------------------------------------------------------
 # Record checking.
+
+
+def observe(
+    game: ReferenceGame, seat: int | None = None, pending: int | None = None, picked: Iterable[int] = ()
+) -> list[float]:
+    """The observation of ``seat`` (default: the seat to act) as a plain list, in the layout of ``docs/envs.md``.
+
+    Written from the documented blocks, not from the core. ``pending`` and ``picked`` describe a capture being
+    chosen card by card (the core's CHOOSE phase): the card played, already out of the hand, and the table cards
+    picked so far (still on the table). Only what the seat may know enters: its hand, the table, every pile, the
+    scores and counts; the other hands and the stock appear only as their union (``unseen``).
+    """
+    rules = game.rules
+    deck, facts = rules.deck, _facts(rules.deck)
+    d, n, s = rules.num_cards, rules.num_players, rules.num_sides
+    seat = game.current if seat is None else seat
+    side = game.seat_side[seat]
+    picked = set(picked)
+    rel_sides = [(side + i) % s for i in range(s)]
+
+    def one_hot_cards(cards: Iterable[int]) -> list[float]:
+        out = [0.0] * d
+        for c in cards:
+            out[c] = 1.0
+        return out
+
+    def one_hot(size: int, index: int) -> list[float]:
+        out = [0.0] * size
+        out[index] = 1.0
+        return out
+
+    pending_cards = set() if pending is None else {pending}
+    hands = [h - pending_cards for h in game.hands]  # the card being played has left its hand
+    hand = hands[seat]
+    seen = set(hand) | game.table | pending_cards | picked
+    for pile in game.piles:
+        seen |= pile
+    obs: list[float] = []
+    obs += one_hot_cards(hand)
+    obs += one_hot_cards(game.table)
+    obs += one_hot_cards(pending_cards)
+    obs += one_hot_cards(picked)
+    obs += one_hot_cards(set(range(d)) - seen)  # unseen
+    for r in rel_sides:
+        obs += one_hot_cards(game.piles[r])
+    obs += [game.scores[r] / rules.target for r in rel_sides]
+    obs += [game.scope[r] / 10.0 for r in rel_sides]
+    obs.append(len(game.stock) / d)
+    obs += [len(hands[(seat + i) % n]) / rules.max_hand_size for i in range(n)]
+    obs += one_hot(n, (game.dealer - seat) % n)
+    obs += one_hot(n, seat)
+    last = game.last_capturer
+    obs += one_hot(s + 1, s if last is None else (last - side) % s)
+    obs.append(1.0 if pending is not None else 0.0)
+    # What a card of each value would do on this table (the table as it is, picks included).
+    table = sorted(game.table)
+    total = sum(facts.value[c] for c in table)
+    obs.append(total / 40.0)
+    for rank in range(deck.num_ranks):
+        value = rank + 1
+        options = _captures_by_rank(rules, table, rank)
+        # Card 0 (an ace) stands for any ace: scopa d'assi's ace taking the whole table is not a scopa.
+        scopa = any(len(c) == len(table) and not (rank == 0 and is_ace_sweep(rules, 0, c)) for c in options)
+        after = total + value if not options else total - sum(facts.value[c] for c in options[0])
+        obs += [float(bool(options)), float(scopa), float(any(deck.settebello in c for c in options)), after / 40.0]
+    return obs
 
 
 class RecordError(ValueError):

@@ -2,9 +2,11 @@
 
 Both engines play the same seeded matches; at every decision a move is drawn uniformly from the reference's
 legal moves and carried out in the core through the action interface (card, then capture picks). At every step
-they must agree on: the legal moves (the core's ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a
+they must agree on: the observation of the seat to act (``core.observe`` against
+``reference.observe``), the legal moves (the core's ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a
 choice is needed, the capture made, the scopa flag, hands/table/piles, leftovers, hand points, scores, dealer
-rotation and the winner. The default suite plays 500 matches per variant; ``-m slow`` plays 10,000.
+rotation and the winner. The default suite plays 500 matches per variant (observations compared in the first 100);
+``-m slow`` plays 10,000, all compared.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 
 from scopa_env import core
-from scopa_env.reference import ReferenceGame
+from scopa_env.reference import ReferenceGame, observe
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.scoring import POINT_FIELDS
 
@@ -24,11 +26,15 @@ def _mask(ids, d: int) -> np.ndarray:
     return m
 
 
-def run_differential(variant: str, num_games: int, first_seed: int = 0, batch: int = 250) -> int:
+def run_differential(
+    variant: str, num_games: int, first_seed: int = 0, batch: int = 250, observed_games: int | None = None
+) -> int:
+    """Play ``num_games`` matches on both engines; observations are compared in the first ``observed_games``."""
     rules = get_rules(variant)
     d = rules.num_cards
     rng = np.random.default_rng(first_seed)
     decisions = 0
+    n_observed = num_games if observed_games is None else observed_games
     for lo in range(0, num_games, batch):
         seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
         st = core.reset(rules, seeds)
@@ -38,6 +44,7 @@ def run_differential(variant: str, num_games: int, first_seed: int = 0, batch: i
         while not all(r.done for r in refs):
             # Compare states and choose the next action for each game.
             mask = core.legal_action_mask(rules, st)
+            obs = core.observe(rules, st)
             actions = np.zeros(b, dtype=np.int64)
             for g, ref in enumerate(refs):
                 if ref.done:
@@ -55,6 +62,8 @@ def run_differential(variant: str, num_games: int, first_seed: int = 0, batch: i
                         core.legal_moves(rules, st, g), key=lambda m: (m[0], sorted(m[1]))
                     )
                     assert (mask[g] == _mask({c for c, _ in moves}, d)).all()
+                    if lo + g < n_observed:
+                        np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
                     planned[g] = moves[int(rng.integers(len(moves)))]
                     actions[g] = planned[g][0]
                 else:
@@ -65,6 +74,8 @@ def run_differential(variant: str, num_games: int, first_seed: int = 0, batch: i
                     options = [c for c2, c in ref.legal_moves() if c2 == card and picked <= c]
                     assert len(options) >= 2, "the core asks for a choice the reference does not have"
                     assert (mask[g] == _mask(set().union(*options) - picked, d)).all()
+                    if lo + g < n_observed:
+                        np.testing.assert_allclose(obs[g], observe(ref, pending=card, picked=picked), atol=1e-6)
                     actions[g] = min(cap - picked)
                 decisions += 1
             info = core.step(rules, st, actions)
@@ -95,7 +106,7 @@ def run_differential(variant: str, num_games: int, first_seed: int = 0, batch: i
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_core_matches_reference(variant):
-    assert run_differential(variant, 500) > 0
+    assert run_differential(variant, 500, observed_games=100) > 0
 
 
 @pytest.mark.slow
