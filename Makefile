@@ -29,6 +29,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .
+	$(PY) -m mypy scopa_env agents train.py evaluate.py
 
 demo: $(STAMP)
 	$(PY) -m scopa_env.record --variant classic --games 5 --seed 0 --out runs/demo.jsonl

@@ -213,8 +213,8 @@ def _rank_counts(cards: npt.NDArray[np.bool_], num_ranks: int) -> npt.NDArray[np
 def _rows_any(a: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
     """(n, k) bool -> (n,) any, reading 8 cards at a time when the row length allows."""
     if a.shape[1] % 8 == 0 and a.flags.c_contiguous:
-        return a.view(np.uint64).any(axis=1)
-    return a.any(axis=1)
+        return np.asarray(a.view(np.uint64).any(axis=1))
+    return np.asarray(a.any(axis=1))
 
 
 def _hand_sizes(hands: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
@@ -404,7 +404,7 @@ def step(
 
         mask = legal_action_mask(rules, state)
         i = int(np.flatnonzero(illegal)[0])
-        legal = [f"{c} ({format_card(c, rules.deck)})" for c in np.flatnonzero(mask[i])]
+        legal = [f"{c} ({format_card(c, rules.deck)})" for c in np.flatnonzero(mask[i]).tolist()]
         what = f"{act[i]} ({format_card(int(act[i]), rules.deck)})" if in_range[i] else str(act[i])
         phase = Phase(int(state.phase[i])).name
         raise IllegalActionError(

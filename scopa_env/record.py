@@ -82,8 +82,7 @@ class RecordWriter:
         """Record one step; returns the records of matches that ended in it."""
         deck = self.rules.deck
         ended: list[dict[str, Any]] = []
-        for g in np.flatnonzero(info.move_done | info.new_hand | info.hand_over):
-            g = int(g)
+        for g in np.flatnonzero(info.move_done | info.new_hand | info.hand_over).tolist():
             rec = self.records[g]
             assert rec is not None
             hand = rec["hands"][-1]
