@@ -32,24 +32,27 @@ from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 __all__ = ["bench_core", "bench_reference", "main"]
 
 
+def _random_legal(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """(B,) one uniformly random legal action per game: the largest key, legal keys lifted to [1, 2)."""
+    keys = rng.random(mask.shape, dtype=np.float32)
+    keys += mask
+    return keys.argmax(axis=1)
+
+
 def bench_core(rules: Rules, batch: int, seconds: float, seed: int = 0, repeats: int = 5) -> dict[str, float]:
     """Random legal play with autoreset; returns median decisions/s and games/s over ``repeats`` windows."""
     rng = np.random.default_rng(seed)
     state = core.reset(rules, np.arange(batch, dtype=np.uint64) + np.uint64(seed))
     mask = core.legal_action_mask(rules, state)
     for _ in range(20):  # warm-up (tables, caches)
-        keys = rng.random(mask.shape)
-        keys[~mask] = -1
-        core.step(rules, state, keys.argmax(axis=1), autoreset=True)
+        core.step(rules, state, _random_legal(rng, mask), autoreset=True)
         mask = core.legal_action_mask(rules, state)
     dps, gps = [], []
     for _ in range(repeats):
         steps = games = 0
         t0 = time.perf_counter()
         while (el := time.perf_counter() - t0) < seconds / repeats:
-            keys = rng.random(mask.shape)
-            keys[~mask] = -1
-            info = core.step(rules, state, keys.argmax(axis=1), autoreset=True)
+            info = core.step(rules, state, _random_legal(rng, mask), autoreset=True)
             core.observe(rules, state)
             mask = core.legal_action_mask(rules, state)
             steps += 1
