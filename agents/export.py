@@ -25,6 +25,7 @@ import logging
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -316,7 +317,7 @@ def _check_out_dir(out_dir: Path, force: bool) -> None:
 def export_checkpoint(
     checkpoint: str | Path,
     out: str | Path,
-    ratings: str | Path | None = None,
+    ratings: str | Path | Sequence[str | Path] | None = None,
     name: str | None = None,
     check_rows: int = DEFAULT_CHECK_ROWS,
     tolerance: float = DEFAULT_TOLERANCE,
@@ -344,7 +345,8 @@ def export_checkpoint(
             f"{ckpt}: the network maps {layers[0][0].shape[1]} inputs to {layers[-1][0].shape[0]} actions; "
             f"{rules.name!r} needs {obs_size} and {num_cards}"
         )
-    ratings_card = ratings_from_results(ratings, rules.name) if ratings is not None else {}
+    rating_files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
+    rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]
     steps = meta.get("steps")
     card = new_card(
         rules,
@@ -360,7 +362,9 @@ def export_checkpoint(
         checks={},
         exported_with=_versions(),
     )
-    card["ratings"] = ratings_card
+    card["ratings"] = rating_cards[0] if rating_cards else {}
+    if len(rating_cards) > 1:  # e.g. a second evaluation against the (slower) search baselines
+        card["more_ratings"] = rating_cards[1:]
     written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
     try:
         write_numpy_export(out_dir, card, layers, activation)
@@ -388,7 +392,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("checkpoint", type=Path, help="a MaskablePPO .zip written by train.py")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="export directory to write")
-    parser.add_argument("--ratings", type=Path, metavar="FILE.json", help="evaluate.py results.json for the card")
+    parser.add_argument(
+        "--ratings",
+        type=Path,
+        nargs="+",
+        metavar="FILE.json",
+        help="evaluate.py results.json for the card (several: the first is 'ratings', the others 'more_ratings')",
+    )
     parser.add_argument("--name", help="the bot's name in the model card (default: <variant>-<checkpoint name>)")
     parser.add_argument("--check-rows", type=int, default=DEFAULT_CHECK_ROWS, help="rows compared (default 2048)")
     parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference")

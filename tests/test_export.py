@@ -88,7 +88,10 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
     ckpt = make_checkpoint(d / "best.zip", learn_steps=128, seed=1)
     cfg = EvalConfig(variant="classic", gauntlet=str(ckpt), agents=["random"], mode="hands", deals=16, workers=1)
     write_outputs(run_tournament(cfg), d / "eval", plots=False)
-    rc = export.main([str(ckpt), "--out", str(d / "bot"), "--ratings", str(d / "eval" / "results.json"), "--name", "t"])
+    cfg = EvalConfig(variant="classic", gauntlet=str(ckpt), agents=["greedy"], mode="hands", deals=8, workers=1)
+    write_outputs(run_tournament(cfg), d / "eval2", plots=False)
+    results = [str(d / "eval" / "results.json"), str(d / "eval2" / "results.json")]
+    rc = export.main([str(ckpt), "--out", str(d / "bot"), "--ratings", *results, "--name", "t"])
     assert rc == 0
     return ckpt, d / "eval" / "results.json", d / "bot"
 
@@ -192,6 +195,8 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     assert {r["agent"] for r in ratings["ratings"]} == {"best", "random"}
     assert {r["spec"] for r in ratings["ratings"]} == {str(ckpt), "random"}
     assert ratings["pairings"] and {"agent", "opponent", "score"} <= set(ratings["pairings"][0])
+    (more,) = card["more_ratings"]  # the second --ratings file
+    assert more["deals"] == 8 and {r["agent"] for r in more["ratings"]} == {"best", "greedy"}
 
 
 def test_ratings_file_errors(tmp_path: Path, trained: tuple[Path, Path, Path]) -> None:
