@@ -471,18 +471,40 @@ class Bot:
 
 
 class BotPolicy(Policy):
-    """A ``Bot`` as an ``agents.base.Policy``: greedy (most probable legal action) unless ``sample``."""
+    """A ``Bot`` as an ``agents.base.Policy``: greedy (most probable legal action) unless ``sample``.
+
+    ``endgame=N`` (N > 0) plays the last N plies of a hand exactly once they are an open book (the stock is empty
+    and the unseen cards are all in the one opponent's hand), with the minimax solver that ``expert`` uses
+    (``agents.search.solve_open``); it needs the game state (the arena and the envs pass it) and only public
+    information. The policy's probabilities (``action_probs``, the terminal game's ``hint``) are unchanged.
+    """
 
     name = "bot"
     needs_state = False
 
-    def __init__(self, rules: Rules | str, bot: Bot, seed: int | None = None, sample: bool = False) -> None:
+    def __init__(
+        self, rules: Rules | str, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0
+    ) -> None:
         super().__init__(rules, seed)
+        if endgame < 0:
+            raise AgentSpecError(f"agent bot: endgame must be >= 0 plies (0: the policy alone), got {endgame}")
         self.bot = bot
         self.sample = sample
+        self.endgame = int(endgame)
+        self.needs_state = self.endgame > 0
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        return self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
+        actions = self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
+        if self.endgame > 0:
+            from agents.features import require_state
+            from agents.search import open_endgame_rows, solve_open
+
+            state, games = require_state(batch, f"bot (endgame={self.endgame})")
+            rows = open_endgame_rows(self.rules, state, games, self.endgame)
+            if rows.size:
+                actions = np.array(actions, dtype=np.int64)
+                actions[rows] = solve_open(self.rules, state, games[rows])
+        return actions
 
     def action_probs(self, batch: ActBatch) -> npt.NDArray[np.float32]:
         """(n, num_cards) the bot's masked action probabilities (used by the terminal game's ``hint``)."""
@@ -492,7 +514,7 @@ class BotPolicy(Policy):
 _CACHE: dict[tuple[str, str, bool, str, int, float], Bot] = {}
 
 
-@register_agent("bot", "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true]")
+@register_agent("bot", "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=8]")
 def make_bot_policy(
     rules: Rules | str,
     seed: int | None = None,
@@ -501,8 +523,11 @@ def make_bot_policy(
     sample: bool = False,
     any_variant: bool = False,
     threads: int = 1,
+    endgame: int = 0,
 ) -> BotPolicy:
-    """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached)."""
+    """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached).
+
+    ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``)."""
     if path is None:
         raise AgentSpecError("agent 'bot' needs the export directory: bot:path=agents/bots/classic")
     rules = get_rules(rules)
@@ -517,4 +542,4 @@ def make_bot_policy(
         except BotError as e:
             raise AgentSpecError(f"agent bot:path={path}: {e}") from None
         _CACHE[key] = bot
-    return BotPolicy(rules, bot, seed, sample=bool(sample))
+    return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame))
