@@ -497,13 +497,10 @@ class BotPolicy(Policy):
         actions = self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
         if self.endgame > 0:
             from agents.features import require_state
-            from agents.search import open_endgame_rows, solve_open
+            from agents.search import play_open_endgames
 
             state, games = require_state(batch, f"bot (endgame={self.endgame})")
-            rows = open_endgame_rows(self.rules, state, games, self.endgame)
-            if rows.size:
-                actions = np.array(actions, dtype=np.int64)
-                actions[rows] = solve_open(self.rules, state, games[rows])
+            actions = play_open_endgames(self.rules, state, games, actions, self.endgame)
         return actions
 
     def action_probs(self, batch: ActBatch) -> npt.NDArray[np.float32]:

@@ -73,11 +73,9 @@ class ExpertAgent(Policy):
         moves, best = expert_moves(self.rules, state, games, self.weights)
         actions = choose(state, games, moves, best)
         if self.endgame > 0:
-            from agents.search import open_endgame_rows, solve_open
+            from agents.search import play_open_endgames
 
-            rows = open_endgame_rows(self.rules, state, games, self.endgame)
-            if rows.size:
-                actions[rows] = solve_open(self.rules, state, games[rows])
+            actions = play_open_endgames(self.rules, state, games, actions, self.endgame)
         return actions
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "apply_moves",
     "is_open",
     "open_endgame_rows",
+    "play_open_endgames",
     "rollout",
     "sample_worlds",
     "search_tree",
@@ -267,6 +268,18 @@ def _remaining_plies(rules: Rules, state: State, games: npt.NDArray[np.intp]) ->
 def open_endgame_rows(rules: Rules, state: State, games: npt.NDArray[np.intp], max_plies: int) -> npt.NDArray[np.intp]:
     """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left."""
     return np.flatnonzero(is_open(rules, state, games) & (_remaining_plies(rules, state, games) <= max_plies))
+
+
+def play_open_endgames(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], actions: npt.NDArray[np.int64], max_plies: int
+) -> npt.NDArray[np.int64]:
+    """``actions`` with the rows whose position is an open book with at most ``max_plies`` left replaced by exact
+    play (``solve_open``); a copy when any row changes, else ``actions`` itself."""
+    rows = open_endgame_rows(rules, state, games, max_plies)
+    if rows.size:
+        actions = np.array(actions, dtype=np.int64)
+        actions[rows] = solve_open(rules, state, games[rows])
+    return actions
 
 
 def _decide(

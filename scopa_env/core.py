@@ -190,11 +190,13 @@ class _Tables:
         self.ctable = capture_table(r, r)
         self.rank_bits = (1 << self.rank).astype(np.int32)  # (D,)
         self.low = r // 2  # ranks whose sums _subset_sums tabulates
-        self.low_radix = (5 ** np.arange(self.low)).astype(np.float32)  # counts 0..4 (four suits)
-        self.low_sums = _low_subset_sums(r, 4)
+        self.low_radix = (_COUNT_RADIX ** np.arange(self.low)).astype(np.float32)
+        self.low_sums = _low_subset_sums(r)
 
 
 _TABLES: dict[Rules, _Tables] = {}
+_COUNT_RADIX = 5
+"""Cards of one rank in a set: 0..4 (four suits), the digits of ``_subset_sums``' table keys."""
 
 
 def _tables(rules: Rules) -> _Tables:
@@ -714,15 +716,14 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     return obs
 
 
-def _low_subset_sums(num_ranks: int, num_suits: int) -> npt.NDArray[np.uint64]:
+def _low_subset_sums(num_ranks: int) -> npt.NDArray[np.uint64]:
     """Subset-sum bit sets of every multiset of the low ranks (values 1..R//2), indexed by their base-5 key."""
     low = num_ranks // 2
-    radix = num_suits + 1
-    out = np.zeros(radix**low, dtype=np.uint64)
-    for key in range(radix**low):
+    out = np.zeros(_COUNT_RADIX**low, dtype=np.uint64)
+    for key in range(_COUNT_RADIX**low):
         sums, k = 1, key
         for r in range(low):
-            k, c = divmod(k, radix)
+            k, c = divmod(k, _COUNT_RADIX)
             for _ in range(c):  # one more card of value r + 1
                 sums |= sums << (r + 1)
         out[key] = sums & 0xFFFF_FFFF_FFFF_FFFF

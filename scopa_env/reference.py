@@ -503,7 +503,7 @@ def observe(
     pending_cards = set() if pending is None else {pending}
     hands = [h - pending_cards for h in game.hands]  # the card being played has left its hand
     hand = hands[seat]
-    seen = set(hand) | game.table | pending_cards | picked
+    seen = hand | game.table | pending_cards | picked
     for pile in game.piles:
         seen |= pile
     obs: list[float] = []
@@ -526,6 +526,7 @@ def observe(
     # What a card of each value would do on this table (the table as it is, picks included).
     table = sorted(game.table)
     total = sum(facts.value[c] for c in table)
+    settebello = deck.settebello
     obs.append(total / 40.0)
     for rank in range(deck.num_ranks):
         value = rank + 1
@@ -533,7 +534,7 @@ def observe(
         # Card 0 (an ace) stands for any ace: scopa d'assi's ace taking the whole table is not a scopa.
         scopa = any(len(c) == len(table) and not (rank == 0 and is_ace_sweep(rules, 0, c)) for c in options)
         after = total + value if not options else total - sum(facts.value[c] for c in options[0])
-        obs += [float(bool(options)), float(scopa), float(any(deck.settebello in c for c in options)), after / 40.0]
+        obs += [float(bool(options)), float(scopa), float(any(settebello in c for c in options)), after / 40.0]
     return obs
 
 
