@@ -189,9 +189,12 @@ class _Tables:
         self.side_of = np.array(rules.seat_side, dtype=np.int8)
         self.ctable = capture_table(r, r)
         self.rank_bits = (1 << self.rank).astype(np.int32)  # (D,)
-        self.low = r // 2  # ranks whose sums _subset_sums tabulates
-        self.low_radix = (_COUNT_RADIX ** np.arange(self.low)).astype(np.float32)
-        self.low_sums = _low_subset_sums(r)
+        self.low = r // 2  # ranks counted in _subset_sums' keys; above them only presence matters
+        low_keys = _COUNT_RADIX**self.low
+        self.sum_radix = np.concatenate(
+            [_COUNT_RADIX ** np.arange(self.low), low_keys * 2 ** np.arange(r - self.low)]
+        ).astype(np.float32)
+        self.sum_table = _subset_sum_table(r)
 
 
 _TABLES: dict[Rules, _Tables] = {}
@@ -325,7 +328,7 @@ def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
     """Deal packet ``deal_sizes[deal_no]`` to every seat, starting after the dealer, for games ``idx``."""
     num_players = rules.num_players
     sizes = np.asarray(rules.deal_sizes)[state.deal_no[idx]]
-    for size in np.unique(sizes):
+    for size in [int(sizes[0])] if (sizes == sizes[0]).all() else np.unique(sizes).tolist():
         g = idx[sizes == size]
         pos = state.stock_pos[g].astype(np.int64)[:, None] + np.arange(num_players * size)  # (n, N*k)
         cards = np.take_along_axis(state.deck[g], pos, axis=1).reshape(g.size, num_players, size)
@@ -483,31 +486,37 @@ def step(
     to_choose = ok & ~done
     state.phase[to_choose] = Phase.CHOOSE
 
-    # Apply completed moves.
+    # Apply completed moves. ``capture`` is empty outside the ``done`` rows, so it is applied to the whole batch
+    # at once (contiguous array operations instead of gathering the rows).
     g = np.flatnonzero(done)
     if g.size:
+        side_all = tb.side_of[state.current]
         seat = state.current[g]
-        side = tb.side_of[seat]
-        cap = capture[g]
+        side = side_all[g]
         cards_g = card[g]
         is_cap = captures[g]
-        table[g] &= ~cap
+        table &= ~capture
         table[g[~is_cap], cards_g[~is_cap]] = True
         gcap, scap = g[is_cap], side[is_cap]
-        state.piles[gcap, scap] |= cap[is_cap]
-        state.piles[gcap, scap, cards_g[is_cap]] = True
+        won = capture.copy()  # the captured cards and the card that took them, in the capturing side's pile
+        won[gcap, cards_g[is_cap]] = True
+        if num_sides == 2:
+            state.piles[:, 0] |= won & (side_all == 0)[:, None]
+            state.piles[:, 1] |= won & (side_all == 1)[:, None]
+        else:
+            state.piles[gcap, scap] |= won[gcap]
         state.last_capturer[gcap] = scap
-        hands_empty = ~_rows_any(state.hands[g].reshape(g.size, -1))
+        hands_empty = ~_rows_any(state.hands.reshape(b, -1))[g]
         last_play = hands_empty & (state.stock_pos[g] >= d)
-        scopa = is_cap & ~_rows_any(table[g]) & ~last_play & ~ace_all[g]
+        scopa = is_cap & ~_rows_any(table)[g] & ~last_play & ~ace_all[g]
         state.scope[g[scopa], side[scopa]] += 1
-        info.move_done[g] = True
-        info.card[g] = cards_g
-        info.capture[g] = cap
+        info.move_done = done
+        info.card = np.where(done, card, -1).astype(np.int8)
+        info.capture = capture
         info.scopa[g] = scopa
         state.phase[g] = Phase.PLAY
         state.pending[g] = -1
-        state.picked[g] = False
+        state.picked &= ~done[:, None]
         state.current[g] = (seat + 1) % rules.num_players
         # A new round of cards, or the end of the hand.
         redeal = g[hands_empty & ~last_play]
@@ -712,7 +721,7 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     pos += s + 1
     obs[:, pos] = state.phase == Phase.CHOOSE
     pos += 1
-    obs[:, pos : pos + 1 + 4 * tb.r] = _play_features(rules, tb, state.table)
+    _play_features(rules, tb, state.table, out=obs[:, pos : pos + 1 + 4 * tb.r])
     return obs
 
 
@@ -730,28 +739,51 @@ def _low_subset_sums(num_ranks: int) -> npt.NDArray[np.uint64]:
     return out
 
 
-def _subset_sums(tb: _Tables, counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
-    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s.
+def _subset_sum_table(num_ranks: int) -> npt.NDArray[np.uint16]:
+    """``_subset_sums``' table: bits 0..R of the subset sums, for every key (low-rank counts, high ranks present).
 
-    Exact for s <= R (the largest card value), which is all the play features read. Two cards of value above
-    R // 2 add up to more than R, so a sum up to R holds at most one of them: the low cards' sums (one table
-    look-up), plus those sums shifted by each high value present.
+    Two cards of value above R // 2 add up to more than R, so a sum up to R holds at most one of them: the low
+    cards' sums, plus those sums shifted by each high value present.
     """
-    low = (counts[:, : tb.low].astype(np.float32) @ tb.low_radix).astype(np.intp)
-    low_sums = tb.low_sums[low]
-    sums = low_sums.copy()
-    for r in range(tb.low, tb.r):
-        sums |= np.where(counts[:, r] > 0, low_sums << np.uint64(r + 1), np.uint64(0))
-    return sums
+    low = num_ranks // 2
+    keep = np.uint64((1 << (num_ranks + 1)) - 1)
+    low_sums = _low_subset_sums(num_ranks) & keep
+    table = np.empty((2 ** (num_ranks - low), low_sums.size), dtype=np.uint16)
+    for present in range(table.shape[0]):
+        sums = low_sums.copy()
+        for j in range(num_ranks - low):
+            if present >> j & 1:
+                sums |= low_sums << np.uint64(low + j + 1)
+        table[present] = sums & keep
+    return table.reshape(-1)
 
 
-def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+def _subset_sums(tb: _Tables, counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s, for s <= R
+    (the largest card value, all the play features read); higher bits are 0. One table look-up."""
+    digits = counts.astype(np.float32)
+    np.minimum(digits[:, tb.low :], 1.0, out=digits[:, tb.low :])  # high ranks: present or not
+    key = (digits @ tb.sum_radix).astype(np.intp)
+    return tb.sum_table[key].astype(np.uint64)
+
+
+def _low_bits(sets: npt.NDArray[np.uint64], k: int) -> npt.NDArray[np.bool_]:
+    """(n,) uint64 bit sets -> (n, k) bool: bits 0 .. k-1 of each (unpacked from the low bytes; k <= 64)."""
+    nbytes = (k + 7) // 8
+    low = np.ascontiguousarray(sets, dtype="<u8").view(np.uint8).reshape(-1, 8)[:, :nbytes]
+    return np.unpackbits(low, axis=1, bitorder="little")[:, :k].view(np.bool_)
+
+
+def _play_features(
+    rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_], out: npt.NDArray[np.float32] | None = None
+) -> npt.NDArray[np.float32]:
     """(B, 1 + 4R): table sum / 40, then per card value: captures, scopa, settebello, table sum after / 40.
 
     The same for every seat (it depends on the table only); ``observe`` places it after the seat's own blocks.
     A capture by equal rank or by sum always takes cards worth exactly v in total, so the table keeps
     ``sum - v`` after it, and ``sum + v`` after a lay (ace-takes-all leaves 0). Sums are found with bit sets of
     subset sums: with no card of value v on the table, any set adding up to v has at least two cards.
+    ``out``: a (B, 1 + 4R) float32 array (or view, such as the observation's columns) to write into.
     """
     b, r = table.shape[0], tb.r
     deck = rules.deck
@@ -764,15 +796,21 @@ def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> n
     without[:, seven] -= sette_on_table  # the table's cards other than the settebello
     sums_without = _subset_sums(tb, without)
     sums = np.where(sette_on_table, sums_without | (sums_without << np.uint64(seven + 1)), sums_without)
-    bits = ((sums[:, None] >> values.astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
+    bits = _low_bits(sums, r + 1)[:, 1:]  # (B, R): some set of table cards adds up to v
     equal = counts > 0  # (B, R): a card of value v takes an equal rank
     by_sum = bits & ~equal
     captures = equal | by_sum
-    rest = values - (seven + 1)  # the other cards of a sum that takes the settebello
-    with_sette = ((sums_without[:, None] >> np.maximum(rest, 0).astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
-    sette = sette_on_table[:, None] & ((by_sum & with_sette & (rest > 0)) | (values == seven + 1)[None, :])
+    sette = np.zeros((b, r), dtype=np.bool_)
+    sette[:, seven] = sette_on_table  # a 7 takes it as an equal rank
+    above = np.arange(seven + 1, r)  # values above 7 take it in a sum with other cards worth the rest
+    rest = above + 1 - (seven + 1)
+    with_sette = _low_bits(sums_without, r + 1)[:, rest]
+    sette[:, above] = sette_on_table[:, None] & by_sum[:, above] & with_sette
     values_f = values.astype(np.float32)
-    after = total[:, None] + np.where(captures, -values_f, values_f)
+    after = captures.astype(np.float32)
+    after *= -2.0 * values_f
+    after += values_f
+    after += total[:, None]  # total - v after a capture, total + v after a lay
     scopa = captures & (after == 0)
     if rules.ace_takes_all:
         ace_all = ~equal[:, 0] & (total > 0)
@@ -780,11 +818,12 @@ def _play_features(rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_]) -> n
         sette[:, 0] |= sette_on_table & ace_all
         after[:, 0] = np.where(ace_all, 0, after[:, 0])
         scopa[:, 0] &= ~ace_all
-    out = np.empty((b, 1 + 4 * r), dtype=np.float32)
+    if out is None:
+        out = np.empty((b, 1 + 4 * r), dtype=np.float32)
     out[:, 0] = total / 40.0
     per_value = out[:, 1:].reshape(b, r, 4)  # a view: the four features of each value side by side
-    per_value[:, :, 0] = captures
-    per_value[:, :, 1] = scopa
-    per_value[:, :, 2] = sette
+    per_value[:, :, 0] = captures.astype(np.float32)  # cast first: a bool -> float cast into a strided view is slow
+    per_value[:, :, 1] = scopa.astype(np.float32)
+    per_value[:, :, 2] = sette.astype(np.float32)
     np.divide(after, 40.0, out=per_value[:, :, 3])
     return out
