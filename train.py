@@ -186,6 +186,17 @@ class TrainConfig:
     """Share of episodes played against the newest snapshot, whatever its PFSP weight."""
     win_rate_window: int = 4000
     """Episodes over which the league tracks the learner's win rate against each opponent."""
+    snapshot_share: float = 1.0
+    """Largest total share of episodes played against snapshots, self-play included (1: no cap)."""
+
+    init_from: str = ""
+    """Checkpoint (train.py .zip, same variant and net_arch) whose weights start the run instead of the warm start."""
+    endgame_coef: float = 0.0
+    """Weight of the end-game distillation: cross-entropy toward the exact solver's move on open end games (0: off)."""
+    endgame_plies: int = 8
+    """Open end games (every card known) with at most this many moves left are labelled by the solver."""
+    endgame_fraction: float = 0.5
+    """Share of the learner's open end-game decisions of each rollout that the solver labels."""
 
     eval_every: int = 1_000_000
     """Steps between evaluations on fixed duplicate deals."""
@@ -272,6 +283,10 @@ class TrainConfig:
         need(self.pfsp_power >= 0, f"pfsp_power must be >= 0, got {self.pfsp_power}")
         need(0 < self.pfsp_floor <= 1, f"pfsp_floor must be in (0, 1], got {self.pfsp_floor}")
         need(0 <= self.self_play_fraction <= 1, f"self_play_fraction must be in [0, 1], got {self.self_play_fraction}")
+        need(0 <= self.snapshot_share <= 1, f"snapshot_share must be in [0, 1], got {self.snapshot_share}")
+        need(self.endgame_coef >= 0, f"endgame_coef must be >= 0 (0 turns it off), got {self.endgame_coef}")
+        need(self.endgame_plies >= 1, f"endgame_plies must be a positive integer, got {self.endgame_plies}")
+        need(0 < self.endgame_fraction <= 1, f"endgame_fraction must be in (0, 1], got {self.endgame_fraction}")
         need(bool(self.baselines) or self.max_snapshots > 0, "the league needs baselines or max_snapshots > 0")
         need(bool(self.eval_opponents), "eval_opponents must name at least one agent (e.g. greedy)")
 
@@ -749,6 +764,9 @@ class Trainer:
         self.state: dict[str, Any] = {}
         self._point: _ResumePoint | None = None
         self._pending: list[npt.NDArray[np.int64]] = []
+        self._endgame: list[tuple[npt.NDArray[Any], ...]] = []
+        self._endgame_s = 0.0
+        self._endgame_opt: Any = None
         self._rollout_t0 = time.perf_counter()
         self._rollout_steps0 = 0
         self._rollout_end_t = time.perf_counter()
@@ -774,15 +792,27 @@ class Trainer:
         baselines = [_make(spec, rules, cfg.seed + 101 + i, "baselines") for i, spec in enumerate(cfg.baselines)]
         partner = "self" if cfg.partner == "self" else _make(cfg.partner, rules, cfg.seed + 99, "partner")
         eval_agents = [_make(spec, rules, cfg.eval_seed, "eval_opponents") for spec in cfg.eval_opponents]
-        if cfg.pretrain_teacher.strip().lower() not in ("", "none"):
+        warm_start = not cfg.init_from and cfg.pretrain_teacher.strip().lower() not in ("", "none")
+        if warm_start:
             _make(cfg.pretrain_teacher, rules, cfg.seed, "pretrain_teacher")  # fail before the run directory exists
+        init_state = _init_weights(cfg) if cfg.init_from else None
         run_dir = make_run_dir(cfg)
         self = cls(cfg, run_dir)
         self.eval_agents = eval_agents
         (run_dir / "config.yaml").write_text(config_yaml(cfg))
         (run_dir / "version.json").write_text(json.dumps(self.version, indent=1, default=str) + "\n")
         self._build_new(baselines, partner)
-        if cfg.pretrain_teacher.strip().lower() not in ("", "none"):
+        if init_state is not None:
+            try:
+                self.model.policy.load_state_dict(init_state)
+            except RuntimeError as e:
+                first = str(e).strip().splitlines()[0]
+                raise ConfigError(
+                    f"init_from {cfg.init_from!r}: its network does not fit this config's ({first}); use the "
+                    f"checkpoint's net_arch and activation (net_arch is {list(cfg.net_arch)} here)"
+                ) from None
+            print(f"initial weights: {cfg.init_from} (no warm start)", flush=True)
+        elif warm_start:
             self._pretrain()
         return self
 
@@ -822,6 +852,7 @@ class Trainer:
             floor=cfg.pfsp_floor,
             self_play_fraction=cfg.self_play_fraction,
             window=cfg.win_rate_window,
+            snapshot_share=cfg.snapshot_share,
         )
         self.env = ScopaVecEnv(
             self.rules,
@@ -952,6 +983,11 @@ class Trainer:
         model._episode_num = blob["episode_num"]
         model._n_updates = blob["n_updates"]
         self.model = model
+        if blob.get("endgame_optimizer") is not None:
+            from agents.imitation import actor_optimizer
+
+            self._endgame_opt = actor_optimizer(model.policy, self.cfg.learning_rate)
+            self._endgame_opt.load_state_dict(blob["endgame_optimizer"])
         _set_rng_states(blob["rng"])
 
     def _setup_logging(self) -> None:
@@ -1055,6 +1091,7 @@ class Trainer:
 
     def _finish(self) -> None:
         steps = int(self.model.num_timesteps)
+        self._distill_endgames(steps)
         self._flush_episodes()
         self._copy_losses(steps)
         if self.state.get("last_eval", {}).get("step") != steps:
@@ -1079,8 +1116,10 @@ class Trainer:
         if self.state["handled_step"] == steps:  # just resumed: this point's work is already done
             self._point = self._capture()
             self._rollout_t0, self._rollout_steps0 = time.perf_counter(), steps
+            self._label_endgames(self.model._last_obs)
             return
         cfg, st = self.cfg, self.state
+        self._distill_endgames(steps)
         self._flush_episodes()
         self._copy_losses(steps)
         if steps >= st["next_snapshot"] and cfg.max_snapshots > 0:
@@ -1110,6 +1149,7 @@ class Trainer:
             self._write_checkpoint(point, drop)
         self._point = point
         self._rollout_t0, self._rollout_steps0 = time.perf_counter(), steps
+        self._label_endgames(self.model._last_obs)
 
     def on_step(self, local: dict[str, Any]) -> bool:
         """Collect finished episodes and advance the progress bar; False stops training (Ctrl-C)."""
@@ -1123,6 +1163,8 @@ class Trainer:
             ]
             if rows:
                 self._pending.append(np.array(rows, dtype=np.int64))
+        if local["n_steps"] < self.model.n_steps - 1:  # the last step's positions start the next rollout
+            self._label_endgames(local["new_obs"])
         if self._bar is not None:
             self._bar.update(self.env.num_envs)
         return not self.stop_requested
@@ -1131,6 +1173,63 @@ class Trainer:
         self._rollout_end_t = time.perf_counter()
 
     # ------------------------------------------------------------------------------------------------ pieces
+
+    def _label_endgames(self, obs: npt.NDArray[np.float32]) -> None:
+        """Queue the exact solver's move for a share of the learner's open end-game decisions now pending (``obs``:
+        the learner's observations of the current positions); ``_distill_endgames`` trains on them."""
+        cfg = self.cfg
+        if cfg.endgame_coef <= 0:
+            return
+        from agents.search import open_endgame_rows, solve_open
+
+        t0 = time.perf_counter()
+        env = self.env
+        while isinstance(env, VecEnvWrapper):
+            env = env.venv
+        games = env.games
+        live = np.flatnonzero(~games.finished)
+        rows = live[open_endgame_rows(self.rules, games.state, live, cfg.endgame_plies)]
+        if cfg.endgame_fraction < 1.0 and rows.size:
+            rng = np.random.default_rng((cfg.seed, 0xE6D, int(self.model.num_timesteps)))
+            rows = rows[rng.random(rows.size) < cfg.endgame_fraction]
+        if rows.size:
+            labels = solve_open(self.rules, games.state, rows)
+            self._endgame.append((np.array(obs[rows], dtype=np.float32), games.mask[rows].copy(), labels))
+        self._endgame_s += time.perf_counter() - t0
+
+    def _distill_endgames(self, steps: int) -> None:
+        """One pass of the end-game distillation loss over the labels queued during the last rollout."""
+        if not self._endgame:
+            return
+        from agents.imitation import actor_optimizer, distill_actions
+
+        cfg = self.cfg
+        obs, mask, act = (np.concatenate([e[i] for e in self._endgame]) for i in range(3))
+        self._endgame = []
+        t0 = time.perf_counter()
+        lr = self.model.policy.optimizer.param_groups[0]["lr"]  # PPO's, on its schedule
+        if self._endgame_opt is None:
+            self._endgame_opt = actor_optimizer(self.model.policy, lr)
+        for group in self._endgame_opt.param_groups:
+            group["lr"] = lr
+        stats = distill_actions(
+            self.model.policy,
+            obs,
+            mask,
+            act,
+            coef=cfg.endgame_coef,
+            batch_size=cfg.batch_size,
+            max_grad_norm=cfg.max_grad_norm,
+            seed=cfg.seed * 1_000_003 + steps,
+            optimizer=self._endgame_opt,
+        )
+        w = self.writer
+        w.add_scalar("endgame/labels", act.size, steps)
+        w.add_scalar("endgame/accuracy", stats["accuracy"], steps)
+        w.add_scalar("endgame/loss", stats["loss"], steps)
+        w.add_scalar("endgame/label_seconds", self._endgame_s, steps)
+        w.add_scalar("endgame/train_seconds", time.perf_counter() - t0, steps)
+        self._endgame_s = 0.0
 
     def _flush_episodes(self) -> None:
         if not self._pending:
@@ -1273,6 +1372,7 @@ class Trainer:
                 "last_episode_starts": model._last_episode_starts,
                 "episode_num": model._episode_num,
                 "n_updates": model._n_updates,
+                "endgame_optimizer": None if self._endgame_opt is None else self._endgame_opt.state_dict(),
             },
             protocol=pickle.HIGHEST_PROTOCOL,
         )
@@ -1362,6 +1462,29 @@ class _LineProgress:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _init_weights(cfg: TrainConfig) -> dict[str, Any]:
+    """The policy weights of ``cfg.init_from``, checked for the config's variant; ``ConfigError`` otherwise."""
+    import torch
+
+    from agents.neural import check_meta, read_checkpoint_meta
+
+    path = Path(cfg.init_from)
+    if not path.is_file():
+        raise ConfigError(f"init_from: no checkpoint file {str(path)!r}; give a .zip written by train.py (a best.zip)")
+    try:
+        check_meta(read_checkpoint_meta(path), cfg.rules, path)
+        with zipfile.ZipFile(path) as archive:
+            if "policy.pth" not in archive.namelist():
+                raise ConfigError(f"init_from {str(path)!r}: no policy.pth inside; it is not an SB3 checkpoint")
+            with archive.open("policy.pth") as f:
+                state: dict[str, Any] = torch.load(f, map_location="cpu", weights_only=True)
+    except AgentSpecError as e:
+        raise ConfigError(f"init_from: {e}") from None
+    except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as e:
+        raise ConfigError(f"init_from {str(path)!r}: unreadable checkpoint ({e}); the file is corrupt") from None
+    return state
 
 
 def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:

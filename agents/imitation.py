@@ -8,6 +8,10 @@ returns, so PPO starts from the teacher's play with a matching value function in
 
     data = collect_teacher_data("classic", "expert", num_hands=20_000, seed=0)
     losses = pretrain_policy(model.policy, data, epochs=3)
+
+``distill_actions`` is the same actor loss as a step of training: ``train.py`` uses it after each PPO update to pull
+the policy toward the exact end-game solver's moves on the learner's own open end-game decisions (DAgger-style:
+the states come from the learner's play, the labels from the solver).
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from agents.base import ActBatch, make_agent
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
-__all__ = ["TeacherData", "collect_teacher_data", "pretrain_policy"]
+__all__ = [
+    "TeacherData",
+    "actor_optimizer",
+    "collect_teacher_data",
+    "distill_actions",
+    "policy_heads",
+    "pretrain_policy",
+]
 
 
 @dataclass
@@ -93,6 +104,60 @@ def collect_teacher_data(
     return TeacherData(*(np.concatenate([c[i] for c in chunks]) for i in range(4)))
 
 
+def policy_heads(policy: Any, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """An SB3 actor-critic policy's masked logits (illegal actions at -1e9) and values for a batch."""
+    pi_latent, vf_latent = policy.mlp_extractor(policy.extract_features(obs))
+    return policy.action_net(pi_latent).masked_fill(~mask, -1e9), policy.value_net(vf_latent).squeeze(-1)
+
+
+def actor_optimizer(policy: Any, learning_rate: float) -> torch.optim.Adam:
+    """An Adam optimizer over the actor's parameters only (policy network and action head)."""
+    params = [*policy.mlp_extractor.policy_net.parameters(), *policy.action_net.parameters()]
+    if not policy.share_features_extractor:
+        params += list(policy.pi_features_extractor.parameters())
+    return torch.optim.Adam(params, lr=learning_rate)
+
+
+def distill_actions(
+    policy: Any,
+    obs: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_],
+    action: npt.NDArray[np.int64],
+    coef: float = 1.0,
+    batch_size: int = 1024,
+    max_grad_norm: float = 0.5,
+    seed: int = 0,
+    optimizer: torch.optim.Optimizer | None = None,
+) -> dict[str, float]:
+    """One pass of ``coef`` x cross-entropy toward the target ``action`` s, stepping ``optimizer`` (default: the
+    policy's own); only the actor gets gradients. Returns the mean loss and the share of rows whose most probable
+    action was already the target.
+
+    A separate optimizer (``actor_optimizer``) keeps these steps from being scaled by the moment estimates of
+    another loss: Adam divides by the running size of the gradients it has seen.
+    """
+    device = policy.device
+    optimizer = policy.optimizer if optimizer is None else optimizer
+    n = int(action.shape[0])
+    o_all, m_all, a_all = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(action, dtype=torch.int64)
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    policy.set_training_mode(True)
+    loss_sum = hits = 0.0
+    for lo in range(0, n, batch_size):
+        idx = perm[lo : lo + batch_size]
+        o, m, a = o_all[idx].to(device), m_all[idx].to(device), a_all[idx].to(device)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(o))).masked_fill(~m, -1e9)
+        loss = coef * F.cross_entropy(logits, a)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+        optimizer.step()
+        loss_sum += loss.item() * idx.numel()
+        hits += (logits.argmax(dim=1) == a).sum().item()
+    policy.set_training_mode(False)
+    return {"loss": loss_sum / max(n, 1), "accuracy": hits / max(n, 1)}
+
+
 def pretrain_policy(
     policy: Any,
     data: TeacherData,
@@ -120,10 +185,7 @@ def pretrain_policy(
         for lo in range(0, n, batch_size):
             idx = perm[lo : lo + batch_size]
             o, m, a, r = obs[idx].to(device), mask[idx].to(device), act[idx].to(device), ret[idx].to(device)
-            features = policy.extract_features(o)
-            pi_latent, vf_latent = policy.mlp_extractor(features)
-            logits = policy.action_net(pi_latent).masked_fill(~m, -1e9)
-            values = policy.value_net(vf_latent).squeeze(-1)
+            logits, values = policy_heads(policy, o, m)
             p_loss = F.cross_entropy(logits, a)
             v_loss = F.mse_loss(values, r)
             loss = p_loss + value_coef * v_loss

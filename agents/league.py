@@ -9,6 +9,9 @@ window of about ``window`` episodes, plus a prior of one drawn game) and samples
 
 so opponents the learner does not beat yet are met most, and beaten ones still now and then. A share
 ``self_play_fraction`` of the episodes goes to the newest snapshot whatever its score (plain self-play).
+``snapshot_share`` caps the snapshots' total share (self-play included): PFSP alone weighs alike every member the
+learner beats about half the time, so ten snapshots of a learner at its plateau would take most of the games from
+a baseline it still loses to.
 
 The trainer pushes the pool into the vector env between rollouts and feeds back the finished episodes::
 
@@ -76,6 +79,8 @@ def pfsp_weights(win_rates: npt.ArrayLike, power: float = 2.0, floor: float = 0.
 class League:
     """Baselines plus the newest snapshots of the learner, with PFSP sampling; see the module docstring."""
 
+    snapshot_share: float = 1.0  # the default for leagues pickled before the cap existed
+
     def __init__(
         self,
         baselines: Sequence[Policy],
@@ -85,6 +90,7 @@ class League:
         self_play_fraction: float = 0.0,
         window: int = 2000,
         prior: float = 1.0,
+        snapshot_share: float = 1.0,
     ) -> None:
         if max_snapshots < 0:
             raise ValueError(f"max_snapshots must be >= 0, got {max_snapshots}")
@@ -94,6 +100,8 @@ class League:
             raise ValueError(f"the PFSP floor must be in (0, 1] so every member keeps a chance, got {floor}")
         if not 0.0 <= self_play_fraction <= 1.0:
             raise ValueError(f"self_play_fraction must be in [0, 1], got {self_play_fraction}")
+        if not 0.0 <= snapshot_share <= 1.0:
+            raise ValueError(f"snapshot_share must be in [0, 1], got {snapshot_share}")
         if window < 1:
             raise ValueError(f"the win-rate window must be at least 1 episode, got {window}")
         if prior <= 0:
@@ -104,6 +112,7 @@ class League:
         self.self_play_fraction = float(self_play_fraction)
         self.window = int(window)
         self.prior = float(prior)
+        self.snapshot_share = float(snapshot_share)
         self.members: list[Member] = []
         self._next_uid = 0
         self._generations: dict[int, list[int]] = {}
@@ -153,7 +162,8 @@ class League:
         return np.array([m.win_rate(self.prior) for m in self.members], dtype=np.float64)
 
     def probs(self) -> npt.NDArray[np.float64]:
-        """(M,) sampling probability of each member: PFSP, plus ``self_play_fraction`` on the newest snapshot."""
+        """(M,) sampling probability of each member: PFSP, plus ``self_play_fraction`` on the newest snapshot, with
+        the snapshots' total scaled down to ``snapshot_share`` when it is larger (and baselines exist)."""
         if not self.members:
             raise ValueError("the league is empty: add a baseline or a snapshot first")
         w = pfsp_weights(self.win_rates(), self.power, self.floor)
@@ -162,6 +172,12 @@ class League:
         if snaps and self.self_play_fraction > 0:
             p *= 1.0 - self.self_play_fraction
             p[snaps[-1]] += self.self_play_fraction
+        share = p[snaps].sum() if snaps else 0.0
+        if share > self.snapshot_share and share < 1.0:
+            is_snap = np.zeros(p.size, dtype=np.bool_)
+            is_snap[snaps] = True
+            p[is_snap] *= self.snapshot_share / share
+            p[~is_snap] *= (1.0 - self.snapshot_share) / (1.0 - share)
         return p
 
     def publish(self, env: _OpponentSink) -> int:

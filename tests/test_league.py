@@ -93,6 +93,25 @@ def test_self_play_fraction_goes_to_the_newest_snapshot() -> None:
     assert p[:2] == pytest.approx(0.7 * w[:2] / w.sum())
 
 
+def test_snapshot_share_caps_the_snapshots_and_keeps_the_baselines_ratios() -> None:
+    league = League(_agents("random", "expert"), max_snapshots=6, self_play_fraction=0.2, snapshot_share=0.5)
+    league.register_initial_pool()
+    assert league.record([0] * 200, [0] * 200, [1] * 200) == 200  # random is beaten, expert is not met yet
+    for step, snap in enumerate(_agents(*"abcdef")):
+        league.add_snapshot(snap, step)
+    uncapped = League(_agents("random", "expert"), max_snapshots=6, self_play_fraction=0.2)
+    uncapped.members = league.members
+    p, q = league.probs(), uncapped.probs()
+    assert q[2:].sum() > 0.5  # six even snapshots would take most of the games
+    assert p[2:].sum() == pytest.approx(0.5) and p.sum() == pytest.approx(1.0)
+    assert p[2:] / p[2:].sum() == pytest.approx(q[2:] / q[2:].sum())  # same order among snapshots
+    assert p[1] / p[0] == pytest.approx(q[1] / q[0])  # and among baselines
+    assert p[1] > 0.4  # expert, which the learner does not beat, gets most of the baselines' half
+    only = League([], max_snapshots=2, snapshot_share=0.5)
+    only.add_snapshot(_agents("s")[0], 1)
+    assert only.probs().tolist() == [1.0]  # no baseline to give the rest to
+
+
 def test_results_are_attributed_through_pool_generations() -> None:
     env = FakeEnv()
     base, s1, s2 = _agents("base", "s1", "s2")
@@ -118,6 +137,8 @@ def test_bad_league_settings_fail_clearly() -> None:
         League(_agents("a"), floor=0.0)
     with pytest.raises(ValueError, match="self_play_fraction"):
         League(_agents("a"), self_play_fraction=1.5)
+    with pytest.raises(ValueError, match="snapshot_share"):
+        League(_agents("a"), snapshot_share=-0.1)
     with pytest.raises(ValueError, match="no opponent"):
         League([], max_snapshots=0)
     league = League(_agents("a"))

@@ -271,6 +271,75 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypa
     assert _same_weights(full / "last.zip", run / "last.zip")
 
 
+def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
+    fixed = ["--lr-end-fraction", "1", "--endgame-coef", "1", "--endgame-fraction", "0.5"]
+    full = _smoke(tmp_path, "full", *fixed)
+    tags = _tags(full)
+    for tag in ("endgame/labels", "endgame/accuracy", "endgame/loss", "endgame/label_seconds"):
+        assert tag in tags, tag
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    ea = EventAccumulator(str(full))
+    ea.Reload()
+    labels = [e.value for e in ea.Scalars("endgame/labels")]
+    # 64 games x 16 steps per rollout, about 1 learner decision in 6 an open end game, half of them labelled (fewer
+    # in the first rollout, which starts with every hand)
+    assert len(labels) == 4 and all(0 < n <= 250 for n in labels) and 150 < sum(labels) < 600, labels
+    plain = _smoke(tmp_path, "plain", "--lr-end-fraction", "1")
+    assert not _same_weights(full / "last.zip", plain / "last.zip")  # the extra loss changes the training
+    half = _smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
+    assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
+    assert _same_weights(full / "last.zip", half / "last.zip")
+
+
+def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Path) -> None:
+    from agents.search import is_open, solve_open
+
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "endgame_coef": 1.0, "endgame_fraction": 1.0})
+    trainer = train.Trainer.create(cfg)
+    env = trainer.env.venv  # under the shaping wrapper
+    obs = trainer.env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        before = len(trainer._endgame)
+        trainer._label_endgames(obs)
+        if len(trainer._endgame) > before:
+            o, m, a = trainer._endgame[-1]
+            live = np.arange(env.num_envs)
+            rows = live[is_open(trainer.rules, env.games.state, live)]
+            assert len(a) == rows.size > 0  # every open end game (<= 8 plies left in classic) at fraction 1
+            assert np.array_equal(o, obs[rows]) and np.array_equal(m, env.action_masks()[rows])
+            assert np.array_equal(a, solve_open(trainer.rules, env.games.state, rows))
+        masks = env.action_masks()
+        keys = np.where(masks, rng.random(masks.shape), -1.0)
+        obs, *_ = trainer.env.step(keys.argmax(axis=1))
+    assert sum(len(e[2]) for e in trainer._endgame) > 50
+
+
+def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = _smoke(tmp_path, "src", "--total-steps", "1024")
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "init", "init_from": str(src / "last.zip")})
+    trainer = train.Trainer.create(cfg)
+    want = _weights(src / "last.zip")
+    got = trainer.model.policy.state_dict()
+    assert all(torch.equal(want[k], got[k]) for k in want)
+    assert not (trainer.run_dir / "pretrain.json").exists()  # no warm start over the loaded weights
+    capsys.readouterr()
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    for init, match in (
+        (tmp_path / "missing.zip", "no checkpoint file"),
+        (bad, "corrupt"),
+    ):
+        assert (
+            train.main(["--config", SMOKE, "--run-root", str(tmp_path), "--name", "x", "--init-from", str(init)]) == 2
+        )
+        assert match in capsys.readouterr().err, match
+    argv = ["--config", SMOKE, "--run-root", str(tmp_path), "--name", "y", "--init-from", str(src / "last.zip")]
+    assert train.main([*argv, "--net-arch", "16"]) == 2
+    assert "does not fit" in capsys.readouterr().err
+
+
 def test_resume_refuses_another_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = _smoke(tmp_path, "smoke", "--total-steps", "1024")
     capsys.readouterr()
