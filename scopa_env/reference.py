@@ -51,6 +51,7 @@ __all__ = [
     "is_void_table",
     "match_winner",
     "observe",
+    "play_features",
     "receiving_order",
     "replay_record",
     "score_hand",
@@ -482,7 +483,6 @@ def observe(
     scores and counts; the other hands and the stock appear only as their union (``unseen``).
     """
     rules = game.rules
-    deck, facts = rules.deck, _facts(rules.deck)
     d, n, s = rules.num_cards, rules.num_players, rules.num_sides
     seat = game.current if seat is None else seat
     side = game.seat_side[seat]
@@ -523,19 +523,25 @@ def observe(
     last = game.last_capturer
     obs += one_hot(s + 1, s if last is None else (last - side) % s)
     obs.append(1.0 if pending is not None else 0.0)
-    # What a card of each value would do on this table (the table as it is, picks included).
-    table = sorted(game.table)
+    obs += play_features(rules, game.table)  # the table as it is, picks included
+    return obs
+
+
+def play_features(rules: Rules, table: Iterable[int]) -> list[float]:
+    """The observation's last block: the table's sum / 40, then for each card value what a card of that value
+    would do on ``table``: capture (0/1), scopa (0/1), take the settebello (0/1), the table's sum after / 40."""
+    deck, facts = rules.deck, _facts(rules.deck)
+    table = sorted(table)
     total = sum(facts.value[c] for c in table)
-    settebello = deck.settebello
-    obs.append(total / 40.0)
+    out = [total / 40.0]
     for rank in range(deck.num_ranks):
         value = rank + 1
         options = _captures_by_rank(rules, table, rank)
         # Card 0 (an ace) stands for any ace: scopa d'assi's ace taking the whole table is not a scopa.
         scopa = any(len(c) == len(table) and not (rank == 0 and is_ace_sweep(rules, 0, c)) for c in options)
         after = total + value if not options else total - sum(facts.value[c] for c in options[0])
-        obs += [float(bool(options)), float(scopa), float(any(settebello in c for c in options)), after / 40.0]
-    return obs
+        out += [float(bool(options)), float(scopa), float(any(deck.settebello in c for c in options)), after / 40.0]
+    return out
 
 
 class RecordError(ValueError):

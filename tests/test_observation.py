@@ -151,3 +151,24 @@ def test_bounds_hold_for_whole_matches_including_the_terminal_observation() -> N
             assert venv.observation_space.contains(infos[i]["terminal_observation"])
             finished += 1
     assert finished > 0
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopa-d-assi", "simple-8"])
+def test_play_features_match_the_reference_on_random_tables(variant: str) -> None:
+    """The table look-ups of the core's play features against the reference's enumeration of every capture, on
+    tables of every size (far more crowded ones than play reaches, where the subset-sum tables are stretched)."""
+    from scopa_env.reference import play_features
+
+    rules = get_rules(variant)
+    rng = np.random.default_rng(7)
+    d = rules.num_cards
+    sizes = rng.integers(0, 17, size=600)
+    tables = np.zeros((sizes.size, d), dtype=np.bool_)
+    for i, k in enumerate(sizes):
+        tables[i, rng.choice(d, size=k, replace=False)] = True
+    tables[0] = False  # the empty table
+    tables[1, [rules.deck.settebello]] = True  # the settebello alone
+    got = core._play_features(rules, core._tables(rules), tables)
+    want = np.array([play_features(rules, np.flatnonzero(t).tolist()) for t in tables], dtype=np.float32)
+    bad = np.flatnonzero((got != want).any(axis=1))
+    assert bad.size == 0, f"table {np.flatnonzero(tables[bad[0]]).tolist()}: {got[bad[0]]} != {want[bad[0]]}"
