@@ -1175,12 +1175,13 @@ class Trainer:
     # ------------------------------------------------------------------------------------------------ pieces
 
     def _label_endgames(self, obs: npt.NDArray[np.float32]) -> None:
-        """Queue the exact solver's move for a share of the learner's open end-game decisions now pending (``obs``:
-        the learner's observations of the current positions); ``_distill_endgames`` trains on them."""
+        """Queue the exact solver's best actions (all of them, when several moves are equally good) for a share of
+        the learner's open end-game decisions now pending (``obs``: the learner's observations of the current
+        positions); ``_distill_endgames`` trains on them."""
         cfg = self.cfg
         if cfg.endgame_coef <= 0:
             return
-        from agents.search import open_endgame_rows, solve_open
+        from agents.search import open_endgame_rows, optimal_open_actions
 
         t0 = time.perf_counter()
         env = self.env
@@ -1193,8 +1194,8 @@ class Trainer:
             rng = np.random.default_rng((cfg.seed, 0xE6D, int(self.model.num_timesteps)))
             rows = rows[rng.random(rows.size) < cfg.endgame_fraction]
         if rows.size:
-            labels = solve_open(self.rules, games.state, rows)
-            self._endgame.append((np.array(obs[rows], dtype=np.float32), games.mask[rows].copy(), labels))
+            best = optimal_open_actions(self.rules, games.state, rows)  # every best action: ties cost nothing
+            self._endgame.append((np.array(obs[rows], dtype=np.float32), games.mask[rows].copy(), best))
         self._endgame_s += time.perf_counter() - t0
 
     def _distill_endgames(self, steps: int) -> None:
@@ -1224,7 +1225,7 @@ class Trainer:
             optimizer=self._endgame_opt,
         )
         w = self.writer
-        w.add_scalar("endgame/labels", act.size, steps)
+        w.add_scalar("endgame/labels", len(act), steps)
         w.add_scalar("endgame/accuracy", stats["accuracy"], steps)
         w.add_scalar("endgame/loss", stats["loss"], steps)
         w.add_scalar("endgame/label_seconds", self._endgame_s, steps)

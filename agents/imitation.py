@@ -122,38 +122,47 @@ def distill_actions(
     policy: Any,
     obs: npt.NDArray[np.float32],
     mask: npt.NDArray[np.bool_],
-    action: npt.NDArray[np.int64],
+    target: npt.NDArray[np.bool_] | npt.NDArray[np.int64],
     coef: float = 1.0,
     batch_size: int = 1024,
     max_grad_norm: float = 0.5,
     seed: int = 0,
     optimizer: torch.optim.Optimizer | None = None,
 ) -> dict[str, float]:
-    """One pass of ``coef`` x cross-entropy toward the target ``action`` s, stepping ``optimizer`` (default: the
-    policy's own); only the actor gets gradients. Returns the mean loss and the share of rows whose most probable
-    action was already the target.
+    """One pass of ``coef`` x ``-log P(target)`` over the rows, stepping ``optimizer`` (default: the policy's own);
+    only the actor gets gradients. ``target``: (n,) actions, or (n, D) bool sets of equally good actions (the loss
+    is then minus the log of their total probability, so ties between best moves cost nothing). Returns the mean
+    loss and the share of rows whose most probable action was already a target.
 
     A separate optimizer (``actor_optimizer``) keeps these steps from being scaled by the moment estimates of
     another loss: Adam divides by the running size of the gradients it has seen.
     """
     device = policy.device
     optimizer = policy.optimizer if optimizer is None else optimizer
-    n = int(action.shape[0])
-    o_all, m_all, a_all = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(action, dtype=torch.int64)
+    n = int(mask.shape[0])
+    if target.ndim == 1:
+        sets = np.zeros(mask.shape, dtype=np.bool_)
+        sets[np.arange(n), target] = True
+    else:
+        sets = np.asarray(target, dtype=np.bool_)
+    if not (sets & mask).any(axis=1).all():
+        raise ValueError("distill_actions: every row needs at least one legal target action")
+    o_all, m_all, t_all = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(sets)
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
     policy.set_training_mode(True)
     loss_sum = hits = 0.0
     for lo in range(0, n, batch_size):
         idx = perm[lo : lo + batch_size]
-        o, m, a = o_all[idx].to(device), m_all[idx].to(device), a_all[idx].to(device)
+        o, m, t = o_all[idx].to(device), m_all[idx].to(device), t_all[idx].to(device)
         logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(o))).masked_fill(~m, -1e9)
-        loss = coef * F.cross_entropy(logits, a)
+        nll = torch.logsumexp(logits, dim=1) - torch.logsumexp(logits.masked_fill(~t, -1e9), dim=1)
+        loss = coef * nll.mean()
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
         optimizer.step()
         loss_sum += loss.item() * idx.numel()
-        hits += (logits.argmax(dim=1) == a).sum().item()
+        hits += t.gather(1, logits.argmax(dim=1, keepdim=True)).sum().item()
     policy.set_training_mode(False)
     return {"loss": loss_sum / max(n, 1), "accuracy": hits / max(n, 1)}
 

@@ -59,6 +59,7 @@ __all__ = [
     "apply_moves",
     "is_open",
     "open_endgame_rows",
+    "optimal_open_actions",
     "play_open_endgames",
     "rollout",
     "sample_worlds",
@@ -266,8 +267,10 @@ def _remaining_plies(rules: Rules, state: State, games: npt.NDArray[np.intp]) ->
 
 
 def open_endgame_rows(rules: Rules, state: State, games: npt.NDArray[np.intp], max_plies: int) -> npt.NDArray[np.intp]:
-    """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left."""
-    return np.flatnonzero(is_open(rules, state, games) & (_remaining_plies(rules, state, games) <= max_plies))
+    """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left (finished games
+    excluded)."""
+    left = _remaining_plies(rules, state, games)
+    return np.flatnonzero(is_open(rules, state, games) & (left <= max_plies) & (state.phase[games] != Phase.DONE))
 
 
 def play_open_endgames(
@@ -296,6 +299,23 @@ def _decide(
 
     ``prior``: (n,) weight of the expert heuristic's score added to each row's mean margins (None: no prior).
     """
+    moves, total, first_move = _move_margins(rules, state, games, counts, limits, policy, rng, prior)
+    pick = first_move + np.argmax(total, axis=1)
+    return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
+
+
+def _move_margins(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+    limits: npt.NDArray[np.intp],
+    policy: RolloutPolicy,
+    rng: np.random.Generator,
+    prior: npt.NDArray[np.float64] | None = None,
+) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """``_decide``'s search: the first world's candidate moves, their mean margins per row (n, width; -inf past a
+    row's moves) and the index in ``moves`` of each row's first candidate."""
     worlds, wrow = sample_worlds(rules, state, games, counts, rng)
     moves, values = search_tree(rules, worlds, limits[wrow], policy)
     side_of = np.array(rules.seat_side, dtype=np.intp)
@@ -315,10 +335,8 @@ def _decide(
         jr = np.arange(len(real)) - real.starts[real.row]
         total[real.row, jr] += prior[real.row] * expert_scores(rules, state, real)
     total[~valid] = -np.inf
-    best_j = np.argmax(total, axis=1)
     first_world = np.searchsorted(wrow, np.arange(games.size))
-    pick = moves.starts[first_world] + best_j
-    return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
+    return moves, total, moves.starts[first_world]
 
 
 def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
@@ -331,6 +349,25 @@ def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.N
     # The only world is the true one, but it is rebuilt from the unseen set; the generator is never drawn from
     # in a way that matters (one deal is possible), so a fixed one keeps this function pure.
     return _decide(rules, state, games, counts, limits, greedy_moves, np.random.default_rng(0))
+
+
+def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """(n, D) bool: for open-book positions, every action that starts a move of the best exact value (ties
+    included; ``solve_open`` plays one of them)."""
+    games = np.asarray(games, dtype=np.intp)
+    if not is_open(rules, state, games).all():
+        raise ValueError("optimal_open_actions: some positions still hide cards; select them with open_endgame_rows")
+    counts = np.ones(games.size, dtype=np.intp)
+    limits = _remaining_plies(rules, state, games)
+    rng = np.random.default_rng(0)  # one possible world: never drawn from in a way that matters (solve_open)
+    moves, total, first_move = _move_margins(rules, state, games, counts, limits, greedy_moves, rng)
+    best = total.max(axis=1, keepdims=True)
+    rows, js = np.nonzero(total >= best - 1e-9)
+    pick = first_move[rows] + js
+    actions = core.move_actions(state.take(games[rows]), moves.card[pick], moves.capture[pick])
+    out = np.zeros((games.size, rules.num_cards), dtype=np.bool_)
+    out[rows, actions] = True
+    return out
 
 
 def _check_rollout(name: str, rollout_name: str) -> RolloutPolicy:

@@ -20,6 +20,7 @@ from agents.search import (
     apply_moves,
     is_open,
     open_endgame_rows,
+    optimal_open_actions,
     rollout,
     sample_worlds,
     search_tree,
@@ -222,6 +223,30 @@ def test_open_endgame_play_is_optimal(spec: str) -> None:
         margin = {m: v[me] - v[1 - me] for m, v in values.items()}
         best = max(margin.values())
         assert max(v for (c, _), v in margin.items() if c == a) == best, f"game {g}: card {a} is not optimal"
+
+
+def test_optimal_open_actions_are_exactly_the_best_cards() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 60, 32, seed=11)
+    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
+    games = games[open_endgame_rows(rules, st, games, 6)][:10]
+    assert games.size >= 6
+    best = optimal_open_actions(rules, st, games)
+    ties = 0
+    for row, g in enumerate(games):
+        one = st.take([g])
+        me = rules.seat_side[int(one.current[0])]
+        margin = {m: v[me] - v[1 - me] for m, v in _brute_force(rules, one).items()}
+        top = max(margin.values())
+        want = sorted({c for (c, _), v in margin.items() if v == top})
+        assert np.flatnonzero(best[row]).tolist() == want, f"game {g}"
+        ties += len(want) > 1
+    assert ties >= 1  # the test meets positions with several best cards
+    done = st.copy()
+    done.phase[games[0]] = Phase.DONE
+    assert games[0] not in games[open_endgame_rows(rules, done, games, 6)]  # a finished game is no end game
+    with pytest.raises(ValueError, match="hide cards"):
+        optimal_open_actions(rules, st, np.flatnonzero(st.stock_pos < rules.num_cards)[:1])
 
 
 def test_apply_moves_finishes_captures_being_chosen() -> None:
