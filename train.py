@@ -192,7 +192,7 @@ class TrainConfig:
     init_from: str = ""
     """Checkpoint (train.py .zip, same variant and net_arch) whose weights start the run instead of the warm start."""
     endgame_coef: float = 0.0
-    """Weight of the end-game distillation: cross-entropy toward the exact solver's move on open end games (0: off)."""
+    """Weight of the end-game distillation: -log P(a best move of the exact solver) on open end games (0: off)."""
     endgame_plies: int = 8
     """Open end games (every card known) with at most this many moves left are labelled by the solver."""
     endgame_fraction: float = 0.5
@@ -1205,7 +1205,7 @@ class Trainer:
         from agents.imitation import actor_optimizer, distill_actions
 
         cfg = self.cfg
-        obs, mask, act = (np.concatenate([e[i] for e in self._endgame]) for i in range(3))
+        obs, mask, best = (np.concatenate([e[i] for e in self._endgame]) for i in range(3))
         self._endgame = []
         t0 = time.perf_counter()
         lr = self.model.policy.optimizer.param_groups[0]["lr"]  # PPO's, on its schedule
@@ -1217,7 +1217,7 @@ class Trainer:
             self.model.policy,
             obs,
             mask,
-            act,
+            best,
             coef=cfg.endgame_coef,
             batch_size=cfg.batch_size,
             max_grad_norm=cfg.max_grad_norm,
@@ -1225,7 +1225,7 @@ class Trainer:
             optimizer=self._endgame_opt,
         )
         w = self.writer
-        w.add_scalar("endgame/labels", len(act), steps)
+        w.add_scalar("endgame/labels", len(best), steps)
         w.add_scalar("endgame/accuracy", stats["accuracy"], steps)
         w.add_scalar("endgame/loss", stats["loss"], steps)
         w.add_scalar("endgame/label_seconds", self._endgame_s, steps)
@@ -1475,7 +1475,15 @@ def _init_weights(cfg: TrainConfig) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"init_from: no checkpoint file {str(path)!r}; give a .zip written by train.py (a best.zip)")
     try:
-        check_meta(read_checkpoint_meta(path), cfg.rules, path)
+        meta = read_checkpoint_meta(path)
+        check_meta(meta, cfg.rules, path)
+        theirs = meta.get("config", {})
+        for key in ("net_arch", "activation"):
+            if key in theirs and theirs[key] != getattr(cfg, key):
+                raise ConfigError(
+                    f"init_from {str(path)!r}: the checkpoint has {key} {theirs[key]!r}, this config "
+                    f"{getattr(cfg, key)!r}; set {key} to the checkpoint's"
+                )
         with zipfile.ZipFile(path) as archive:
             if "policy.pth" not in archive.namelist():
                 raise ConfigError(f"init_from {str(path)!r}: no policy.pth inside; it is not an SB3 checkpoint")

@@ -340,7 +340,11 @@ def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: p
         assert match in capsys.readouterr().err, match
     argv = ["--config", SMOKE, "--run-root", str(tmp_path), "--name", "y", "--init-from", str(src / "last.zip")]
     assert train.main([*argv, "--net-arch", "16"]) == 2
-    assert "does not fit" in capsys.readouterr().err
+    assert "net_arch [32, 32], this config [16]" in capsys.readouterr().err
+    assert train.main([*argv, "--activation", "tanh"]) == 2
+    assert "activation 'relu'" in capsys.readouterr().err
+    assert train.main([*argv, "--variant", "classic-21"]) == 2
+    assert "not 'classic-21'" in capsys.readouterr().err
 
 
 def test_resume_refuses_another_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
