@@ -285,21 +285,11 @@ def play_open_endgames(
     return actions
 
 
-def _decide(
-    rules: Rules,
-    state: State,
-    games: npt.NDArray[np.intp],
-    counts: npt.NDArray[np.intp],
-    limits: npt.NDArray[np.intp],
-    policy: RolloutPolicy,
-    rng: np.random.Generator,
-    prior: npt.NDArray[np.float64] | None = None,
+def _best_actions(
+    state: State, games: npt.NDArray[np.intp], searched: tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]
 ) -> npt.NDArray[np.int64]:
-    """Sample worlds, search them, and return the action of the move with the best mean margin per row.
-
-    ``prior``: (n,) weight of the expert heuristic's score added to each row's mean margins (None: no prior).
-    """
-    moves, total, first_move = _move_margins(rules, state, games, counts, limits, policy, rng, prior)
+    """The action that starts each row's move of best mean margin, from ``_move_margins``' result."""
+    moves, total, first_move = searched
     pick = first_move + np.argmax(total, axis=1)
     return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
 
@@ -314,8 +304,11 @@ def _move_margins(
     rng: np.random.Generator,
     prior: npt.NDArray[np.float64] | None = None,
 ) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
-    """``_decide``'s search: the first world's candidate moves, their mean margins per row (n, width; -inf past a
-    row's moves) and the index in ``moves`` of each row's first candidate."""
+    """Sample worlds and search them: the first world's candidate moves, their mean margins per row (n, width;
+    -inf past a row's moves) and the index in ``moves`` of each row's first candidate.
+
+    ``prior``: (n,) weight of the expert heuristic's score added to each row's mean margins (None: no prior).
+    """
     worlds, wrow = sample_worlds(rules, state, games, counts, rng)
     moves, values = search_tree(rules, worlds, limits[wrow], policy)
     side_of = np.array(rules.seat_side, dtype=np.intp)
@@ -339,30 +332,31 @@ def _move_margins(
     return moves, total, moves.starts[first_world]
 
 
-def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-    """Exact play for open-book positions (``is_open``): minimax on the only possible world to the end of the hand."""
-    games = np.asarray(games, dtype=np.intp)
+def _solve_open_margins(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], caller: str
+) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """``_move_margins`` on the one possible world of open-book positions, searched to the end of the hand."""
     if not is_open(rules, state, games).all():
-        raise ValueError("solve_open: some positions still hide cards; use open_endgame_rows to select open ones")
+        raise ValueError(f"{caller}: some positions still hide cards; use open_endgame_rows to select open ones")
     counts = np.ones(games.size, dtype=np.intp)
     limits = _remaining_plies(rules, state, games)
     # The only world is the true one, but it is rebuilt from the unseen set; the generator is never drawn from
     # in a way that matters (one deal is possible), so a fixed one keeps this function pure.
-    return _decide(rules, state, games, counts, limits, greedy_moves, np.random.default_rng(0))
+    return _move_margins(rules, state, games, counts, limits, greedy_moves, np.random.default_rng(0))
+
+
+def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """Exact play for open-book positions (``is_open``): minimax on the only possible world to the end of the hand."""
+    games = np.asarray(games, dtype=np.intp)
+    return _best_actions(state, games, _solve_open_margins(rules, state, games, "solve_open"))
 
 
 def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
     """(n, D) bool: for open-book positions, every action that starts a move of the best exact value (ties
     included; ``solve_open`` plays one of them)."""
     games = np.asarray(games, dtype=np.intp)
-    if not is_open(rules, state, games).all():
-        raise ValueError("optimal_open_actions: some positions still hide cards; select them with open_endgame_rows")
-    counts = np.ones(games.size, dtype=np.intp)
-    limits = _remaining_plies(rules, state, games)
-    rng = np.random.default_rng(0)  # one possible world: never drawn from in a way that matters (solve_open)
-    moves, total, first_move = _move_margins(rules, state, games, counts, limits, greedy_moves, rng)
-    best = total.max(axis=1, keepdims=True)
-    rows, js = np.nonzero(total >= best - 1e-9)
+    moves, total, first_move = _solve_open_margins(rules, state, games, "optimal_open_actions")
+    rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
     pick = first_move[rows] + js
     actions = core.move_actions(state.take(games[rows]), moves.card[pick], moves.capture[pick])
     out = np.zeros((games.size, rules.num_cards), dtype=np.bool_)
@@ -418,7 +412,9 @@ class PIMCAgent(Policy):
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
         prior = np.where(exact, 0.0, self.prior)
-        return _decide(rules, state, games, counts, limits, self.policy, self.rng, prior)
+        return _best_actions(
+            state, games, _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior)
+        )
 
 
 # --------------------------------------------------------------------------------------------------- ISMCTS

@@ -187,11 +187,16 @@ def _brute_force(rules: Rules, st: State) -> dict[tuple[int, frozenset[int]], np
     return out
 
 
+def _open_positions(rules: Rules, num_games: int, plies: int, seed: int, most: int) -> tuple[State, np.ndarray]:
+    """Random positions and up to ``most`` of their games in the PLAY phase of an open end game (<= 6 plies)."""
+    st = random_positions(rules, num_games, plies, seed=seed)
+    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
+    return st, games[open_endgame_rows(rules, st, games, 6)][:most]
+
+
 def test_exact_endgame_matches_brute_force() -> None:
     rules = get_rules("classic")
-    st = random_positions(rules, 40, 31, seed=8)
-    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
-    games = games[open_endgame_rows(rules, st, games, 6)][:8]
+    st, games = _open_positions(rules, 40, 31, seed=8, most=8)
     assert games.size >= 4
     worlds, _ = sample_worlds(rules, st, games, 1, np.random.default_rng(0))
     limits = st.hands[games].sum(axis=(1, 2)).astype(np.intp)
@@ -210,9 +215,7 @@ def test_exact_endgame_matches_brute_force() -> None:
 @pytest.mark.parametrize("spec", ["expert", "pimc:worlds=2"])
 def test_open_endgame_play_is_optimal(spec: str) -> None:
     rules = get_rules("classic")
-    st = random_positions(rules, 40, 32, seed=9)
-    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
-    games = games[open_endgame_rows(rules, st, games, 6)][:6]
+    st, games = _open_positions(rules, 40, 32, seed=9, most=6)
     agent = make_agent(spec, rules, seed=0)
     batch = ActBatch(rules, core.observe(rules, st)[games], core.legal_action_mask(rules, st)[games], st, games)
     actions = agent.act(batch)
@@ -227,9 +230,7 @@ def test_open_endgame_play_is_optimal(spec: str) -> None:
 
 def test_optimal_open_actions_are_exactly_the_best_cards() -> None:
     rules = get_rules("classic")
-    st = random_positions(rules, 60, 32, seed=11)
-    games = np.flatnonzero((st.phase == Phase.PLAY) & (st.stock_pos >= rules.num_cards))
-    games = games[open_endgame_rows(rules, st, games, 6)][:10]
+    st, games = _open_positions(rules, 60, 32, seed=11, most=10)
     assert games.size >= 6
     best = optimal_open_actions(rules, st, games)
     ties = 0
