@@ -33,9 +33,10 @@ __all__ = ["bench_core", "bench_reference", "main"]
 
 
 def _random_legal(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """(B,) one uniformly random legal action per game: the largest key, legal keys lifted to [1, 2)."""
-    keys = rng.random(mask.shape, dtype=np.float32)
-    keys += mask
+    """(B,) one uniformly random legal action per game: the largest of independent uniform keys drawn for the legal
+    actions only (in [1, 2); the illegal ones keep 0). Drawing only the few legal keys halves the cost."""
+    keys = np.zeros(mask.shape, dtype=np.float32)
+    keys[mask] = rng.random(int(np.count_nonzero(mask)), dtype=np.float32) + np.float32(1.0)
     return keys.argmax(axis=1)
 
 

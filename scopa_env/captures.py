@@ -61,7 +61,7 @@ class CaptureTable:
         one = np.flatnonzero(unique)
         if one.size:  # a single partition is a single capture iff it uses every available card of its ranks
             in_union = _rank_bits(self.num_ranks)[union[one]]
-            used = (counts[one].astype(np.float32) * in_union).sum(axis=1)
+            used = np.einsum("ij,ij->i", counts[one].astype(np.float32), in_union)
             unique[one] = used == self.sum_cards[idx[one]]
         return nparts, union, unique
 

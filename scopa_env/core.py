@@ -694,22 +694,24 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     cards[gp, 2, state.pending[gp].astype(np.int64)] = True
     cards[:, 3] = state.picked
     rel_sides = (own_side[:, None] + np.arange(s)) % s  # (B, S)
-    cards[:, 5:] = piles = state.piles[ar[:, None], rel_sides]  # (B, S, D)
+    side_rows = ar[:, None] * s + rel_sides  # rows of the (B * S, ...) views, own side first
+    piles = cards[:, 5:]
+    np.take(state.piles.reshape(b * s, d), side_rows, axis=0, out=piles)  # (B, S, D)
     seen = hand | state.table | state.picked | cards[:, 2]
     for i in range(s):
         seen |= piles[:, i]
     np.logical_not(seen, out=cards[:, 4])
     pos = (5 + s) * d
     obs[:, :pos] = cards.reshape(b, pos)
-    obs[:, pos : pos + s] = state.scores[ar[:, None], rel_sides] / rules.target
+    obs[:, pos : pos + s] = state.scores.reshape(-1)[side_rows] / rules.target
     pos += s
-    obs[:, pos : pos + s] = state.scope[ar[:, None], rel_sides] / 10.0
+    obs[:, pos : pos + s] = state.scope.reshape(-1)[side_rows] / 10.0
     pos += s
     obs[:, pos] = (d - state.stock_pos) / d
     pos += 1
     rel_seats = (seat[:, None] + np.arange(n)) % n
     sizes = _hand_sizes(state.hands)
-    obs[:, pos : pos + n] = sizes[ar[:, None], rel_seats] / rules.max_hand_size
+    obs[:, pos : pos + n] = sizes.reshape(-1)[ar[:, None] * n + rel_seats] / rules.max_hand_size
     pos += n
     obs[:, pos : pos + 2 * n + s + 1] = 0.0
     obs[ar, pos + (state.dealer - seat) % n] = 1.0
