@@ -747,6 +747,8 @@ def _subset_sum_table(num_ranks: int) -> npt.NDArray[np.uint16]:
     Two cards of value above R // 2 add up to more than R, so a sum up to R holds at most one of them: the low
     cards' sums, plus those sums shifted by each high value present.
     """
+    if num_ranks > 15:
+        raise ValueError(f"subset-sum table: at most 15 ranks fit its 16-bit entries, got {num_ranks}")
     low = num_ranks // 2
     keep = np.uint64((1 << (num_ranks + 1)) - 1)
     low_sums = _low_subset_sums(num_ranks) & keep
