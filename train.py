@@ -1184,10 +1184,7 @@ class Trainer:
         from agents.search import open_endgame_rows, optimal_open_actions
 
         t0 = time.perf_counter()
-        env = self.env
-        while isinstance(env, VecEnvWrapper):
-            env = env.venv
-        games = env.games
+        games = self.env.unwrapped.games  # the ScopaVecEnv under the shaping wrapper
         live = np.flatnonzero(~games.finished)
         rows = live[open_endgame_rows(self.rules, games.state, live, cfg.endgame_plies)]
         if cfg.endgame_fraction < 1.0 and rows.size:

@@ -419,25 +419,6 @@ def step(
     if on_illegal not in ("raise", "report"):
         raise ValueError(f"on_illegal must be 'raise' or 'report', got {on_illegal!r}")
 
-    info = StepInfo(
-        acted=ok,
-        illegal=illegal,
-        seat=state.current.copy(),
-        move_done=np.zeros(b, dtype=np.bool_),
-        card=np.full(b, -1, dtype=np.int8),
-        capture=np.zeros((b, d), dtype=np.bool_),
-        scopa=np.zeros(b, dtype=np.bool_),
-        hand_over=np.zeros(b, dtype=np.bool_),
-        hand_points=np.zeros((b, num_sides, NUM_POINT_FIELDS), dtype=np.int16),
-        leftover_side=np.full(b, -1, dtype=np.int8),
-        leftover=np.zeros((b, d), dtype=np.bool_),
-        match_over=np.zeros(b, dtype=np.bool_),
-        winner=np.full(b, -1, dtype=np.int8),
-        final_scores=state.scores,  # replaced by a copy below
-        new_hand=np.zeros(b, dtype=np.bool_),
-        reset=np.zeros(b, dtype=np.bool_),
-    )
-
     play = ok & (state.phase == Phase.PLAY)
     choose = ok & (state.phase == Phase.CHOOSE)
     card = np.where(play, act, state.pending).astype(np.int64)
@@ -486,6 +467,25 @@ def step(
     to_choose = ok & ~done
     state.phase[to_choose] = Phase.CHOOSE
 
+    info = StepInfo(
+        acted=ok,
+        illegal=illegal,
+        seat=state.current.copy(),
+        move_done=done,
+        card=np.where(done, card, -1).astype(np.int8),
+        capture=capture,
+        scopa=np.zeros(b, dtype=np.bool_),
+        hand_over=np.zeros(b, dtype=np.bool_),
+        hand_points=np.zeros((b, num_sides, NUM_POINT_FIELDS), dtype=np.int16),
+        leftover_side=np.full(b, -1, dtype=np.int8),
+        leftover=np.zeros((b, d), dtype=np.bool_),
+        match_over=np.zeros(b, dtype=np.bool_),
+        winner=np.full(b, -1, dtype=np.int8),
+        final_scores=state.scores,  # replaced by a copy below
+        new_hand=np.zeros(b, dtype=np.bool_),
+        reset=np.zeros(b, dtype=np.bool_),
+    )
+
     # Apply completed moves. ``capture`` is empty outside the ``done`` rows, so it is applied to the whole batch
     # at once (contiguous array operations instead of gathering the rows).
     g = np.flatnonzero(done)
@@ -510,9 +510,6 @@ def step(
         last_play = hands_empty & (state.stock_pos[g] >= d)
         scopa = is_cap & ~_rows_any(table)[g] & ~last_play & ~ace_all[g]
         state.scope[g[scopa], side[scopa]] += 1
-        info.move_done = done
-        info.card = np.where(done, card, -1).astype(np.int8)
-        info.capture = capture
         info.scopa[g] = scopa
         state.phase[g] = Phase.PLAY
         state.pending[g] = -1
