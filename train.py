@@ -191,6 +191,8 @@ class TrainConfig:
 
     init_from: str = ""
     """Checkpoint (train.py .zip, same variant and net_arch) whose weights start the run instead of the warm start."""
+    exact_endgame: int = 0
+    """Solve open end games exactly when at most this many plies are left, in training and by checkpoints (0: off)."""
     endgame_coef: float = 0.0
     """Weight of the end-game distillation: -log P(a best move of the exact solver) on open end games (0: off)."""
     endgame_plies: int = 8
@@ -284,6 +286,12 @@ class TrainConfig:
         need(0 < self.pfsp_floor <= 1, f"pfsp_floor must be in (0, 1], got {self.pfsp_floor}")
         need(0 <= self.self_play_fraction <= 1, f"self_play_fraction must be in [0, 1], got {self.self_play_fraction}")
         need(0 <= self.snapshot_share <= 1, f"snapshot_share must be in [0, 1], got {self.snapshot_share}")
+        need(self.exact_endgame >= 0, f"exact_endgame must be >= 0 plies (0 turns it off), got {self.exact_endgame}")
+        need(
+            not (self.exact_endgame and self.endgame_coef),
+            "exact_endgame and endgame_coef both act on the open end game: with exact_endgame the solver plays it, "
+            "so there is nothing to distil; set endgame_coef: 0",
+        )
         need(self.endgame_coef >= 0, f"endgame_coef must be >= 0 (0 turns it off), got {self.endgame_coef}")
         need(self.endgame_plies >= 1, f"endgame_plies must be a positive integer, got {self.endgame_plies}")
         need(0 < self.endgame_fraction <= 1, f"endgame_fraction must be in (0, 1], got {self.endgame_fraction}")
@@ -865,6 +873,7 @@ class Trainer:
             partner=partner,  # type: ignore[arg-type]
             learner_seat=cfg.seat,  # type: ignore[arg-type]
             max_hands=cfg.max_hands,
+            exact_endgame=cfg.exact_endgame,
         )
         self.league.register_initial_pool()
         if cfg.shaping > 0:
@@ -1131,6 +1140,7 @@ class Trainer:
                 name=f"snapshot@{steps}",
                 seed=cfg.seed + steps,
                 sample=cfg.snapshot_sample,
+                endgame=cfg.exact_endgame,
             )
             self.league.add_snapshot(snap, steps)
             st["next_snapshot"] = (steps // cfg.snapshot_every + 1) * cfg.snapshot_every
@@ -1291,7 +1301,7 @@ class Trainer:
         from agents.neural import NeuralPolicy
 
         cfg = self.cfg
-        me = NeuralPolicy.from_sb3_policy(self.model.policy, self.rules, name="learner")
+        me = NeuralPolicy.from_sb3_policy(self.model.policy, self.rules, name="learner", endgame=cfg.exact_endgame)
 
         def check_stop(_: int) -> None:
             if self.stop_requested:
@@ -1338,6 +1348,7 @@ class Trainer:
             kind=kind,
             run=self.run_dir.name,
             code_version=self.version["short"],
+            endgame=self.cfg.exact_endgame,
             config=self.cfg.to_dict(),
             created=_now(),
             **extra,

@@ -496,11 +496,9 @@ class BotPolicy(Policy):
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         actions = self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
         if self.endgame > 0:
-            from agents.features import require_state
-            from agents.search import play_open_endgames
+            from agents.search import play_exact_endgame
 
-            state, games = require_state(batch, f"bot (endgame={self.endgame})")
-            actions = play_open_endgames(self.rules, state, games, actions, self.endgame)
+            actions = play_exact_endgame(batch, actions, self.endgame, f"bot (endgame={self.endgame})")
         return actions
 
     def action_probs(self, batch: ActBatch) -> npt.NDArray[np.float32]:
@@ -511,7 +509,10 @@ class BotPolicy(Policy):
 _CACHE: dict[tuple[str, str, bool, str, int, float], Bot] = {}
 
 
-@register_agent("bot", "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=8]")
+@register_agent(
+    "bot",
+    "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]",
+)
 def make_bot_policy(
     rules: Rules | str,
     seed: int | None = None,
@@ -520,11 +521,12 @@ def make_bot_policy(
     sample: bool = False,
     any_variant: bool = False,
     threads: int = 1,
-    endgame: int = 0,
+    endgame: int | None = None,
 ) -> BotPolicy:
     """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached).
 
-    ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``)."""
+    ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``); default: the model
+    card's ``"endgame"`` (0 when it has none)."""
     if path is None:
         raise AgentSpecError("agent 'bot' needs the export directory: bot:path=agents/bots/classic")
     rules = get_rules(rules)
@@ -539,4 +541,6 @@ def make_bot_policy(
         except BotError as e:
             raise AgentSpecError(f"agent bot:path={path}: {e}") from None
         _CACHE[key] = bot
+    if endgame is None:
+        endgame = int(bot.card.get("endgame", 0))
     return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame))

@@ -323,8 +323,12 @@ def export_checkpoint(
     tolerance: float = DEFAULT_TOLERANCE,
     force: bool = False,
     seed: int = 0,
+    endgame: int | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
+
+    ``endgame``: the plies of open end game that the bot solves exactly unless its spec says otherwise (the card's
+    ``"endgame"``; default: the checkpoint's, i.e. its run's ``exact_endgame``, 0 for older checkpoints).
 
     The checkpoint is read with ``agents.neural`` (its ``scopa_meta.json`` gives the variant, observation version
     and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for an
@@ -348,12 +352,16 @@ def export_checkpoint(
     rating_files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
     rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]
     steps = meta.get("steps")
+    endgame = int(meta.get("endgame", 0)) if endgame is None else int(endgame)
+    if endgame < 0:
+        raise ExportError(f"--endgame must be >= 0 plies (0: the network alone), got {endgame}")
     card = new_card(
         rules,
         layers,
         activation,
         name=name or f"{rules.name}-{ckpt.stem}",
         training_steps=int(steps) if steps is not None else None,
+        endgame=endgame,
         source_checkpoint={"path": str(ckpt), "sha256": _sha256(ckpt), "size": ckpt.stat().st_size},
         checkpoint_meta={k: v for k, v in meta.items() if k not in ("config", "eval")},
         training_config=meta.get("config"),
@@ -403,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-rows", type=int, default=DEFAULT_CHECK_ROWS, help="rows compared (default 2048)")
     parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference")
     parser.add_argument("--force", action="store_true", help="overwrite an existing export in --out")
+    parser.add_argument(
+        "--endgame",
+        type=int,
+        metavar="PLIES",
+        help="open end-game plies the bot solves exactly by default (default: the checkpoint's exact_endgame; 0: off)",
+    )
     args = parser.parse_args(argv)
     if args.check_rows < 16:
         parser.error(f"--check-rows must be at least 16, got {args.check_rows}")
@@ -416,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
             check_rows=args.check_rows,
             tolerance=args.tolerance,
             force=args.force,
+            endgame=args.endgame,
         )
     except (ExportError, ValueError) as e:  # AgentSpecError (a bad checkpoint) is a ValueError
         print(f"error: {e}", file=sys.stderr)

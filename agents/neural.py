@@ -15,7 +15,12 @@ where a good one was.
 
 A ``NeuralPolicy`` acts with one forward pass of the policy network per ``act`` call: the logits of illegal cards
 are masked out and the best legal card is played (``sample=true``: drawn from the masked softmax with the agent's
-seeded generator, at ``temperature``). It reads the observation only, never the game state.
+seeded generator, at ``temperature``). It reads the observation only, never the game state, unless ``endgame=N``
+(N > 0): then the hand's last N plies, once they are an open book, are played exactly by the minimax solver that
+``expert`` uses (``agents.search.play_exact_endgame``). A checkpoint trained with ``train.py``'s ``exact_endgame``
+records it (``"endgame"`` in its metadata) and plays that way unless the spec says otherwise::
+
+    make_agent("runs/.../best.zip,endgame=0", "classic")                        # the network alone
 """
 
 from __future__ import annotations
@@ -227,6 +232,7 @@ class NeuralPolicy(Policy):
 
     name = "neural"
     needs_state = False
+    endgame = 0  # class default: league snapshots pickled before the option existed
 
     def __init__(
         self,
@@ -237,14 +243,19 @@ class NeuralPolicy(Policy):
         temperature: float = 1.0,
         name: str | None = None,
         meta: dict[str, Any] | None = None,
+        endgame: int = 0,
     ) -> None:
         super().__init__(rules, seed)
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
+        if isinstance(endgame, bool) or int(endgame) != endgame or endgame < 0:
+            raise AgentSpecError(f"neural: endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
         self.net = net
         self.sample = bool(sample)
         self.temperature = float(temperature)
         self.meta = dict(meta or {})
+        self.endgame = int(endgame)
+        self.needs_state = self.endgame > 0
         if name is not None:
             self.name = name
 
@@ -264,9 +275,11 @@ class NeuralPolicy(Policy):
         any_variant: bool = False,
         **kwargs: Any,
     ) -> NeuralPolicy:
-        """Load a ``train.py`` checkpoint; raises ``AgentSpecError`` if it cannot play ``rules``."""
+        """Load a ``train.py`` checkpoint; raises ``AgentSpecError`` if it cannot play ``rules``. ``endgame``
+        defaults to the checkpoint's (``exact_endgame`` of its run; 0 for older checkpoints)."""
         rules = get_rules(rules)
         net, meta = load_checkpoint_policy(path, rules, any_variant=any_variant)
+        kwargs.setdefault("endgame", int(meta.get("endgame", 0)))
         return cls(rules, net, seed=seed, name=str(path), meta=meta, **kwargs)
 
     def logits(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
@@ -279,7 +292,12 @@ class NeuralPolicy(Policy):
         logits = self.logits(batch.obs, batch.mask)
         if self.sample:  # Gumbel-max: a draw from softmax(logits / temperature) over the legal actions
             logits = logits / self.temperature - np.log(-np.log(self.rng.random(logits.shape)))
-        return logits.argmax(axis=1).astype(np.int64)
+        actions = logits.argmax(axis=1).astype(np.int64)
+        if self.endgame > 0:
+            from agents.search import play_exact_endgame
+
+            actions = play_exact_endgame(batch, actions, self.endgame, f"{self.name} (endgame={self.endgame})")
+        return actions
 
 
 def load_checkpoint_policy(
@@ -352,7 +370,8 @@ def _make_file(rules: Rules, seed: int | None = None, path: str = "", threads: i
 
 @register_agent(
     "neural",
-    "a train.py checkpoint with options: neural:path=FILE[,sample=true,temperature=1.0,threads=1,any_variant=false]",
+    "a train.py checkpoint with options: neural:path=FILE[,sample=true,temperature=1.0,threads=1,any_variant=false,"
+    "endgame=N (default: the checkpoint's)]",
 )
 def _make_neural(
     rules: Rules,
@@ -362,9 +381,18 @@ def _make_neural(
     temperature: float = 1.0,
     threads: int = 1,
     any_variant: bool = False,
+    endgame: int | None = None,
 ) -> Policy:
     if not path:
         raise AgentSpecError("the neural agent needs a checkpoint: neural:path=runs/<run>/best.zip")
+    extra = {} if endgame is None else {"endgame": endgame}
     return _make_file(
-        rules, seed, path=str(path), threads=threads, sample=sample, temperature=temperature, any_variant=any_variant
+        rules,
+        seed,
+        path=str(path),
+        threads=threads,
+        sample=sample,
+        temperature=temperature,
+        any_variant=any_variant,
+        **extra,
     )

@@ -60,6 +60,7 @@ __all__ = [
     "is_open",
     "open_endgame_rows",
     "optimal_open_actions",
+    "play_exact_endgame",
     "play_open_endgames",
     "rollout",
     "sample_worlds",
@@ -285,6 +286,18 @@ def play_open_endgames(
     return actions
 
 
+def play_exact_endgame(
+    batch: ActBatch, actions: npt.NDArray[np.int64], plies: int, agent: str
+) -> npt.NDArray[np.int64]:
+    """A policy's ``actions`` for ``batch`` with its open-book end games of at most ``plies`` moves left played
+    exactly (``play_open_endgames``; ``plies`` 0: unchanged). ``agent`` names the caller in the error raised when the
+    batch carries no game state."""
+    if plies <= 0 or len(batch) == 0:
+        return actions
+    state, games = require_state(batch, agent)
+    return play_open_endgames(batch.rules, state, games, actions, plies)
+
+
 def _best_actions(
     state: State, games: npt.NDArray[np.intp], searched: tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]
 ) -> npt.NDArray[np.int64]:
@@ -348,6 +361,8 @@ def _solve_open_margins(
 def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
     """Exact play for open-book positions (``is_open``): minimax on the only possible world to the end of the hand."""
     games = np.asarray(games, dtype=np.intp)
+    if games.size == 0:
+        return np.zeros(0, dtype=np.int64)
     return _best_actions(state, games, _solve_open_margins(rules, state, games, "solve_open"))
 
 
@@ -355,6 +370,8 @@ def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]
     """(n, D) bool: for open-book positions, every action that starts a move of the best exact value (ties
     included; ``solve_open`` plays one of them)."""
     games = np.asarray(games, dtype=np.intp)
+    if games.size == 0:
+        return np.zeros((0, rules.num_cards), dtype=np.bool_)
     moves, total, first_move = _solve_open_margins(rules, state, games, "optimal_open_actions")
     rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
     pick = first_move[rows] + js

@@ -23,6 +23,11 @@ games where it is to act) until every game is back at a learner decision or its 
   opposing seats. At the end of an episode ``info`` carries ``episode_opponent`` (index in the pool the episode
   was drawn from), ``episode_pool`` (which pool: 0 for the constructor's, +1 per ``set_opponents``),
   ``episode_result`` (+1 / 0 / -1) and ``episode_margin`` (summed hand margins of the learner's side).
+- ``exact_endgame=N`` (N > 0): once a hand's last N plies are an open book (the stock is empty and every unseen
+  card is in the one opponent's hand, so two players), the learner's mask holds only the moves of best exact value
+  (``agents.search.optimal_open_actions``, the minimax solver ``expert`` plays its end games with): the learner
+  plays those positions perfectly and learns the rest of the hand for a bot that does the same (``endgame=N`` of
+  the neural and bot agents). ``train.py``'s ``exact_endgame`` turns it on.
 - An illegal learner action is replaced by a uniformly random legal one (``illegal="replace"``, flagged with
   ``info["illegal_action"]``), or raises (``illegal="raise"``); with masks (MaskablePPO) it never happens.
 
@@ -55,7 +60,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shuffle import derive_seed
 
-__all__ = ["EpisodeEnds", "LearnerGames", "ScopaEnv", "ScopaVecEnv", "bench_vec_env"]
+__all__ = ["EpisodeEnds", "LearnerGames", "ScopaEnv", "ScopaVecEnv", "bench_vec_env", "validate_exact_endgame"]
 
 OpponentSpec = Policy | str
 """A policy object, or an agent spec string for ``agents.base.make_agent`` (e.g. ``"random"``)."""
@@ -69,6 +74,16 @@ def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return str(value)
+
+
+def validate_exact_endgame(plies: Any) -> int:
+    """``exact_endgame`` as an int >= 0; ValueError otherwise."""
+    if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 0:
+        raise ValueError(
+            f"exact_endgame must be a number of plies >= 0 (0: off; 8 covers a two-player hand's last round), "
+            f"got {plies!r}"
+        )
+    return int(plies)
 
 
 def _as_policy(spec: OpponentSpec, rules: Rules, what: str) -> Policy:
@@ -142,6 +157,7 @@ class LearnerGames:
         max_hands: int = 100,
         illegal: Literal["replace", "raise"] = "replace",
         autoreset: bool = True,
+        exact_endgame: int = 0,
     ) -> None:
         self.rules = rules = get_rules(rules)
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
@@ -152,6 +168,7 @@ class LearnerGames:
         self.max_hands = validate_max_hands(max_hands)
         self.illegal = _check_choice("illegal", illegal, ILLEGAL_MODES)
         self.autoreset = bool(autoreset)
+        self.exact_endgame = validate_exact_endgame(exact_endgame)
         n = rules.num_players
         if isinstance(learner_seat, str):
             _check_choice("learner_seat", learner_seat, ("rotate", "random"))
@@ -370,6 +387,13 @@ class LearnerGames:
     def _learner_mask(self) -> npt.NDArray[np.bool_]:
         mask = core.legal_action_mask(self.rules, self.state)
         mask[self.finished] = False
+        if self.exact_endgame:
+            from agents.search import open_endgame_rows, optimal_open_actions
+
+            live = np.flatnonzero(~self.finished)
+            rows = live[open_endgame_rows(self.rules, self.state, live, self.exact_endgame)]
+            if rows.size:
+                mask[rows] = optimal_open_actions(self.rules, self.state, rows)
         return mask
 
     def _play_others(self) -> None:
@@ -569,6 +593,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         episode: Literal["match", "hand"] = "match",
         max_hands: int = 100,
         illegal: Literal["replace", "raise"] = "replace",
+        exact_endgame: int = 0,
         render_mode: Literal["ansi", "human"] | None = None,
     ) -> None:
         self.rules = get_rules(variant)
@@ -576,7 +601,18 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
         self.games = LearnerGames(
-            self.rules, 1, opponents, probs, partner, learner_seat, reward, episode, max_hands, illegal, autoreset=False
+            self.rules,
+            1,
+            opponents,
+            probs,
+            partner,
+            learner_seat,
+            reward,
+            episode,
+            max_hands,
+            illegal,
+            autoreset=False,
+            exact_endgame=exact_endgame,
         )
         self.games.finished[:] = True
         obs_space, act_space = _spaces(self.rules, max_hands)
@@ -672,6 +708,7 @@ class ScopaVecEnv(VecEnv):
         learner_seat: Literal["rotate", "random"] | int = "rotate",
         max_hands: int = 100,
         illegal: Literal["replace", "raise"] = "replace",
+        exact_endgame: int = 0,
         stacked_masks: bool = True,
         render_mode: Literal["ansi", "human"] | None = None,
     ) -> None:
@@ -681,7 +718,17 @@ class ScopaVecEnv(VecEnv):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
         self.games = LearnerGames(
-            self.rules, num_envs, opponents, probs, partner, learner_seat, reward, episode, max_hands, illegal
+            self.rules,
+            num_envs,
+            opponents,
+            probs,
+            partner,
+            learner_seat,
+            reward,
+            episode,
+            max_hands,
+            illegal,
+            exact_endgame=exact_endgame,
         )
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED // 2))

@@ -1,9 +1,10 @@
-"""Shared test helpers: build core positions by hand."""
+"""Shared test helpers: build core positions by hand; check an agent's exact end-game option."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents.base import ActBatch, Policy
 from scopa_env import core
 from scopa_env.cards import parse_cards
 from scopa_env.rules import Rules, get_rules
@@ -66,3 +67,32 @@ def position(
     if scores is not None:
         st.scores[0] = scores
     return rules, st
+
+
+def check_endgame_option(rules: Rules, plain: Policy, exact: Policy) -> tuple[np.ndarray, np.ndarray]:
+    """``exact`` (the ``endgame=8`` form of ``plain``) plays ``solve_open``'s move in every open end game of 64
+    randomly played games and ``plain``'s elsewhere, and really overrides it somewhere; returns the last position's
+    (observations, masks)."""
+    from agents.search import open_endgame_rows, solve_open
+
+    assert exact.needs_state and not plain.needs_state
+    st = core.reset(rules, np.arange(64))
+    rng = np.random.default_rng(0)
+    solved = changed = 0
+    for _ in range(150):
+        obs, mask = core.observe(rules, st), core.legal_action_mask(rules, st)
+        games = np.flatnonzero(~st.done)
+        batch = ActBatch(rules, obs[games], mask[games], state=st, games=games)
+        a_plain, a_exact = plain.act(batch), exact.act(batch)
+        assert mask[games, a_exact].all()
+        rows = open_endgame_rows(rules, st, games, 8)
+        if rows.size:
+            assert (a_exact[rows] == solve_open(rules, st, games[rows])).all()
+            solved += rows.size
+            changed += int((a_exact[rows] != a_plain[rows]).sum())
+        others = np.setdiff1d(np.arange(games.size), rows)
+        assert (a_exact[others] == a_plain[others]).all()
+        keys = rng.random(mask.shape) + mask  # random legal play moves the games along
+        core.step(rules, st, keys.argmax(axis=1), autoreset=True)
+    assert solved > 100 and changed > 0  # the solver really overrides the policy somewhere
+    return obs, mask

@@ -241,32 +241,13 @@ print("heavy:", heavy)
 
 def test_endgame_option_plays_the_exact_solver_in_open_endgames_only() -> None:
     from agents.base import make_agent
-    from agents.search import open_endgame_rows, solve_open
+    from tests.helpers import check_endgame_option
 
     rules = get_rules("classic")
     shipped = str(ROOT / "agents" / "bots" / "classic")
     plain = make_agent(f"bot:path={shipped}", rules)
     exact = make_agent(f"bot:path={shipped},endgame=8", rules)
-    assert exact.needs_state and not plain.needs_state
-    st = core.reset(rules, np.arange(64))
-    rng = np.random.default_rng(0)
-    solved = changed = 0
-    for _ in range(150):
-        obs, mask = core.observe(rules, st), core.legal_action_mask(rules, st)
-        games = np.flatnonzero(~st.done)
-        batch = ActBatch(rules, obs[games], mask[games], state=st, games=games)
-        a_plain, a_exact = plain.act(batch), exact.act(batch)
-        assert mask[games, a_exact].all()
-        rows = open_endgame_rows(rules, st, games, 8)
-        if rows.size:
-            assert (a_exact[rows] == solve_open(rules, st, games[rows])).all()
-            solved += rows.size
-            changed += int((a_exact[rows] != a_plain[rows]).sum())
-        others = np.setdiff1d(np.arange(games.size), rows)
-        assert (a_exact[others] == a_plain[others]).all()
-        keys = rng.random(mask.shape) + mask  # random legal play moves the games along
-        core.step(rules, st, keys.argmax(axis=1), autoreset=True)
-    assert solved > 100 and changed > 0  # the solver really overrides the policy somewhere
+    obs, mask = check_endgame_option(rules, plain, exact)
     with pytest.raises(AgentSpecError, match="endgame must be >= 0"):
         make_agent(f"bot:path={shipped},endgame=-1", rules)
     with pytest.raises(ValueError, match="needs the game state"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import zipfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,35 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     assert ratings["pairings"] and {"agent", "opponent", "score"} <= set(ratings["pairings"][0])
     (more,) = card["more_ratings"]  # the second --ratings file
     assert more["deals"] == 8 and {r["agent"] for r in more["ratings"]} == {"best", "greedy"}
+
+
+def test_the_card_carries_the_exact_endgame_the_bot_plays_by_default(tmp_path: Path, sharp: tuple[Path, Path]) -> None:
+    from agents.base import make_agent
+    from agents.neural import read_checkpoint_meta
+
+    ckpt, bot_dir = sharp
+    assert json.loads((bot_dir / MODEL_CARD).read_text())["endgame"] == 0  # checkpoints without "endgame"
+    assert make_agent(f"bot:path={bot_dir}", "classic").endgame == 0
+    meta = read_checkpoint_meta(ckpt)
+    trained = tmp_path / "exact.zip"  # as train.py writes it with exact_endgame: 8
+    with zipfile.ZipFile(ckpt) as z:
+        members = {n: z.read(n) for n in z.namelist() if n != "scopa_meta.json"}
+    with zipfile.ZipFile(trained, "w") as z:
+        for n, data in members.items():
+            z.writestr(n, data)
+        z.writestr("scopa_meta.json", json.dumps({**meta, "endgame": 8}))
+    assert export.main([str(trained), "--out", str(tmp_path / "a"), "--check-rows", "64"]) == 0
+    assert json.loads((tmp_path / "a" / MODEL_CARD).read_text())["endgame"] == 8
+    bot = make_agent(f"bot:path={tmp_path / 'a'}", "classic")
+    assert bot.endgame == 8 and bot.needs_state
+    assert make_agent(f"bot:path={tmp_path / 'a'},endgame=0", "classic").endgame == 0
+    assert export.main([str(trained), "--out", str(tmp_path / "b"), "--check-rows", "64", "--endgame", "0"]) == 0
+    assert make_agent(f"bot:path={tmp_path / 'b'}", "classic").endgame == 0
+    assert export.main([str(ckpt), "--out", str(tmp_path / "c"), "--check-rows", "64", "--endgame", "6"]) == 0
+    assert make_agent(f"bot:path={tmp_path / 'c'}", "classic").endgame == 6
+    with pytest.raises(ExportError, match="--endgame must be >= 0"):
+        export_checkpoint(ckpt, tmp_path / "d", check_rows=64, endgame=-1)
+    assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())
 
 
 def test_ratings_file_errors(tmp_path: Path, trained: tuple[Path, Path, Path]) -> None:

@@ -323,6 +323,35 @@ def test_illegal_learner_actions() -> None:
         strict.step(np.zeros(3, dtype=np.int64))
 
 
+def test_exact_endgame_narrows_the_learners_mask_to_the_solvers_best_moves() -> None:
+    from agents.search import open_endgame_rows, optimal_open_actions
+
+    venv = ScopaVecEnv("classic", 64, opponents="greedy", seed=3, exact_endgame=8)
+    plain = ScopaVecEnv("classic", 64, opponents="greedy", seed=3)
+    venv.reset()
+    plain.reset()
+    rng = np.random.default_rng(0)
+    seen = narrowed = 0
+    for _ in range(40):
+        state = venv.games.state
+        rows = open_endgame_rows(venv.rules, state, np.arange(64), 8)
+        masks, legal = venv.action_masks(), core.legal_action_mask(venv.rules, state)
+        assert np.array_equal(masks[rows], optimal_open_actions(venv.rules, state, rows))
+        others = np.setdiff1d(np.arange(64), rows)
+        assert np.array_equal(masks[others], legal[others])
+        assert not (masks & ~legal).any() and masks.any(axis=1).all()
+        seen += rows.size
+        narrowed += int((masks[rows].sum(1) < legal[rows].sum(1)).sum())
+        keys = np.where(masks, rng.random(masks.shape), -1.0)
+        venv.step(keys.argmax(axis=1))
+    assert seen > 100 and narrowed > 20
+    env = ScopaEnv("classic", opponents="greedy", exact_endgame=6)
+    assert env.games.exact_endgame == 6
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="exact_endgame must be a number of plies"):
+            ScopaVecEnv("classic", 2, exact_endgame=bad)
+
+
 def test_vec_env_api_methods(capsys: pytest.CaptureFixture[str]) -> None:
     venv = ScopaVecEnv("classic", 3, seed=0, render_mode="ansi", stacked_masks=False)
     venv.reset()

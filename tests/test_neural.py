@@ -89,6 +89,27 @@ def test_neural_spec_options_sample_reproducibly(checkpoint: Path) -> None:
     assert not np.array_equal(xa, make_agent(str(checkpoint), "classic").act(batch))  # sampling differs from argmax
 
 
+def test_endgame_option_defaults_to_the_checkpoints_and_plays_the_solver(
+    model: Any, checkpoint: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import check_endgame_option
+
+    rules = get_rules("classic")
+    assert make_agent(str(checkpoint), rules).endgame == 0  # older checkpoints carry no "endgame"
+    trained = tmp_path / "exact.zip"
+    save_checkpoint(model, trained, checkpoint_meta("classic", 1, kind="best", endgame=8))
+    exact = make_agent(str(trained), rules)
+    plain = make_agent(f"neural:path={trained},endgame=0", rules)
+    assert (exact.endgame, plain.endgame) == (8, 0)
+    obs, mask = check_endgame_option(rules, plain, exact)
+    with pytest.raises(AgentSpecError, match="endgame must be >= 0"):
+        make_agent(f"neural:path={trained},endgame=-2", rules)
+    with pytest.raises(ValueError, match="needs the game state"):
+        exact.act(ActBatch(rules, obs[:1], mask[:1]))
+    snap = NeuralPolicy.from_sb3_policy(model.policy, rules, endgame=6)
+    assert snap.endgame == 6 and snap.needs_state
+
+
 def test_snapshot_is_frozen(model: Any) -> None:
     snap = NeuralPolicy.from_sb3_policy(model.policy, "classic", name="snap")
     batch = _batch()

@@ -24,6 +24,7 @@ from agents.search import (
     rollout,
     sample_worlds,
     search_tree,
+    solve_open,
 )
 from scopa_env import core
 from scopa_env.core import Phase, State
@@ -248,6 +249,9 @@ def test_optimal_open_actions_are_exactly_the_best_cards() -> None:
     assert games[0] not in games[open_endgame_rows(rules, done, games, 6)]  # a finished game is no end game
     with pytest.raises(ValueError, match="hide cards"):
         optimal_open_actions(rules, st, np.flatnonzero(st.stock_pos < rules.num_cards)[:1])
+    none = np.zeros(0, dtype=np.intp)  # no open end game in a batch: nothing to solve
+    assert optimal_open_actions(rules, st, none).shape == (0, rules.num_cards)
+    assert solve_open(rules, st, none).shape == (0,)
 
 
 def test_apply_moves_finishes_captures_being_chosen() -> None:

@@ -119,6 +119,8 @@ def test_yaml_accepts_scientific_integers(tmp_path: Path) -> None:
         ("progress: maybe\n", "progress must be true or false"),
         ("- a\n- b\n", "mapping"),
         ("partner: greedy\n", "needs a team variant"),
+        ("exact_endgame: -1\n", "exact_endgame must be >= 0"),
+        ("exact_endgame: 8\nendgame_coef: 1\n", "nothing to distil"),
     ],
 )
 def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, match: str) -> None:
@@ -317,6 +319,37 @@ def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Pa
         obs, *_ = trainer.env.step(keys.argmax(axis=1))
     assert sum(len(e[2]) for e in trainer._endgame) > 50
     assert any((e[2].sum(axis=1) > 1).any() for e in trainer._endgame)  # ties between best moves are common
+
+
+def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path) -> None:
+    from agents.search import open_endgame_rows, optimal_open_actions
+
+    run = _smoke(tmp_path, "exact", "--exact-endgame", "8", "--total-steps", "2048")
+    assert read_checkpoint_meta(run / "best.zip")["endgame"] == 8
+    assert make_agent(str(run / "best.zip"), "classic").endgame == 8  # checkpoints play as they were trained
+    assert make_agent(f"neural:path={run / 'best.zip'},endgame=0", "classic").endgame == 0
+    assert read_checkpoint_meta(_smoke(tmp_path, "plain", "--total-steps", "1024") / "best.zip")["endgame"] == 0
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "masks", "exact_endgame": 8})
+    trainer = train.Trainer.create(cfg)
+    env = trainer.env.unwrapped
+    trainer.env.reset()
+    narrowed = 0
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        live = np.arange(env.num_envs)
+        rows = open_endgame_rows(trainer.rules, env.games.state, live, 8)
+        masks = env.action_masks()
+        if rows.size:
+            assert np.array_equal(masks[rows], optimal_open_actions(trainer.rules, env.games.state, rows))
+            legal = core.legal_action_mask(trainer.rules, env.games.state)[rows]
+            narrowed += int((masks[rows].sum(1) < legal.sum(1)).sum())
+        keys = np.where(masks, rng.random(masks.shape), -1.0)
+        trainer.env.step(keys.argmax(axis=1))
+    assert narrowed > 20  # the solver rules out real moves, not just nothing
+    resumed = train.Trainer.resume(run, None, {})
+    snaps = resumed.league.snapshots
+    assert snaps and all(m.policy.endgame == 8 and m.policy.needs_state for m in snaps)
+    assert resumed.env.unwrapped.games.exact_endgame == 8
 
 
 def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
