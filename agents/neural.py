@@ -20,7 +20,7 @@ seeded generator, at ``temperature``). It reads the observation only, never the 
 ``expert`` uses (``agents.search.play_exact_endgame``). A checkpoint trained with ``train.py``'s ``exact_endgame``
 records it (``"endgame"`` in its metadata) and plays that way unless the spec says otherwise::
 
-    make_agent("runs/.../best.zip,endgame=0", "classic")                        # the network alone
+    make_agent("neural:path=runs/.../best.zip,endgame=0", "classic")            # the network alone
 """
 
 from __future__ import annotations
