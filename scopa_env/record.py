@@ -1,17 +1,41 @@
 """Game records (RULES.md section 8): write random matches from the batched core, check records with the reference.
 
-python -m scopa_env.record --variant classic --games 100 --seed 7 --out games.jsonl
-python -m scopa_env.record --check games.jsonl
+    python -m scopa_env.record --variant classic --games 100 --seed 7 --out games.jsonl
+    python -m scopa_env.record --check games.jsonl
+    python -m scopa_env.record --check partial.jsonl --allow-unfinished
+
+Writing: game ``i`` is the match seeded ``--seed + i``, played with uniformly random legal decisions drawn from that
+game's own random stream (a hash of its game seed and draw number). A record therefore depends only on the variant
+and its game seed: the first 5 games of ``--games 20`` are the games of ``--games 5``, and ``--batch`` (games played
+at once) only changes the speed. ``--out`` appears only once every game is written; an interrupted or failed run
+leaves the previous file (if any) untouched and no temporary file behind.
+
+Checking (``--check FILE``): every non-blank line must hold one record that replays on the reference engine
+(``scopa_env.reference.replay_record``). Beyond that, a line is rejected, with its number and the reason, when it is
+not UTF-8 text or not JSON (NaN, duplicate keys and nesting deeper than a record's are refused too), when a number
+is written as ``true``/``false`` or with a fraction (JSON booleans are not integers: ``"seat": true`` is not seat 1),
+when ``hands`` is empty, when it repeats an earlier line's record, and when its match is unfinished
+(``"winner": null``, e.g. a record cut after a hand or in the middle of one) without saying so. A record marks
+itself as deliberately unfinished with ``"unfinished": true`` (``RecordWriter`` writes it on every record of a
+match stopped before its end, like evaluate.py's one-hand games, and drops it when the match ends);
+``--allow-unfinished`` accepts unmarked unfinished records of a whole file (files from older versions or other
+tools). An empty file is an error too.
+
+Exit status: 0 when every record replays, 1 for the first wrong record (``FILE:LINE: reason`` on stderr), 2 for a
+bad command line or a ``--check`` path that is not a records file (missing, a directory, a binary file).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -20,8 +44,62 @@ from scopa_env import core
 from scopa_env.cards import format_card, format_cards
 from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.scoring import POINT_FIELDS
+from scopa_env.shuffle import splitmix64
 
-__all__ = ["RecordWriter", "check_file", "deals_from_deck", "play_random_records"]
+__all__ = [
+    "MAX_BATCH",
+    "MAX_SEED",
+    "RecordFileError",
+    "RecordWriter",
+    "check_file",
+    "deals_from_deck",
+    "int_arg",
+    "play_random_records",
+]
+
+MAX_SEED = 2**64 - 1
+"""The largest game seed (seeds are 64-bit unsigned integers)."""
+MAX_BATCH = 65_536
+"""The most games ``play_random_records`` plays at once (more only costs memory)."""
+MAX_DEPTH = 16
+"""Deepest nesting of JSON arrays and objects a record line may have (a section-8 record needs 7)."""
+BOOL_KEYS = frozenset({"scopa", "unfinished"})
+"""The only record fields whose values are JSON booleans; a boolean anywhere else stands for a number."""
+AGENT_STREAM = 0x5C0BA
+"""Mixed with each game seed to key that game's random decisions (kept apart from the deal's shuffles)."""
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def int_arg(lo: int, hi: int, hint: str = "") -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number in ``lo..hi``; the error names the value and the range.
+
+    ``int("1e30")`` and ``int("-3")`` never reach the program: argparse prints ``prog: error: argument --seed:
+    expected a whole number from 0 to ..., got '1e30'`` and exits with status 2.
+    """
+    shown_hi = _show_int(hi)
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip(), 10)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {lo} to {shown_hi}, got {shown!r}" + (f"; {hint}" if hint else "")
+            )
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def _show_int(n: int) -> str:
+    """``n`` as people read it: ``65536``, or ``2**64-1`` / ``2**64`` for the large powers of two."""
+    for k, text in ((n + 1, "-1"), (n, "")):
+        if k >= 2**32 and k & (k - 1) == 0:
+            return f"2**{k.bit_length() - 1}{text}"
+    return str(n)
 
 
 def deals_from_deck(rules: Rules, deck: npt.NDArray[np.integer], dealer: int) -> list[dict[str, Any]]:
@@ -46,7 +124,9 @@ class RecordWriter:
     """Follows a batch of games step by step and builds one record per match.
 
     Call ``start(state)`` after ``core.reset``, then ``observe(state, info)`` after every ``core.step`` (without
-    autoreset, or with it: finished records are then emitted before the game restarts).
+    autoreset, or with it: finished records are then emitted before the game restarts). A record still in
+    ``records`` (its match not over) carries ``"unfinished": true``, so a caller that stops games early writes
+    records that ``--check`` accepts as deliberately unfinished; the key is dropped when the match ends.
     """
 
     def __init__(self, rules: Rules) -> None:
@@ -63,6 +143,7 @@ class RecordWriter:
             "target": self.rules.target,
             "hands": [],
             "winner": None,
+            "unfinished": True,
         }
 
     def _new_hand(self, state: core.State, g: int) -> None:
@@ -105,6 +186,7 @@ class RecordWriter:
                 hand["scores"] = [int(x) for x in info.final_scores[g]]
             if info.match_over[g]:
                 rec["winner"] = int(info.winner[g])
+                del rec["unfinished"]
                 ended.append(rec)
                 self.finished.append(rec)
                 self.records[g] = self._new_record(state, g) if info.reset[g] else None
@@ -113,31 +195,82 @@ class RecordWriter:
         return ended
 
 
+class _GameStreams:
+    """Per-game random streams behind ``Generator.random``: a counter-based SplitMix64 hash, like the deal's shuffles.
+
+    ``uniform_legal`` and ``uniform_capture_picks`` draw ``random((n, width))`` for their ``n`` rows; here row ``i``
+    is a pure function of game ``games[i]``'s seed and how many draws that game made before, so a game's decisions
+    do not depend on which games share its batch.
+    """
+
+    def __init__(self, seeds: npt.NDArray[np.uint64]) -> None:
+        self.keys = splitmix64(seeds.astype(np.uint64) ^ np.uint64(AGENT_STREAM))
+        self.draws = np.zeros(seeds.size, dtype=np.uint64)
+        self.games: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+
+    def rows(self, games: npt.NDArray[np.intp]) -> np.random.Generator:
+        """A stand-in for a Generator whose ``random((n, width))`` draws row ``i`` from game ``games[i]``."""
+        self.games = games
+        return cast(np.random.Generator, self)
+
+    def random(self, shape: tuple[int, int]) -> npt.NDArray[np.float64]:
+        n, width = shape
+        assert n == self.games.size, (n, self.games.size)
+        with np.errstate(over="ignore"):
+            base = splitmix64(self.keys[self.games] + self.draws[self.games] * _GOLDEN)
+            bits = splitmix64(base[:, None] + np.arange(1, width + 1, dtype=np.uint64)[None, :] * _GOLDEN)
+        self.draws[self.games] += np.uint64(1)
+        return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _check_play_args(games: int, seed: int, batch: int) -> None:
+    for name, value in (("games", games), ("seed", seed), ("batch", batch)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    if not 0 <= seed <= MAX_SEED - (games - 1):
+        raise ValueError(
+            f"seed must be in 0..2**64-1 with seed + games - 1 <= 2**64-1 (game i uses seed + i), got seed {seed} "
+            f"for {games} games"
+        )
+    if not 1 <= batch <= MAX_BATCH:
+        raise ValueError(f"batch must be in 1..{MAX_BATCH}, got {batch}")
+
+
 def play_random_records(
     rules: Rules | str, games: int, seed: int, batch: int = 256, progress: bool = False
 ) -> Iterator[dict[str, Any]]:
-    """Play ``games`` complete matches (seeds ``seed, seed+1, ...``) with uniformly random legal decisions."""
-    from agents.base import ActBatch
-    from agents.random_agent import RandomAgent
+    """Play ``games`` complete matches (seeds ``seed, seed+1, ...``) with uniformly random legal decisions.
+
+    Game ``i`` depends only on the rules and its seed ``seed + i``: its decisions come from its own random stream,
+    so neither ``games`` nor ``batch`` (games played at once) changes a record.
+    """
+    from agents.random_agent import uniform_capture_picks, uniform_legal
 
     rules = get_rules(rules)
-    agent = RandomAgent(rules, seed)
+    _check_play_args(games, seed, batch)
     bar = _progress(games, progress, "games")
     for lo in range(0, games, batch):
-        seeds = np.arange(seed + lo, seed + min(games, lo + batch), dtype=np.uint64)
+        seeds = np.array([seed + i for i in range(lo, min(games, lo + batch))], dtype=np.uint64)
+        streams = _GameStreams(seeds)
         state = core.reset(rules, seeds)
         writer = RecordWriter(rules)
         writer.start(state)
         while not state.done.all():
             g = np.flatnonzero(~state.done)
-            mask = core.legal_action_mask(rules, state)
+            mask = core.legal_action_mask(rules, state)[g]
             actions = np.zeros(state.batch_size, dtype=np.int64)
-            actions[g] = agent.act(ActBatch(rules, np.zeros((g.size, 0), np.float32), mask[g], state, g))
+            # RandomAgent's draws (uniform card, then a uniform capture), from each game's own stream
+            chosen = uniform_legal(mask, streams.rows(g))
+            rows = np.flatnonzero(state.phase[g] == core.Phase.CHOOSE)
+            if rows.size:
+                chosen[rows] = uniform_capture_picks(rules, state, g[rows], mask[rows], streams.rows(g[rows]))
+            actions[g] = chosen
             info = core.step(rules, state, actions)
             ended = writer.observe(state, info)
             bar(len(ended))
-        by_seed = sorted(writer.finished, key=lambda r: r["seed"])
-        yield from by_seed
+        yield from sorted(writer.finished, key=lambda r: r["seed"])
 
 
 def _progress(total: int, enabled: bool, unit: str) -> Callable[[int], None]:
@@ -151,69 +284,266 @@ def _progress(total: int, enabled: bool, unit: str) -> Callable[[int], None]:
     return lambda n: bar.update(n) if n else None
 
 
-def check_file(path: str | Path) -> tuple[int, str | None]:
-    """Replay every record of a ``.jsonl`` file with the reference engine.
+# --------------------------------------------------------------------------------------------------- checking
 
-    Returns ``(number of records checked, None)`` or ``(line number, reason)`` for the first wrong line.
-    """
+
+class RecordFileError(ValueError):
+    """A ``--check`` path that is not a records file at all: missing, a directory, unreadable or binary."""
+
+
+_SNIFF = 8192
+"""Bytes read from the start of a file to tell a binary file from a text one (a NUL byte means binary)."""
+_MAGIC = {b"\x1f\x8b": "gzip-compressed (decompress it first)", b"PK\x03\x04": "a zip archive (a checkpoint?)"}
+
+
+def _open_records(path: Path) -> BinaryIO:
+    """``path`` opened for reading in binary mode, or ``RecordFileError`` saying why it is not a records file."""
+    if not path.exists():
+        raise RecordFileError(f"no such file {str(path)!r}; give the path of a .jsonl file of records")
+    if path.is_dir():
+        raise RecordFileError(f"{str(path)!r} is a directory; give the path of a .jsonl file of records inside it")
+    try:
+        f = open(path, "rb")  # the caller closes it
+        head = f.read(_SNIFF)
+        f.seek(0)
+    except OSError as e:
+        raise RecordFileError(f"cannot read {str(path)!r}: {e.strerror or e}") from None
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            f.close()
+            raise RecordFileError(f"{str(path)!r} is {what}, not a .jsonl file of records")
+    if b"\0" in head:
+        f.close()
+        raise RecordFileError(f"{str(path)!r} is a binary file (it holds NUL bytes), not a .jsonl file of records")
+    return f
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _parse_line(raw: bytes) -> tuple[Any, str | None]:
+    """The JSON value of one line, or ``(None, reason)``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); a record line is JSON text"
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant), None
+    except json.JSONDecodeError as e:
+        return None, f"not valid JSON ({e.msg} at column {e.colno})"
+    except RecursionError:
+        return None, f"not a record: JSON nested too deeply to read (a record is at most {MAX_DEPTH} levels deep)"
+    except ValueError as e:  # duplicate keys, NaN / Infinity, integers of thousands of digits
+        return None, f"not valid JSON ({e})"
+
+
+def _check_values(record: dict[str, Any]) -> str | None:
+    """Nesting depth, and numbers that are whole numbers: no booleans (but for ``scopa``), no fractions."""
+    stack: list[tuple[Any, str, str, int]] = [(record, "record", "", 1)]
+    while stack:
+        value, where, key, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                return f"{where}: nested deeper than {MAX_DEPTH} levels; not a section-8 record"
+            children: list[tuple[Any, str, str, int]]
+            if isinstance(value, dict):
+                children = [(v, f"{where}.{k}", k, depth + 1) for k, v in value.items()]
+            else:
+                children = [(v, f"{where}[{i}]", key, depth + 1) for i, v in enumerate(value)]
+            stack.extend(reversed(children))  # the first problem in reading order is reported
+        elif isinstance(value, bool) and key not in BOOL_KEYS:
+            text = "true" if value else "false"
+            return f"{where}: {text} is a boolean where a number is expected (JSON true is not 1); write {int(value)}"
+        elif isinstance(value, float):
+            return f"{where}: {value!r} is not a whole number; records hold integers only"
+    return None
+
+
+def _check_record(record: Any, allow_unfinished: bool) -> str | None:
+    """Why ``record`` (one parsed line) is wrong, or None when it replays and is finished or marked unfinished."""
     from scopa_env.reference import RecordError, replay_record
 
+    if not isinstance(record, dict):
+        return f"a record must be a JSON object, got {type(record).__name__}"
+    reason = _check_values(record)
+    if reason is not None:
+        return reason
+    hands = record.get("hands")
+    if isinstance(hands, list) and not hands:
+        return "record hands: empty; a record holds at least its first hand (the deals, and the moves played)"
+    mark = record.get("unfinished", False)
+    if mark is not True and mark is not False:
+        return f"record unfinished: true or left out, got {mark!r}"
+    if "unfinished" in record and mark is False:
+        return "record unfinished: false is not a mark; leave the key out for a finished match"
+    try:
+        replay_record(record)
+    except RecordError as e:
+        return str(e)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as e:
+        return f"malformed record ({type(e).__name__}: {e})"
+    winner = record["winner"]
+    if mark and winner is not None:
+        return f"record unfinished: marked true but the match is over (side {winner} won); drop the key"
+    if winner is None and not mark and not allow_unfinished:
+        played = cast(list[dict[str, Any]], hands)  # replay_record checked the hands
+        cut = "mid-hand" if played[-1].get("scores") is None else "after a complete hand"
+        return (
+            f"record winner: null, the match is unfinished ({len(played)} hand(s), cut {cut}); a truncated record? "
+            'A file of deliberately unfinished games marks them with "unfinished": true, or check it with '
+            "--allow-unfinished"
+        )
+    return None
+
+
+def check_file(path: str | Path, allow_unfinished: bool = False) -> tuple[int, str | None]:
+    """Replay every record of a ``.jsonl`` file with the reference engine.
+
+    Returns ``(number of records checked, None)`` or ``(line number, reason)`` for the first wrong line (line 0: the
+    file as a whole, e.g. it holds no record). ``allow_unfinished`` accepts unfinished matches (``"winner": null``)
+    that are not marked ``"unfinished": true``. Raises ``RecordFileError`` when ``path`` is not a records file.
+    """
     count = 0
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
+    seen: dict[bytes, int] = {}
+    with _open_records(Path(path)) as f:
+        for lineno, raw in enumerate(f, start=1):
+            if not raw.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                return lineno, f"not valid JSON ({e.msg} at column {e.colno})"
-            if not isinstance(record, dict):
-                return lineno, f"a record must be a JSON object, got {type(record).__name__}"
-            try:
-                replay_record(record)
-            except RecordError as e:
-                return lineno, str(e)
-            except (KeyError, TypeError, ValueError, IndexError) as e:
-                return lineno, f"malformed record ({type(e).__name__}: {e})"
+            record, reason = _parse_line(raw)
+            if reason is None:
+                reason = _check_record(record, allow_unfinished)
+            if reason is None:
+                digest = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).digest()
+                if digest in seen:
+                    reason = f"the same record as line {seen[digest]} (a duplicated line)"
+                seen.setdefault(digest, lineno)
+            if reason is not None:
+                return lineno, reason
             count += 1
+    if count == 0:
+        return 0, "no records: the file is empty (or blank); a records file holds one JSON record per line"
     return count, None
 
 
-def main(argv: list[str] | None = None) -> int:
+# --------------------------------------------------------------------------------------------------- command line
+
+
+def _check_out(out: Path) -> str | None:
+    """Why records cannot be written to ``out``, or None."""
+    parent = out.parent
+    if out.is_dir():
+        return f"{str(out)!r} is a directory; give a file path such as {str(out / 'games.jsonl')!r}"
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        return f"the directory {str(parent)!r} {what}; create it first or give another path"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the directory {str(parent)!r} is not writable"
+    if out.exists() and not os.access(out, os.W_OK):
+        return f"{str(out)!r} exists and is not writable"
+    return None
+
+
+def _write_records(rules: Rules, out: Path, games: int, seed: int, batch: int) -> None:
+    """Write the records to a temporary file beside ``out``, then move it into place; never leave the temporary."""
+    fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for rec in play_random_records(rules, games, seed, batch, progress=sys.stderr.isatty()):
+                f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        os.chmod(tmp, 0o666 & ~_umask())
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+WRITE_ARGS = ("variant", "games", "seed", "batch")
+"""Arguments of writing, which ``--check`` does not take."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m scopa_env.record",
         description="Write game records of random matches (batched core), or check a records file (reference engine).",
+        epilog="Exit status: 0 all records fine, 1 a wrong record (FILE:LINE: reason), 2 a bad command line or a "
+        'path that is not a records file. Unfinished matches ("winner": null) are errors unless the record says '
+        '"unfinished": true or --allow-unfinished is given.',
     )
-    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
-    p.add_argument("--games", type=int, default=10, help="number of complete matches to play")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first game; game i uses seed + i")
-    p.add_argument("--out", type=Path, help="output .jsonl file (one record per line)")
+    p.add_argument("--variant", help=f"variant to write (default classic; one of {', '.join(variant_names())})")
+    p.add_argument("--games", type=int_arg(1, MAX_SEED + 1), help="number of complete matches to write (default 10)")
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED), help="seed of the first game; game i uses seed + i (default 0)")
+    p.add_argument("--batch", type=int_arg(1, MAX_BATCH), help="games played at once: speed only (default 256)")
+    p.add_argument("--out", type=Path, help="output .jsonl file (one record per line), written when complete")
     p.add_argument("--check", type=Path, metavar="FILE", help="replay FILE's records and report the first wrong line")
-    p.add_argument("--batch", type=int, default=256, help="games played at once")
+    p.add_argument(
+        "--allow-unfinished",
+        action="store_true",
+        help='with --check: accept unfinished matches ("winner": null) not marked "unfinished": true',
+    )
     args = p.parse_args(argv)
-    if args.check:
-        if not args.check.exists():
-            p.error(f"--check: no such file {args.check}")
-        n, reason = check_file(args.check)
+    given = [f"--{k}" for k in WRITE_ARGS if getattr(args, k) is not None]
+    if args.check is not None:
+        if args.out is not None or given:
+            extra = given + (["--out"] if args.out is not None else [])
+            verb, it = ("applies", "it") if len(extra) == 1 else ("apply", "them")
+            p.error(
+                f"--check reads FILE only; {', '.join(extra)} {verb} to writing records: drop {it}, or drop --check"
+            )
+        try:
+            n, reason = check_file(args.check, allow_unfinished=args.allow_unfinished)
+        except RecordFileError as e:
+            p.error(f"--check: {e}")
         if reason is not None:
-            print(f"{args.check}:{n}: {reason}", file=sys.stderr)
+            where = f"{args.check}:{n}" if n else str(args.check)
+            print(f"{where}: {reason}", file=sys.stderr)
             return 1
         print(f"{args.check}: all {n} records replay correctly")
         return 0
+    if args.allow_unfinished:
+        p.error("--allow-unfinished applies to --check FILE only; records written with --out are always complete")
     if args.out is None:
         p.error("give --out FILE.jsonl to write records, or --check FILE.jsonl to check them")
     try:
-        rules = get_rules(args.variant)
+        rules = get_rules(args.variant or "classic")
     except ValueError as e:
-        p.error(str(e))
-    if args.games < 1 or args.seed < 0:
-        p.error("--games must be >= 1 and --seed >= 0")
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for rec in play_random_records(rules, args.games, args.seed, args.batch, progress=sys.stderr.isatty()):
-            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-    tmp.replace(args.out)
-    print(f"wrote {args.games} {rules.name} records to {args.out}")
+        p.error(f"--variant: {e}")
+    games = int(args.games or 10)
+    seed = int(args.seed or 0)
+    batch = int(args.batch or 256)
+    if seed + games - 1 > MAX_SEED:
+        p.error(
+            f"--seed {seed} with --games {games}: game i uses seed + i, and the last seed {seed + games - 1} is "
+            f"beyond 2**64-1; use --seed {MAX_SEED - games + 1} or less"
+        )
+    problem = _check_out(args.out)
+    if problem is not None:
+        p.error(f"--out: {problem}")
+    try:
+        _write_records(rules, args.out, games, seed, batch)
+    except KeyboardInterrupt:
+        print(f"{p.prog}: interrupted; nothing written to {args.out}", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"{p.prog}: error: --out: cannot write {str(args.out)!r}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    print(f"wrote {games} {rules.name} records to {args.out}")
     return 0
 
 
