@@ -43,7 +43,6 @@ import itertools
 import json
 import math
 import os
-import pickle
 import platform
 import random
 import signal
@@ -61,9 +60,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import yaml
-from stable_baselines3.common.vec_env import VecEnvWrapper
 
+from agents import safe_state
 from agents.base import AgentSpecError, Policy, make_agent
+from agents.shaping import ShapedRewards, potential_coefficients
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
@@ -71,6 +71,7 @@ __all__ = [
     "ConfigError",
     "EvalResult",
     "RunDirError",
+    "ShapedRewards",
     "TrainConfig",
     "Trainer",
     "build_parser",
@@ -78,14 +79,42 @@ __all__ = [
     "duplicate_eval",
     "load_config",
     "main",
+    "potential_coefficients",
 ]
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_CONFIG = ROOT / "configs" / "default.yaml"
-RESUME_MEMBER = "scopa_resume.pkl"
-"""Zip member of ``last.zip`` holding the env, league, random states and counters (for ``--resume``)."""
+RESUME_MEMBER = "scopa_resume.npz"
+"""Zip member of ``last.zip`` and the step checkpoints holding the env, league, random states and counters (for
+``--resume``), written by ``agents.safe_state`` (plain data: reading it never runs code)."""
+LEGACY_RESUME_MEMBER = "scopa_resume.pkl"
+"""The pickle older versions wrote instead; refused (a pickle can run code when it is read)."""
+MODEL_COUNTERS = (
+    "_n_updates",
+    "_episode_num",
+    "_last_obs",
+    "_last_episode_starts",
+    "_last_original_obs",
+    "ep_info_buffer",
+    "ep_success_buffer",
+)
+"""The ``MaskablePPO`` attributes besides weights and optimizer that a resumed run restores."""
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+"""Signals that make the trainer save ``last.zip`` and exit (128 + the signal's number)."""
 RESUMABLE_FIELDS = ("total_steps", "progress", "torch_threads")
 """Config fields a resumed run may change; the others must match the run's saved config."""
+
+
+LIMITS = (
+    ("num_envs", 1 << 20, "the vector env's limit"),
+    ("eval_deals", 1_000_000, "each evaluation plays them all"),
+    ("pretrain_hands", 10_000_000, "the warm start keeps every decision in memory"),
+    ("max_snapshots", 1_000, "each snapshot is a copy of the network"),
+    ("total_steps", 10**12, "more than any run can reach"),
+)
+"""(field, largest value, why) for config fields whose size is only bounded by memory or time."""
+MAX_ROLLOUT = 1 << 22
+"""The largest ``num_envs * n_steps``."""
 
 
 class ConfigError(ValueError):
@@ -236,8 +265,19 @@ class TrainConfig:
         for key in ("eval_every", "eval_deals", "checkpoint_every", "keep_checkpoints", "win_rate_window"):
             need(getattr(self, key) >= 1, f"{key} must be a positive integer, got {getattr(self, key)}")
         need(self.max_snapshots >= 0, f"max_snapshots must be >= 0, got {self.max_snapshots}")
-        need(self.seed >= 0, f"seed must be >= 0, got {self.seed}")
-        need(self.eval_seed >= 0, f"eval_seed must be >= 0, got {self.eval_seed}")
+        for key, most, why in LIMITS:
+            need(getattr(self, key) <= most, f"{key} must be at most {most:,} ({why}), got {getattr(self, key):,}")
+        need(
+            self.rollout_size <= MAX_ROLLOUT,
+            f"num_envs * n_steps must be at most {MAX_ROLLOUT:,} (the rollout buffer holds one observation per "
+            f"step, about 1.5 KiB each), got {self.num_envs:,} * {self.n_steps:,}",
+        )
+        need(
+            len(self.net_arch) <= 16 and all(1 <= h <= 16_384 for h in self.net_arch),
+            f"net_arch must be at most 16 layers of 1 to 16,384 units, got {self.net_arch}",
+        )
+        need(0 <= self.seed < 2**32, f"seed must be in [0, 2**32) (numpy's global seed range), got {self.seed}")
+        need(0 <= self.eval_seed < 2**32, f"eval_seed must be in [0, 2**32), got {self.eval_seed}")
         need(self.torch_threads >= 0, f"torch_threads must be >= 0 (0: torch's default), got {self.torch_threads}")
         need(
             self.device in ("cpu", "cuda", "auto") or self.device.startswith("cuda:"),
@@ -450,10 +490,16 @@ def config_from_dict(values: dict[str, Any], source: str = "config") -> TrainCon
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML config file (empty file: {}); raises ``ConfigError`` for a missing or bad file."""
     p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"config file {str(p)!r} is a directory; give a YAML file, e.g. configs/default.yaml")
     if not p.is_file():
         raise ConfigError(f"config file {str(p)!r} does not exist; see configs/ for examples")
     try:
-        data = yaml.safe_load(p.read_text())
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))  # plain data only: no Python objects, no code
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"config file {str(p)!r} cannot be read ({e}); give a readable UTF-8 YAML file") from None
+    except RecursionError:
+        raise ConfigError(f"config file {str(p)!r} nests too deeply to be a config") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"config file {str(p)!r} is not valid YAML: {e}") from None
     if data is None:
@@ -465,8 +511,18 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """The config of a YAML file (default ``configs/default.yaml``) with ``overrides`` applied on top."""
+    source = str(path or DEFAULT_CONFIG)
     values = read_yaml(path or DEFAULT_CONFIG)
-    return config_from_dict({**values, **(overrides or {})}, source=str(path or DEFAULT_CONFIG))
+    try:
+        return config_from_dict({**values, **(overrides or {})}, source=source)
+    except ConfigError as e:
+        if not overrides:
+            raise
+        try:
+            config_from_dict(values, source=source)
+        except ConfigError:
+            raise e from None
+        raise ConfigError(str(e).replace(f"{source}: ", "command line: ", 1)) from None  # the file alone is fine
 
 
 def config_yaml(cfg: TrainConfig) -> str:
@@ -597,67 +653,6 @@ def duplicate_eval(
     )
 
 
-# --------------------------------------------------------------------------------------------------- shaping
-
-
-def potential_coefficients(rules: Rules) -> npt.NDArray[np.float64]:
-    """(obs_size,) ``c`` with potential ``phi(obs) = c @ obs``: own side's pile value minus the others' mean.
-
-    A pile's value is the sum of ``agents.features.card_weights`` over its cards (rough hand points: carte, denari,
-    settebello, primiera) plus one point per scopa. The potential reads only the observation, so it is a function
-    of the learner's information state.
-    """
-    from agents.features import card_weights
-
-    d, s = rules.num_cards, rules.num_sides
-    blocks = {name: (start, stop) for name, start, stop, _ in core.observation_layout(rules)}
-    coef = np.zeros(core.observation_size(rules), dtype=np.float64)
-    side_sign = np.full(s, -1.0 / (s - 1))
-    side_sign[0] = 1.0  # blocks list the own side first
-    start, stop = blocks["piles"]
-    if stop - start != s * d:
-        raise RuntimeError(f"observation layout changed: piles block has {stop - start} entries, expected {s * d}")
-    coef[start:stop] = (side_sign[:, None] * card_weights(rules)[None, :]).reshape(-1)
-    start, stop = blocks["scope"]
-    coef[start:stop] = side_sign * 10.0  # scope are stored / 10
-    return coef
-
-
-class ShapedRewards(VecEnvWrapper):  # type: ignore[misc]
-    """Adds ``weight * (gamma * phi(s') - phi(s))`` to the learner's rewards, with ``phi = 0`` at episode ends.
-
-    Potential-based shaping (Ng, Harada and Russell 1999) leaves the optimal policy unchanged: over an episode the
-    extra rewards add up to ``-phi(first observation)``. It pays for a capture when it is made instead of at the
-    end of the hand, which makes the early learning much faster. ``s`` and ``s'`` are consecutive learner
-    decisions (the other seats' moves in between count too).
-    """
-
-    def __init__(self, venv: Any, rules: Rules, weight: float, gamma: float) -> None:
-        super().__init__(venv)
-        self.coef = potential_coefficients(rules) * float(weight)
-        self.gamma = float(gamma)
-        self.phi = np.zeros(venv.num_envs, dtype=np.float64)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "class_attributes"}  # holds unpicklable proxies
-
-    def __setstate__(self, state: dict[str, Any]) -> None:  # VecEnvWrapper.__getattr__ would recurse in unpickling
-        self.__dict__.update(state)
-        self.class_attributes = dict(inspect.getmembers(self.__class__))
-
-    def reset(self) -> Any:
-        obs = self.venv.reset()
-        self.phi = np.asarray(obs, dtype=np.float64) @ self.coef
-        return obs
-
-    def step_wait(self) -> Any:
-        obs, rewards, dones, infos = self.venv.step_wait()
-        phi = np.asarray(obs, dtype=np.float64) @ self.coef
-        shaped = rewards + self.gamma * np.where(dones, 0.0, phi) - self.phi
-        self.phi = phi  # for an ended episode, obs is the first observation of the next one
-        return obs, shaped.astype(np.float32), dones, infos
-
-
 # --------------------------------------------------------------------------------------------------- run directory
 
 
@@ -732,6 +727,137 @@ def _append_jsonl(path: Path, record: dict[str, Any]) -> None:
         f.write(json.dumps(record, default=str) + "\n")
 
 
+def _read_optimizer_state(path: Path) -> dict[str, Any]:
+    """The optimizer state dict of a checkpoint (``torch.load(weights_only=True)``: no code runs)."""
+    import io
+
+    import torch
+
+    from agents.neural import _open_checkpoint
+
+    member = "policy.optimizer.pth"
+    with _open_checkpoint(path) as archive:
+        if member not in archive.namelist():
+            raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}")
+        try:
+            state = torch.load(io.BytesIO(archive.read(member)), map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is damaged ({type(e).__name__})") from None
+    if not isinstance(state, dict) or "state" not in state or "param_groups" not in state:
+        raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not an optimizer state")
+    return state
+
+
+def _read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metadata, resume state) of a checkpoint; ``RunDirError`` saying what is wrong with it."""
+    from agents.neural import _open_checkpoint, read_checkpoint_meta
+
+    try:
+        meta = read_checkpoint_meta(path)
+        with _open_checkpoint(path) as archive:
+            names = archive.namelist()
+            if RESUME_MEMBER not in names:
+                if LEGACY_RESUME_MEMBER in names:
+                    raise RunDirError(
+                        f"{path.name} was saved by an older version as a pickle, which can run code when it is "
+                        "read, so it is not loaded; start a new run (its weights can seed it: --init-from "
+                        f"{path})"
+                    )
+                raise RunDirError(f"{path.name} holds no resume state ({RESUME_MEMBER})")
+            raw = archive.read(RESUME_MEMBER)
+        blob = safe_state.loads(raw)
+    except AgentSpecError as e:
+        raise RunDirError(str(e)) from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:  # CRC / zlib errors, StateFileError
+        raise RunDirError(f"{path.name} is damaged ({type(e).__name__}: {e})") from None
+    if not isinstance(blob, dict) or not {"env", "league", "state", "rng", "num_timesteps", "model"} <= set(blob):
+        raise RunDirError(f"{path.name}: its resume state lacks parts (damaged or from another version)")
+    if int(blob["num_timesteps"]) != int(meta.get("steps", -1)):
+        raise RunDirError(f"{path.name}: its resume state and metadata disagree on the step")
+    return meta, blob
+
+
+def _step_files(ckpt_dir: Path) -> list[tuple[int, Path]]:
+    """(steps, path) of the ``step_<steps>.zip`` files in ``ckpt_dir``, oldest first."""
+    out = []
+    for p in ckpt_dir.glob("step_*.zip") if ckpt_dir.is_dir() else []:
+        digits = p.stem.removeprefix("step_")
+        if digits.isdigit():
+            out.append((int(digits), p))
+    return sorted(out)
+
+
+def _newest_intact_checkpoint(run: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """The checkpoint a resumed run starts from: the newest of last.zip and checkpoints/step_*.zip that reads
+    back whole (a kill can leave last.zip older than the newest step file; a damaged file is passed over with a
+    message)."""
+    candidates = [(steps, p) for steps, p in _step_files(run / "checkpoints")]
+    last = run / "last.zip"
+    problems: list[str] = []
+    if last.is_file():
+        try:
+            from agents.neural import read_checkpoint_meta
+
+            candidates.append((int(read_checkpoint_meta(last).get("steps", -1)), last))
+        except AgentSpecError as e:
+            problems.append(f"last.zip: {e}")
+    for steps, path in sorted(candidates, key=lambda c: (c[0], c[1] == last), reverse=True):
+        try:
+            meta, blob = _read_resume_state(path)
+        except RunDirError as e:
+            problems.append(f"{path.relative_to(run)}: {e}")
+            continue
+        if problems:
+            print(
+                "train.py: skipped damaged checkpoints:\n  " + "\n  ".join(problems) + f"\nresuming from "
+                f"{path.relative_to(run)} (step {steps:,}), the newest intact one",
+                file=sys.stderr,
+                flush=True,
+            )
+        return path, meta, blob
+    if not candidates and not problems:
+        raise RunDirError(
+            f"--resume {str(run)!r}: no last.zip nor step checkpoint (the run saved no checkpoint yet); start a new "
+            "run instead"
+        )
+    raise RunDirError(
+        f"--resume {str(run)!r}: no intact checkpoint to resume from:\n  " + "\n  ".join(problems) + "\nstart a "
+        "new run (python train.py, or --init-from with a best.zip for its weights)"
+    )
+
+
+def _prune_step_files(ckpt_dir: Path, keep: int) -> None:
+    """Delete all but the newest ``keep`` step files (including ones a killed run left beyond the limit)."""
+    files = _step_files(ckpt_dir)
+    for _, p in files[: max(0, len(files) - keep)]:
+        p.unlink(missing_ok=True)
+
+
+def _clean_run_dir(run: Path, step: int, keep: int) -> None:
+    """Before a resumed run continues from ``step``: delete temporary files of interrupted writes, step files
+    beyond ``keep`` and after ``step`` (they will be written again), and eval.jsonl lines after ``step``."""
+    from agents.neural import write_atomic
+
+    for folder in (run, run / "checkpoints"):
+        for tmp in folder.glob(".*.tmp") if folder.is_dir() else []:
+            tmp.unlink(missing_ok=True)
+    for steps, p in _step_files(run / "checkpoints"):
+        if steps > step:
+            p.unlink(missing_ok=True)
+    _prune_step_files(run / "checkpoints", keep)
+    evals = run / "eval.jsonl"
+    if evals.is_file():
+        kept = []
+        for line in evals.read_text().splitlines():
+            try:
+                record_step = int(json.loads(line).get("step", -1))
+            except (ValueError, AttributeError, TypeError):
+                continue  # a line cut by a kill
+            if record_step <= step:
+                kept.append(line)
+        write_atomic(evals, ("\n".join(kept) + "\n" if kept else "").encode())
+
+
 # --------------------------------------------------------------------------------------------------- trainer
 
 
@@ -743,7 +869,7 @@ class _ResumePoint:
     policy_state: dict[str, Any]
     optim_state: dict[str, Any]
     blob: bytes
-    """Pickle of the env, league, counters, model extras and random states."""
+    """``agents.safe_state`` file of the env, league, counters, model extras and random states."""
 
 
 def _rng_states() -> dict[str, Any]:
@@ -780,6 +906,8 @@ class Trainer:
         self._rollout_end_t = time.perf_counter()
         self._session_t0 = time.perf_counter()
         self.resumed = False
+        self._config_changed = False
+        self._stop_signal = int(signal.SIGINT)
         self._bar: Any = None
         self.eval_agents: list[Policy] = []
         self.writer: Any = None
@@ -844,8 +972,6 @@ class Trainer:
 
     def _build_new(self, baselines: list[Policy], partner: Policy | str) -> None:
         import torch
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.utils import LinearSchedule
 
         from agents.league import League
         from scopa_env.gym import ScopaVecEnv
@@ -878,13 +1004,36 @@ class Trainer:
         self.league.register_initial_pool()
         if cfg.shaping > 0:
             self.env = ShapedRewards(self.env, self.rules, cfg.shaping, cfg.gamma)
+        self.model = self._new_model(self.env)
+        self.state = {
+            "next_snapshot": cfg.snapshot_every,
+            "next_eval": 0,
+            "next_checkpoint": cfg.checkpoint_every,
+            "handled_step": -1,
+            "best_margin": -math.inf,
+            "best_step": -1,
+            "last_eval": {},
+            "elapsed_s": 0.0,
+            "checkpoints": [],
+        }
+        self._setup_logging()
+        self._history("start")
+
+    def _new_model(self, env: Any, setup: bool = True) -> Any:
+        """The config's ``MaskablePPO`` on ``env``. ``setup=False``: built the way SB3's ``load`` builds a model
+        (spaces taken from ``env``, parameters created without seeding ``env``), for ``_load`` to fill in."""
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.utils import LinearSchedule
+
+        cfg = self.cfg
         lr: Any = cfg.learning_rate
         if cfg.lr_end_fraction != 1.0:
             lr = LinearSchedule(cfg.learning_rate, cfg.learning_rate * cfg.lr_end_fraction, 1.0)
         activation = getattr(torch.nn, ACTIVATIONS[cfg.activation])
-        self.model = MaskablePPO(
+        model = MaskablePPO(
             "MlpPolicy",
-            self.env,
+            env if setup else None,  # type: ignore[arg-type]  # SB3's load builds models with env=None too
             learning_rate=lr,
             n_steps=cfg.n_steps,
             batch_size=cfg.batch_size,
@@ -900,25 +1049,18 @@ class Trainer:
             seed=cfg.seed,
             device=cfg.device,
             verbose=0,
+            _init_setup_model=setup,
         )
-        self.state = {
-            "next_snapshot": cfg.snapshot_every,
-            "next_eval": 0,
-            "next_checkpoint": cfg.checkpoint_every,
-            "handled_step": -1,
-            "best_margin": -math.inf,
-            "best_step": -1,
-            "last_eval": {},
-            "elapsed_s": 0.0,
-            "checkpoints": [],
-        }
-        self._setup_logging()
-        self._history("start")
+        if not setup:
+            model.observation_space, model.action_space = env.observation_space, env.action_space
+            model.n_envs = env.num_envs
+            model._setup_model()
+            model.set_env(env, force_reset=False)
+        return model
 
     @classmethod
     def resume(cls, run_dir: str | Path, config_file: str | None, overrides: dict[str, Any]) -> Trainer:
         """Continue the run in ``run_dir`` from its ``last.zip``; the config must agree with the saved one."""
-        from agents.neural import read_checkpoint_meta
 
         run = Path(run_dir)
         if not run.is_dir():
@@ -943,18 +1085,10 @@ class Trainer:
                 "a new run"
             )
         cfg = dataclasses.replace(saved, **{k: convert_value(k, v) for k, v in asked.items() if k in RESUMABLE_FIELDS})
-        last = run / "last.zip"
-        if not last.is_file():
-            raise RunDirError(
-                f"--resume {str(run)!r}: no last.zip (the run saved no checkpoint yet); start a new run instead"
-            )
-        try:
-            meta = read_checkpoint_meta(last)
-        except AgentSpecError as e:
-            raise RunDirError(f"--resume {str(run)!r}: {e}") from None
+        last, meta, blob = _newest_intact_checkpoint(run)
         if meta["variant"] != cfg.variant:
             raise ConfigError(
-                f"--resume {str(run)!r}: last.zip is for variant {meta['variant']!r}, config says {cfg.variant!r}"
+                f"--resume {str(run)!r}: {last.name} is for variant {meta['variant']!r}, config says {cfg.variant!r}"
             )
         if meta["obs_version"] != core.OBS_VERSION:
             raise RunDirError(
@@ -967,30 +1101,33 @@ class Trainer:
         self = cls(cfg, run)
         self.eval_agents = eval_agents
         self.resumed = True
-        self._load(last)
-        if cfg != saved:
-            (run / "config.yaml").write_text(config_yaml(cfg))
+        self._load(last, blob)
+        self._config_changed = cfg != saved
+        _clean_run_dir(run, int(self.model.num_timesteps), cfg.keep_checkpoints)
         self._setup_logging()
         self._history("resume", from_step=int(self.model.num_timesteps))
         return self
 
-    def _load(self, last: Path) -> None:
+    def _load(self, path: Path, blob: dict[str, Any]) -> None:
+        """Rebuild env, league, model and random states from a checkpoint's weights and safe resume state."""
         import torch
-        from sb3_contrib import MaskablePPO
 
-        with zipfile.ZipFile(last) as archive:
-            if RESUME_MEMBER not in archive.namelist():
-                raise RunDirError(f"{last} holds no resume state ({RESUME_MEMBER}); it cannot be resumed")
-            blob = pickle.loads(archive.read(RESUME_MEMBER))
+        from agents.neural import read_weights
+
+        try:
+            policy_state = read_weights(path, "policy.pth")
+            optim_state = _read_optimizer_state(path)
+        except AgentSpecError as e:
+            raise RunDirError(f"--resume: {e}") from None
         if self.cfg.torch_threads:
             torch.set_num_threads(self.cfg.torch_threads)
         self.env, self.league, self.state = blob["env"], blob["league"], blob["state"]
-        model = MaskablePPO.load(last, env=None, device=self.cfg.device)
-        model.set_env(self.env, force_reset=False)
-        model._last_obs = blob["last_obs"]
-        model._last_episode_starts = blob["last_episode_starts"]
-        model._episode_num = blob["episode_num"]
-        model._n_updates = blob["n_updates"]
+        model = self._new_model(self.env, setup=False)
+        model.policy.load_state_dict(policy_state)
+        model.policy.optimizer.load_state_dict(optim_state)
+        model.num_timesteps = int(blob["num_timesteps"])
+        for name in MODEL_COUNTERS:
+            setattr(model, name, blob["model"][name])
         self.model = model
         if blob.get("endgame_optimizer") is not None:
             from agents.imitation import actor_optimizer
@@ -1036,6 +1173,8 @@ class Trainer:
                 "(raise --total-steps to train further)"
             )
             return 0
+        if self._config_changed:  # only once the resumed run really trains on (a no-op resume changes nothing)
+            (self.run_dir / "config.yaml").write_text(config_yaml(cfg))
         print(f"run directory: {self.run_dir}", flush=True)
         print(
             f"training {cfg.variant} for {cfg.total_steps:,} steps from {start:,}: {cfg.num_envs} envs x {cfg.n_steps} "
@@ -1070,33 +1209,44 @@ class Trainer:
         return status
 
     def _install_sigint(self) -> Any:
+        """Ctrl-C, SIGTERM and SIGHUP: stop at the next step and save last.zip; a second one stops sooner."""
         import threading
 
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
-        previous = signal.getsignal(signal.SIGINT)
+        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
 
         def handler(signum: int, frame: Any) -> None:
+            if self.stop_requested:  # the second one: stop now (the checkpoint of the rollout's start is saved)
+                raise KeyboardInterrupt
             self.stop_requested = True
-            signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C interrupts at once
-            self._say("stopping at the next step to save a checkpoint (Ctrl-C again to stop sooner)")
+            self._stop_signal = signum
+            name = signal.Signals(signum).name
+            self._say(f"{name}: stopping at the next step to save a checkpoint (again to stop sooner)")
 
-        signal.signal(signal.SIGINT, handler)
-        return lambda: signal.signal(signal.SIGINT, previous)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, handler)
+
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+        return restore
 
     def _interrupted(self) -> int:
+        status = 128 + int(self._stop_signal)
         point = self._point
         if point is None:
             self._say("interrupted before the first rollout: no checkpoint to save")
             self._history("interrupt", saved=False)
-            return 130
+            return status
         self._write_checkpoint(point)
-        self._history("interrupt", saved=True, checkpoint_step=point.steps)
+        self._history("interrupt", saved=True, checkpoint_step=point.steps, signal=signal.Signals(status - 128).name)
         self._say(
             f"interrupted: saved {self.run_dir / 'last.zip'} at step {point.steps:,}; continue with\n"
             f"  python train.py --resume {self.run_dir}"
         )
-        return 130
+        return status
 
     def _finish(self) -> None:
         steps = int(self.model.num_timesteps)
@@ -1155,7 +1305,7 @@ class Trainer:
             st["next_checkpoint"] = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
             drop = self._plan_step_file(steps)
         point = self._capture()
-        if drop is not None:
+        if drop is not None or not (self.run_dir / "last.zip").is_file():  # a checkpoint from the first rollout on
             self._write_checkpoint(point, drop)
         self._point = point
         self._rollout_t0, self._rollout_steps0 = time.perf_counter(), steps
@@ -1371,19 +1521,16 @@ class Trainer:
         now = time.perf_counter()
         self.state["elapsed_s"] += now - self._session_t0
         self._session_t0 = now
-        blob = pickle.dumps(
+        blob = safe_state.dumps(
             {
                 "env": self.env,
                 "league": self.league,
                 "state": self.state,
                 "rng": _rng_states(),
-                "last_obs": model._last_obs,
-                "last_episode_starts": model._last_episode_starts,
-                "episode_num": model._episode_num,
-                "n_updates": model._n_updates,
+                "num_timesteps": int(model.num_timesteps),
+                "model": {name: getattr(model, name) for name in MODEL_COUNTERS},
                 "endgame_optimizer": None if self._endgame_opt is None else self._endgame_opt.state_dict(),
-            },
-            protocol=pickle.HIGHEST_PROTOCOL,
+            }
         )
         return _ResumePoint(
             int(model.num_timesteps),
@@ -1401,18 +1548,21 @@ class Trainer:
         return kept[: max(0, len(kept) - keep)]
 
     def _write_checkpoint(self, point: _ResumePoint, drop: list[str] | None = None) -> None:
-        """Write last.zip (with the resume state); unless ``drop`` is None also checkpoints/step_<steps>.zip."""
+        """Write last.zip (with the resume state); unless ``drop`` is None first checkpoints/step_<steps>.zip (with
+        it too, so that a step file can stand in for a damaged last.zip), then delete the step files beyond
+        ``keep_checkpoints``."""
         model = self.model
         if int(model.num_timesteps) != point.steps:  # interrupted mid-rollout: go back to the point's weights
             model.policy.load_state_dict(point.policy_state)
             model.policy.optimizer.load_state_dict(point.optim_state)
             model.num_timesteps = point.steps
-        self._save(self.run_dir / "last.zip", point.steps, "last", {RESUME_MEMBER: point.blob})
+        members = {RESUME_MEMBER: point.blob}
         if drop is not None:
             ckpt_dir = self.run_dir / "checkpoints"
-            self._save(ckpt_dir / f"step_{point.steps:09d}.zip", point.steps, "step")
-            for old in drop:
-                (ckpt_dir / old).unlink(missing_ok=True)
+            self._save(ckpt_dir / f"step_{point.steps:09d}.zip", point.steps, "step", members)
+        self._save(self.run_dir / "last.zip", point.steps, "last", members)
+        if drop is not None:
+            _prune_step_files(self.run_dir / "checkpoints", self.cfg.keep_checkpoints)
 
     # ------------------------------------------------------------------------------------------------ output
 
@@ -1514,8 +1664,32 @@ def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:
 # --------------------------------------------------------------------------------------------------- main
 
 
+class _SetupInterrupted(KeyboardInterrupt):
+    """SIGTERM / SIGHUP during the set-up or the warm start (before the trainer's own handlers are in place)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _setup_signals() -> Any:
+    """Make SIGTERM and SIGHUP interrupt the set-up like Ctrl-C; returns a function putting the old handlers back."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _SetupInterrupted(signum)
+
+    extra = [sig for sig in STOP_SIGNALS if sig != signal.SIGINT]
+    previous = {sig: signal.signal(sig, handler) for sig in extra}
+    return lambda: [signal.signal(sig, old) for sig, old in previous.items()]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
+    restore = _setup_signals()
     try:
         ns, overrides = parse_cli(argv)
         if ns.resume:
@@ -1531,9 +1705,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, RunDirError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # during the warm start or the set-up: no training state to save yet
-        print("train.py: interrupted before training started; nothing was saved", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # during the warm start or the set-up: no training state to save yet
+        print(
+            "train.py: interrupted before training started (set-up or warm start); nothing was saved, start the run "
+            "again",
+            file=sys.stderr,
+        )
+        return 128 + (e.signum if isinstance(e, _SetupInterrupted) else int(signal.SIGINT))
+    finally:
+        restore()
     return trainer.run()
 
 

@@ -45,6 +45,7 @@ from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
+    "ACTIVATIONS",
     "CHECKPOINT_FORMAT",
     "META_NAME",
     "ActorNet",
@@ -52,7 +53,10 @@ __all__ = [
     "check_meta",
     "checkpoint_meta",
     "load_checkpoint_policy",
+    "policy_from_weights",
+    "read_activation",
     "read_checkpoint_meta",
+    "read_weights",
     "register_file_loader",
     "save_checkpoint",
     "write_atomic",
@@ -300,30 +304,114 @@ class NeuralPolicy(Policy):
         return actions
 
 
+ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh"}
+"""``train.py``'s activation names -> ``torch.nn`` class names (a checkpoint's config says which it used)."""
+LOADABLE_ACTIVATIONS = ("ReLU", "Tanh", "GELU", "ELU", "LeakyReLU", "SiLU", "Sigmoid", "Softplus", "Mish")
+"""``torch.nn`` activation classes a checkpoint's network may use (by name; anything else is refused)."""
+POLICY_MEMBER = "policy.pth"
+"""The zip member of an SB3 checkpoint holding the policy's weights (a ``torch.save`` of its state dict)."""
+
+
+def read_weights(path: str | Path, member: str = POLICY_MEMBER) -> dict[str, Any]:
+    """A state dict stored in a checkpoint's zip ``member``, read with ``torch.load(weights_only=True)``: tensors
+    and plain containers only, so a crafted file cannot run code (SB3's own ``load`` would unpickle its ``data``)."""
+    with _open_checkpoint(path) as archive:
+        if member not in archive.namelist():
+            raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}; it is not a train.py checkpoint")
+        try:
+            raw = archive.read(member)
+            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except Exception as e:  # zlib / CRC errors, truncated or foreign members, refused (non-weight) objects
+            detail = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
+            raise AgentSpecError(
+                f"checkpoint {str(path)!r}: its {member} is damaged or holds more than weights ({type(e).__name__}: "
+                f"{detail}); use another checkpoint of the run"
+            ) from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not a state dict of tensors")
+    return state
+
+
+def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
+    """Output sizes of the Linear layers ``prefix.0``, ``prefix.2``, ... of an SB3 MLP state dict."""
+    sizes, k = [], 0
+    while f"{prefix}.{k}.weight" in state:
+        sizes.append(int(state[f"{prefix}.{k}.weight"].shape[0]))
+        k += 2
+    return sizes
+
+
+def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
+    """The ``torch.nn`` class name of a checkpoint's activation, read as text: its ``train.py`` config, else the
+    readable copy SB3 writes beside the pickled ``policy_kwargs`` in its ``data`` JSON, else SB3's default (Tanh)."""
+    config = meta.get("config")
+    if isinstance(config, dict) and "activation" in config:
+        name = ACTIVATIONS.get(str(config["activation"]), str(config["activation"]))
+    else:
+        name = "Tanh"
+        with _open_checkpoint(path) as archive:
+            try:
+                data = json.loads(archive.read("data")) if "data" in archive.namelist() else {}
+            except (zipfile.BadZipFile, OSError, ValueError, RecursionError):
+                raise AgentSpecError(
+                    f"checkpoint {str(path)!r}: its data member is unreadable; the file is corrupt"
+                ) from None
+        kwargs = data.get("policy_kwargs") if isinstance(data, dict) else None
+        text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
+        if isinstance(text, str):  # "<class 'torch.nn.modules.activation.ReLU'>"
+            name = text.strip("<>'\" ").removeprefix("class").strip(" '\"").rpartition(".")[2]
+    if name not in LOADABLE_ACTIVATIONS:
+        raise AgentSpecError(
+            f"checkpoint {str(path)!r}: activation {name!r} is not supported; supported: "
+            f"{', '.join(LOADABLE_ACTIVATIONS)}"
+        )
+    return name
+
+
+def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | str, path: str | Path) -> Any:
+    """The SB3 ``MaskableActorCriticPolicy`` of a checkpoint, rebuilt from its weights (layer sizes from the tensors)
+    and its activation (a ``torch.nn`` class name) rather than from SB3's pickled ``data``."""
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    rules = get_rules(rules)
+    where = f"checkpoint {str(path)!r}"
+    if activation not in LOADABLE_ACTIVATIONS:
+        raise AgentSpecError(f"{where}: activation {activation!r} is not one of {', '.join(LOADABLE_ACTIVATIONS)}")
+    bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        raise AgentSpecError(f"{where}: weights {', '.join(bad[:3])} hold NaN or infinite values; the file is damaged")
+    net_arch = {
+        "pi": _layer_sizes(state, "mlp_extractor.policy_net"),
+        "vf": _layer_sizes(state, "mlp_extractor.value_net"),
+    }
+    size = core.observation_size(rules)
+    obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
+    try:
+        policy = MaskableActorCriticPolicy(
+            obs_space,
+            spaces.Discrete(rules.num_cards),
+            lambda _: 0.0,
+            net_arch=net_arch,
+            activation_fn=getattr(nn, activation),
+        )
+        policy.load_state_dict(state)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AgentSpecError(f"{where}: cannot rebuild its policy network from its weights ({first})") from None
+    return policy
+
+
 def load_checkpoint_policy(
     path: str | Path, rules: Rules | str, any_variant: bool = False
 ) -> tuple[ActorNet, dict[str, Any]]:
-    """(frozen actor network, metadata) of a checkpoint, after checking that it can play ``rules``."""
-    from stable_baselines3.common.save_util import load_from_zip_file
+    """(frozen actor network, metadata) of a checkpoint, after checking that it can play ``rules``.
 
+    Only the JSON metadata and the weights (``torch.load(weights_only=True)``) are read: loading a checkpoint,
+    even a crafted one, never runs code from it."""
     meta = read_checkpoint_meta(path)
     check_meta(meta, rules, path, any_variant=any_variant)
-    try:
-        data, params, _ = load_from_zip_file(path, device="cpu", print_system_info=False)
-    except Exception as e:  # corrupt members, unpicklable classes: say which file and what to do
-        raise AgentSpecError(
-            f"checkpoint {str(path)!r} is corrupt or incompatible with this stable-baselines3 version ({e}); "
-            "use another checkpoint of the run"
-        ) from e
-    if data is None or not params or "policy" not in params:
-        raise AgentSpecError(f"checkpoint {str(path)!r} holds no policy weights; it is not a train.py checkpoint")
-    kwargs = dict(data.get("policy_kwargs", {}))
-    kwargs.pop("device", None)
-    try:
-        policy = data["policy_class"](data["observation_space"], data["action_space"], lambda _: 0.0, **kwargs)
-        policy.load_state_dict(params["policy"])
-    except Exception as e:
-        raise AgentSpecError(f"checkpoint {str(path)!r}: cannot rebuild its policy network ({e})") from e
+    policy = policy_from_weights(read_weights(path), read_activation(path, meta), rules, path)
     return ActorNet.from_sb3(policy), meta
 
 
