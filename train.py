@@ -749,8 +749,9 @@ def _read_optimizer_state(path: Path) -> dict[str, Any]:
 
 
 def _read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metadata, resume state) of a checkpoint; ``RunDirError`` saying what is wrong with it."""
-    from agents.neural import _open_checkpoint, read_checkpoint_meta
+    """(metadata, resume state) of a checkpoint, the resume state with the policy's and the optimizer's state dicts
+    as ``"policy_state"`` and ``"optim_state"``; ``RunDirError`` saying what is wrong with it."""
+    from agents.neural import _open_checkpoint, read_checkpoint_meta, read_weights
 
     try:
         meta = read_checkpoint_meta(path)
@@ -766,6 +767,9 @@ def _read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
                 raise RunDirError(f"{path.name} holds no resume state ({RESUME_MEMBER})")
             raw = archive.read(RESUME_MEMBER)
         blob = safe_state.loads(raw)
+        if isinstance(blob, dict):
+            blob["policy_state"] = read_weights(path, "policy.pth")
+            blob["optim_state"] = _read_optimizer_state(path)
     except AgentSpecError as e:
         raise RunDirError(str(e)) from None
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:  # CRC / zlib errors, StateFileError
@@ -907,6 +911,7 @@ class Trainer:
         self._session_t0 = time.perf_counter()
         self.resumed = False
         self._config_changed = False
+        self._resume_event: dict[str, Any] | None = None
         self._stop_signal = int(signal.SIGINT)
         self._bar: Any = None
         self.eval_agents: list[Policy] = []
@@ -1101,30 +1106,25 @@ class Trainer:
         self = cls(cfg, run)
         self.eval_agents = eval_agents
         self.resumed = True
-        self._load(last, blob)
+        self._load(blob)
         self._config_changed = cfg != saved
-        _clean_run_dir(run, int(self.model.num_timesteps), cfg.keep_checkpoints)
-        self._setup_logging()
-        self._history("resume", from_step=int(self.model.num_timesteps))
+        self._resume_event = {"from_step": int(self.model.num_timesteps), "checkpoint": last.name}
         return self
 
-    def _load(self, path: Path, blob: dict[str, Any]) -> None:
-        """Rebuild env, league, model and random states from a checkpoint's weights and safe resume state."""
+    def _load(self, blob: dict[str, Any]) -> None:
+        """Rebuild env, league, model and random states from a checkpoint's resume state (``_read_resume_state``)."""
         import torch
 
-        from agents.neural import read_weights
-
-        try:
-            policy_state = read_weights(path, "policy.pth")
-            optim_state = _read_optimizer_state(path)
-        except AgentSpecError as e:
-            raise RunDirError(f"--resume: {e}") from None
         if self.cfg.torch_threads:
             torch.set_num_threads(self.cfg.torch_threads)
         self.env, self.league, self.state = blob["env"], blob["league"], blob["state"]
         model = self._new_model(self.env, setup=False)
-        model.policy.load_state_dict(policy_state)
-        model.policy.optimizer.load_state_dict(optim_state)
+        try:
+            model.policy.load_state_dict(blob["policy_state"])
+            model.policy.optimizer.load_state_dict(blob["optim_state"])
+        except (RuntimeError, ValueError, KeyError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise RunDirError(f"--resume: the checkpoint's weights do not fit the run's config ({first})") from None
         model.num_timesteps = int(blob["num_timesteps"])
         for name in MODEL_COUNTERS:
             setattr(model, name, blob["model"][name])
@@ -1173,8 +1173,13 @@ class Trainer:
                 "(raise --total-steps to train further)"
             )
             return 0
-        if self._config_changed:  # only once the resumed run really trains on (a no-op resume changes nothing)
-            (self.run_dir / "config.yaml").write_text(config_yaml(cfg))
+        if self._resume_event is not None:  # only once a resumed run really trains on (a no-op changes nothing)
+            _clean_run_dir(self.run_dir, start, cfg.keep_checkpoints)
+            if self._config_changed:
+                (self.run_dir / "config.yaml").write_text(config_yaml(cfg))
+            self._setup_logging()
+            self._history("resume", **self._resume_event)
+            self._resume_event = None
         print(f"run directory: {self.run_dir}", flush=True)
         print(
             f"training {cfg.variant} for {cfg.total_steps:,} steps from {start:,}: {cfg.num_envs} envs x {cfg.n_steps} "

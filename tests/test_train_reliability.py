@@ -1,0 +1,168 @@
+"""train.py under kills, signals and damaged files: nothing saved is lost, every failure says what to do."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import train
+from agents.neural import read_checkpoint_meta
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "configs" / "smoke.yaml")
+FIXED = ["--lr-end-fraction", "1"]  # a constant schedule does not depend on total_steps
+
+
+def _smoke(root: Path, name: str, *extra: str) -> Path:
+    assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, *FIXED, *extra]) == 0
+    (run,) = [p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name]
+    return run
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    with zipfile.ZipFile(path) as z:
+        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+
+
+def _same_weights(a: Path, b: Path) -> bool:
+    wa, wb = _weights(a), _weights(b)
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def _history(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()]
+
+
+def _eval_steps(run: Path) -> list[int]:
+    return [json.loads(line)["step"] for line in (run / "eval.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted smoke run (4,096 steps; step files at 2,048 and 4,096)."""
+    return _smoke(tmp_path_factory.mktemp("full"), "full")
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _flip_bytes(path: Path) -> None:
+    """Damage the middle of the file (a CRC / zlib error on reading, the zip directory still intact)."""
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 3
+    data[mid : mid + 64] = bytes(64)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_bytes])
+def test_a_damaged_last_zip_resumes_from_the_newest_intact_step_file(
+    full: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Path(shutil.copytree(full, tmp_path / "run"))
+    damage(run / "last.zip")
+    damage(run / "checkpoints" / "step_000004096.zip")
+    assert train.main(["--resume", str(run), "--total-steps", "4096"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped damaged checkpoints" in err and "checkpoints/step_000002048.zip (step 2,048)" in err
+    assert "Traceback" not in err
+    assert _same_weights(full / "last.zip", run / "last.zip")  # it trained 2,048 -> 4,096 again, exactly
+    assert _eval_steps(run) == _eval_steps(full) == [0, 2048, 4096]  # no duplicate evaluation lines
+    assert [e.get("from_step") for e in _history(run) if e["event"] == "resume"] == [2048]
+
+
+def test_nothing_intact_says_so_and_what_to_do(full: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = Path(shutil.copytree(full, tmp_path / "run"))
+    for p in [run / "last.zip", *(run / "checkpoints").iterdir()]:
+        _truncate(p)
+    assert train.main(["--resume", str(run), "--total-steps", "8192"]) == 2
+    err = capsys.readouterr().err
+    assert "no intact checkpoint" in err and "last.zip" in err and "step_000002048.zip" in err
+    assert "start a" in err and "Traceback" not in err
+
+
+def test_a_step_file_newer_than_last_zip_wins(full: Path, tmp_path: Path) -> None:
+    """A kill between writing a step file and last.zip leaves last.zip behind: the step file is used."""
+    half = _smoke(tmp_path, "half", "--total-steps", "2048")
+    old_last = (half / "last.zip").read_bytes()
+    assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
+    (half / "last.zip").write_bytes(old_last)  # as if killed after step_4096.zip, before last.zip
+    (half / "checkpoints" / "step_000000001.zip").write_bytes(b"orphan")  # beyond keep_checkpoints
+    (half / ".last.zip.abc123.tmp").write_bytes(b"half-written")
+    assert train.main(["--resume", str(half), "--total-steps", "6144"]) == 0
+    assert [e.get("from_step") for e in _history(half) if e["event"] == "resume"] == [2048, 4096]
+    assert sorted(p.name for p in (half / "checkpoints").iterdir()) == ["step_000004096.zip", "step_000006144.zip"]
+    assert not list(half.glob("*.tmp")) and not list(half.glob(".*.tmp"))
+
+
+def test_step_files_stand_in_for_last_zip(full: Path, tmp_path: Path) -> None:
+    run = Path(shutil.copytree(full, tmp_path / "run"))
+    (run / "last.zip").unlink()
+    assert train.main(["--resume", str(run), "--total-steps", "4096"]) == 0  # step_4096: already done
+    assert train.main(["--resume", str(run), "--total-steps", "6144"]) == 0
+    assert read_checkpoint_meta(run / "last.zip")["steps"] == 6144
+
+
+def test_a_checkpoint_exists_from_the_first_rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "early", "lr_end_fraction": 1.0})
+    trainer = train.Trainer.create(cfg)
+    original = train.Trainer.on_step
+
+    def on_step(self: train.Trainer, local: dict[str, Any]) -> bool:
+        if self.model.num_timesteps >= 512:  # the first rollout, long before the first step checkpoint (2,048)
+            self.stop_requested = True
+        return original(self, local)
+
+    monkeypatch.setattr(train.Trainer, "on_step", on_step)
+    assert trainer.run() == 130
+    monkeypatch.undo()
+    (run,) = list(tmp_path.iterdir())
+    assert read_checkpoint_meta(run / "last.zip")["steps"] == 0  # the warm start is kept
+    assert train.main(["--resume", str(run), "--total-steps", "2048"]) == 0
+
+
+def test_a_no_op_resume_changes_nothing(full: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = Path(shutil.copytree(full, tmp_path / "run"))
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "history.jsonl"}
+    assert train.main(["--resume", str(run), "--total-steps", "100"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+    after = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "history.jsonl"}
+    assert before.keys() == after.keys() and all(before[k] == after[k] for k in before if k != "events")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_saves_a_checkpoint_and_the_run_resumes_from_python(tmp_path: Path, sig: signal.Signals) -> None:
+    """The run is started from the command line (``__main__``) and resumed through ``Trainer.resume``."""
+    cmd = [sys.executable, str(ROOT / "train.py"), "--config", SMOKE, "--run-root", str(tmp_path), "--name", "sig"]
+    cmd += ["--total-steps", "1e9", "--num-envs", "16", "--n-steps", "8", "--batch-size", "128"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 120
+    for line in proc.stdout:
+        if line.startswith("training classic"):
+            break
+        assert time.monotonic() < deadline, "training did not start"
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + int(sig), err
+    assert "interrupted: saved" in out + err and "--resume" in out + err and "Traceback" not in err
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    steps = read_checkpoint_meta(run / "last.zip")["steps"]
+    trainer = train.Trainer.resume(run, None, {"total_steps": steps + 256, "progress": False})
+    assert trainer.run() == 0
+    assert read_checkpoint_meta(run / "last.zip")["steps"] >= steps + 256
