@@ -19,14 +19,17 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from scopa_env import core  # noqa: E402
+from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 
 __all__ = ["bench_core", "bench_reference", "main"]
@@ -92,19 +95,69 @@ def bench_reference(rules: Rules, seconds: float, seed: int = 0, with_observatio
     return n / (time.perf_counter() - t0)
 
 
-def main(argv: list[str] | None = None) -> int:
+MAX_BATCH = 2**20
+"""The largest ``--batch`` (about a million games; memory grows with it)."""
+MAX_SEED = 2**63 - 1
+"""The largest ``--seed``: games are seeded ``seed``, ``seed + 1``, ..., kept well away from 2**64."""
+
+
+def _seconds(lo_open: bool) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number of seconds, > 0 (``lo_open``) or >= 0."""
+    wanted = "a finite number of seconds > 0" if lo_open else "a finite number of seconds >= 0 (0 skips it)"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (lo_open and value == 0):
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {shown!r}")
+        return value
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scopa_env.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
-    p.add_argument("--batch", type=int, default=4096, help="games advanced per call")
-    p.add_argument("--seconds", type=float, default=10.0, help="time spent on the core (split in 5 windows)")
-    p.add_argument("--reference-seconds", type=float, default=3.0, help="time spent on the reference engine")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=int_arg(1, MAX_BATCH), default=4096, help="games advanced per call (1..2**20)")
+    p.add_argument("--seconds", type=_seconds(True), default=10.0, help="time spent on the core (split in 5 windows)")
+    p.add_argument(
+        "--reference-seconds",
+        type=_seconds(False),
+        default=None,
+        help="time spent on the reference engine (default 3; 0 skips it; --env core only)",
+    )
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the first game (0..2**63-1)")
     p.add_argument("--env", choices=["core", "vec"], default="core", help="'vec': the SB3 vector env (see gym.py)")
     args = p.parse_args(argv)
     try:
         rules = get_rules(args.variant)
     except ValueError as e:
-        p.error(str(e))
+        p.error(f"--variant: {e}")
+    if args.env == "vec" and args.reference_seconds is not None:
+        p.error("--reference-seconds applies to --env core only (the vec benchmark times no reference engine)")
+    try:
+        return _run(rules, args)
+    except MemoryError:
+        print(
+            f"{p.prog}: error: --batch {args.batch}: not enough memory for {args.batch} {rules.name} games at once; "
+            "use a smaller --batch",
+            file=sys.stderr,
+        )
+        return 2
+    except ImportError as e:
+        print(
+            f"{p.prog}: error: --env {args.env} needs a missing package ({e}); install the project with its "
+            "dependencies: pip install -e .",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _run(rules: Rules, args: argparse.Namespace) -> int:
     if args.env == "vec":
         from scopa_env.gym import bench_vec_env  # type: ignore[attr-defined]
 
@@ -113,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     res = bench_core(rules, args.batch, args.seconds, args.seed)
     nan = float("nan")
-    ref_obs = bench_reference(rules, args.reference_seconds, args.seed, True) if args.reference_seconds > 0 else nan
-    ref = bench_reference(rules, args.reference_seconds, args.seed) if args.reference_seconds > 0 else nan
+    ref_seconds = 3.0 if args.reference_seconds is None else args.reference_seconds
+    ref_obs = bench_reference(rules, ref_seconds, args.seed, True) if ref_seconds > 0 else nan
+    ref = bench_reference(rules, ref_seconds, args.seed) if ref_seconds > 0 else nan
     ratio = res["decisions_per_s"] / ref_obs if ref_obs == ref_obs and ref_obs > 0 else nan
     ratio_rules = res["decisions_per_s"] / ref if ref == ref and ref > 0 else nan
     rows = [

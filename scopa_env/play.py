@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
+from scopa_env.record import MAX_SEED, int_arg
 from scopa_env.render import pretty_card, pretty_cards, render_text
 from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.scoring import POINT_FIELDS
@@ -45,10 +46,13 @@ __all__ = [
     "SHIPPED_BOTS",
     "EndOfInput",
     "PlayConfig",
+    "PlayError",
+    "Session",
     "Terminal",
     "build_agent",
     "default_opponent",
     "main",
+    "prepare",
     "run",
 ]
 
@@ -600,42 +604,92 @@ class Match:
 # --------------------------------------------------------------------------------------------------- session
 
 
-def run(config: PlayConfig, inp: TextIO, out: TextIO) -> int:
-    """Play matches until the player declines a rematch, quits or the input ends; returns the exit status."""
-    rules = get_rules(config.variant)
-    term = Terminal(inp, out, color=config.color)
-    if not 0 <= config.seat < rules.num_players:
-        term.say(f"error: --seat must be 0..{rules.num_players - 1} for {rules.name}, got {config.seat}")
-        return 2
+class PlayError(ValueError):
+    """A session option that cannot be used (a seat the variant lacks, an agent that does not load); the message
+    names the option, the value and the fix."""
+
+
+@dataclass
+class Session:
+    """What ``prepare`` checked and built: the rules, the agent of every other seat and the hint agent."""
+
+    rules: Rules
+    opponent: str
+    partner: str
+    seat_agents: dict[int, Policy]
+    hint_agent: Policy
+    notes: list[str]
+
+
+def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
+    try:
+        return build_agent(spec, rules, seed)
+    except Exception as e:  # whatever a user's spec or file does wrong is a message, never a traceback
+        detail = str(e) if isinstance(e, (ImportError, ValueError)) else f"{type(e).__name__}: {e}"
+        raise PlayError(f"{flag}: cannot load the agent: {' '.join(detail.split())}") from None
+
+
+def prepare(config: PlayConfig) -> Session:
+    """Check ``config`` and build its agents; raises ``PlayError`` before anything is played."""
+    try:
+        rules = get_rules(config.variant)
+    except (TypeError, ValueError) as e:
+        raise PlayError(f"--variant: {e}") from None
+    n = rules.num_players
+    if isinstance(config.seat, bool) or not isinstance(config.seat, int) or not 0 <= config.seat < n:
+        raise PlayError(f"--seat must be 0..{n - 1} for {rules.name} ({n} players), got {config.seat!r}")
+    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or not 0 <= config.seed <= MAX_SEED:
+        raise PlayError(f"--seed must be a whole number from 0 to 2**64-1, got {config.seed!r}")
+    for flag, spec in (("--opponent", config.opponent), ("--partner", config.partner)):
+        if spec is not None and (not isinstance(spec, str) or not spec.strip()):
+            raise PlayError(f"{flag}: an agent spec must be a non-empty string (e.g. greedy), got {spec!r}")
+    human_side = rules.seat_side[config.seat]
+    has_partner = len(rules.sides[human_side]) > 1
+    if config.partner is not None and not has_partner:
+        raise PlayError(
+            f"--partner: {rules.name} has no teams, so you have no partner; drop --partner (got {config.partner!r})"
+        )
+    notes: list[str] = []
     opponent = config.opponent
     if opponent is None:
-        opponent, notes = default_opponent(rules)
-        for note in notes:
-            term.say(f"note: {note}")
+        try:
+            opponent, notes = default_opponent(rules)
+        except RuntimeError as e:
+            raise PlayError(f"--opponent: {e}; give one, e.g. --opponent random") from None
     partner = config.partner or opponent
-    try:
-        hint_agent = build_agent(opponent, rules, HINT_SEED)
-        roles: dict[str, Policy] = {"opponent": build_agent(opponent, rules, config.seed)}
-        roles["partner"] = roles["opponent"] if partner == opponent else build_agent(partner, rules, config.seed + 1)
-    except (ImportError, ValueError) as e:
-        term.say(f"error: cannot load the agent: {e}")
-        return 2
-    human_side = rules.seat_side[config.seat]
-    seat_agents = {
-        s: roles["partner"] if rules.seat_side[s] == human_side else roles["opponent"]
-        for s in range(rules.num_players)
-        if s != config.seat
-    }
+    hint_agent = _load("--opponent", opponent, rules, HINT_SEED)
+    opp = _load("--opponent", opponent, rules, config.seed)
+    mate = opp if partner == opponent else _load("--partner", partner, rules, config.seed + 1)
+    seat_agents = {s: mate if rules.seat_side[s] == human_side else opp for s in range(n) if s != config.seat}
+    return Session(rules, opponent, partner, seat_agents, hint_agent, notes)
+
+
+def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = None) -> int:
+    """Play matches until the player declines a rematch, quits or the input ends; returns the exit status.
+
+    A bad option (``PlayError``) is reported on ``out`` as ``error: ...`` with status 2; ``main`` checks the options
+    first (``prepare``) and passes the ``session``, so that its errors go to stderr instead.
+    """
+    term = Terminal(inp, out, color=config.color)
+    if session is None:
+        try:
+            session = prepare(config)
+        except PlayError as e:
+            term.say(f"error: {e}")
+            return 2
+    rules, seat_agents = session.rules, session.seat_agents
+    for note in session.notes:
+        term.say(f"note: {note}")
     term.say(f"Scopa: {rules.name} ({rules.description}) -- first to {rules.target} points")
     term.say(
-        f"you are player {config.seat}; opponents: {opponent}"
-        + (f"; your partner: {partner}" if any(len(side) > 1 for side in rules.sides) else "")
+        f"you are player {config.seat}; opponents: {session.opponent}"
+        + (f"; your partner: {session.partner}" if any(len(side) > 1 for side in rules.sides) else "")
     )
     term.say("type a card to play it (e.g. 7d), 'hint' for advice, 'help' for the rules and commands")
     seed = np.uint64(config.seed)
     try:
         while True:
-            match = Match(rules, term, config.seat, seat_agents, hint_agent, int(seed))
+            match = Match(rules, term, config.seat, seat_agents, session.hint_agent, int(seed))
             match.play()
             if not term.ask_yes_no("play again? [y/n]> "):
                 term.say("thanks for playing!")
@@ -651,8 +705,8 @@ def run(config: PlayConfig, inp: TextIO, out: TextIO) -> int:
         return 0
 
 
-def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
-    """Command line entry point (``python -m scopa_env.play``)."""
+def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
+    """Command line entry point (``python -m scopa_env.play``). Bad options: ``prog: error: ...``, status 2."""
     parser = argparse.ArgumentParser(
         prog="python -m scopa_env.play",
         description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
@@ -665,26 +719,29 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
         "directory or bot:path=DIR (default: the shipped bot of the variant, else expert)",
     )
     parser.add_argument(
-        "--partner", default=None, help="agent spec for your teammates (team variants; default: --opponent)"
+        "--partner", default=None, help="agent spec for your teammates (team variants only; default: --opponent)"
     )
-    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the first match (default 0)")
+    parser.add_argument("--seat", type=int_arg(0), default=0, help="your seat, 0..players-1 (default 0)")
+    parser.add_argument(
+        "--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the first match, 0..2**64-1 (default 0)"
+    )
     parser.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour red suits (default: on a terminal)"
     )
     args = parser.parse_args(argv)
     out = out if out is not None else sys.stdout
     inp = inp if inp is not None else sys.stdin
-    try:
-        get_rules(args.variant)
-    except ValueError as e:
-        parser.error(str(e))
-    if args.seed < 0:
-        parser.error(f"--seed must be non-negative, got {args.seed}")
     color = args.color == "always" or (args.color == "auto" and out.isatty())
     config = PlayConfig(args.variant, args.opponent, args.partner, args.seat, args.seed, color)
     try:
-        return run(config, inp, out)
+        session = prepare(config)
+    except PlayError as e:
+        parser.error(str(e))
+    except KeyboardInterrupt:
+        print("\ninterrupted. ciao!", file=out)
+        return 130
+    try:
+        return run(config, inp, out, session)
     except KeyboardInterrupt:
         print("\ninterrupted. ciao!", file=out)
         return 130

@@ -70,24 +70,23 @@ AGENT_STREAM = 0x5C0BA
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-def int_arg(lo: int, hi: int, hint: str = "") -> Callable[[str], int]:
-    """An argparse ``type`` for a whole number in ``lo..hi``; the error names the value and the range.
+def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number in ``lo..hi`` (``hi`` None: no upper bound); the error names the value
+    and the range.
 
     ``int("1e30")`` and ``int("-3")`` never reach the program: argparse prints ``prog: error: argument --seed:
-    expected a whole number from 0 to ..., got '1e30'`` and exits with status 2.
+    expected a whole number from 0 to 2**64-1, got '1e30'`` and exits with status 2.
     """
-    shown_hi = _show_int(hi)
+    wanted = f"a whole number >= {lo}" if hi is None else f"a whole number from {lo} to {_show_int(hi)}"
 
     def parse(text: str) -> int:
         try:
-            value = int(text.strip(), 10)
+            value: int | None = int(text.strip(), 10)
         except ValueError:
             value = None
-        if value is None or not lo <= value <= hi:
+        if value is None or value < lo or (hi is not None and value > hi):
             shown = text if len(text) <= 40 else text[:37] + "..."
-            raise argparse.ArgumentTypeError(
-                f"expected a whole number from {lo} to {shown_hi}, got {shown!r}" + (f"; {hint}" if hint else "")
-            )
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {shown!r}")
         return value
 
     parse.__name__ = "whole number"
@@ -298,6 +297,8 @@ _MAGIC = {b"\x1f\x8b": "gzip-compressed (decompress it first)", b"PK\x03\x04": "
 
 def _open_records(path: Path) -> BinaryIO:
     """``path`` opened for reading in binary mode, or ``RecordFileError`` saying why it is not a records file."""
+    if "\0" in str(path):
+        raise RecordFileError(f"{str(path)!r} holds a NUL character, which no file name can hold")
     if not path.exists():
         raise RecordFileError(f"no such file {str(path)!r}; give the path of a .jsonl file of records")
     if path.is_dir():
@@ -441,6 +442,8 @@ def check_file(path: str | Path, allow_unfinished: bool = False) -> tuple[int, s
 def _check_out(out: Path) -> str | None:
     """Why records cannot be written to ``out``, or None."""
     parent = out.parent
+    if "\0" in str(out):
+        return f"{str(out)!r} holds a NUL character, which no file name can hold"
     if out.is_dir():
         return f"{str(out)!r} is a directory; give a file path such as {str(out / 'games.jsonl')!r}"
     if not parent.is_dir():
@@ -543,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         print(f"{p.prog}: error: --out: cannot write {str(args.out)!r}: {e.strerror or e}", file=sys.stderr)
         return 1
-    print(f"wrote {games} {rules.name} records to {args.out}")
+    print(f"wrote {games} {rules.name} record{'' if games == 1 else 's'} to {args.out}")
     return 0
 
 

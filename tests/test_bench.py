@@ -31,3 +31,29 @@ def test_bench_command_prints_the_json_line(capsys: pytest.CaptureFixture[str]) 
     for key in ("variant", "batch", "decisions_per_s", "games_per_s", "reference_decisions_per_s", "speedup"):
         assert key in last, key
     assert last["batch"] == 64 and last["decisions_per_s"] > 0 and last["reference_decisions_per_s"] > 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--batch", "0"], "argument --batch: expected a whole number from 1 to 1048576, got '0'"),
+        (["--batch", str(2**40)], "argument --batch: expected a whole number from 1 to 1048576"),
+        (["--seconds", "-1"], "argument --seconds: expected a finite number of seconds > 0, got '-1'"),
+        (["--seconds", "0"], "argument --seconds: expected a finite number of seconds > 0, got '0'"),
+        (["--reference-seconds", "-1"], "argument --reference-seconds: expected a finite number of seconds >= 0"),
+        (["--seed", "-1"], "argument --seed: expected a whole number from 0 to 2**63-1, got '-1'"),
+        (["--seed", str(2**64)], "argument --seed: expected a whole number from 0 to 2**63-1"),
+        (["--variant", "nope"], "--variant: unknown variant 'nope'"),
+        (["--env", "vec", "--reference-seconds", "1"], "--reference-seconds applies to --env core only"),
+    ],
+)
+def test_bench_arguments_are_checked_up_front(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    # short timings, so that on a command line that is wrongly accepted the benchmark ends quickly
+    base = ["--batch", "8", "--seconds", "0.05", "--reference-seconds", "0"]
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(base + argv if "--env" not in argv else ["--seconds", "0.05", *argv])
+    captured = capsys.readouterr()
+    assert exit_info.value.code == 2 and captured.out == ""
+    assert captured.err.splitlines()[-1].startswith(f"python -m scopa_env.bench: error: {message}"), captured.err

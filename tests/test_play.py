@@ -294,3 +294,53 @@ def test_bot_specs_are_checked(tmp_path: Path) -> None:
         assert rc == 2 and message in text, text
     rc, text = run_text("", variant="classic-21", opponent=str(bot_dir))
     assert rc == 2 and "trained for 'classic', not 'classic-21'" in text
+
+
+def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``play.main(argv)`` on empty input: (exit status, what the game printed, stderr)."""
+    out = io.StringIO()
+    try:
+        code = play.main(argv, io.StringIO(""), out)
+    except SystemExit as e:
+        code = int(e.code or 0)
+    return code, out.getvalue(), capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seat", "5"], "--seat must be 0..1 for classic (2 players), got 5"),
+        (["--variant", "scopa-a-quattro", "--seat", "4"], "--seat must be 0..3 for scopa-a-quattro"),
+        (["--seat", "-1"], "argument --seat: expected a whole number >= 0, got '-1'"),
+        (["--seed", "-1"], "argument --seed: expected a whole number from 0 to 2**64-1, got '-1'"),
+        (["--seed", str(2**64)], "argument --seed: expected a whole number from 0 to 2**64-1"),
+        (["--seed", "1e30"], "argument --seed: expected a whole number from 0 to 2**64-1, got '1e30'"),
+        (["--variant", "nope"], "--variant: unknown variant 'nope'; known variants: classic"),
+        (["--opponent", "nobody"], "--opponent: cannot load the agent: unknown agent 'nobody'"),
+        (["--opponent", "missing/best.zip"], "--opponent: cannot load the agent: checkpoint 'missing/best.zip'"),
+        (["--opponent", ""], "--opponent: an agent spec must be a non-empty string"),
+        (["--partner", "greedy"], "--partner: classic has no teams, so you have no partner; drop --partner"),
+        (["--variant", "scopone-scientifico", "--partner", "nobody"], "--partner: cannot load the agent"),
+        (["--color", "red"], "argument --color: invalid choice: 'red'"),
+    ],
+)
+def test_command_line_options_are_checked_before_the_game(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, text, err = _main(["--opponent", "random", *argv], capsys)
+    assert code == 2 and text == "", text  # nothing played, nothing printed on the game's stream
+    assert err.splitlines()[-1].startswith(f"python -m scopa_env.play: error: {message}"), err
+
+
+def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.CaptureFixture[str]) -> None:
+    code, text, err = _main(["--opponent", "random", "--seed", str(2**64 - 1), "--color", "never"], capsys)
+    assert code == 0 and "end of input" in text and err == ""
+    for config, message in [
+        ({"seed": 2**64}, "--seed must be a whole number from 0 to 2**64-1, got 18446744073709551616"),
+        ({"seed": -1}, "--seed must be a whole number from 0 to 2**64-1, got -1"),
+        ({"seat": True}, "--seat must be 0..1 for classic (2 players), got True"),
+        ({"variant": ["classic"]}, "--variant: variant must be a name or a Rules object, got list"),
+        ({"partner": "random"}, "--partner: classic has no teams"),
+    ]:
+        rc, text = run_text("", **{"opponent": "random", **config})
+        assert rc == 2 and text.startswith(f"error: {message}") and text.count("\n") == 1, text
