@@ -92,6 +92,9 @@ it spells out the capture arithmetic a player does at a glance, which a small ne
 all zeros for the other agents and once the game is over. `scopa_v0.env` wraps the raw env like PettingZoo's
 classic games: an illegal action ends the game with a reward of -1 for the offending agent and 0 for the others
 (`TerminateIllegalWrapper`); `raw_env` raises `scopa_env.core.IllegalActionError` naming the legal actions.
+Both refuse an action that is not an integer card id (`step(24.7)`, `step("24")`, `step(True)`: `TypeError`;
+`None` is the action of an agent that is done), and `raw_env.step` raises `RuntimeError` before `reset()` and once
+every agent has passed its final step.
 
 ## Rewards
 
@@ -129,7 +132,9 @@ piles and the scores, with suit symbols) or `"human"` (prints that picture after
 `max_hands`: truncate an undecided match after this many hands.
 
 `reset(seed=s)` plays the game whose deals are fixed by seed `s` (`scopa_env.shuffle`); a later `reset()` without a
-seed plays the next game of the same seed chain (`shuffle.derive_seed`), so a seeded env is reproducible.
+seed plays the next game of the same seed chain (`shuffle.derive_seed`), so a seeded env is reproducible. The game's
+seed fixes every hidden card (the other hands, the stock order), so it stays inside the env: no `infos` entry and no
+public attribute holds it, nor the game state (`infos` are empty dicts).
 
 ## Version History
 
@@ -156,6 +161,7 @@ from scopa_env.shuffle import derive_seed
 
 __all__ = [
     "REWARD_MODES",
+    "check_action",
     "env",
     "hand_margins",
     "match_results",
@@ -245,8 +251,47 @@ def env(**kwargs: Any) -> AECEnv:
     aec: AECEnv = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = _CheckActionType(aec)
     aec = wrappers.OrderEnforcingWrapper(aec)
     return aec
+
+
+def check_action(aec: Any, action: Any) -> None:
+    """Raise unless ``action`` can be given to ``aec.step`` (the raw env, or a wrapper around it) right now.
+
+    An action is a card id (a Python or numpy integer, or a 0-d integer array; not a bool, a float or a string),
+    or ``None`` for an agent that is already done; once every agent has passed its final step there is none to take.
+    A card id out of range raises ``scopa_env.core.IllegalActionError``; whether it is legal, the env decides.
+    """
+    if not aec.agents:
+        raise RuntimeError("the match is over and every agent has passed its final step: call reset() to play again")
+    agent = aec.agent_selection
+    if action is None:
+        if not (aec.terminations[agent] or aec.truncations[agent]):
+            raise ValueError(f"{agent} is still playing: step() needs a card id, got None")
+        return
+    is_int = isinstance(action, (int, np.integer)) or (
+        isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+    )
+    num_cards = aec.unwrapped.rules.num_cards
+    if isinstance(action, (bool, np.bool_)) or not is_int:
+        raise TypeError(
+            f"the action must be a card id, an integer 0..{num_cards - 1} (None for an agent that is done), "
+            f"got {action!r} of type {type(action).__name__}"
+        )
+    if not 0 <= int(action) < num_cards:
+        raise core.IllegalActionError(f"action {int(action)} is not a card id: card ids are 0..{num_cards - 1}")
+
+
+class _CheckActionType(wrappers.BaseWrapper):  # type: ignore[type-arg]
+    """Refuses actions of the wrong type with ``check_action``'s ``TypeError`` before the other wrappers see them."""
+
+    def step(self, action: Any) -> None:
+        check_action(self, action)
+        super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -289,10 +334,7 @@ class raw_env(AECEnv, EzPickle):
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(d) for a in self.possible_agents}
-        self.state: core.State | None = None
-        """The core state of the game being played (batch of one); None before the first ``reset``."""
-        self.game_seed: int | None = None
-        """Seed of the game being played."""
+        self._state: core.State | None = None  # the game (batch of one): hidden cards and seed, never shown to agents
         self.hands_played = 0
         """Hands finished in the current game."""
         self._next_seed: int | None = None
@@ -317,9 +359,8 @@ class raw_env(AECEnv, EzPickle):
             game_seed = self._next_seed
         else:
             game_seed = int(np.random.default_rng().integers(MAX_SEED))
-        self.game_seed = game_seed
         self._next_seed = int(derive_seed(np.array([game_seed], dtype=np.uint64))[0])
-        self.state = core.reset(self.rules, np.array([game_seed], dtype=np.uint64))
+        self._state = core.reset(self.rules, np.array([game_seed], dtype=np.uint64))
         self.hands_played = 0
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -327,12 +368,14 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[int(self.state.current[0])]
+        self.agent_selection = self.possible_agents[int(self._state.current[0])]
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
         """``{"observation": (obs_size,) float32, "action_mask": (D,) int8}`` for ``agent``'s seat."""
         state = self._require_state()
-        seat = self.agent_name_mapping[agent]
+        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
         obs = core.observe(self.rules, state, seats=np.array([seat]))[0]
         if agent == self.agent_selection and not state.done[0]:
             mask = core.legal_action_mask(self.rules, state)[0].astype(np.int8)
@@ -341,17 +384,21 @@ class raw_env(AECEnv, EzPickle):
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | np.integer | None) -> None:
-        """Apply the selected agent's action (a card id); ``None`` for an agent that is already done."""
+        """Apply the selected agent's action (a card id); ``None`` for an agent that is already done.
+
+        Raises ``RuntimeError`` before ``reset`` and once every agent has passed its final step, ``TypeError`` for
+        an action that is not an integer (or ``None``), ``ValueError`` for ``None`` from an agent still playing
+        and ``scopa_env.core.IllegalActionError`` (a ``ValueError``) for a card id that is not legal.
+        """
+        state = self._require_state()
+        check_action(self, action)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._require_state()
-        if action is None:
-            raise ValueError(f"{agent} is still playing: step() needs a card id, got None")
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        info = core.step(self.rules, state, np.array([int(action)], dtype=np.int64))
+        info = core.step(self.rules, state, np.array([int(action)], dtype=np.int64))  # type: ignore[arg-type]
         if info.hand_over[0]:
             self.hands_played += 1
             if self.reward_mode == "points":
@@ -389,9 +436,9 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------------------------------------ helpers
 
     def _require_state(self) -> core.State:
-        if self.state is None:
+        if self._state is None:
             raise RuntimeError("the env has no game yet: call reset() first")
-        return self.state
+        return self._state
 
     def _pay(self, side_rewards: npt.NDArray[np.integer]) -> None:
         for agent in self.agents:

@@ -19,6 +19,8 @@ Action space: one ``Discrete(num_cards)`` space whose ids are card ids (``scopa_
 
 from __future__ import annotations
 
+import reprlib
+import zlib
 from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import Literal
@@ -45,6 +47,7 @@ __all__ = [
     "observation_size",
     "observe",
     "reset",
+    "rules_key",
     "step",
 ]
 
@@ -53,6 +56,10 @@ OBS_VERSION = 2
 
 Version history: 1, the card sets and counters; 2, adds the ``plays`` block (what a card of each value would do
 on the current table)."""
+
+
+MAX_BATCH = 2**22
+"""Most games one ``State`` holds (``reset``): about 1.3 GiB of state for a two-player variant."""
 
 
 class Phase(IntEnum):
@@ -103,6 +110,8 @@ class State:
     """(B,) uint64: the game's seed (fixes every deal of the match)."""
     winner: npt.NDArray[np.int8]
     """(B,) int8: winning side once the match is over, else -1."""
+    rules_key: npt.NDArray[np.uint32]
+    """(B,) uint32: ``rules_key`` of the rules the game was started under; the core refuses other rules on it."""
 
     @property
     def batch_size(self) -> int:
@@ -174,10 +183,24 @@ class StepInfo:
     """The game was finished and automatically reset to a new match."""
 
 
+def rules_key(rules: Rules | str) -> int:
+    """A 32-bit fingerprint of the rules (every field but the description), the same in every process.
+
+    Stored in every game of a ``State`` (``State.rules_key``): ``step``, ``observe``, ``legal_action_mask`` and
+    ``legal_moves`` refuse a state started under other rules (one comparison per game).
+    """
+    rules = get_rules(rules)
+    parts = tuple((f.name, getattr(rules, f.name)) for f in fields(rules) if f.compare)
+    return zlib.crc32(repr(parts).encode("utf-8"))
+
+
 class _Tables:
     """Per-rules constant arrays, computed once."""
 
     def __init__(self, rules: Rules) -> None:
+        self.rules_name = rules.name
+        self.key = np.uint32(rules_key(rules))
+        _RULES_NAMES.setdefault(int(self.key), rules.name)
         deck = rules.deck
         d, r = deck.num_cards, deck.num_ranks
         self.d, self.r = d, r
@@ -198,6 +221,8 @@ class _Tables:
 
 
 _TABLES: dict[Rules, _Tables] = {}
+_RULES_NAMES: dict[int, str] = {}
+"""Variant name of every ``rules_key`` seen in this process (for error messages)."""
 _COUNT_RADIX = 5
 """Cards of one rank in a set: 0..4 (four suits), the digits of ``_subset_sums``' table keys."""
 
@@ -207,6 +232,22 @@ def _tables(rules: Rules) -> _Tables:
     if t is None:
         t = _TABLES[rules] = _Tables(rules)
     return t
+
+
+def _checked_tables(rules: Rules, state: State) -> _Tables:
+    """``_tables(rules)``, after checking that ``state`` is a ``State`` whose games were started under ``rules``."""
+    tb = _tables(rules)
+    if not isinstance(state, State):
+        raise TypeError(f"state must be a scopa_env.core.State (from core.reset), got {type(state).__name__}")
+    keys = state.rules_key
+    if not (keys == tb.key).all():
+        other = int(keys[np.flatnonzero(keys != tb.key)[0]])
+        made = _RULES_NAMES.get(other, f"unknown rules (key {other:#010x})")
+        raise ValueError(
+            f"the state's games were started under {made!r}, but the rules passed are {rules.name!r}; "
+            f"pass the rules of the state (core.reset({made!r}, ...) made it)"
+        )
+    return tb
 
 
 def _rank_counts(cards: npt.NDArray[np.bool_], num_ranks: int) -> npt.NDArray[np.uint8]:
@@ -251,23 +292,34 @@ def _empty_state(rules: Rules, batch: int) -> State:
         deal_no=np.zeros(batch, dtype=np.int8),
         seed=np.zeros(batch, dtype=np.uint64),
         winner=np.full(batch, -1, dtype=np.int8),
+        rules_key=np.full(batch, _tables(rules).key, dtype=np.uint32),
     )
 
 
 def _as_seeds(seeds: npt.ArrayLike | np.random.Generator, batch: int | None) -> npt.NDArray[np.uint64]:
+    if batch is not None and (
+        isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 1 <= batch <= MAX_BATCH
+    ):
+        raise ValueError(f"batch must be a number of games in 1..{MAX_BATCH}, got {batch!r}")
     if isinstance(seeds, np.random.Generator):
         if batch is None:
             raise ValueError("reset(rules, rng) needs batch=B to know how many games to start")
-        return seeds.integers(0, 2**63, size=batch, dtype=np.int64).astype(np.uint64)
-    arr = np.asarray(seeds)
+        return seeds.integers(0, 2**63, size=int(batch), dtype=np.int64).astype(np.uint64)
+    try:
+        arr = np.asarray(seeds)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"seeds must be a 1-D array of integers in [0, 2**64), got {seeds!r} ({e})") from None
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"seeds must be a non-empty 1-D array of integers, got shape {arr.shape}")
+    if arr.size > MAX_BATCH:
+        raise ValueError(f"got {arr.size} seeds; a state holds at most {MAX_BATCH} games (use several states)")
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"seeds must be integers, got dtype {arr.dtype}")
+        what = f"dtype {arr.dtype}" if arr.dtype.kind != "O" else reprlib.repr(seeds)
+        raise TypeError(f"seeds must be integers in [0, 2**64), got {what}")
     if arr.dtype.kind == "i" and (arr < 0).any():
-        raise ValueError("seeds must be non-negative")
+        raise ValueError(f"seeds must be non-negative, got {int(arr[arr < 0][0])}")
     if batch is not None and arr.size != batch:
         raise ValueError(f"got {arr.size} seeds for batch={batch}")
     return arr.astype(np.uint64)
@@ -359,6 +411,7 @@ def _choose_mask(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDA
 def legal_action_mask(rules: Rules | str, state: State) -> npt.NDArray[np.bool_]:
     """(B, D) bool: the legal actions of every game (all False for finished games)."""
     rules = get_rules(rules)
+    _checked_tables(rules, state)
     b = state.batch_size
     mask = state.hands[np.arange(b), state.current].copy()
     mask[state.phase != Phase.PLAY] = False
@@ -387,7 +440,11 @@ def step(
     (``info.reset``); the finished match's results are in the info.
     """
     rules = get_rules(rules)
-    tb = _tables(rules)
+    tb = _checked_tables(rules, state)
+    if on_illegal not in ("raise", "report"):
+        raise ValueError(f"on_illegal must be 'raise' or 'report', got {on_illegal!r}")
+    if not isinstance(autoreset, (bool, np.bool_)):
+        raise TypeError(f"autoreset must be True or False, got {autoreset!r}")
     b, d, num_sides = state.batch_size, tb.d, rules.num_sides
     act = np.asarray(actions)
     if act.shape != (b,):
@@ -416,8 +473,6 @@ def step(
             f"game {i}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
             f"legal actions: {', '.join(legal)}"
         )
-    if on_illegal not in ("raise", "report"):
-        raise ValueError(f"on_illegal must be 'raise' or 'report', got {on_illegal!r}")
 
     play = ok & (state.phase == Phase.PLAY)
     choose = ok & (state.phase == Phase.CHOOSE)
@@ -600,6 +655,9 @@ def legal_moves(rules: Rules | str, state: State, game: int) -> list[tuple[int, 
     In the CHOOSE phase only the pending card's captures consistent with the cards picked so far are listed.
     """
     rules = get_rules(rules)
+    _checked_tables(rules, state)
+    if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
+        raise ValueError(f"game must be an index 0..{state.batch_size - 1} into the state's games, got {game!r}")
     phase = int(state.phase[game])
     table = [int(c) for c in np.flatnonzero(state.table[game])]
     if phase == Phase.DONE:
@@ -670,17 +728,31 @@ def observation_size(rules: Rules | str) -> int:
     return observation_layout(rules)[-1][2]
 
 
+def _check_seats(seats: npt.ArrayLike, batch: int, num_players: int) -> npt.NDArray[np.integer]:
+    """``observe``'s ``seats`` as an integer array of shape () or (B,) with every seat in 0..N-1, else raise."""
+    arr = np.asarray(seats)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"seats must be integer seat numbers 0..{num_players - 1}, got dtype {arr.dtype}")
+    if arr.shape not in ((), (batch,)):
+        raise ValueError(f"seats must be one seat or one per game, shape ({batch},), got shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or arr.max() >= num_players):
+        bad = int(arr.reshape(-1)[(arr.reshape(-1) < 0) | (arr.reshape(-1) >= num_players)][0])
+        raise ValueError(f"seats must be in 0..{num_players - 1} (this variant's seats), got {bad}")
+    return np.broadcast_to(arr, (batch,))
+
+
 def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
     """(B, observation_size) float32: what each game's acting seat (or ``seats``) may know (RULES.md section 7).
 
     Layout: ``observation_layout(rules)``. Only the seat's own hand is shown; other hands and the stock appear
-    only as the ``unseen`` set, which is the same whatever order or distribution those cards have.
+    only as the ``unseen`` set, which is the same whatever order or distribution those cards have. ``seats``: one
+    seat for every game, or one per game, each in 0..N-1.
     """
     rules = get_rules(rules)
-    tb = _tables(rules)
+    tb = _checked_tables(rules, state)
     b, d, s, n = state.batch_size, tb.d, rules.num_sides, rules.num_players
     ar = np.arange(b)
-    seat = state.current if seats is None else np.asarray(seats)
+    seat = state.current if seats is None else _check_seats(seats, b, n)
     seat = np.where(seat < 0, 0, seat).astype(np.int64)
     own_side = tb.side_of[seat].astype(np.int64)
     obs = np.empty((b, observation_size(rules)), dtype=np.float32)  # every column is written below

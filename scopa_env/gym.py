@@ -33,7 +33,11 @@ games where it is to act) until every game is back at a learner decision or its 
 
 Seeding: ``ScopaEnv.reset(seed=s)`` plays the game of seed ``s`` and reseeds the env's generator and the policies;
 ``ScopaVecEnv(seed=s)`` starts game i from seed ``s + i``. Later episodes of a slot play the next game of the seed
-chain (``shuffle.derive_seed``), so runs are reproducible.
+chain (``shuffle.derive_seed``), so runs are reproducible. A game's seed fixes every hidden card (the other hands,
+the stock order), so no ``info`` carries it (nor any other hidden state): ``ScopaEnv`` infos hold ``learner_seat``,
+``illegal_action`` and, at the end of an episode, the ``episode_*`` keys; ``ScopaVecEnv`` infos the same (no
+``learner_seat``) plus SB3's ``terminal_observation`` (the learner's own view) and ``TimeLimit.truncated``.
+``get_attr`` gives ``learner_seat``, ``learner_side`` and ``opponent`` per game, never the seeds.
 
 Benchmark: ``python -m scopa_env.bench --env vec --batch 1024`` (``bench_vec_env``).
 """
@@ -68,6 +72,20 @@ StepReturn = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray
 """What ``ScopaVecEnv.step`` returns: (B, obs_size) observations, (B,) rewards, (B,) dones, B infos."""
 EPISODE_MODES = ("match", "hand")
 ILLEGAL_MODES = ("replace", "raise")
+
+
+MAX_GAMES = 2**20
+"""Most games one ``LearnerGames`` (so one ``ScopaVecEnv``) holds: about 3 KiB each with observations and masks."""
+
+
+def _check_seed(name: str, seed: Any, limit: int) -> int:
+    """``seed`` as an int in ``[0, limit)``; ``TypeError`` / ``ValueError`` naming ``name`` otherwise."""
+    bound = f"2**{limit.bit_length() - 1}" if limit & (limit - 1) == 0 else str(limit)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer in [0, {bound}), got {seed!r} of type {type(seed).__name__}")
+    if not 0 <= int(seed) < limit:
+        raise ValueError(f"{name} must be an integer in [0, {bound}), got {seed}")
+    return int(seed)
 
 
 def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
@@ -160,8 +178,15 @@ class LearnerGames:
         exact_endgame: int = 0,
     ) -> None:
         self.rules = rules = get_rules(rules)
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"the number of games must be a positive integer, got {num_games!r}")
+        if (
+            isinstance(num_games, bool)
+            or not isinstance(num_games, (int, np.integer))
+            or not 1 <= num_games <= MAX_GAMES
+        ):
+            raise ValueError(
+                f"the number of games (num_envs) must be an integer in 1..{MAX_GAMES} (about 3 KiB of memory each), "
+                f"got {num_games!r}"
+            )
         self.num_games = b = int(num_games)
         self.reward = validate_reward(reward)
         self.episode = _check_choice("episode", episode, EPISODE_MODES)
@@ -248,13 +273,25 @@ class LearnerGames:
 
         Episodes already running keep their opponent until they end.
         """
-        pool = [policies] if isinstance(policies, (Policy, str)) else list(policies)
+        if isinstance(policies, (Policy, str)):
+            pool = [policies]
+        else:
+            try:
+                pool = list(policies)
+            except TypeError:
+                raise TypeError(
+                    f"opponents must be a Policy, an agent spec string such as 'random', or a list of them, "
+                    f"got {type(policies).__name__}"
+                ) from None
         if not pool:
             raise ValueError("the opponent pool is empty: give at least one policy (e.g. 'random')")
         if probs is None:
             p = np.full(len(pool), 1.0 / len(pool))
         else:
-            p = np.asarray(probs, dtype=np.float64)
+            try:
+                p = np.asarray(probs, dtype=np.float64)
+            except (TypeError, ValueError):
+                p = np.full(0, np.nan)
             if p.shape != (len(pool),) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
                 raise ValueError(
                     f"probs must be {len(pool)} non-negative numbers with a positive sum (one per policy), got {probs}"
@@ -344,7 +381,7 @@ class LearnerGames:
         if act.shape != (b,):
             raise ValueError(f"expected {b} actions (one per game), got an array of shape {np.shape(actions)}")
         if act.dtype.kind not in "iu":
-            if act.dtype.kind == "f" and np.array_equal(act, np.round(act)):
+            if act.dtype.kind == "f" and np.isfinite(act).all() and np.array_equal(act, np.round(act)):
                 act = act.astype(np.int64)
             else:
                 raise TypeError(f"actions must be integer card ids 0..{d - 1}, got dtype {act.dtype}")
@@ -630,11 +667,11 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
         """Start an episode: with ``seed``, the game of that seed (policies reseeded); else the next game."""
+        if seed is not None:
+            seed = _check_seed("seed", seed, MAX_SEED)
         super().reset(seed=seed)
         if seed is not None:
-            if not 0 <= int(seed) < MAX_SEED:
-                raise ValueError(f"seed must be in [0, 2**63), got {seed}")
-            game_seed = int(seed)
+            game_seed = seed
             self.games.reseed(game_seed)
         elif self._seed is not None:
             game_seed = int(derive_seed(np.array([self._seed], dtype=np.uint64))[0])
@@ -651,7 +688,13 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         """Play the learner's action, then the other seats up to its next decision or the end of the episode."""
         if self.games.finished[0]:
             raise RuntimeError("the episode is over: call reset() before step()")
-        reward, ends, replaced = self.games.step(np.array([action]).reshape(1))
+        try:
+            act = np.asarray(action)
+        except (TypeError, ValueError, OverflowError):
+            act = np.asarray(None)
+        if act.size != 1:
+            raise ValueError(f"the action must be one card id, got {action!r} (shape {act.shape})")
+        reward, ends, replaced = self.games.step(act.reshape(1))
         info = self._info()
         if replaced[0]:
             info["illegal_action"] = True
@@ -666,7 +709,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         return obs, float(reward[0]), terminated, truncated, info
 
     def _info(self) -> dict[str, Any]:
-        return {"learner_seat": int(self.games.learner_seat[0]), "game_seed": self._seed}
+        return {"learner_seat": int(self.games.learner_seat[0])}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(num_cards,) bool: the learner's legal actions (all False once the episode is over)."""
@@ -732,9 +775,7 @@ class ScopaVecEnv(VecEnv):
         )
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED // 2))
-        if not 0 <= int(seed) < MAX_SEED // 2:
-            raise ValueError(f"seed must be in [0, 2**62), got {seed}")
-        self._base_seed = int(seed)
+        self._base_seed = _check_seed("seed", seed, MAX_SEED // 2)
         self._started = False
         self._actions: npt.NDArray[np.int64] | None = None
         obs_space, act_space = _spaces(self.rules, max_hands)
@@ -813,6 +854,8 @@ class ScopaVecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Game i of the next ``reset()`` plays seed ``seed + i`` (env generator and policies reseeded)."""
+        if seed is not None:
+            seed = _check_seed("seed", seed, MAX_SEED - self.num_envs + 1)
         return super().seed(seed)
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
@@ -822,7 +865,6 @@ class ScopaVecEnv(VecEnv):
             "learner_seat": self.games.learner_seat,
             "learner_side": self.games.learner_side,
             "opponent": self.games.opponent,
-            "game_seed": self.games.state.seed,
         }
         if attr_name in per_game:
             return [per_game[attr_name][i].item() for i in idx]

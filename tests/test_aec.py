@@ -73,8 +73,8 @@ def test_mask_is_the_cores_for_the_agent_to_act_and_zero_for_the_others() -> Non
     env.reset(seed=4)
     rng = np.random.default_rng(4)
     for _ in range(60):
-        assert env.state is not None
-        legal = core.legal_action_mask(env.rules, env.state)[0]
+        assert env._state is not None
+        legal = core.legal_action_mask(env.rules, env._state)[0]
         for agent in env.agents:
             mask = env.observe(agent)["action_mask"]
             expected = legal if agent == env.agent_selection else np.zeros_like(legal)
@@ -108,16 +108,16 @@ def test_rewards_are_zero_sum_between_the_two_sides_and_every_seat_gets_its_fina
             assert sum(by_side) == 0
             for a in env.possible_agents:
                 totals[a] += env.rewards[a]
-        assert env.state is not None
+        assert env._state is not None
         assert set(final) == set(env.possible_agents)  # every seat passed through its terminal step
-        winner = int(env.state.winner[0])
+        winner = int(env._state.winner[0])
         for agent, total in totals.items():
             side = rules.seat_side[env.agent_name_mapping[agent]]
             if reward == "match":
                 assert total == (1.0 if side == winner else -1.0)
                 assert final[agent] == total  # the only reward of a match, seen by every seat at the end
             else:  # the sum of hand margins is the final score difference
-                scores = env.state.scores[0]
+                scores = env._state.scores[0]
                 assert total == float(scores[side] - scores[1 - side])
 
 
@@ -126,8 +126,8 @@ def test_match_reward_with_more_than_two_sides(variant: str) -> None:
     rules = get_rules(variant)
     env = scopa_v0.raw_env(variant=variant)
     seen = play_random(env, seed=2, rng=np.random.default_rng(2))
-    assert env.state is not None
-    winner = int(env.state.winner[0])
+    assert env._state is not None
+    winner = int(env._state.winner[0])
     assert winner >= 0
     for agent, rewards in seen.items():
         side = rules.seat_side[env.agent_name_mapping[agent]]
@@ -167,10 +167,9 @@ def test_seeding_plays_the_game_of_the_seed_and_then_the_seed_chain() -> None:
     env = scopa_v0.raw_env()
     env.reset(seed=123)
     first = env.observe(env.agent_selection)["observation"]
-    assert env.game_seed == 123
-    assert env.state is not None and int(env.state.seed[0]) == 123
+    assert env._state is not None and int(env._state.seed[0]) == 123
     env.reset()
-    assert env.game_seed == int(derive_seed(np.array([123], dtype=np.uint64))[0])
+    assert int(env._state.seed[0]) == int(derive_seed(np.array([123], dtype=np.uint64))[0])
     env.reset(seed=123)
     assert np.array_equal(env.observe(env.agent_selection)["observation"], first)
     state = core.reset("classic", [123])
@@ -226,3 +225,44 @@ def test_docstring_observation_table_matches_the_core_layout() -> None:
     table = [(name, int(lo), int(hi or lo) + 1) for name, lo, hi in rows if name != "actions"]
     layout = [(name, start, stop) for name, start, stop, _ in core.observation_layout("classic")]
     assert table == layout
+
+
+def test_raw_env_refuses_actions_that_are_not_card_ids() -> None:
+    """``step(24.7)`` used to play card 24 and ``step("24")`` was accepted: only integers are card ids."""
+    env = scopa_v0.raw_env()
+    env.reset(seed=0)
+    legal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+    for bad in (legal + 0.7, float(legal), str(legal), True, np.float64(legal), [legal], np.array([legal])):
+        with pytest.raises(TypeError, match="must be a card id"):
+            env.step(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="still playing"):
+        env.step(None)
+    for bad in (40, -1, 2**70, np.uint64(2**64 - 1)):
+        with pytest.raises(core.IllegalActionError, match="not a card id"):
+            env.step(bad)  # type: ignore[arg-type]
+    assert env.observe(env.agent_selection)["action_mask"][legal]  # nothing was played
+    env.step(np.array(legal))  # a 0-d integer array is an integer
+    env.reset(seed=0)
+    env.step(np.int8(legal))
+    wrapped = scopa_v0.env()
+    wrapped.reset(seed=0)
+    with pytest.raises(TypeError, match="must be a card id"):
+        wrapped.step(legal + 0.7)  # type: ignore[arg-type]
+    with pytest.raises(core.IllegalActionError, match="not a card id"):
+        wrapped.step(99)
+    wrapped.step(legal)
+
+
+def test_raw_env_step_before_reset_and_after_the_match_says_what_to_do() -> None:
+    env = scopa_v0.raw_env()
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+        env.step(0)  # was an AttributeError
+    play_random(env, seed=1, rng=np.random.default_rng(1))
+    assert env.agents == []
+    for action in (0, None):
+        with pytest.raises(RuntimeError, match=r"match is over.*reset\(\)"):
+            env.step(action)  # was KeyError: 'player_0'
+    with pytest.raises(ValueError, match="unknown agent 'player_7'; the agents are player_0, player_1"):
+        env.observe("player_7")
+    env.reset(seed=1)  # and the env plays again
+    assert env.agents == env.possible_agents

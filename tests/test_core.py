@@ -332,3 +332,56 @@ def test_observation_layout_is_contiguous():
             assert stop == start
         st = core.reset(variant, [0, 1])
         assert core.observe(variant, st).shape == (2, core.observation_size(variant))
+
+
+def test_step_observe_and_masks_refuse_another_variants_rules():
+    """A state remembers the rules it was started under: classic-21 has classic's shapes but another target."""
+    state = core.reset("classic", [1, 2])
+    for other in ("classic-21", "scopa-d-assi", "scopone-scientifico"):
+        with pytest.raises(ValueError, match=f"started under 'classic', but the rules passed are '{other}'"):
+            core.step(other, state, core.legal_action_mask("classic", state).argmax(axis=1))
+        with pytest.raises(ValueError, match="started under 'classic'"):
+            core.observe(other, state)
+        with pytest.raises(ValueError, match="started under 'classic'"):
+            core.legal_action_mask(other, state)
+        with pytest.raises(ValueError, match="started under 'classic'"):
+            core.legal_moves(other, state, 0)
+    same = get_rules("classic").with_(description="the same rules, another description")
+    core.step(same, state, core.legal_action_mask(same, state).argmax(axis=1))
+    mixed = core.State.concat([state, core.reset("classic-15", [3])])
+    with pytest.raises(ValueError, match="started under 'classic-15'"):
+        core.observe("classic", mixed)
+    assert core.rules_key("classic") != core.rules_key("classic-21") == core.rules_key(get_rules("classic-21"))
+    with pytest.raises(TypeError, match=r"state must be a scopa_env\.core\.State"):
+        core.step("classic", {"hands": None}, np.zeros(1, dtype=np.int64))  # type: ignore[arg-type]
+
+
+def test_observe_refuses_seats_out_of_range():
+    """``observe(seats=[-1])`` used to observe seat 0's hand silently (and -1 wrapped to the last seat elsewhere)."""
+    state = core.reset("classic", [1, 2])
+    for bad in ([-1, 0], [0, 2], 5, [0, 9]):
+        with pytest.raises(ValueError, match=r"seats must be in 0\.\.1"):
+            core.observe("classic", state, seats=bad)
+    with pytest.raises(TypeError, match="seats must be integer"):
+        core.observe("classic", state, seats=[0.5, 1.0])
+    with pytest.raises(ValueError, match=r"one per game, shape \(2,\)"):
+        core.observe("classic", state, seats=[0, 1, 0])
+    both = core.observe("classic", state, seats=1)
+    assert np.array_equal(both, core.observe("classic", state, seats=[1, 1]))
+
+
+def test_reset_and_legal_moves_refuse_bad_arguments():
+    with pytest.raises(TypeError, match=r"seeds must be integers in \[0, 2\*\*64\)"):
+        core.reset("classic", [2**64])
+    with pytest.raises(TypeError, match="seeds must be integers"):
+        core.reset("classic", [1.5])
+    with pytest.raises(ValueError, match="seeds must be non-negative, got -3"):
+        core.reset("classic", [-3])
+    for batch in (0, -3, 2.5, True, 2**40):
+        with pytest.raises(ValueError, match=r"batch must be a number of games in 1\.\.4194304"):
+            core.reset("classic", np.random.default_rng(0), batch=batch)  # type: ignore[arg-type]
+    state = core.reset("classic", [1])
+    with pytest.raises(ValueError, match=r"game must be an index 0\.\.0"):
+        core.legal_moves("classic", state, 1)
+    with pytest.raises(ValueError, match="on_illegal must be"):
+        core.step("classic", state, np.zeros(1, dtype=np.int64), on_illegal="ignore")  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from agents.base import ActBatch, Policy
 from scopa_env import core, scopa_v0
 from scopa_env.gym import ScopaEnv, ScopaVecEnv, bench_vec_env
 from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.shuffle import derive_seed
 
 VARIANT_NAMES = list(VARIANTS)
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "envs.md"
@@ -70,7 +71,8 @@ def test_gymnasium_and_sb3_check_env(variant: str) -> None:
 def test_single_agent_env_masks_rewards_and_episode_end() -> None:
     env = ScopaEnv("classic", opponents="random", reward="points", learner_seat=1)
     obs, info = env.reset(seed=5)
-    assert info["learner_seat"] == 1 and info["game_seed"] == 5
+    assert info == {"learner_seat": 1}  # nothing about the deal (a seed would rebuild every hidden card)
+    assert int(env.games.state.seed[0]) == 5
     total = 0.0
     rng = np.random.default_rng(0)
     while True:
@@ -89,7 +91,7 @@ def test_single_agent_env_masks_rewards_and_episode_end() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     env.reset()
-    assert env._info()["game_seed"] != 5  # the next game of the seed chain
+    assert int(env.games.state.seed[0]) == int(derive_seed(np.array([5], dtype=np.uint64))[0])  # next of the chain
 
 
 def test_single_agent_hand_episodes_and_render() -> None:
@@ -214,7 +216,7 @@ def test_vec_env_equals_games_played_one_by_one_through_the_aec_env(
         assert not info["TimeLimit.truncated"]
         if episode == "match":
             assert got["rew"] == ref["rew"]
-            winner = int(ref["env"].state.winner[0])
+            winner = int(ref["env"]._state.winner[0])
             assert info["episode_result"] == (1 if winner == rules.seat_side[seat] else -1)
         elif reward == "points":
             assert got["rew"] == ref["rew"]  # the AEC game was truncated after the same single hand
@@ -226,7 +228,7 @@ def test_vec_env_equals_games_played_one_by_one_through_the_aec_env(
 def test_vec_env_rewards_results_and_autoreset(max_hands: int) -> None:
     venv = ScopaVecEnv("classic", 8, seed=3, reward="match", max_hands=max_hands)
     obs = venv.reset()
-    assert venv.get_attr("game_seed") == [3 + i for i in range(8)]
+    assert venv.games.state.seed.tolist() == [3 + i for i in range(8)]
     assert venv.get_attr("learner_seat") == [i % 2 for i in range(8)]
     ended = 0
     for _ in range(200):
@@ -306,7 +308,7 @@ def test_seeding_is_reproducible() -> None:
     venv = ScopaVecEnv("classic", 3, seed=0)
     venv.seed(100)
     venv.reset()
-    assert venv.get_attr("game_seed") == [100, 101, 102]
+    assert venv.games.state.seed.tolist() == [100, 101, 102]
 
 
 def test_illegal_learner_actions() -> None:
@@ -442,3 +444,35 @@ def test_docs_examples_run(code: str, capsys: pytest.CaptureFixture[str]) -> Non
     finally:
         torch.set_num_threads(threads)
     assert capsys.readouterr().out  # every example prints what it shows
+
+
+def test_seeds_actions_and_sizes_are_checked_with_a_message() -> None:
+    env = ScopaEnv("classic")
+    env.reset(seed=np.int64(5))  # a numpy integer is a seed (Gymnasium's own check refused it)
+    assert int(env.games.state.seed[0]) == 5
+    for bad in (2.5, "5", True, [5]):
+        with pytest.raises(TypeError, match=r"seed must be an integer in \[0, 2\*\*63\)"):
+            env.reset(seed=bad)  # type: ignore[arg-type]
+    for bad in (-1, 2**63, 2**64):
+        with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*63\)"):
+            env.reset(seed=bad)
+    env.reset(seed=5)
+    for bad in (2.5, np.inf, np.nan, "3", None):
+        with pytest.raises(TypeError, match="actions must be integer card ids"):
+            env.step(bad)  # type: ignore[arg-type]
+    for bad in (1e30, "x", 2.5, True):
+        with pytest.raises((TypeError, ValueError), match="seed must be an integer"):
+            ScopaVecEnv("classic", 2, seed=bad)  # type: ignore[arg-type]
+    venv = ScopaVecEnv("classic", 2, seed=0)
+    for bad in (-1, 2**63 - 1):
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            venv.seed(bad)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        venv.seed("1")  # type: ignore[arg-type]
+    for bad in (0, 2**30, 1.5):
+        with pytest.raises(ValueError, match=r"num_envs\) must be an integer in 1\.\.1048576"):
+            ScopaVecEnv("classic", bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="opponents must be a Policy"):
+        ScopaVecEnv("classic", 2, opponents=5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="probs must be 2 non-negative numbers"):
+        ScopaVecEnv("classic", 2, opponents=["random", "greedy"], probs=["a", "b"])  # type: ignore[list-item]

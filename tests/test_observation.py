@@ -115,11 +115,11 @@ def test_aec_observation_does_not_leak_hidden_cards() -> None:
     for agent in env.agents:
         seat = env.agent_name_mapping[agent]
         before = env.observe(agent)
-        original = env.state
+        original = env._state
         assert original is not None
-        env.state = reshuffle_hidden("scopa-a-quattro", original, 0, seat, rng)
+        env._state = reshuffle_hidden("scopa-a-quattro", original, 0, seat, rng)
         after = env.observe(agent)
-        env.state = original
+        env._state = original
         assert np.array_equal(before["observation"], after["observation"])
         assert np.array_equal(before["action_mask"], after["action_mask"])
 
@@ -172,3 +172,69 @@ def test_play_features_match_the_reference_on_random_tables(variant: str) -> Non
     want = np.array([play_features(rules, np.flatnonzero(t).tolist()) for t in tables], dtype=np.float32)
     bad = np.flatnonzero((got != want).any(axis=1))
     assert bad.size == 0, f"table {np.flatnonzero(tables[bad[0]]).tolist()}: {got[bad[0]]} != {want[bad[0]]}"
+
+
+SEED = 987_654_321
+"""A seed no counter of a short game can equal, so that finding it among an info's values means a leak."""
+PUBLIC_INFO_KEYS = {
+    "learner_seat",
+    "illegal_action",
+    "terminal_observation",
+    "TimeLimit.truncated",
+    "episode_opponent",
+    "episode_pool",
+    "episode_result",
+    "episode_margin",
+}
+"""Every key an env's info may hold: what the learner may know (add a key here only if it hides no card)."""
+HIDDEN_WORDS = ("seed", "deck", "stock", "hands", "state", "hidden", "order")
+
+
+def check_info(info: dict[str, object], face: str) -> None:
+    for key, value in info.items():
+        assert key in PUBLIC_INFO_KEYS, f"{face}: unexpected info key {key!r}"
+        assert not any(word in key.lower() for word in HIDDEN_WORDS), f"{face}: info key {key!r}"
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            assert int(value) != SEED, f"{face}: info[{key!r}] is the game's seed"
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro"])
+def test_no_env_face_puts_the_seed_or_hidden_state_in_its_info(variant: str) -> None:
+    """``ScopaEnv`` used to return ``info["game_seed"]``, from which ``core.reset`` rebuilds every hidden card."""
+    from scopa_env.gym import ScopaEnv
+
+    rng = np.random.default_rng(0)
+    for make in (scopa_v0.raw_env, scopa_v0.env):
+        aec = make(variant=variant, max_hands=1)
+        aec.reset(seed=SEED)
+        for _ in aec.agent_iter(400):
+            obs, _, terminated, truncated, info = aec.last()
+            check_info(info, make.__name__)
+            for each in aec.infos.values():
+                check_info(each, make.__name__)
+            aec.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        assert not hasattr(aec.unwrapped, "game_seed")
+        with pytest.raises(NotImplementedError):  # PettingZoo's global state(), not the game with its hidden cards
+            aec.unwrapped.state()
+    env = ScopaEnv(variant, episode="hand")
+    _, info = env.reset(seed=SEED)
+    check_info(info, "ScopaEnv.reset")
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        check_info(info, "ScopaEnv.step")
+        done = terminated or truncated
+    assert "episode_result" in info  # the end of the episode was checked too
+    venv = ScopaVecEnv(variant, 4, seed=SEED, episode="hand")
+    venv.reset()
+    for each in venv.reset_infos:
+        check_info(each, "ScopaVecEnv.reset")
+    ended = 0
+    for _ in range(60):
+        _, _, dones, infos = venv.step((~venv.action_masks()).argmax(axis=1))  # illegal: flagged and replaced
+        for each in infos:
+            check_info(each, "ScopaVecEnv.step")
+        ended += int(dones.sum())
+    assert ended > 0
+    with pytest.raises(AttributeError, match="game_seed"):
+        venv.get_attr("game_seed")
