@@ -23,10 +23,17 @@ The masked probabilities are those of sb3-contrib's ``MaskableCategorical``: ill
 
 Neither torch nor stable-baselines3 is imported by this module. ``bot:path=DIR`` (or the directory itself, see
 ``is_export_dir``) is an agent spec: ``BotPolicy`` plays in ``evaluate.py``, the envs and the league.
+
+Loading a bot runs no code from its directory: the model card is JSON, the weights are read with
+``np.load(allow_pickle=False)`` (plain numeric arrays only), and ``policy.onnx`` is run by onnxruntime's built-in
+CPU kernels (no custom-op library is registered, ONNX format only). Before use, each file is checked against the
+sha256 the model card records for it (``files``), the weights must be finite, and the ONNX network must give the
+numpy network's probabilities on a few real positions. Whatever its inputs, a bot only ever returns legal actions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -68,6 +75,10 @@ CARD_VERSION = 1
 """``version`` field of a model card; bumped when the export directory's layout changes."""
 MASKED_LOGIT = -1e8
 """Logit given to illegal actions (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
+MAX_CARD_BYTES = 16 << 20
+"""Largest model card read (a card is a few KiB; a bigger one is not a model card)."""
+ONNX_AGREEMENT = 1e-4
+"""Largest difference between the ONNX and numpy probabilities accepted when a bot is loaded."""
 
 Backend = Literal["onnx", "numpy"]
 
@@ -114,6 +125,18 @@ def masked_softmax(logits: npt.NDArray[np.floating], mask: npt.NDArray[np.bool_]
     return (e / e.sum(axis=1, keepdims=True)).astype(np.float32, copy=False)
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _read_card(directory: Path) -> dict[str, Any]:
     path = directory / MODEL_CARD
     if not path.is_file():
@@ -123,9 +146,12 @@ def _read_card(directory: Path) -> dict[str, Any]:
             f"'python -m agents.export CHECKPOINT --out {directory}'"
         )
     try:
+        if path.stat().st_size > MAX_CARD_BYTES:
+            raise BotError(f"{path} is {path.stat().st_size} bytes, too big for a model card; export the bot again")
         card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BotError(f"cannot read the model card {path}: {e}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        what = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
+        raise BotError(f"cannot read the model card {path}: {what}; export the checkpoint again") from None
     if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
         raise BotError(f"{path} is not a bot model card (its 'format' must be {CARD_FORMAT!r})")
     if card.get("version") != CARD_VERSION:
@@ -136,7 +162,37 @@ def _read_card(directory: Path) -> dict[str, Any]:
     for key in ("variant", "obs_version", "obs_size", "num_cards"):
         if key not in card:
             raise BotError(f"{path} lacks the field {key!r}; export the checkpoint again")
+    for key in ("obs_version", "obs_size", "num_cards"):
+        if not _is_int(card[key]) or card[key] < 1:
+            raise BotError(
+                f"{path}: {key!r} must be a positive integer, got {card[key]!r}; export the checkpoint again"
+            )
+    if not isinstance(card["variant"], str):
+        raise BotError(f"{path}: 'variant' must be a variant name, got {card['variant']!r}")
+    endgame = card.get("endgame", 0)
+    if not _is_int(endgame) or endgame < 0:
+        raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
+    files = card.get("files", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict) and isinstance(v.get("sha256", ""), str) for v in files.values()
+    ):
+        raise BotError(f"{path}: 'files' must map file names to {{'sha256': ..., 'size': ...}}; export the bot again")
     return card
+
+
+def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
+    """Raise unless ``directory / name`` has the sha256 the model card records for it (if it records one)."""
+    expected = card.get("files", {}).get(name, {}).get("sha256")
+    if expected is None:
+        return
+    path = directory / name
+    got = _sha256(path)
+    if got != expected:
+        raise BotError(
+            f"{path} does not match its model card: sha256 {got}, the card says {expected}; the file was changed "
+            f"or damaged since the export: copy the export directory again or re-export the checkpoint with "
+            f"'python -m agents.export CHECKPOINT --out {directory} --force'"
+        )
 
 
 def _read_weights(
@@ -148,16 +204,21 @@ def _read_weights(
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise BotError(f"cannot read the weights {path}: {e}") from None
     if "activation" not in arrays or "num_layers" not in arrays:
         raise BotError(f"{path} lacks 'activation' or 'num_layers'; export the checkpoint again")
     activation = str(arrays["activation"])
     if activation not in ACTIVATIONS:
         raise BotError(f"{path}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+    num_layers = arrays["num_layers"]
+    if num_layers.shape != () or num_layers.dtype.kind not in "iu" or not 1 <= int(num_layers) <= 64:
+        raise BotError(
+            f"{path}: 'num_layers' must be one integer 1..64, got {num_layers!r}; export the checkpoint again"
+        )
     layers = []
     width = obs_size
-    for i in range(int(arrays["num_layers"])):
+    for i in range(int(num_layers)):
         try:
             w, b = arrays[f"w{i}"], arrays[f"b{i}"]
         except KeyError:
@@ -167,11 +228,25 @@ def _read_weights(
                 f"{path}: layer {i} has weights {w.shape} and bias {b.shape}; expected weights (k, {width}) and "
                 "bias (k,); export the checkpoint again"
             )
+        if w.dtype.kind != "f" or b.dtype.kind != "f":
+            raise BotError(
+                f"{path}: layer {i} holds {w.dtype} / {b.dtype} values, not floats; export the checkpoint again"
+            )
         layers.append((np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)))
         width = w.shape[0]
     if not layers or width != num_cards:
         raise BotError(f"{path}: the network outputs {width} values, the model card says {num_cards} actions")
+    _check_finite(layers, str(path))
     return layers, activation
+
+
+def _check_finite(layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], where: str) -> None:
+    for i, (w, b) in enumerate(layers):
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise BotError(
+                f"{where}: layer {i} holds NaN or infinite weights, so the bot's choices would be meaningless; "
+                "re-export a checkpoint whose training did not diverge"
+            )
 
 
 def new_card(
@@ -233,6 +308,8 @@ def write_numpy_export(
         arrays[f"w{i}"] = np.asarray(w, dtype=np.float32)
         arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
     np.savez(d / WEIGHTS, **arrays)  # type: ignore[arg-type]
+    files = card.setdefault("files", {})
+    files[WEIGHTS] = {"sha256": _sha256(d / WEIGHTS), "size": (d / WEIGHTS).stat().st_size}
     write_card(d, card)
     return d
 
@@ -254,6 +331,11 @@ class Bot:
         threads: int = 1,
         rules: Rules | None = None,
     ) -> None:
+        if activation not in ACTIVATIONS:
+            raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise BotError(f"threads must be a positive integer (onnxruntime threads per call), got {threads!r}")
+        _check_finite(layers, "the bot's weights")
         self.card = card
         self.layers = layers
         self.activation = activation
@@ -286,14 +368,27 @@ class Bot:
         card: same variant (or, with ``any_variant``, the same observation and action sizes) and the observation
         version of this code. ``threads`` limits onnxruntime's threads (1: one core per decision).
         """
-        if prefer not in ("onnx", "numpy"):
+        if not isinstance(prefer, str) or prefer not in ("onnx", "numpy"):
             raise BotError(f"prefer must be 'onnx' or 'numpy', got {prefer!r}")
+        if not isinstance(any_variant, (bool, np.bool_)):
+            raise BotError(f"any_variant must be True or False, got {any_variant!r}")
+        if not isinstance(directory, (str, Path)) or not str(directory):
+            raise BotError(f"directory must be the path of an export directory, got {directory!r}")
         d = Path(directory)
-        if not d.is_dir():
+        if not d.exists():
             raise BotError(f"bot directory {d} does not exist; export one with 'python -m agents.export'")
+        if not d.is_dir():
+            raise BotError(
+                f"{d} is a file, not a bot export directory; give the directory that holds {MODEL_CARD} "
+                f"(e.g. {d.parent})"
+            )
         card = _read_card(d)
+        _check_sha256(d, card, WEIGHTS)
         layers, activation = _read_weights(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
-        target = get_rules(rules if rules is not None else card["variant"])
+        try:
+            target = get_rules(rules if rules is not None else card["variant"])
+        except (TypeError, ValueError) as e:
+            raise BotError(f"{d}: {e}") from None
         bot = cls(card, layers, activation, directory=d, backend="numpy", threads=threads, rules=target)
         bot.check_rules(target, any_variant=any_variant)
         if prefer == "onnx" and (d / ONNX).is_file():
@@ -309,10 +404,12 @@ class Bot:
 
         if self.directory is None or not (self.directory / ONNX).is_file():
             raise BotError(f"no {ONNX} in {self.directory}; load with prefer='numpy'")
-        opts = ort.SessionOptions()
+        _check_sha256(self.directory, self.card, ONNX)
+        opts = ort.SessionOptions()  # built-in CPU kernels only: no custom-op library is ever registered
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        opts.add_session_config_entry("session.load_model_format", "ONNX")
         try:
             session = ort.InferenceSession(str(self.directory / ONNX), opts, providers=["CPUExecutionProvider"])
         except Exception as e:  # onnxruntime raises its own exception types
@@ -327,6 +424,19 @@ class Bot:
         width = inputs["obs"].shape[-1]
         if isinstance(width, int) and width != self.obs_size:
             raise BotError(f"{self.directory / ONNX} takes {width} observation values, the card says {self.obs_size}")
+        state = core.reset(self.rules, np.arange(4, dtype=np.uint64))
+        obs, mask = core.observe(self.rules, state), core.legal_action_mask(self.rules, state)
+        mask[::2] = True  # every action legal in half the rows
+        try:
+            got = np.asarray(session.run(["probs"], {"obs": obs, "action_mask": mask})[0], dtype=np.float32)
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise BotError(f"onnxruntime cannot run {self.directory / ONNX}: {e}") from None
+        want = masked_softmax(self.logits(obs), mask)
+        if got.shape != want.shape or not np.abs(got - want).max() <= ONNX_AGREEMENT:
+            raise BotError(
+                f"{self.directory / ONNX} does not compute the policy of {WEIGHTS} (probabilities differ by more "
+                f"than {ONNX_AGREEMENT:g}); re-export the checkpoint, or load with prefer='numpy'"
+            )
         self._session = session
         self.backend = "onnx"
 
@@ -387,8 +497,14 @@ class Bot:
     # ------------------------------------------------------------------ inference
 
     def _inputs(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
-        o = np.asarray(obs, dtype=np.float32)
+        try:
+            o = np.asarray(obs, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            what = type(obs).__name__
+            raise BotError(f"obs must be an (n, {self.obs_size}) array of numbers, got {what} ({e})") from None
         m = np.asarray(mask)
+        if m.dtype.kind not in "biuf":
+            raise BotError(f"mask must be an (n, {self.num_cards}) bool array, got dtype {m.dtype}")
         if o.ndim != 2 or o.shape[1] != self.obs_size:
             raise BotError(
                 f"obs must have shape (n, {self.obs_size}), got {o.shape}; for one observation pass obs[None] "
@@ -397,6 +513,9 @@ class Bot:
         if m.shape != (o.shape[0], self.num_cards):
             raise BotError(f"mask must have shape ({o.shape[0]}, {self.num_cards}) to match obs, got {m.shape}")
         m = m if m.dtype == np.bool_ else m != 0
+        if not np.isfinite(o).all():
+            row = int(np.flatnonzero(~np.isfinite(o).all(axis=1))[0])
+            raise BotError(f"obs row {row} holds NaN or infinite values; observations come from core.observe")
         empty = ~m.any(axis=1)
         if empty.any():
             raise BotError(f"mask row {int(np.flatnonzero(empty)[0])} allows no action; a decision needs one")
@@ -422,7 +541,11 @@ class Bot:
         """(n, num_cards) float32 masked action probabilities (0 for every illegal action)."""
         o, m = self._inputs(obs, mask)
         if self._session is not None:
-            return np.asarray(self._session.run(["probs"], {"obs": o, "action_mask": m})[0], dtype=np.float32)
+            p = np.asarray(self._session.run(["probs"], {"obs": o, "action_mask": m})[0], dtype=np.float32)
+            bad = ~np.isfinite(p).all(axis=1)
+            if bad.any():  # the numpy network, whose weights were checked finite, for those rows
+                p[bad] = masked_softmax(self.logits(o[bad]), m[bad])
+            return p
         return masked_softmax(self.logits(o), m)
 
     def act(
@@ -430,15 +553,23 @@ class Bot:
     ) -> npt.NDArray[np.int64]:
         """(n,) int64: the most probable legal action of each row, or a sample from the probabilities with ``rng``."""
         o, m = self._inputs(obs, mask)
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise BotError(f"rng must be a numpy Generator (to sample) or None (greedy), got {type(rng).__name__}")
         if rng is None:
             if self._session is not None:
                 action = self._session.run(["action"], {"obs": o, "action_mask": m})[0]
-                return np.asarray(action, dtype=np.int64).reshape(-1)
-            return masked_softmax(self.logits(o), m).argmax(axis=1).astype(np.int64)
+                out = np.asarray(action, dtype=np.int64).reshape(-1)
+                return _legal_or_best(out, m, lambda rows: masked_softmax(self.logits(o[rows]), m[rows]))
+            return _best_legal(masked_softmax(self.logits(o), m), m)
         p = np.where(m, self.probs(o, m), np.float32(0)).astype(np.float64)
+        total = p.sum(axis=1)
+        flat = ~(np.isfinite(total) & (total > 0))
+        if flat.any():  # no usable probabilities (overflowing inputs): uniform over the legal actions
+            p[flat] = m[flat]
         cdf = np.cumsum(p, axis=1)
         u = rng.random(o.shape[0]) * cdf[:, -1]
-        return (cdf > u[:, None]).argmax(axis=1).astype(np.int64)
+        out = (cdf > u[:, None]).argmax(axis=1).astype(np.int64)
+        return _legal_or_best(out, m, lambda rows: p[rows])
 
     def act_one(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
         """The most probable legal action for one observation (obs_size,) and mask (num_cards,)."""
@@ -462,12 +593,38 @@ class Bot:
         Raises ``BotError`` if that game is over. Feed the action to ``core.step``; in the CHOOSE phase it is the
         next table card to pick, so call again until ``info.move_done``.
         """
-        if not 0 <= int(game) < state.batch_size:
-            raise BotError(f"game {game} is out of range: the state holds {state.batch_size} games")
+        if not isinstance(state, core.State):
+            raise BotError(f"state must be a scopa_env.core.State, got {type(state).__name__}")
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
+            raise BotError(f"game {game!r} is out of range: the state holds {state.batch_size} games")
         st = state.take([int(game)]) if state.batch_size > 1 else state
         if st.phase[0] == core.Phase.DONE:
             raise BotError(f"game {game} is over; there is no decision to take")
         return int(self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))[0])
+
+
+def _best_legal(p: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """(n,) the most probable legal action of each row (the first legal one where no probability is a number).
+
+    The same as ``p.argmax(axis=1)`` for masked probabilities (illegal ones are 0, the best legal one is not).
+    """
+    return np.where(mask, np.nan_to_num(p, nan=-1.0), -2.0).argmax(axis=1).astype(np.int64)
+
+
+def _legal_or_best(
+    actions: npt.NDArray[np.int64],
+    mask: npt.NDArray[np.bool_],
+    probs_of: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.floating]],
+) -> npt.NDArray[np.int64]:
+    """``actions``, with any illegal (or out-of-range) one replaced by the best legal action of ``probs_of(rows)``."""
+    d = mask.shape[1]
+    ok = (actions >= 0) & (actions < d)
+    ok[ok] = mask[np.flatnonzero(ok), actions[ok]]
+    if not ok.all():
+        rows = np.flatnonzero(~ok)
+        actions = actions.copy()
+        actions[rows] = _best_legal(np.asarray(probs_of(rows), dtype=np.float32), mask[rows])
+    return actions
 
 
 class BotPolicy(Policy):
@@ -486,8 +643,8 @@ class BotPolicy(Policy):
         self, rules: Rules | str, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0
     ) -> None:
         super().__init__(rules, seed)
-        if endgame < 0:
-            raise AgentSpecError(f"agent bot: endgame must be >= 0 plies (0: the policy alone), got {endgame}")
+        if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:
+            raise AgentSpecError(f"agent bot: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}")
         self.bot = bot
         self.sample = sample
         self.endgame = int(endgame)
@@ -529,6 +686,19 @@ def make_bot_policy(
     card's ``"endgame"`` (0 when it has none)."""
     if path is None:
         raise AgentSpecError("agent 'bot' needs the export directory: bot:path=agents/bots/classic")
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise AgentSpecError(f"agent bot: path must be an export directory, got {path!r}")
+    if prefer not in ("onnx", "numpy"):
+        raise AgentSpecError(f"agent bot:path={path}: prefer must be 'onnx' or 'numpy', got {prefer!r}")
+    for opt, value in (("sample", sample), ("any_variant", any_variant)):
+        if not (isinstance(value, (bool, np.bool_, int)) and value in (0, 1)):
+            raise AgentSpecError(f"agent bot:path={path}: {opt} must be true or false, got {value!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise AgentSpecError(f"agent bot:path={path}: threads must be a positive integer, got {threads!r}")
+    if endgame is not None and (isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0):
+        raise AgentSpecError(
+            f"agent bot:path={path}: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}"
+        )
     rules = get_rules(rules)
     d = Path(str(path))
     card_path = d / MODEL_CARD

@@ -14,14 +14,19 @@ of the logits with illegal actions set to ``MASKED_LOGIT``, exactly as sb3-contr
 
 The checkpoint is read with ``agents.neural``: its ``scopa_meta.json`` member gives the variant, observation version
 and training steps, and is checked against this code.
+
+Every argument is checked before any work (``--tolerance`` a number >= 0, ``--check-rows`` 16..1048576, ``--out``
+a new or empty directory whose place can be written, the checkpoint and ``--ratings`` files readable): a bad one
+stops the command at once with ``python -m agents.export: error: ...`` and exit status 2; a failed check exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
+import math
+import os
 import sys
 import time
 import warnings
@@ -32,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.bot import MASKED_LOGIT, MODEL_CARD, ONNX, WEIGHTS, Bot, new_card, write_card, write_numpy_export
+from agents.bot import MASKED_LOGIT, MODEL_CARD, ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
@@ -40,6 +45,8 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = [
+    "ExportArgumentError",
+    "ExportCheckError",
     "ExportError",
     "check_export",
     "export_checkpoint",
@@ -62,10 +69,21 @@ TORCH_ACTIVATIONS = {
 """torch activation modules the bot's numpy path implements (with their default parameters)."""
 DEFAULT_TOLERANCE = 1e-5
 DEFAULT_CHECK_ROWS = 2048
+MIN_CHECK_ROWS = 16
+MAX_CHECK_ROWS = 2**20
+PROG = "python -m agents.export"
 
 
 class ExportError(RuntimeError):
     """A checkpoint that cannot be exported, or an export that failed its checks."""
+
+
+class ExportArgumentError(ExportError, ValueError):
+    """An argument of ``export_checkpoint`` (or of the command line) that is wrong, found before any work."""
+
+
+class ExportCheckError(ExportError):
+    """The exported bot does not give the torch policy's probabilities (the written files were removed)."""
 
 
 # --------------------------------------------------------------------------------------------------- checkpoints
@@ -259,12 +277,17 @@ def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
         p = p / "results.json"
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ExportError(f"cannot read the ratings file {p}: {e}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        what = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
+        raise ExportArgumentError(f"cannot read the ratings file {p}: {what}") from None
     if not isinstance(data, dict) or "ratings" not in data:
-        raise ExportError(f"{p} is not an evaluate.py results.json (no 'ratings'); run evaluate.py with --out DIR")
+        raise ExportArgumentError(
+            f"{p} is not an evaluate.py results.json (no 'ratings'); run evaluate.py with --out DIR"
+        )
+    if not isinstance(data["ratings"], list) or not all(isinstance(r, dict) for r in data["ratings"]):
+        raise ExportArgumentError(f"{p}: 'ratings' must be a list of rows, as evaluate.py writes it")
     if data.get("variant") not in (None, variant):
-        raise ExportError(f"{p} rates agents in {data['variant']!r}, but the checkpoint plays {variant!r}")
+        raise ExportArgumentError(f"{p} rates agents in {data['variant']!r}, but the checkpoint plays {variant!r}")
     keep = ("rank", "agent", "spec", "steps", "rating", "low", "high", "games", "score")
     return {
         "source": str(p),
@@ -280,14 +303,6 @@ def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------- export
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _versions() -> dict[str, str]:
     out = {}
     for mod in ("numpy", "torch", "stable_baselines3", "sb3_contrib", "onnx", "onnxruntime"):
@@ -301,17 +316,87 @@ def _versions() -> dict[str, str]:
 def _check_out_dir(out_dir: Path, force: bool) -> None:
     ours = {MODEL_CARD, WEIGHTS, ONNX}
     if not out_dir.exists():
+        parent = out_dir.absolute().parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise ExportArgumentError(f"--out {out_dir}: {parent} is a file, so the directory cannot be made there")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ExportArgumentError(f"--out {out_dir}: {parent} is not writable; choose a directory you can write")
         return
     if not out_dir.is_dir():
-        raise ExportError(f"--out {out_dir} is a file; give a directory")
+        raise ExportArgumentError(f"--out {out_dir} is a file; give a directory")
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise ExportArgumentError(f"--out {out_dir} is not writable; choose a directory you can write")
     others = sorted(p.name for p in out_dir.iterdir() if p.name not in ours and p.name != "README.md")
     existing = sorted(p.name for p in out_dir.iterdir() if p.name in ours)
     if others:
-        raise ExportError(f"--out {out_dir} holds other files ({', '.join(others)}); choose an empty directory")
+        raise ExportArgumentError(f"--out {out_dir} holds other files ({', '.join(others)}); choose an empty directory")
     if existing and not force:
-        raise ExportError(
+        raise ExportArgumentError(
             f"--out {out_dir} already holds an export ({', '.join(existing)}); pass --force to replace it"
         )
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_arguments(
+    checkpoint: Any,
+    out: Any,
+    ratings: Any = None,
+    name: Any = None,
+    check_rows: Any = DEFAULT_CHECK_ROWS,
+    tolerance: Any = DEFAULT_TOLERANCE,
+    force: bool = False,
+    seed: Any = 0,
+    endgame: Any = None,
+) -> list[Path]:
+    """Raise ``ExportArgumentError`` naming the first bad argument of ``export_checkpoint``; return the ratings files.
+
+    Only cheap checks (types, ranges, that files exist and ``--out`` can be written): nothing is imported or loaded.
+    """
+    if not isinstance(checkpoint, (str, Path)) or not str(checkpoint):
+        raise ExportArgumentError(f"the checkpoint must be the path of a train.py .zip, got {checkpoint!r}")
+    ckpt = Path(checkpoint)
+    if not ckpt.exists():
+        raise ExportArgumentError(f"checkpoint {ckpt} does not exist; give a .zip written by train.py")
+    if not ckpt.is_file():
+        raise ExportArgumentError(f"checkpoint {ckpt} is not a file; give a .zip written by train.py (e.g. best.zip)")
+    if not isinstance(out, (str, Path)) or not str(out):
+        raise ExportArgumentError(f"--out must be the export directory to write, got {out!r}")
+    if (
+        not isinstance(check_rows, (int, np.integer))
+        or isinstance(check_rows, bool)
+        or not (MIN_CHECK_ROWS <= check_rows <= MAX_CHECK_ROWS)
+    ):
+        raise ExportArgumentError(
+            f"--check-rows must be an integer in {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (rows compared between torch, "
+            f"ONNX and numpy; default {DEFAULT_CHECK_ROWS}), got {check_rows!r}"
+        )
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float, np.integer, np.floating))
+        or not math.isfinite(tolerance)
+        or not 0 <= tolerance <= 1
+    ):
+        raise ExportArgumentError(
+            f"--tolerance must be a number in [0, 1] (the largest probability difference accepted; default "
+            f"{DEFAULT_TOLERANCE:g}), got {tolerance!r}"
+        )
+    if endgame is not None and (not _is_int(endgame) or endgame < 0):
+        raise ExportArgumentError(f"--endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
+    if not _is_int(seed) or seed < 0:
+        raise ExportArgumentError(f"seed must be an integer >= 0 (of the check's sample games), got {seed!r}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ExportArgumentError(f"--name must be a non-empty name for the model card, got {name!r}")
+    files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
+    for f in files:
+        if not isinstance(f, (str, Path)) or not Path(f).exists():
+            raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
+    _check_out_dir(Path(out), bool(force))
+    return [Path(f) for f in files]
 
 
 def export_checkpoint(
@@ -329,18 +414,20 @@ def export_checkpoint(
 
     ``endgame``: the plies of open end game that the bot solves exactly unless its spec says otherwise (the card's
     ``"endgame"``; default: the checkpoint's, i.e. its run's ``exact_endgame``, 0 for older checkpoints).
+    Arguments are checked first (``check_arguments``: ``ExportArgumentError``, a ``ValueError``), before any work.
 
     The checkpoint is read with ``agents.neural`` (its ``scopa_meta.json`` gives the variant, observation version
     and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for an
     unusable checkpoint) without leaving partial files in ``out``.
     """
+    rating_files = check_arguments(checkpoint, out, ratings, name, check_rows, tolerance, force, seed, endgame)
     from agents.neural import load_checkpoint_policy, read_checkpoint_meta
 
     ckpt = Path(checkpoint)
     out_dir = Path(out)
-    _check_out_dir(out_dir, force)
     meta = read_checkpoint_meta(ckpt)
     rules = get_rules(meta["variant"])
+    rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]  # before the slow work
     actor, meta = load_checkpoint_policy(ckpt, rules)
     layers, activation = extract_mlp(actor)
     obs_size, num_cards = core.observation_size(rules), rules.num_cards
@@ -349,12 +436,8 @@ def export_checkpoint(
             f"{ckpt}: the network maps {layers[0][0].shape[1]} inputs to {layers[-1][0].shape[0]} actions; "
             f"{rules.name!r} needs {obs_size} and {num_cards}"
         )
-    rating_files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
-    rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]
     steps = meta.get("steps")
     endgame = int(meta.get("endgame", 0)) if endgame is None else int(endgame)
-    if endgame < 0:
-        raise ExportError(f"--endgame must be >= 0 plies (0: the network alone), got {endgame}")
     card = new_card(
         rules,
         layers,
@@ -381,7 +464,7 @@ def export_checkpoint(
         checks["tolerance"] = tolerance
         bad = [k for k in ("max_abs_diff_numpy", "max_abs_diff_onnx") if (checks.get(k) or 0.0) > tolerance]
         if bad or checks["masked_prob_max"] > 0.0:
-            raise ExportError(f"the exported bot does not match the torch policy to {tolerance:g}: {checks}")
+            raise ExportCheckError(f"the exported bot does not match the torch policy to {tolerance:g}: {checks}")
         card["checks"] = checks
         card["files"] = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size} for p in written[:2]}
         write_card(out_dir, card)
@@ -395,7 +478,7 @@ def export_checkpoint(
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (``python -m agents.export``)."""
     parser = argparse.ArgumentParser(
-        prog="python -m agents.export",
+        prog=PROG,
         description="Export a MaskablePPO checkpoint as ONNX + numpy weights + model card (see agents.bot).",
     )
     parser.add_argument("checkpoint", type=Path, help="a MaskablePPO .zip written by train.py")
@@ -408,8 +491,15 @@ def main(argv: list[str] | None = None) -> int:
         help="evaluate.py results.json for the card (several: the first is 'ratings', the others 'more_ratings')",
     )
     parser.add_argument("--name", help="the bot's name in the model card (default: <variant>-<checkpoint name>)")
-    parser.add_argument("--check-rows", type=int, default=DEFAULT_CHECK_ROWS, help="rows compared (default 2048)")
-    parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference")
+    parser.add_argument(
+        "--check-rows",
+        type=int,
+        default=DEFAULT_CHECK_ROWS,
+        help=f"rows compared, {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (default {DEFAULT_CHECK_ROWS})",
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference, in [0, 1] (1e-5)"
+    )
     parser.add_argument("--force", action="store_true", help="overwrite an existing export in --out")
     parser.add_argument(
         "--endgame",
@@ -418,8 +508,20 @@ def main(argv: list[str] | None = None) -> int:
         help="open end-game plies the bot solves exactly by default (default: the checkpoint's exact_endgame; 0: off)",
     )
     args = parser.parse_args(argv)
-    if args.check_rows < 16:
-        parser.error(f"--check-rows must be at least 16, got {args.check_rows}")
+    try:
+        check_arguments(
+            args.checkpoint,
+            args.out,
+            args.ratings,
+            args.name,
+            args.check_rows,
+            args.tolerance,
+            args.force,
+            0,
+            args.endgame,
+        )
+    except ExportArgumentError as e:
+        parser.error(str(e))
     start = time.perf_counter()
     try:
         card = export_checkpoint(
@@ -432,9 +534,17 @@ def main(argv: list[str] | None = None) -> int:
             force=args.force,
             endgame=args.endgame,
         )
-    except (ExportError, ValueError) as e:  # AgentSpecError (a bad checkpoint) is a ValueError
-        print(f"error: {e}", file=sys.stderr)
+    except ExportCheckError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
+    except (ExportError, ValueError) as e:  # AgentSpecError (a bad checkpoint) is a ValueError
+        parser.error(str(e))
+    except OSError as e:
+        print(f"{PROG}: error: cannot write the export to {args.out}: {e}; nothing was kept", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; the partial export in {args.out} was removed", file=sys.stderr)
+        return 130
     c = card["checks"]
     arch = card["architecture"]
     print(

@@ -3,6 +3,7 @@ arena and the envs, pickles, and loads and acts without torch or stable-baseline
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import shutil
@@ -17,6 +18,7 @@ from agents.arena import play as arena_play
 from agents.base import ActBatch, AgentSpecError, registered_agents
 from agents.bot import (
     MODEL_CARD,
+    ONNX,
     WEIGHTS,
     Bot,
     BotError,
@@ -45,6 +47,15 @@ def bot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ckpt = make_checkpoint(d / "ckpt.zip", hidden=(24, 24), scale=0.5, seed=11)
     export_checkpoint(ckpt, d / "bot", check_rows=128)
     return d / "bot"
+
+
+def reseal(directory: Path) -> None:
+    """Record the current sha256 of the directory's files in its model card (as a forger would)."""
+    card = json.loads((directory / MODEL_CARD).read_text())
+    for name in (WEIGHTS, ONNX):
+        if (directory / name).exists():
+            card["files"][name] = {"sha256": hashlib.sha256((directory / name).read_bytes()).hexdigest()}
+    (directory / MODEL_CARD).write_text(json.dumps(card))
 
 
 def random_masks(rng: np.random.Generator, rows: int, d: int = 40) -> np.ndarray:
@@ -163,6 +174,7 @@ def test_rules_and_card_checks(bot_dir: Path, tmp_path: Path) -> None:
         arrays = {k: data[k] for k in data.files}
     arrays["w1"] = arrays["w1"][:, :5]
     np.savez(copy / WEIGHTS, **arrays)
+    reseal(copy)
     with pytest.raises(BotError, match="layer 1 has weights"):
         Bot.load(copy)
 
@@ -252,3 +264,146 @@ def test_endgame_option_plays_the_exact_solver_in_open_endgames_only() -> None:
         make_agent(f"bot:path={shipped},endgame=-1", rules)
     with pytest.raises(ValueError, match="needs the game state"):
         exact.act(ActBatch(rules, obs[:1], mask[:1]))
+
+
+def copy_bot(bot_dir: Path, to: Path) -> Path:
+    shutil.copytree(bot_dir, to)
+    return to
+
+
+def test_files_that_do_not_match_the_model_card_are_refused(bot_dir: Path, tmp_path: Path) -> None:
+    """The card's sha256 of each file used to be ignored: a changed policy.npz (NaN weights) loaded and played."""
+    d = copy_bot(bot_dir, tmp_path / "changed")
+    with np.load(d / WEIGHTS) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["w0"] = arrays["w0"].copy()
+    arrays["w0"][0, 0] = np.nan
+    np.savez(d / WEIGHTS, **arrays)
+    with pytest.raises(BotError, match=r"policy\.npz does not match its model card: sha256 .*--force"):
+        Bot.load(d, prefer="numpy")
+    reseal(d)  # a consistent card does not make NaN weights playable
+    with pytest.raises(BotError, match="layer 0 holds NaN or infinite weights"):
+        Bot.load(d, prefer="numpy")
+    d2 = copy_bot(bot_dir, tmp_path / "onnx")
+    (d2 / ONNX).write_bytes((d2 / ONNX).read_bytes()[:-10])
+    with pytest.raises(BotError, match=r"policy\.onnx does not match its model card"):
+        Bot.load(d2, prefer="onnx")
+    assert Bot.load(d2, prefer="numpy").backend == "numpy"  # the numpy path does not read policy.onnx
+
+
+def test_an_onnx_file_of_another_network_is_refused(bot_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    d = copy_bot(bot_dir, tmp_path / "swapped")
+    shutil.copy(ROOT / "agents" / "bots" / "classic" / ONNX, d / ONNX)  # same inputs and outputs, other weights
+    reseal(d)
+    with pytest.raises(BotError, match=r"does not compute the policy of policy\.npz.*prefer='numpy'"):
+        Bot.load(d, prefer="onnx")
+
+
+class _Payload:
+    """Unpickling this creates the file ``path``: the proof that loading ran code from a file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (str(self.path), "w"))
+
+
+def test_loading_a_bot_never_runs_code_from_its_files(bot_dir: Path, tmp_path: Path) -> None:
+    """A pickled object in policy.npz, a custom operator in policy.onnx, a crafted card: refused, nothing runs."""
+    marker = tmp_path / "payload-ran"
+    d = copy_bot(bot_dir, tmp_path / "pickled")
+    with np.load(d / WEIGHTS) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["activation"] = np.array([_Payload(marker)], dtype=object)  # np.savez pickles object arrays
+    np.savez(d / WEIGHTS, **arrays)
+    reseal(d)
+    with pytest.raises(BotError, match="cannot read the weights"):
+        Bot.load(d, prefer="numpy")
+    assert not marker.exists()
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    d2 = copy_bot(bot_dir, tmp_path / "custom-op")
+    node = helper.make_node("PyOp", ["obs", "action_mask"], ["probs", "action"], domain="ai.onnx.contrib")
+    graph = helper.make_graph(
+        [node],
+        "payload",
+        [
+            helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["n", 336]),
+            helper.make_tensor_value_info("action_mask", TensorProto.BOOL, ["n", 40]),
+        ],
+        [
+            helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["n", 40]),
+            helper.make_tensor_value_info("action", TensorProto.INT64, ["n"]),
+        ],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.contrib", 1)]
+    )
+    onnx.save(model, str(d2 / ONNX))
+    reseal(d2)
+    with pytest.raises(BotError, match="onnxruntime cannot load"):
+        Bot.load(d2, prefer="onnx")
+    d3 = copy_bot(bot_dir, tmp_path / "card")
+    card = json.loads((d3 / MODEL_CARD).read_text())
+    for key, bad, message in (
+        ("obs_size", "336", "'obs_size' must be a positive integer"),
+        ("num_cards", True, "'num_cards' must be a positive integer"),
+        ("variant", ["classic"], "'variant' must be a variant name"),
+        ("variant", "briscola", "unknown variant 'briscola'"),
+        ("endgame", -2, "'endgame' must be a number of plies"),
+        ("files", [], "'files' must map file names"),
+    ):
+        (d3 / MODEL_CARD).write_text(json.dumps({**card, key: bad}))
+        with pytest.raises(BotError, match=message):
+            Bot.load(d3, prefer="numpy")
+    (d3 / MODEL_CARD).write_text("[" * 100_000 + "]" * 100_000)  # RecursionError in json.loads
+    with pytest.raises(BotError, match="nests too deeply"):
+        Bot.load(d3)
+    (d3 / MODEL_CARD).write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(BotError, match="cannot read the model card"):
+        Bot.load(d3)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("prefer", BACKENDS)
+def test_never_returns_an_illegal_action_even_for_overflowing_inputs(bot_dir: Path, prefer: str) -> None:
+    bot = Bot.load(bot_dir, prefer=prefer)  # type: ignore[arg-type]
+    rng = np.random.default_rng(3)
+    obs = (rng.random((64, bot.obs_size), dtype=np.float32) - 0.5) * np.float32(3e38)  # logits overflow to inf
+    mask = random_masks(rng, 64)
+    for actions in (bot.act(obs, mask), bot.act(obs, mask, rng=np.random.default_rng(0))):
+        assert mask[np.arange(64), actions].all()
+    with pytest.raises(BotError, match="obs row 1 holds NaN or infinite values"):
+        bot.act(np.where(np.arange(64)[:, None] == 1, np.nan, obs), mask)
+
+
+def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> None:
+    rules = get_rules("classic")
+    for bad in (None, 5, ""):
+        with pytest.raises(BotError, match="directory must be the path of an export directory"):
+            Bot.load(bad)  # type: ignore[arg-type]
+    with pytest.raises(BotError, match="is a file, not a bot export directory"):
+        Bot.load(bot_dir / MODEL_CARD)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(BotError, match="threads must be a positive integer"):
+            Bot.load(bot_dir, prefer="numpy", threads=bad)  # type: ignore[arg-type]
+    with pytest.raises(BotError, match="unknown variant"):
+        Bot.load(bot_dir, rules="briscola")
+    for opts, message in (
+        ({"threads": "two"}, "threads must be a positive integer"),
+        ({"prefer": "gpu"}, "prefer must be 'onnx' or 'numpy'"),
+        ({"sample": "yes"}, "sample must be true or false"),
+        ({"endgame": 2.5}, "endgame must be >= 0 plies"),
+        ({"endgame": -1}, "endgame must be >= 0 plies"),
+    ):
+        with pytest.raises(AgentSpecError, match=message):
+            make_bot_policy(rules, 0, path=str(bot_dir), **opts)  # type: ignore[arg-type]
+    with pytest.raises(AgentSpecError, match="path must be an export directory"):
+        make_bot_policy(rules, 0, path=5)  # type: ignore[arg-type]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(AgentSpecError, match=r"not a bot export directory: model_card\.json is missing"):
+        make_bot_policy(rules, 0, path=str(tmp_path / "empty"))

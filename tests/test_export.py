@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +24,14 @@ pytest.importorskip("sb3_contrib")
 
 from agents import export  # noqa: E402
 from agents.bot import MODEL_CARD, ONNX, WEIGHTS, Bot  # noqa: E402
-from agents.export import ExportError, export_checkpoint, ratings_from_results, sample_inputs, torch_probs  # noqa: E402
+from agents.export import (  # noqa: E402
+    ExportError,
+    check_arguments,
+    export_checkpoint,
+    ratings_from_results,
+    sample_inputs,
+    torch_probs,
+)
 from scopa_env import core  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 
@@ -240,17 +248,59 @@ def test_ratings_file_errors(tmp_path: Path, trained: tuple[Path, Path, Path]) -
         ratings_from_results(bad, "classic")
 
 
+def cli_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The ``error:`` line of a command line that must stop with exit status 2 (argparse style, no traceback)."""
+    with pytest.raises(SystemExit) as exc:
+        export.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "python -m agents.export: error: " in err and "Traceback" not in err
+    return err
+
+
 def test_cli_refuses_to_overwrite_and_explains(
     tmp_path: Path, trained: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     ckpt, _, bot_dir = trained
-    assert export.main([str(ckpt), "--out", str(bot_dir)]) == 1
-    assert "already holds an export" in capsys.readouterr().err
+    assert "already holds an export" in cli_error([str(ckpt), "--out", str(bot_dir)], capsys)
     (tmp_path / "other.txt").write_text("x")
-    assert export.main([str(ckpt), "--out", str(tmp_path)]) == 1
-    assert "holds other files (other.txt)" in capsys.readouterr().err
-    assert export.main([str(tmp_path / "missing.zip"), "--out", str(tmp_path / "o")]) == 1
-    assert "does not exist" in capsys.readouterr().err
+    assert "holds other files (other.txt)" in cli_error([str(ckpt), "--out", str(tmp_path)], capsys)
+    assert "does not exist" in cli_error([str(tmp_path / "missing.zip"), "--out", str(tmp_path / "o")], capsys)
+
+
+def test_every_argument_is_checked_before_any_work(
+    tmp_path: Path, sharp: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--tolerance -1`` used to fail only after the whole export and its check (15 s of work)."""
+    ckpt, _ = sharp
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the export started despite a bad argument")
+
+    monkeypatch.setattr(export, "export_checkpoint", no_work)
+    (tmp_path / "file").write_text("x")
+    out = str(tmp_path / "new")
+    for extra, message in (
+        (["--tolerance", "-1"], r"--tolerance must be a number in \[0, 1\].*got -1\.0"),
+        (["--tolerance", "nan"], "--tolerance must be a number"),
+        (["--tolerance", "inf"], "--tolerance must be a number"),
+        (["--check-rows", "8"], r"--check-rows must be an integer in 16\.\.1048576"),
+        (["--check-rows", "1000000000"], "--check-rows must be an integer in 16..1048576"),
+        (["--endgame", "-1"], "--endgame must be >= 0 plies"),
+        (["--name", " "], "--name must be a non-empty name"),
+        (["--ratings", str(tmp_path / "none.json")], "--ratings .*none.json: no such file"),
+    ):
+        assert re.search(message, cli_error([str(ckpt), "--out", out, *extra], capsys)), extra
+    assert "is a file; give a directory" in cli_error([str(ckpt), "--out", str(tmp_path / "file")], capsys)
+    assert "is a file, so the directory cannot be made" in cli_error(
+        [str(ckpt), "--out", str(tmp_path / "file" / "bot")], capsys
+    )
+    assert "is not a file" in cli_error([str(tmp_path), "--out", out], capsys)
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(export.ExportArgumentError, match="--tolerance must be a number"):
+        check_arguments(ckpt, out, tolerance="1e-5")
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):  # ExportArgumentError is a ValueError
+        check_arguments(ckpt, out, seed=-1)
 
 
 def test_checkpoint_without_metadata(tmp_path: Path) -> None:
@@ -279,8 +329,19 @@ def test_relu_network_round_trip(tmp_path: Path) -> None:
     assert np.abs(p - torch_probs(actor, obs, mask)).max() <= TOL
 
 
-def test_failed_check_leaves_no_files(tmp_path: Path, sharp: tuple[Path, Path]) -> None:
+def test_failed_check_leaves_no_files(
+    tmp_path: Path, sharp: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ckpt, _ = sharp
-    with pytest.raises(ExportError, match="does not match the torch policy"):
-        export_checkpoint(ckpt, tmp_path / "out", check_rows=64, tolerance=-1.0)
+    real = export.check_export
+
+    def off(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {**real(*args, **kwargs), "max_abs_diff_numpy": 0.5}  # as if the numpy weights were wrong
+
+    monkeypatch.setattr(export, "check_export", off)
+    with pytest.raises(export.ExportCheckError, match="does not match the torch policy"):
+        export_checkpoint(ckpt, tmp_path / "out", check_rows=64)
     assert list((tmp_path / "out").iterdir()) == []
+    assert export.main([str(ckpt), "--out", str(tmp_path / "cli"), "--check-rows", "64"]) == 1  # a failed check: 1
+    assert "python -m agents.export: error: the exported bot does not match" in capsys.readouterr().err
+    assert list((tmp_path / "cli").iterdir()) == []
