@@ -77,6 +77,8 @@ MASKED_LOGIT = -1e8
 """Logit given to illegal actions (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
 MAX_CARD_BYTES = 16 << 20
 """Largest model card read (a card is a few KiB; a bigger one is not a model card)."""
+MAX_THREADS = 1024
+"""Most onnxruntime threads a bot may ask for."""
 ONNX_AGREEMENT = 1e-4
 """Largest difference between the ONNX and numpy probabilities accepted when a bot is loaded."""
 
@@ -333,8 +335,10 @@ class Bot:
     ) -> None:
         if activation not in ACTIVATIONS:
             raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-            raise BotError(f"threads must be a positive integer (onnxruntime threads per call), got {threads!r}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+            raise BotError(
+                f"threads must be an integer in 1..{MAX_THREADS} (onnxruntime threads per call), got {threads!r}"
+            )
         _check_finite(layers, "the bot's weights")
         self.card = card
         self.layers = layers
@@ -693,8 +697,8 @@ def make_bot_policy(
     for opt, value in (("sample", sample), ("any_variant", any_variant)):
         if not (isinstance(value, (bool, np.bool_, int)) and value in (0, 1)):
             raise AgentSpecError(f"agent bot:path={path}: {opt} must be true or false, got {value!r}")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise AgentSpecError(f"agent bot:path={path}: threads must be a positive integer, got {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+        raise AgentSpecError(f"agent bot:path={path}: threads must be an integer in 1..{MAX_THREADS}, got {threads!r}")
     if endgame is not None and (isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0):
         raise AgentSpecError(
             f"agent bot:path={path}: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}"

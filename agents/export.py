@@ -395,6 +395,8 @@ def check_arguments(
     for f in files:
         if not isinstance(f, (str, Path)) or not Path(f).exists():
             raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
+        if Path(f).is_dir() and not (Path(f) / "results.json").is_file():
+            raise ExportArgumentError(f"--ratings {f}: the folder holds no results.json (evaluate.py --out writes it)")
     _check_out_dir(Path(out), bool(force))
     return [Path(f) for f in files]
 

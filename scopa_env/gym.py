@@ -756,6 +756,8 @@ class ScopaVecEnv(VecEnv):
         render_mode: Literal["ansi", "human"] | None = None,
     ) -> None:
         self.rules = get_rules(variant)
+        if not isinstance(stacked_masks, (bool, np.bool_)):
+            raise TypeError(f"stacked_masks must be True or False, got {stacked_masks!r}")
         self.stacked_masks = bool(stacked_masks)
         if render_mode is not None and render_mode not in ("ansi", "human"):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")

@@ -389,12 +389,12 @@ def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> Non
     with pytest.raises(BotError, match="is a file, not a bot export directory"):
         Bot.load(bot_dir / MODEL_CARD)
     for bad in (0, -1, 1.5, True):
-        with pytest.raises(BotError, match="threads must be a positive integer"):
+        with pytest.raises(BotError, match=r"threads must be an integer in 1\.\.1024"):
             Bot.load(bot_dir, prefer="numpy", threads=bad)  # type: ignore[arg-type]
     with pytest.raises(BotError, match="unknown variant"):
         Bot.load(bot_dir, rules="briscola")
     for opts, message in (
-        ({"threads": "two"}, "threads must be a positive integer"),
+        ({"threads": "two"}, r"threads must be an integer in 1\.\.1024"),
         ({"prefer": "gpu"}, "prefer must be 'onnx' or 'numpy'"),
         ({"sample": "yes"}, "sample must be true or false"),
         ({"endgame": 2.5}, "endgame must be >= 0 plies"),
