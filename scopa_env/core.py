@@ -15,6 +15,11 @@ Action space: one ``Discrete(num_cards)`` space whose ids are card ids (``scopa_
 
 ``legal_moves`` lists the legal moves of one game as ``(card, captured set)`` pairs for search agents, and
 ``move_actions`` turns chosen moves into the next action of each game.
+
+Arguments are checked with a ``TypeError`` or ``ValueError`` naming them, at a cost of O(1) or one comparison per
+game: seeds, ``batch`` (at most ``MAX_BATCH``), actions, ``seats``, ``game``, ``on_illegal``, ``autoreset``, and
+the state itself: every game carries ``rules_key`` (a fingerprint of the rules, not the rules), so a state is never
+stepped or observed under another variant's rules.
 """
 
 from __future__ import annotations
