@@ -48,6 +48,7 @@ from scopa_env.shuffle import splitmix64
 
 __all__ = [
     "MAX_BATCH",
+    "MAX_GAMES",
     "MAX_SEED",
     "RecordFileError",
     "RecordWriter",
@@ -59,6 +60,8 @@ __all__ = [
 
 MAX_SEED = 2**64 - 1
 """The largest game seed (seeds are 64-bit unsigned integers)."""
+MAX_GAMES = 100_000_000
+"""The most games one ``--out`` file gets (a record is about 11 KB: this is about a terabyte)."""
 MAX_BATCH = 65_536
 """The most games ``play_random_records`` plays at once (more only costs memory)."""
 MAX_DEPTH = 16
@@ -490,7 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         '"unfinished": true or --allow-unfinished is given.',
     )
     p.add_argument("--variant", help=f"variant to write (default classic; one of {', '.join(variant_names())})")
-    p.add_argument("--games", type=int_arg(1, MAX_SEED + 1), help="number of complete matches to write (default 10)")
+    p.add_argument("--games", type=int_arg(1, MAX_GAMES), help="number of complete matches to write (default 10)")
     p.add_argument("--seed", type=int_arg(0, MAX_SEED), help="seed of the first game; game i uses seed + i (default 0)")
     p.add_argument("--batch", type=int_arg(1, MAX_BATCH), help="games played at once: speed only (default 256)")
     p.add_argument("--out", type=Path, help="output .jsonl file (one record per line), written when complete")
@@ -524,12 +527,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None:
         p.error("give --out FILE.jsonl to write records, or --check FILE.jsonl to check them")
     try:
-        rules = get_rules(args.variant or "classic")
+        rules = get_rules("classic" if args.variant is None else args.variant)
     except ValueError as e:
         p.error(f"--variant: {e}")
-    games = int(args.games or 10)
-    seed = int(args.seed or 0)
-    batch = int(args.batch or 256)
+    games = 10 if args.games is None else int(args.games)
+    seed = 0 if args.seed is None else int(args.seed)
+    batch = 256 if args.batch is None else int(args.batch)
     if seed + games - 1 > MAX_SEED:
         p.error(
             f"--seed {seed} with --games {games}: game i uses seed + i, and the last seed {seed + games - 1} is "

@@ -243,7 +243,7 @@ def test_check_rejects_paths_that_are_not_record_files(tmp_path, capsys):
     [
         (["--batch", "-3"], "argument --batch: expected a whole number from 1 to 65536, got '-3'"),
         (["--batch", "0"], "argument --batch: expected a whole number from 1"),
-        (["--games", "0"], "argument --games: expected a whole number from 1 to 2\\*\\*64, got '0'"),
+        (["--games", "0"], "argument --games: expected a whole number from 1 to 100000000, got '0'"),
         (["--games", "-1"], "argument --games: expected a whole number"),
         (["--seed", "-1"], "argument --seed: expected a whole number from 0 to 2\\*\\*64-1, got '-1'"),
         (["--seed", str(2**64)], "argument --seed: expected a whole number from 0 to 2\\*\\*64-1"),
