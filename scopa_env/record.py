@@ -493,9 +493,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         '"unfinished": true or --allow-unfinished is given.',
     )
     p.add_argument("--variant", help=f"variant to write (default classic; one of {', '.join(variant_names())})")
-    p.add_argument("--games", type=int_arg(1, MAX_GAMES), help="number of complete matches to write (default 10)")
-    p.add_argument("--seed", type=int_arg(0, MAX_SEED), help="seed of the first game; game i uses seed + i (default 0)")
-    p.add_argument("--batch", type=int_arg(1, MAX_BATCH), help="games played at once: speed only (default 256)")
+    p.add_argument(
+        "--games", type=int_arg(1, MAX_GAMES), help="number of complete matches to write, 1..10**8 (default 10)"
+    )
+    p.add_argument(
+        "--seed", type=int_arg(0, MAX_SEED), help="seed of the first game, 0..2**64-1; game i uses seed + i (default 0)"
+    )
+    p.add_argument(
+        "--batch", type=int_arg(1, MAX_BATCH), help="games played at once, 1..65536: speed only (default 256)"
+    )
     p.add_argument("--out", type=Path, help="output .jsonl file (one record per line), written when complete")
     p.add_argument("--check", type=Path, metavar="FILE", help="replay FILE's records and report the first wrong line")
     p.add_argument(
