@@ -32,6 +32,7 @@ lint: $(STAMP)
 	$(PY) -m mypy scopa_env agents train.py evaluate.py
 
 demo: $(STAMP)
+	mkdir -p runs
 	$(PY) -m scopa_env.record --variant classic --games 5 --seed 0 --out runs/demo.jsonl
 
 clean:

@@ -111,6 +111,17 @@ LIMITS = (
     ("pretrain_hands", 10_000_000, "the warm start keeps every decision in memory"),
     ("max_snapshots", 1_000, "each snapshot is a copy of the network"),
     ("total_steps", 10**12, "more than any run can reach"),
+    ("n_epochs", 1_000, "each PPO update would take hours"),
+    ("pretrain_epochs", 1_000, "the warm start would take hours"),
+    ("max_hands", 1_000_000, "a match never lasts that long"),
+    ("torch_threads", 1_024, "more threads than any machine has"),
+    ("win_rate_window", 10**9, "the league would never notice a change"),
+    ("exact_endgame", 1_000, "no hand has that many plies"),
+    ("snapshot_every", 10**12, "more than any run can reach"),
+    ("eval_every", 10**12, "more than any run can reach"),
+    ("checkpoint_every", 10**12, "more than any run can reach"),
+    ("keep_checkpoints", 1_000_000, "each is a file of its own"),
+    ("endgame_plies", 1_000, "no hand has that many plies"),
 )
 """(field, largest value, why) for config fields whose size is only bounded by memory or time."""
 MAX_ROLLOUT = 1 << 22

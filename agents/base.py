@@ -170,7 +170,13 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
         _load_builtin(with_torch=True)  # checkpoints and the neural specs need torch
     if name not in _REGISTRY:
         path = Path(spec)
-        if path.is_dir() and (path / "model_card.json").is_file() and "bot" in _REGISTRY:
+        if path.is_dir() and not (path / "model_card.json").is_file():
+            raise AgentSpecError(
+                f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
+                "give a checkpoint file (runs/<run>/best.zip) or export one first: python -m agents.export "
+                "runs/<run>/best.zip --out DIR"
+            )
+        if path.is_dir() and "bot" in _REGISTRY:
             factory, _ = _REGISTRY["bot"]
             return factory(rules, seed, path=spec)
         looks_like_path = any(ch in spec for ch in "/\\") or spec.endswith((".zip", ".onnx", ".npz")) or path.exists()
@@ -192,7 +198,9 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
     factory, _ = _REGISTRY[name]
     try:
         agent = factory(rules, seed, **opts)
-    except TypeError as e:
+    except AgentSpecError:
+        raise
+    except (TypeError, ValueError) as e:  # an option the agent refuses, e.g. pimc:worlds=-1
         raise AgentSpecError(f"agent spec {spec!r}: bad option ({e})") from None
     agent.name = spec
     return agent
