@@ -23,21 +23,27 @@ whatever the number of workers: every task reseeds its agents from ``(seed, pair
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import io
 import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -54,7 +60,7 @@ from agents.ratings import (
     pairing_stats,
 )
 from scopa_env import core
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.shuffle import splitmix64
 
 __all__ = [
@@ -65,9 +71,12 @@ __all__ = [
     "Deals",
     "EvalConfig",
     "PairingResult",
+    "SettingError",
     "TournamentError",
+    "TournamentInterrupted",
     "TournamentResult",
     "build_agent",
+    "check_setting",
     "checkpoint_steps",
     "load_results",
     "make_entries",
@@ -94,12 +103,62 @@ DEFAULT_BATCH = 500
 """Deals per task by default."""
 DEFAULT_SPRT_BATCH = 100
 """Deals per task by default in SPRT mode."""
+MAX_SEED = 2**64
+"""Seeds are whole numbers in [0, MAX_SEED)."""
+MAX_DEALS = 10_000_000
+"""Most deals per pairing (a pairing's per-deal results stay in memory, about 40 bytes a deal)."""
+MAX_BOOTSTRAP = 100_000
+"""Most bootstrap replicates (each holds a k x k table of every pairing's score)."""
+WORKERS_PER_CORE = 8
+"""``workers`` asks for at most this many processes per core."""
+START_METHODS = ("spawn", "forkserver", "fork")
+"""Multiprocessing start methods the workers may use."""
+MAX_CONFIG_BYTES = 1_000_000
+"""Largest YAML config file read (a config is a few lines)."""
+PARTIAL_EVERY = 1.0
+"""Seconds between two writes of the results so far while a tournament with an output folder plays."""
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+"""Signals that stop a tournament cleanly (``run_tournament(..., handle_signals=True)``), where the OS has them."""
 _LABEL_RE = re.compile(r"^([A-Za-z][\w.+-]*)=(.+)$")
 _STEP_RE = re.compile(r"step[_-]?(\d+)", re.IGNORECASE)
 
 
 class TournamentError(ValueError):
     """A tournament that cannot run as configured; the message says what was wrong and how to fix it."""
+
+
+class SettingError(TournamentError):
+    """An ``EvalConfig`` setting with a bad value. ``name`` is the setting, ``detail`` says the value, what is wrong
+    and the fix (without the name, so that the caller can say where it came from: a config file key, an option)."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        super().__init__(f"{name}: {detail}")
+        self.name = name
+        self.detail = detail
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped ``run_tournament``.
+
+    ``result`` holds the games finished before it (``partial`` is True; None if none was scheduled yet) and
+    ``paths`` the files written for them (empty without an output folder).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.result: TournamentResult | None = None
+        self.paths: dict[str, Path] = {}
+
+    @property
+    def signal_name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+    def __str__(self) -> str:
+        return f"stopped by {self.signal_name}"
 
 
 # --------------------------------------------------------------------------------------------------- deals
@@ -127,7 +186,7 @@ class Deals:
         if count < 1:
             raise TournamentError(f"the number of deals must be >= 1, got {count}")
         with np.errstate(over="ignore"):
-            base = splitmix64(np.array([seed], dtype=np.int64).astype(np.uint64))
+            base = splitmix64(np.array([seed], dtype=np.uint64))
             seeds = splitmix64((base + np.arange(count, dtype=np.uint64)).astype(np.uint64)) % np.uint64(MAX_DEAL_SEED)
         if np.unique(seeds).size != count:  # never seen; guards the bookkeeping, which keys games by seed
             raise TournamentError(f"seed {seed} gave repeated deals; use another --seed")
@@ -152,10 +211,10 @@ class Deals:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the deal file (JSON)."""
+        """Write the deal file (JSON), atomically: a file already there is replaced only once the new one is whole."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
+        _atomic_write_text(path, json.dumps(self.to_dict()) + "\n")
         return path
 
     @staticmethod
@@ -167,8 +226,12 @@ class Deals:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise TournamentError(f"deal file {path} does not exist; {fix}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        except IsADirectoryError:
+            raise TournamentError(f"deal file {path} is a folder, not a file; give the deal file's path") from None
+        except (OSError, ValueError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise TournamentError(f"deal file {path} is not readable JSON ({e}); {fix}") from None
+        except RecursionError:
+            raise TournamentError(f"deal file {path} is not a deal file (JSON nested too deeply); {fix}") from None
         if not isinstance(data, dict):
             raise TournamentError(f"deal file {path} must hold a JSON object, got {type(data).__name__}; {fix}")
         if data.get("format", DEALS_FORMAT) != DEALS_FORMAT:
@@ -322,6 +385,164 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _shown(value: Any) -> str:
+    """A bad value as a message shows it: its repr (cut short) and, for YAML readers, its type."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def setting_hint(name: str) -> str:
+    """What a good value of the ``EvalConfig`` field ``name`` looks like (the fix in its error messages)."""
+    hints = {
+        "variant": f"give a variant name: {', '.join(variant_names())}",
+        "agents": "give a list of agent specs, e.g. [random, greedy, expert] (evaluate.py --list-agents)",
+        "gauntlet": "give one agent spec, e.g. runs/<run>/best.zip or cand=expert",
+        "mode": f"give one of {', '.join(MODES)}",
+        "deals": f"give a whole number of deals per pairing from 1 to {MAX_DEALS:,}, e.g. 1000",
+        "seed": "give a whole number from 0 to 2^64 - 1, e.g. 0",
+        "deals_file": "give the path of a deal file written by --save-deals",
+        "save_deals": "give the path of the deal file to write, e.g. deals.json",
+        "workers": f"give a whole number of worker processes from 0 (all cores) to {WORKERS_PER_CORE * _cores()} "
+        f"({WORKERS_PER_CORE} per core), e.g. 1",
+        "batch": f"give a whole number of deals per task from 1 to {MAX_DEALS:,}, e.g. {DEFAULT_BATCH}",
+        "anchor": "give the label or spec of one of the agents, e.g. random",
+        "anchor_rating": "give a finite number, e.g. 0",
+        "bootstrap": f"give a whole number of bootstrap replicates from 0 (no rating intervals) to "
+        f"{MAX_BOOTSTRAP:,}, e.g. 1000",
+        "level": "give a confidence level strictly between 0 and 1, e.g. 0.95",
+        "sprt": "give two finite Elo values elo0 < elo1, e.g. [0, 20] (or '0,20')",
+        "sprt_alpha": "give a probability strictly between 0 and 0.5, e.g. 0.05",
+        "sprt_beta": "give a probability strictly between 0 and 0.5, e.g. 0.05",
+        "records": "give the path of the .jsonl file to write, e.g. games.jsonl",
+        "plugins": "give a list of importable module names, e.g. [my_agents]",
+        "start_method": f"give one of {', '.join(START_METHODS)}",
+    }
+    return hints[name]
+
+
+def _whole(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise SettingError(name, f"got {_shown(value)}, not a whole number; {setting_hint(name)}")
+    if not low <= int(value) <= high:
+        raise SettingError(name, f"got {int(value)}, out of range; {setting_hint(name)}")
+    return int(value)
+
+
+def _real(name: str, value: Any, ok: Callable[[float], bool]) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise SettingError(name, f"got {_shown(value)}, not a number; {setting_hint(name)}")
+    x = float(value)
+    if not (math.isfinite(x) and ok(x)):
+        raise SettingError(name, f"got {x:g}, out of range; {setting_hint(name)}")
+    return x
+
+
+def _text(name: str, value: Any, what: str = "a string") -> str:
+    if not isinstance(value, str):
+        raise SettingError(name, f"got {_shown(value)}, not {what}; {setting_hint(name)}")
+    if not value.strip():
+        raise SettingError(name, f"got an empty string; {setting_hint(name)}")
+    if "\x00" in value:
+        raise SettingError(name, f"got {value!r}, which holds a NUL character; {setting_hint(name)}")
+    return value
+
+
+def _path_text(name: str, value: Any) -> str:
+    return _text(name, os.fspath(value) if isinstance(value, os.PathLike) else value, "a path")
+
+
+def _text_list(name: str, value: Any, item: Callable[[str, Any], str]) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise SettingError(name, f"got {_shown(value)}, not a list; {setting_hint(name)}")
+    out = []
+    for i, x in enumerate(value):
+        try:
+            out.append(item(name, x))
+        except SettingError as e:
+            raise SettingError(name, f"item {i}: {e.detail}") from None
+    return out
+
+
+def _module_name(name: str, value: Any) -> str:
+    text = _text(name, value, "a module name")
+    if not all(part.isidentifier() for part in text.split(".")):
+        raise SettingError(name, f"got {text!r}, not a module name (dotted Python names); {setting_hint(name)}")
+    return text
+
+
+def check_setting(name: str, value: Any) -> Any:
+    """``value`` checked and normalized for the ``EvalConfig`` field ``name``.
+
+    Raises ``SettingError`` naming the value, what is wrong and the fix. Used alike for YAML files, the command line
+    and Python, so a setting is refused the same way wherever it comes from.
+    """
+    if name in ("gauntlet", "mode", "deals", "deals_file", "save_deals", "batch", "anchor", "sprt", "records"):
+        if value is None:
+            return None
+    if name == "variant":
+        text = _text(name, value, "a variant name")
+        try:
+            get_rules(text)
+        except ValueError as e:
+            raise SettingError(name, str(e)) from None
+        return text
+    if name == "agents":
+        return _text_list(name, value, lambda n, x: _text(n, x, "an agent spec"))
+    if name in ("gauntlet", "anchor"):
+        return _text(name, value, "an agent spec")
+    if name == "mode":
+        if value not in MODES:
+            raise SettingError(name, f"got {_shown(value)}; {setting_hint(name)}")
+        return value
+    if name in ("deals", "batch"):
+        return _whole(name, value, 1, MAX_DEALS)
+    if name == "seed":
+        return _whole(name, value, 0, MAX_SEED - 1)
+    if name in ("deals_file", "save_deals", "records"):
+        return _path_text(name, value)
+    if name == "workers":
+        return _whole(name, value, 0, WORKERS_PER_CORE * _cores())
+    if name == "anchor_rating":
+        return _real(name, value, lambda x: True)
+    if name == "bootstrap":
+        return _whole(name, value, 0, MAX_BOOTSTRAP)
+    if name == "level":
+        return _real(name, value, lambda x: 0.0 < x < 1.0)
+    if name in ("sprt_alpha", "sprt_beta"):
+        return _real(name, value, lambda x: 0.0 < x < 0.5)
+    if name == "sprt":
+        pair = value.split(",") if isinstance(value, str) else value
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise SettingError(name, f"got {_shown(value)}, not two Elo values; {setting_hint(name)}")
+        elos = []
+        for x in pair:
+            if isinstance(x, str):
+                try:
+                    x = float(x)
+                except ValueError:
+                    raise SettingError(name, f"got {_shown(value)}, not two numbers; {setting_hint(name)}") from None
+            if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+                raise SettingError(name, f"got {_shown(value)}, not two numbers; {setting_hint(name)}")
+            elos.append(float(x))
+        elo0, elo1 = elos
+        if not (math.isfinite(elo0) and math.isfinite(elo1)):
+            raise SettingError(name, f"got {elo0:g},{elo1:g}; the Elo values must be finite; {setting_hint(name)}")
+        if not elo0 < elo1:
+            raise SettingError(name, f"got {elo0:g},{elo1:g}, but elo0 < elo1 is needed; {setting_hint(name)}")
+        return (elo0, elo1)
+    if name == "plugins":
+        return _text_list(name, value, _module_name)
+    if name == "start_method":
+        if value not in START_METHODS:
+            raise SettingError(name, f"got {_shown(value)}; {setting_hint(name)}")
+        return value
+    raise KeyError(name)
+
+
 @dataclass
 class EvalConfig:
     """Settings of one evaluation (``evaluate.py``): loadable from YAML, overridable on the command line."""
@@ -369,15 +590,12 @@ class EvalConfig:
     """Multiprocessing start method of the workers (``spawn`` is safe with torch)."""
 
     def __post_init__(self) -> None:
-        sprt: Any = self.sprt
-        if isinstance(sprt, str):  # "elo0,elo1" as on the command line
-            sprt = sprt.split(",")
-        if isinstance(sprt, (list, tuple)):
-            try:
-                elo0, elo1 = (float(x) for x in sprt)
-            except (TypeError, ValueError):
-                raise TournamentError(f"sprt must be two Elo values [elo0, elo1], got {self.sprt!r}") from None
-            self.sprt = (elo0, elo1)
+        self.check_settings()
+
+    def check_settings(self) -> None:
+        """Check and normalize every field on its own (``check_setting``); raises ``SettingError``."""
+        for f in fields(self):
+            setattr(self, f.name, check_setting(f.name, getattr(self, f.name)))
 
     @property
     def num_workers(self) -> int:
@@ -385,23 +603,9 @@ class EvalConfig:
         return self.workers if self.workers > 0 else _cores()
 
     def validate(self) -> None:
-        """Check the settings on their own (agents and deal files are checked when the tournament starts)."""
-        if self.mode is not None and self.mode not in MODES:
-            raise TournamentError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.deals is not None and self.deals < 1:
-            raise TournamentError(f"the number of deals must be >= 1, got {self.deals}")
-        if self.seed < 0:
-            raise TournamentError(f"seed must be >= 0, got {self.seed}")
-        if self.workers < 0:
-            raise TournamentError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
-        if self.batch is not None and self.batch < 1:
-            raise TournamentError(f"batch (deals per task) must be >= 1, got {self.batch}")
-        if self.bootstrap < 0:
-            raise TournamentError(f"bootstrap must be >= 0, got {self.bootstrap}")
-        if not 0 < self.level < 1:
-            raise TournamentError(f"level must be in (0, 1), e.g. 0.95; got {self.level}")
-        if self.start_method not in ("spawn", "forkserver", "fork"):
-            raise TournamentError(f"start_method must be spawn, forkserver or fork, got {self.start_method!r}")
+        """Check the settings, each on its own and together (agents and deal files are checked when the tournament
+        starts)."""
+        self.check_settings()
         if len(self.agents) + (self.gauntlet is not None) < 2:
             raise TournamentError("give at least two agents (--agents A B ...), or --gauntlet CANDIDATE --agents B")
         if self.gauntlet is not None and not self.agents:
@@ -411,11 +615,15 @@ class EvalConfig:
                 raise TournamentError(
                     "--sprt tests one candidate against one baseline: use --gauntlet CANDIDATE --agents BASELINE"
                 )
-            elo0, elo1 = self.sprt
-            if not elo0 < elo1:
-                raise TournamentError(f"--sprt elo0,elo1 needs elo0 < elo1, got {elo0:g},{elo1:g}")
-            if not (0 < self.sprt_alpha < 0.5 and 0 < self.sprt_beta < 0.5):
-                raise TournamentError("SPRT alpha and beta must be in (0, 0.5)")
+        files = {"deals_file": "--deals", "save_deals": "--save-deals", "records": "--records"}
+        given = [(k, os.path.abspath(getattr(self, k))) for k in files if getattr(self, k) is not None]
+        for i, (k, path) in enumerate(given):
+            for k2, path2 in given[i + 1 :]:
+                if path == path2:
+                    raise TournamentError(
+                        f"{files[k]} and {files[k2]} are the same file {getattr(self, k)}; writing one would "
+                        "destroy the other — give them different paths"
+                    )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -424,29 +632,53 @@ class EvalConfig:
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> EvalConfig:
-        """Build from a mapping (a YAML file's contents); unknown keys are an error."""
-        known = {f.name for f in fields(EvalConfig)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise TournamentError(f"unknown evaluation setting(s) {unknown}; known settings: {sorted(known)}")
-        cfg = EvalConfig(**data)
-        if isinstance(cfg.agents, str):
-            cfg.agents = [cfg.agents]
-        return cfg
+        """Build from a mapping (a YAML file's contents), every value checked; unknown keys are an error."""
+        import difflib
+
+        known = [f.name for f in fields(EvalConfig)]
+        for key in data:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                if key in ("hands", "matches"):
+                    hint = f"write mode: {key} and deals: N for --{key} N; "
+                raise TournamentError(
+                    f"unknown evaluation setting {key!r}; {hint}the settings are the fields of EvalConfig: "
+                    f"{', '.join(known)}"
+                )
+        return EvalConfig(**{key: check_setting(key, value) for key, value in data.items()})
 
     @staticmethod
     def from_yaml(path: str | Path) -> EvalConfig:
+        """Read the settings from a YAML file (``yaml.safe_load``: plain data only, no Python objects)."""
         import yaml
 
+        path = Path(path)
+        fix = "give a YAML file of EvalConfig settings, e.g. 'agents: [random, greedy]' (see docs/evaluate.md)"
         try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+            if path.is_dir():
+                raise TournamentError(f"config file {path} is a folder, not a file; {fix}")
+            with open(path, "rb") as f:
+                raw = f.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise TournamentError(f"config file {path} is over {MAX_CONFIG_BYTES:,} bytes; {fix}")
+            data = yaml.safe_load(raw.decode("utf-8")) or {}
         except FileNotFoundError:
-            raise TournamentError(f"config file {path} does not exist") from None
+            raise TournamentError(f"config file {path} does not exist; check the path given to --config") from None
+        except OSError as e:
+            raise TournamentError(f"config file {path} cannot be read ({e.strerror}); check --config") from None
+        except UnicodeDecodeError:
+            raise TournamentError(f"config file {path} is not text (not UTF-8); {fix}") from None
         except yaml.YAMLError as e:
-            raise TournamentError(f"config file {path} is not valid YAML: {e}") from None
+            raise TournamentError(f"config file {path} is not valid YAML; {fix}. The YAML reader says: {e}") from None
+        except RecursionError:
+            raise TournamentError(f"config file {path} is nested too deeply to be a config; {fix}") from None
         if not isinstance(data, dict):
-            raise TournamentError(f"config file {path} must hold a mapping of settings")
-        return EvalConfig.from_dict(data)
+            raise TournamentError(f"config file {path} must hold a mapping of settings, got {_shown(data)}; {fix}")
+        try:
+            return EvalConfig.from_dict(data)
+        except TournamentError as e:
+            raise TournamentError(f"config file {path}: {e}") from None
 
 
 # --------------------------------------------------------------------------------------------------- tasks
@@ -598,6 +830,21 @@ _WORKER: dict[str, Any] = {}
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 """Environment variables that pin BLAS / OpenMP thread pools; workers run with each set to 1."""
 
+_WORKER_BLOCKED = {getattr(signal, n) for n in ("SIGINT", "SIGHUP") if hasattr(signal, n)}
+"""Signals blocked while worker processes are started (a started process inherits the block until it ignores them)."""
+
+
+@contextmanager
+def _worker_signals_blocked() -> Iterator[None]:
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_BLOCKED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a signal that came meanwhile is delivered now
+
 
 def _single_thread_env() -> None:
     for var in THREAD_VARS:
@@ -614,9 +861,21 @@ def _import_plugins(plugins: Sequence[str]) -> None:
             importlib.import_module(mod)
         except ImportError as e:
             raise TournamentError(f"plugin module {mod!r} could not be imported ({e}); check --plugin") from None
+        except Exception as e:
+            raise TournamentError(
+                f"plugin module {mod!r} failed while importing ({type(e).__name__}: {e}); fix the module or drop "
+                "--plugin"
+            ) from e
 
 
 def _init_worker(variant: str, entries: list[AgentEntry], seed: int, mode: str, plugins: list[str]) -> None:
+    # Ctrl-C and a closed terminal reach the whole process group: the main process stops the workers itself and
+    # writes the results, so they ignore both (no traceback from every worker). They were blocked while it spawned.
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_BLOCKED)
     _single_thread_env()
     _import_plugins(plugins)
     _WORKER.update(rules=get_rules(variant), entries=entries, seed=seed, mode=mode, agents={})
@@ -688,8 +947,16 @@ class _Runner:
             )
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         if self.pool is not None:
+            if exc_type is not None:  # interrupted or failed: stop the workers now, not after their current task
+                processes = list((getattr(self.pool, "_processes", None) or {}).values())
+                for proc in processes:
+                    with contextlib.suppress(Exception):
+                        proc.terminate()
+                for proc in processes:
+                    with contextlib.suppress(Exception):
+                        proc.join(timeout=10)
             self.pool.shutdown(wait=True, cancel_futures=True)
             for var, value in self.saved_env.items():
                 if value is None:
@@ -711,24 +978,23 @@ class _Runner:
                     on_games=self._tick,
                 )
             return
-        futures: dict[Future[TaskResult], Task] = {self.pool.submit(_run_in_worker, t, record): t for t in tasks}
+        with _worker_signals_blocked():  # workers are spawned while tasks are submitted
+            futures: dict[Future[TaskResult], Task] = {self.pool.submit(_run_in_worker, t, record): t for t in tasks}
         pending = set(futures)
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    try:
-                        res = f.result()
-                    except BrokenProcessPool as e:
-                        raise TournamentError(
-                            f"a worker process died ({e}); its error is printed above — rerun with --workers 1 to "
-                            "get it in this process"
-                        ) from e
-                    self._tick(futures[f].seeds.size * self.games_per_deal)
-                    yield res
-        finally:
-            for f in pending:
-                f.cancel()
+        # Left early (an error, a signal), the tasks still pending are not cancelled here: __exit__ terminates the
+        # workers and the pool fails them all (cancelling them first trips the pool's own clean-up in Python 3.11).
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                try:
+                    res = f.result()
+                except BrokenProcessPool as e:
+                    raise TournamentError(
+                        f"a worker process died ({e}); its error is printed above — rerun with --workers 1 to "
+                        "get it in this process"
+                    ) from e
+                self._tick(futures[f].seeds.size * self.games_per_deal)
+                yield res
 
     def _tick(self, n: int) -> None:
         if n and self.bar is not None:
@@ -745,8 +1011,13 @@ class _RecordSink:
         self.next = 0
         self.count = 0
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.file = open(self.path, "w", encoding="utf-8")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.file = open(self.path, "w", encoding="utf-8")
+            except OSError as e:
+                raise TournamentError(
+                    f"cannot write --records {self.path}: {e.strerror}; choose a file path you can write to"
+                ) from None
 
     def put(self, index: int, records: list[dict[str, Any]] | None) -> None:
         if self.file is None:
@@ -761,6 +1032,7 @@ class _RecordSink:
         for rec in records:
             self.file.write(json.dumps(rec, separators=(",", ":")) + "\n")
         self.count += len(records)
+        self.file.flush()  # the games of every finished task are on disk, whatever happens next
 
     def close(self) -> None:
         if self.file is None:
@@ -823,6 +1095,22 @@ class TournamentResult:
     """Game records written to ``config.records``."""
     created: str = ""
     """Start time, ISO 8601."""
+    status: str = "complete"
+    """``complete``; while playing ``running``; stopped early ``interrupted`` (a signal) or ``failed`` (an error)."""
+    games_planned: int = 0
+    """Games of the schedule (for SPRT, of the whole budget)."""
+    paths: dict[str, Path] = field(default_factory=dict)
+    """The files written for it by ``run_tournament(..., out=DIR)``, by kind (as ``write_outputs`` returns them)."""
+
+    @property
+    def partial(self) -> bool:
+        """True unless every planned game was played (or the SPRT decided): results so far only."""
+        return self.status != "complete"
+
+    @property
+    def games_played(self) -> int:
+        """Games whose results are counted (all pairings)."""
+        return sum(p.stats.games for p in self.pairings)
 
     @property
     def hands_per_second(self) -> float:
@@ -871,6 +1159,9 @@ class TournamentResult:
                 "version": 1,
                 "created": self.created,
                 "code_version": _code_version(),
+                "partial": self.partial,
+                "status": self.status,
+                "games": {"planned": self.games_planned, "played": self.games_played},
                 "variant": self.config.variant,
                 "mode": self.config.mode,
                 "config": self.config.to_dict(),
@@ -925,6 +1216,7 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+@functools.lru_cache(maxsize=1)
 def _code_version() -> str | None:
     try:
         out = subprocess.run(
@@ -1005,26 +1297,159 @@ def _progress_bar(total: int, unit: str, enabled: bool) -> Any:
     return tqdm(total=total, unit=unit, unit_scale=True, dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
 
 
-def run_tournament(config: EvalConfig, progress: bool = False) -> TournamentResult:
+class _SignalStop:
+    """While active (``enabled``, in the main thread): SIGINT, SIGTERM and SIGHUP raise ``TournamentInterrupted``.
+
+    Inside ``hold()`` (writing results) a signal waits for the block to end; once stopping, further signals are
+    ignored, so that the results so far are written whole. The previous handlers come back on exit.
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.saved: dict[int, Any] = {}
+        self.held = 0
+        self.pending: int | None = None
+        self.stopping = False
+
+    def __enter__(self) -> _SignalStop:
+        if self.enabled:
+            for name in STOP_SIGNALS:
+                sig = getattr(signal, name, None)
+                if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:  # nohup: SIGHUP stays ignored
+                    self.saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+        self.saved.clear()
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.stopping:
+            return
+        if self.held:
+            self.pending = self.pending or signum
+            return
+        self.stopping = True
+        raise TournamentInterrupted(signum)
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        self.held += 1
+        try:
+            yield
+        finally:
+            self.held -= 1
+        if not self.held and self.pending is not None and not self.stopping:
+            self.stopping = True
+            raise TournamentInterrupted(self.pending)
+
+
+def _probe_writable_dir(path: Path, what: str) -> None:
+    """Refuse, before anything is played or created, a folder that cannot be made or written (``what``: its option)."""
+    try:
+        if path.exists() and not path.is_dir():
+            raise TournamentError(
+                f"{what} {path} is a file, not a folder; give a folder for the results (it is created if missing) "
+                "or move the file away"
+            )
+        anc = path
+        while not anc.exists() and anc.parent != anc:
+            anc = anc.parent
+        if not anc.is_dir():
+            raise TournamentError(f"{what} {path}: {anc} is a file, so no folder can be made inside it; choose another")
+        if not os.access(anc, os.W_OK | os.X_OK):
+            raise TournamentError(f"{what} {path}: {anc} is not writable (permission denied); choose another folder")
+    except OSError as e:
+        raise TournamentError(f"{what} {path} cannot be checked ({e.strerror}); choose another folder") from None
+
+
+def _probe_writable_file(path: Path, what: str) -> None:
+    """Refuse a file path that is a folder or whose folder cannot be made or written."""
+    try:
+        if path.is_dir():
+            raise TournamentError(f"{what} {path} is a folder; give a file path inside it, e.g. {path / 'games.jsonl'}")
+        anc = path.parent
+        while not anc.exists() and anc.parent != anc:
+            anc = anc.parent
+        if not anc.is_dir():
+            raise TournamentError(f"{what} {path}: {anc} is a file, not a folder; choose another path")
+        if not os.access(anc, os.W_OK | os.X_OK):
+            raise TournamentError(f"{what} {path}: {anc} is not writable (permission denied); choose another path")
+    except OSError as e:
+        raise TournamentError(f"{what} {path} cannot be checked ({e.strerror}); choose another path") from None
+
+
+def _make_out_dir(path: Path) -> None:
+    """Create the output folder and check that a file can be written in it."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise TournamentError(
+            f"cannot write in the output folder {path} (--out): {e.strerror}; choose a folder you can write to"
+        ) from None
+
+
+@dataclass
+class _Played:
+    """What a tournament has played so far."""
+
+    parts: dict[int, list[TaskResult]]
+    """Finished task results by pairing."""
+    hands: int = 0
+    """Hands played, including SPRT tasks cut short."""
+    sprt: SPRTResult | None = None
+
+
+def run_tournament(
+    config: EvalConfig,
+    progress: bool = False,
+    out: str | Path | None = None,
+    plots: bool = True,
+    handle_signals: bool = False,
+) -> TournamentResult:
     """Play the evaluation ``config`` describes and compute its statistics.
 
     Every agent is built here first, so an unknown spec, a missing or corrupt checkpoint, or an agent made for
     another variant or observation version raises ``TournamentError`` before any game is played. ``config`` is not
     changed; the result holds a resolved copy (deal count and mode filled in).
+
+    With ``out`` the folder is checked and made before any game, the results so far are written to it while the
+    tournament plays (every ``PARTIAL_EVERY`` seconds at most, each file replaced atomically, ``results.json``
+    marked ``"partial": true``) and ``write_outputs`` writes the final ones. If a game fails (an illegal move, a
+    worker that dies) the results so far are written before the error is raised. A ``KeyboardInterrupt`` (and with
+    ``handle_signals``, SIGTERM or SIGHUP) stops the workers and raises ``TournamentInterrupted`` carrying the
+    partial result and the paths written.
     """
     config = replace(config, agents=list(config.agents), plugins=list(config.plugins))
     config.validate()
-    try:
-        rules = get_rules(config.variant)
-    except ValueError as e:
-        raise TournamentError(str(e)) from None
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        _probe_writable_dir(out_dir, "--out")
+    for key, option in (("records", "--records"), ("save_deals", "--save-deals")):
+        if getattr(config, key) is not None:
+            _probe_writable_file(Path(getattr(config, key)), option)
+    rules = get_rules(config.variant)
+    with _SignalStop(handle_signals) as stop:
+        try:
+            return _run(config, rules, progress, out_dir, plots, stop)
+        except KeyboardInterrupt as e:
+            if isinstance(e, TournamentInterrupted):
+                raise
+            raise TournamentInterrupted(signal.SIGINT) from None
+
+
+def _run(
+    config: EvalConfig, rules: Rules, progress: bool, out: Path | None, plots: bool, stop: _SignalStop
+) -> TournamentResult:
     _import_plugins(config.plugins)
     entries, candidate = _resolve_entries(config)
-    agents = [build_agent(e, rules, config.seed) for e in entries]
     anchor = _resolve_anchor(config, entries, candidate)
     deals = _resolve_deals(config, rules)
-    if config.save_deals is not None:
-        deals.save(config.save_deals)
+    agents = [build_agent(e, rules, config.seed) for e in entries]
     config.deals = len(deals)
     if config.batch is None:
         config.batch = DEFAULT_BATCH if config.sprt is None else DEFAULT_SPRT_BATCH
@@ -1040,50 +1465,127 @@ def run_tournament(config: EvalConfig, progress: bool = False) -> TournamentResu
             seeds = deals.seeds[lo : lo + batch]
             tasks.append(Task(len(tasks), p, a, b, lo, seeds, (entries[a].label, entries[b].label)))
     workers = max(1, min(config.num_workers, len(tasks)))
+    created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    played = _Played({p: [] for p in range(len(schedule))})
+    t0 = time.perf_counter()
+
+    def result(bootstrap: int, status: str) -> TournamentResult:
+        return _make_result(
+            config, entries, deals, rotations, schedule, anchor, played, time.perf_counter() - t0, workers,
+            sink.count, created, bootstrap, status,
+        )  # fmt: skip
+
+    with stop.hold():
+        if config.save_deals is not None:
+            try:
+                deals.save(config.save_deals)
+            except OSError as e:
+                raise TournamentError(f"cannot write --save-deals {config.save_deals}: {e.strerror}") from None
+        static: dict[str, Path] = {}
+        if out is not None:
+            _make_out_dir(out)
+            static = _write_static(config, deals, out)
+        sink = _RecordSink(config.records)
+    last_write = -math.inf
+
+    def checkpoint() -> None:  # the results so far, at most every PARTIAL_EVERY seconds
+        nonlocal last_write
+        if out is not None and time.monotonic() - last_write >= PARTIAL_EVERY:
+            _write_tables(result(0, "running"), out)
+            last_write = time.monotonic()
+
     unit = "hand" if config.mode == "hands" else "game"
     bar = _progress_bar(len(deals) * num_rot * len(schedule), unit, progress)
-    sink = _RecordSink(config.records)
-    created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    parts: dict[int, list[TaskResult]] = {p: [] for p in range(len(schedule))}
-    hands_played = 0
-    sprt_result: SPRTResult | None = None
-    t0 = time.perf_counter()
+    failure: BaseException | None = None
     try:
         with _Runner(rules, entries, agents, config, workers, bar) as runner:
             if config.sprt is None:
                 for res in runner.run(tasks):
-                    parts[res.pairing].append(res)
-                    hands_played += int(res.hands.sum())
-                    sink.put(res.index, res.records)
+                    with stop.hold():
+                        played.parts[res.pairing].append(res)
+                        played.hands += int(res.hands.sum())
+                        sink.put(res.index, res.records)
+                        checkpoint()
             else:
                 sprt = SPRT(config.sprt[0], config.sprt[1], config.sprt_alpha, config.sprt_beta, num_rot)
                 counts = np.zeros(2 * num_rot + 1)
                 for lo in range(0, len(tasks), workers):
                     rnd = sorted(runner.run(tasks[lo : lo + workers]), key=lambda r: r.index)
-                    hands_played += sum(int(r.hands.sum()) for r in rnd)
                     decision = "inconclusive"
-                    for res in rnd:
-                        used, _, decision = sprt.scan(res.half_points, counts)
-                        res = res.head(used) if used < res.half_points.size else res
-                        counts += np.bincount(res.half_points, minlength=counts.size)
-                        parts[0].append(res)
-                        sink.put(res.index, res.records)
-                        if decision != "inconclusive":
-                            break
+                    with stop.hold():
+                        played.hands += sum(int(r.hands.sum()) for r in rnd)
+                        for res in rnd:
+                            used, _, decision = sprt.scan(res.half_points, counts)
+                            res = res.head(used) if used < res.half_points.size else res
+                            counts += np.bincount(res.half_points, minlength=counts.size)
+                            played.parts[0].append(res)
+                            sink.put(res.index, res.records)
+                            if decision != "inconclusive":
+                                break
+                        played.sprt = sprt.result(counts)
+                        checkpoint()
                     if decision != "inconclusive":
                         break
-                sprt_result = sprt.result(counts)
+    except (KeyboardInterrupt, Exception) as e:
+        failure = e
     finally:
-        sink.close()
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - t0
+        stop.stopping = True  # from here on signals are ignored: the results are being written
+        with stop.hold():
+            sink.close()
+            if bar is not None:
+                bar.close()
+    if failure is None:
+        with stop.hold():
+            final = result(config.bootstrap, "complete")
+            if out is not None:
+                final.paths = write_outputs(final, out, plots=plots)
+        return final
+    interrupted_ = isinstance(failure, KeyboardInterrupt)
+    partial = result(config.bootstrap, "interrupted" if interrupted_ else "failed")
+    if out is not None:
+        partial.paths = {**static, **_write_tables(partial, out)}
+    if not interrupted_:
+        if out is None or not isinstance(failure, TournamentError):
+            raise failure
+        raise TournamentError(
+            f"{failure}. The {partial.games_played} games finished before it are saved in {out}/ (results.json, "
+            "marked partial)"
+        ) from failure
+    interrupted = failure if isinstance(failure, TournamentInterrupted) else TournamentInterrupted(signal.SIGINT)
+    interrupted.result, interrupted.paths = partial, partial.paths
+    raise interrupted
 
+
+def _partial_ratings(num: int, hist: list[DealHistogram], anchor: int, config: EvalConfig, n_boot: int) -> RatingTable:
+    """Ratings of the games played so far; all NaN while the pairings played do not link every agent."""
+    try:
+        return bootstrap_ratings(num, hist, anchor, config.anchor_rating, n_boot, config.level, config.seed)
+    except ValueError:
+        nan = np.full(num, np.nan)
+        return RatingTable(nan, nan.copy(), nan.copy(), np.zeros((0, num)), anchor, config.anchor_rating)
+
+
+def _make_result(
+    config: EvalConfig,
+    entries: list[AgentEntry],
+    deals: Deals,
+    rotations: list[tuple[int, ...]],
+    schedule: list[tuple[int, int]],
+    anchor: int,
+    played: _Played,
+    seconds: float,
+    workers: int,
+    records_written: int,
+    created: str,
+    bootstrap: int,
+    status: str,
+) -> TournamentResult:
+    num_rot = len(rotations)
     pairings: list[PairingResult] = []
     for p, (a, b) in enumerate(schedule):
-        got = sorted(parts[p], key=lambda r: r.first_deal)
-        margins = np.concatenate([r.margins for r in got])
-        half = np.concatenate([r.half_points for r in got])
+        got = sorted(played.parts[p], key=lambda r: r.first_deal)
+        margins = np.concatenate([np.zeros(0)] + [r.margins for r in got])
+        half = np.concatenate([np.zeros(0, dtype=np.int64)] + [r.half_points for r in got])
         wins = int(sum(int(r.wins.sum()) for r in got))
         draws = int(sum(int(r.draws.sum()) for r in got))
         hands = int(sum(int(r.hands.sum()) for r in got))
@@ -1091,9 +1593,12 @@ def run_tournament(config: EvalConfig, progress: bool = False) -> TournamentResu
         stats = pairing_stats(margins, half, num_rot, wins, draws, losses, hands, config.level)
         pairings.append(PairingResult(a, b, margins, half, wins, draws, losses, hands, stats))
     hist = [DealHistogram.from_half_points(p.a, p.b, p.half_points, num_rot) for p in pairings]
-    ratings = bootstrap_ratings(
-        len(entries), hist, anchor, config.anchor_rating, config.bootstrap, config.level, config.seed
-    )
+    if status == "complete":
+        ratings = bootstrap_ratings(
+            len(entries), hist, anchor, config.anchor_rating, bootstrap, config.level, config.seed
+        )
+    else:
+        ratings = _partial_ratings(len(entries), hist, anchor, config, bootstrap)
     return TournamentResult(
         config,
         entries,
@@ -1102,12 +1607,14 @@ def run_tournament(config: EvalConfig, progress: bool = False) -> TournamentResu
         pairings,
         ratings,
         anchor,
-        sprt_result,
-        hands_played,
+        played.sprt,
+        played.hands,
         seconds,
         workers,
-        sink.count,
+        records_written,
         created,
+        status,
+        len(deals) * num_rot * len(schedule),
     )
 
 
@@ -1214,11 +1721,19 @@ def _summary_lines(result: TournamentResult) -> list[str]:
     deals = f"{len(result.deals)} deals"
     if result.sprt is not None:
         deals = f"{result.sprt.deals} deals of a budget of {len(result.deals)}"
+    lines = []
+    if result.partial:
+        why = {"running": "still playing", "interrupted": "stopped by a signal", "failed": "stopped by an error"}
+        lines.append(
+            f"PARTIAL RESULTS ({why.get(result.status, result.status)}): {result.games_played} of "
+            f"{result.games_planned} planned games played"
+        )
     return [
+        *lines,
         f"variant {cfg.variant}, {cfg.mode} mode, {deals} ({result.deals.source}) x "
         f"{len(result.rotations)} rotations per pairing, {len(result.pairings)} pairing(s)",
         f"ratings: Bradley-Terry on the logistic Elo scale, {anchor} fixed at {cfg.anchor_rating:g}, "
-        f"{cfg.bootstrap} bootstrap replicates over deals",
+        f"{result.ratings.samples.shape[0]} bootstrap replicates over deals",
         f"speed: {result.hands_played} hands in {result.seconds:.1f} s = {result.hands_per_second:,.0f} hands/s "
         f"({result.workers} worker(s), {cfg.batch} deals per task)",
     ]
@@ -1272,8 +1787,27 @@ def print_report(result: TournamentResult, file: Any = None) -> None:
         console.print(t)
 
 
+@contextmanager
+def _atomic(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """A file object whose contents replace ``path`` only once written whole (a temporary file, then os.replace)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, mode) if "b" in mode else open(tmp, mode, encoding="utf-8", newline="") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    with _atomic(path) as f:
+        f.write(text)
+
+
 def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with _atomic(path) as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows([["" if v is None else v for v in row] for row in rows])
@@ -1303,7 +1837,8 @@ def plot_ratings(result: TournamentResult, path: str | Path) -> Path:
     )
     ax.set_title(f"{result.config.variant}: {result.config.mode} mode, {len(result.deals)} deals per pairing")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with _atomic(Path(path), "wb") as f:
+        fig.savefig(f, dpi=120, format="png")
     plt.close(fig)
     return Path(path)
 
@@ -1335,27 +1870,45 @@ def plot_steps(result: TournamentResult, path: str | Path) -> Path | None:
     ax.set_ylabel(f"rating (Elo, {result.labels[result.anchor]} = {r.anchor_rating:g})")
     ax.set_title(f"{result.config.variant}: rating against training steps")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with _atomic(Path(path), "wb") as f:
+        fig.savefig(f, dpi=120, format="png")
     plt.close(fig)
     return Path(path)
 
 
 def write_outputs(result: TournamentResult, out_dir: str | Path, plots: bool = True) -> dict[str, Path]:
     """Write ``results.json``, ``report.md``, ``ratings.csv``, ``pairings.csv``, ``crosstable.csv``, ``deals.json``,
-    ``config.yaml`` and the PNG plots into ``out_dir``; returns the paths by kind."""
-    import yaml
-
+    ``config.yaml`` and the PNG plots into ``out_dir``; returns the paths by kind. Each file is replaced atomically."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    paths = _write_static(result.config, result.deals, out)
+    paths.update(_write_tables(result, out))
+    if plots:
+        paths["ratings_png"] = plot_ratings(result, out / "ratings.png")
+        steps_png = plot_steps(result, out / "ratings_vs_steps.png")
+        if steps_png is not None:
+            paths["steps_png"] = steps_png
+    return paths
+
+
+def _write_static(config: EvalConfig, deals: Deals, out: Path) -> dict[str, Path]:
+    """``config.yaml`` and ``deals.json``: known before the first game."""
+    import yaml
+
+    paths = {"config": out / "config.yaml"}
+    _atomic_write_text(paths["config"], yaml.safe_dump(config.to_dict(), sort_keys=False))
+    paths["deals"] = deals.save(out / "deals.json")
+    return paths
+
+
+def _write_tables(result: TournamentResult, out: Path) -> dict[str, Path]:
+    """``results.json``, ``report.md`` and the CSV tables (the files that change while a tournament plays)."""
     paths: dict[str, Path] = {}
     data = result.to_dict()
     paths["json"] = out / "results.json"
-    paths["json"].write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    _atomic_write_text(paths["json"], json.dumps(data, indent=1) + "\n")
     paths["markdown"] = out / "report.md"
-    paths["markdown"].write_text(render_markdown(result), encoding="utf-8")
-    paths["config"] = out / "config.yaml"
-    paths["config"].write_text(yaml.safe_dump(result.config.to_dict(), sort_keys=False), encoding="utf-8")
-    paths["deals"] = result.deals.save(out / "deals.json")
+    _atomic_write_text(paths["markdown"], render_markdown(result))
 
     rating_keys = ["rank", "agent", "spec", "steps", "rating", "low", "high", "games", "score", "los_next"]
     paths["ratings_csv"] = out / "ratings.csv"
@@ -1378,18 +1931,13 @@ def write_outputs(result: TournamentResult, out_dir: str | Path, plots: bool = T
     num = len(result.entries)
     margin: list[list[Any]] = [[None] * num for _ in range(num)]
     for p in result.pairings:
-        margin[p.a][p.b] = p.stats.margin.value
-        margin[p.b][p.a] = -p.stats.margin.value
+        if math.isfinite(p.stats.margin.value):  # a pairing not played yet (partial results) has no margin
+            margin[p.a][p.b] = p.stats.margin.value
+            margin[p.b][p.a] = -p.stats.margin.value
     paths["crosstable_csv"] = out / "crosstable.csv"
     _write_csv(
         paths["crosstable_csv"],
         ["agent", *result.labels],
         [[lab, *row] for lab, row in zip(result.labels, margin, strict=True)],
     )
-
-    if plots:
-        paths["ratings_png"] = plot_ratings(result, out / "ratings.png")
-        steps_png = plot_steps(result, out / "ratings_vs_steps.png")
-        if steps_png is not None:
-            paths["steps_png"] = steps_png
     return paths

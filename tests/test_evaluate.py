@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -432,3 +433,231 @@ def test_cli_help(capsys: pytest.CaptureFixture[str]) -> None:
         evaluate.main(["--help"])
     assert e.value.code == 0
     assert "--gauntlet" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------------- nothing lost
+
+
+def _snapshotting_play(monkeypatch: pytest.MonkeyPatch, out: Path, fail_at: int | None = None) -> list[dict]:
+    """Wrap ``arena.play``: before each call, read ``out/results.json`` (if any); at call ``fail_at``, Ctrl-C."""
+    seen: list[dict] = []
+    real = tournament.play
+
+    def play(*args: object, **kwargs: object) -> object:
+        if (out / "results.json").exists():
+            seen.append(json.loads((out / "results.json").read_text()))
+        if fail_at is not None and len(seen) + 1 >= fail_at and (out / "results.json").exists():
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tournament, "play", play)
+    monkeypatch.setattr(tournament, "PARTIAL_EVERY", 0.0)
+    return seen
+
+
+def test_results_are_written_while_the_tournament_plays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "made" / "on" / "demand"  # missing folders are made
+    seen = _snapshotting_play(monkeypatch, out)
+    res = run_tournament(cfg(agents=["random", "_t_lowest"], deals=40, batch=16), out=out, plots=False)
+    # 3 tasks (16 + 16 + 8 deals) x 2 rotations = 6 arena calls; after each finished task the results so far.
+    played = [(d["status"], d["partial"], d["games"]["played"], d["games"]["planned"]) for d in seen]
+    assert played == [("running", True, 32, 80)] * 2 + [("running", True, 64, 80)] * 2
+    final = load_results(out)
+    assert (final["status"], final["partial"], final["games"]) == ("complete", False, {"planned": 80, "played": 80})
+    assert set(res.paths) >= {"json", "markdown", "deals", "config"} and not (out / "ratings.png").exists()
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    # Same games as without an output folder (the writing does not touch the play).
+    again = run_tournament(cfg(agents=["random", "_t_lowest"], deals=40, batch=16))
+    np.testing.assert_array_equal(again.pairings[0].margins, res.pairings[0].margins)
+    np.testing.assert_array_equal(again.ratings.samples, res.ratings.samples)
+
+
+def test_ctrl_c_keeps_the_results_so_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out, records = tmp_path / "out", tmp_path / "games.jsonl"
+    _snapshotting_play(monkeypatch, out, fail_at=5)  # the 5th arena call: task 3's first rotation
+    with pytest.raises(tournament.TournamentInterrupted) as e:
+        run_tournament(cfg(agents=["random", "_t_lowest"], deals=40, batch=16, records=str(records)), out=out)
+    assert e.value.signal_name == "SIGINT" and e.value.result is not None
+    assert (e.value.result.games_played, e.value.result.games_planned, e.value.result.status) == (64, 80, "interrupted")
+    data = load_results(out)
+    assert (data["partial"], data["status"], data["games"]["played"]) == (True, "interrupted", 64)
+    assert data["pairings"][0]["deals"] == 32 and data["ratings"][0]["low"] is not None  # with intervals
+    assert "PARTIAL RESULTS" in (out / "report.md").read_text()
+    assert len(records.read_text().splitlines()) == 64  # the games of the finished tasks, whole
+    assert e.value.paths["json"] == out / "results.json"
+
+
+def test_cli_ctrl_c_exits_130_and_says_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    _snapshotting_play(monkeypatch, out, fail_at=3)
+    argv = ["--agents", "random", "_t_lowest", "--hands", "40", "--batch", "16", "--workers", "1", "--out", str(out)]
+    assert evaluate.main([*argv, "--no-progress", "--bootstrap", "10"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"evaluate.py: stopped by SIGINT after 32 of 80 planned games; the results so far are in {out}/" in err
+    assert load_results(out)["games"] == {"planned": 80, "played": 32}
+
+
+def test_a_failing_game_keeps_the_games_before_it(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(TournamentError, match=r"illegal move.*The 80 games finished before it are saved in"):
+        run_tournament(cfg(agents=["random", "_t_lowest", "_t_illegal"], deals=40), out=out)
+    data = load_results(out)
+    assert (data["status"], data["games"]) == ("failed", {"planned": 240, "played": 80})
+    assert [p["deals"] for p in data["pairings"]] == [40, 0, 0]
+    assert all(r["rating"] is None for r in data["ratings"])  # _t_illegal never finished a game: no ratings yet
+
+
+@pytest.mark.usefixtures("no_games")
+def test_out_is_checked_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me")
+    for out, message in ((a_file, "is a file, not a folder"), (a_file / "sub", "is a file, so no folder")):
+        with pytest.raises(TournamentError, match=message):
+            run_tournament(cfg(agents=["random", "_t_lowest"]), out=out)
+        code = evaluate.main(["--agents", "random", "greedy", "--hands", "5", "--out", str(out), "--no-progress"])
+        assert code == 2
+        err = capsys.readouterr().err
+        assert f"evaluate.py: error: --out {out}" in err and "Traceback" not in err
+    with pytest.raises(TournamentError, match=r"--records .*a_file is a file"):
+        run_tournament(cfg(agents=["random", "_t_lowest"], records=str(a_file / "games.jsonl")))
+    with pytest.raises(TournamentError, match=r"--records .* is a folder"):
+        run_tournament(cfg(agents=["random", "_t_lowest"], records=str(tmp_path)))
+    with pytest.raises(TournamentError, match=r"--save-deals .* is a folder"):
+        run_tournament(cfg(agents=["random", "_t_lowest"], save_deals=str(tmp_path)))
+    with pytest.raises(TournamentError, match="--deals and --save-deals are the same file"):
+        run_tournament(cfg(agents=["random", "_t_lowest"], deals_file=str(a_file), save_deals=str(a_file)))
+    assert a_file.read_text() == "keep me"
+
+
+def _workers(pid: int) -> list[int]:
+    """Process ids of the multiprocessing workers of process ``pid`` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"spawn_main" in cmdline:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads worker processes from /proc")
+@pytest.mark.parametrize(("sig", "workers", "code"), [("SIGTERM", 1, 143), ("SIGINT", 2, 130)])
+def test_a_signal_stops_a_real_run_and_keeps_its_results(tmp_path: Path, sig: str, workers: int, code: int) -> None:
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    argv = [sys.executable, str(Path(evaluate.__file__)), "--agents", "random", "random", "--hands", "100000"]
+    argv += ["--batch", "100", "--workers", str(workers), "--bootstrap", "10", "--no-plot", "--no-progress"]
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err_file:
+        proc = subprocess.Popen([*argv, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=err_file)
+    workers_seen: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "results.json").exists():  # the first task has finished
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        workers_seen = _workers(proc.pid)
+        assert len(workers_seen) == (workers if workers > 1 else 0)
+        proc.send_signal(getattr(signal, sig))
+        proc.wait(timeout=60)
+    finally:
+        for pid in [proc.pid, *workers_seen] if proc.poll() is None else []:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+    err = log.read_text()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert f"evaluate.py: stopped by {sig} after" in err and f"the results so far are in {out}/" in err
+    data = load_results(out)
+    assert data["partial"] and data["status"] == "interrupted"
+    assert 0 < data["games"]["played"] < data["games"]["planned"] == 200000
+    assert data["games"]["played"] % 200 == 0  # whole tasks only
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{c}").exists() for c in workers_seen):  # the workers were stopped, not orphaned
+        assert time.monotonic() < deadline, "worker processes outlived the run"
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------------------------------- settings
+
+
+@pytest.mark.usefixtures("no_games")
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        ('deals: "five"', r"deals: got 'five' \(str\), not a whole number; give a whole number of deals"),
+        ("deals: 5.7", r"deals: got 5.7 \(float\), not a whole number"),
+        ("deals: true", r"deals: got True \(bool\), not a whole number"),
+        ('workers: "two"', r"workers: got 'two' \(str\), not a whole number; give a whole number of worker"),
+        ("variant: [classic]", r"variant: got \['classic'\] \(list\), not a variant name; give a variant name"),
+        ("seed: 18446744073709551616", r"seed: got 18446744073709551616, out of range; .*2\^64 - 1"),
+        ("level: 1.5", r"level: got 1.5, out of range; give a confidence level"),
+        ("sprt: [20, 0]", r"sprt: got 20,0, but elo0 < elo1 is needed"),
+        ("agents: [random, 5]", r"agents: item 1: got 5 \(int\), not an agent spec"),
+        ("plugins: [../x]", r"plugins: item 0: got '../x', not a module name"),
+        ("hands: 5", r"unknown evaluation setting 'hands'; write mode: hands and deals: N"),
+        ("agnts: [random]", r"unknown evaluation setting 'agnts'; did you mean 'agents'\?"),
+        ("!!python/object/apply:os.system [echo hi]", r"is not valid YAML"),
+        ("[random, greedy]", r"must hold a mapping of settings, got \['random', 'greedy'\]"),
+    ],
+)
+def test_config_files_are_checked_like_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml_text: str, message: str
+) -> None:
+    conf = tmp_path / "eval.yaml"
+    conf.write_text(yaml_text + "\n")
+    assert evaluate.main(["--config", str(conf), "--agents", "random", "greedy", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"evaluate.py: error: config file {conf}") and "Traceback" not in err
+    assert re.search(message, err), err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.usefixtures("no_games")
+def test_config_that_is_not_a_yaml_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(bytes(range(256)))
+    cases = [(tmp_path, "is a folder, not a file"), (binary, "is not text"), (tmp_path / "nope.yaml", "does not exist")]
+    for path, message in cases:
+        assert evaluate.main(["--config", str(path), "--agents", "random", "greedy"]) == 2
+        assert f"evaluate.py: error: config file {path} {message}" in capsys.readouterr().err
+
+
+def test_settings_are_checked_from_python_too() -> None:
+    with pytest.raises(tournament.SettingError, match=r"^deals: got True \(bool\)"):
+        EvalConfig(agents=["random", "greedy"], deals=True)  # type: ignore[arg-type]
+    with pytest.raises(tournament.SettingError, match=r"^anchor_rating: got nan, out of range"):
+        EvalConfig(anchor_rating=float("nan"))
+    c = EvalConfig(agents=["random", "greedy"])
+    c.batch = 0
+    with pytest.raises(tournament.SettingError, match=r"^batch: got 0, out of range"):
+        run_tournament(c)
+    assert EvalConfig(records=Path("x.jsonl"), sprt="0,20").to_dict()["records"] == "x.jsonl"  # type: ignore[arg-type]
+
+
+def test_seeds_cover_the_whole_uint64_range_and_keep_their_deals() -> None:
+    big = Deals.generate("classic", "hands", 3, 2**64 - 1)
+    assert len(big) == 3 and (big.seeds < tournament.MAX_DEAL_SEED).all()
+    # Seeds below 2^63 give the deals they always gave (the values of the code that took seeds through int64).
+    assert Deals.generate("classic", "hands", 4, 7).seeds.tolist() == [
+        5843455455252037,
+        2441473752316809,
+        6268667488732907,
+        7364126923126720,
+    ]
+    assert Deals.generate("classic", "hands", 2, 2**63 - 1).seeds.tolist() == [2772463780220190, 5155945364226941]
+    res = run_tournament(cfg(agents=["random", "_t_lowest"], deals=4, seed=2**64 - 1))
+    assert res.pairings[0].stats.games == 8
