@@ -990,6 +990,7 @@ class Trainer:
         import torch
 
         from agents.league import League
+        from agents.endgame import ExactEndgameMask
         from scopa_env.gym import ScopaVecEnv
 
         cfg = self.cfg
@@ -1015,7 +1016,7 @@ class Trainer:
             partner=partner,  # type: ignore[arg-type]
             learner_seat=cfg.seat,  # type: ignore[arg-type]
             max_hands=cfg.max_hands,
-            exact_endgame=cfg.exact_endgame,
+            mask_filter=ExactEndgameMask(cfg.exact_endgame) if cfg.exact_endgame else None,
         )
         self.league.register_initial_pool()
         if cfg.shaping > 0:
@@ -1357,7 +1358,7 @@ class Trainer:
         cfg = self.cfg
         if cfg.endgame_coef <= 0:
             return
-        from agents.search import open_endgame_rows, optimal_open_actions
+        from agents.endgame import open_endgame_rows, optimal_open_actions
 
         t0 = time.perf_counter()
         games = self.env.unwrapped.games  # the ScopaVecEnv under the shaping wrapper

@@ -15,16 +15,11 @@ Agents are built from short spec strings so that every command-line tool accepts
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from scopa_env.core import State
+from scopa_env.policy import ActBatch, Policy, any_needs_obs, set_spec_resolver
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -41,56 +36,6 @@ __all__ = [
 
 class AgentSpecError(ValueError):
     """A spec string that names no agent, has bad options, or points at an unusable file."""
-
-
-@dataclass
-class ActBatch:
-    """One batch of decisions. Row i is game ``games[i]`` of ``state``; all rows have the same rules."""
-
-    rules: Rules
-    """The variant being played."""
-    obs: npt.NDArray[np.float32]
-    """(n, obs_size) float32: ``core.observe`` for each row's acting seat."""
-    mask: npt.NDArray[np.bool_]
-    """(n, num_cards) bool: legal actions of each row."""
-    state: State | None = None
-    """The batched core state the rows come from (read only the acting seat's knowledge)."""
-    games: npt.NDArray[np.intp] | None = None
-    """(n,) index of each row's game in ``state``."""
-
-    def __len__(self) -> int:
-        return int(self.mask.shape[0])
-
-
-class Policy(ABC):
-    """A batched, seeded policy. Subclasses set ``name`` and implement ``act``."""
-
-    name: str = "policy"
-    needs_state: bool = False
-    """True if ``act`` needs ``batch.state`` (rule-based and search agents)."""
-    needs_obs: bool = True
-    """False if ``act`` never reads ``batch.obs``: callers may then pass a zero-width array and skip
-    computing observations (rule-based and search agents)."""
-
-    def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
-        self.rules = get_rules(rules)
-        self.seed(seed)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Reset the agent's random generator."""
-        self.rng = np.random.default_rng(seed)
-
-    @abstractmethod
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        """(n,) int64: one legal action per row."""
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r}, variant={self.rules.name!r})"
-
-
-def any_needs_obs(policies: Iterable[Policy | None]) -> bool:
-    """Whether any of ``policies`` reads ``ActBatch.obs`` (callers may skip ``core.observe`` otherwise)."""
-    return any(getattr(p, "needs_obs", True) for p in policies)
 
 
 _REGISTRY: dict[str, tuple[Callable[..., Policy], str]] = {}
@@ -204,3 +149,6 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
         raise AgentSpecError(f"agent spec {spec!r}: bad option ({e})") from None
     agent.name = spec
     return agent
+
+
+set_spec_resolver(make_agent)  # the envs (scopa_env) build policies from spec strings through it

@@ -657,7 +657,7 @@ class BotPolicy(Policy):
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         actions = self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
         if self.endgame > 0:
-            from agents.search import play_exact_endgame
+            from agents.endgame import play_exact_endgame
 
             actions = play_exact_endgame(batch, actions, self.endgame, f"bot (endgame={self.endgame})")
         return actions

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import ActBatch, Policy, register_agent
+from agents.endgame import play_open_endgames
 from agents.features import (
     DEFAULT_WEIGHTS,
     CardWeights,
@@ -73,8 +74,6 @@ class ExpertAgent(Policy):
         moves, best = expert_moves(self.rules, state, games, self.weights)
         actions = choose(state, games, moves, best)
         if self.endgame > 0:
-            from agents.search import play_open_endgames
-
             actions = play_open_endgames(self.rules, state, games, actions, self.endgame)
         return actions
 

@@ -298,7 +298,7 @@ class NeuralPolicy(Policy):
             logits = logits / self.temperature - np.log(-np.log(self.rng.random(logits.shape)))
         actions = logits.argmax(axis=1).astype(np.int64)
         if self.endgame > 0:
-            from agents.search import play_exact_endgame
+            from agents.endgame import play_exact_endgame
 
             actions = play_exact_endgame(batch, actions, self.endgame, f"{self.name} (endgame={self.endgame})")
         return actions

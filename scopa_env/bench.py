@@ -25,6 +25,7 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -119,6 +120,79 @@ def _seconds(lo_open: bool) -> Callable[[str], float]:
     return parse
 
 
+def _uniform_legal_policy() -> type:
+    """``bench_core``'s random player as a policy (uniform over the legal actions of every decision)."""
+    from scopa_env.policy import ActBatch, Policy
+
+    class UniformLegal(Policy):
+        name = "uniform-legal"
+        needs_obs = False
+
+        def act(self, batch: ActBatch) -> np.ndarray:
+            keys = self.rng.random(batch.mask.shape)
+            keys[~batch.mask] = -1.0
+            return keys.argmax(axis=1)
+
+    return UniformLegal
+
+
+def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0, repeats: int = 5) -> dict[str, Any]:
+    """Learner steps/s of ``ScopaVecEnv`` against random opponents, and the raw core's decisions/s, in one run.
+
+    The learner plays uniformly random legal actions, with masks fetched as MaskablePPO does. Two opponents are
+    timed: ``random`` (``scopa_env.policy.RandomAgent``, uniform over cards and then over whole captures, which
+    costs it a Python loop per capture choice) and ``uniform-legal`` (uniform over the legal actions of every
+    decision, the random player of ``scopa_env.bench.bench_core``). ``seconds`` is split evenly between the two
+    envs and the core, in ``repeats`` interleaved windows each (so that a busy machine slows all three alike);
+    rates are medians over the windows, and ``ratio_*`` = core decisions/s / learner steps/s (of the medians).
+    """
+    from scopa_env.gym import ScopaVecEnv
+    from scopa_env.policy import RandomAgent
+
+    uniform_legal = _uniform_legal_policy()
+
+    rules = get_rules(rules)
+    rng = np.random.default_rng(seed)
+    envs = {
+        "random": ScopaVecEnv(rules, batch, RandomAgent(rules, seed), seed=seed),
+        "uniform_legal": ScopaVecEnv(rules, batch, uniform_legal(rules, seed), seed=seed),
+    }
+
+    def play(venv: Any, window: float) -> tuple[float, int]:
+        steps = episodes = 0
+        t0 = time.perf_counter()
+        while (elapsed := time.perf_counter() - t0) < window or steps == 0:
+            mask = np.stack(venv.env_method("action_masks")).reshape(batch, -1)
+            keys = rng.random(mask.shape)
+            keys[~mask] = -1.0
+            _, _, dones, _ = venv.step(keys.argmax(axis=1))
+            steps += 1
+            episodes += int(dones.sum())
+        return steps * batch / elapsed, episodes
+
+    for venv in envs.values():
+        venv.reset()
+        play(venv, 0.0)  # warm-up
+    window = seconds / 3 / repeats
+    rates: dict[str, list[float]] = {"core": [], **{k: [] for k in envs}}
+    episodes = dict.fromkeys(envs, 0)
+    for _ in range(repeats):
+        for name, venv in envs.items():
+            rate, n = play(venv, window)
+            rates[name].append(rate)
+            episodes[name] += n
+        rates["core"].append(bench_core(rules, batch, window, seed, repeats=1)["decisions_per_s"])
+    medians = {name: float(np.median(r)) for name, r in rates.items()}
+    out: dict[str, Any] = {"env": "vec", "variant": rules.name, "batch": batch}
+    for name in envs:
+        out[f"learner_steps_per_s_{name}"] = round(medians[name])
+    out["core_decisions_per_s"] = round(medians["core"])
+    for name in envs:
+        out[f"ratio_{name}"] = round(medians["core"] / medians[name], 2)
+    out["episodes"] = episodes
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scopa_env.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
@@ -159,8 +233,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(rules: Rules, args: argparse.Namespace) -> int:
     if args.env == "vec":
-        from scopa_env.gym import bench_vec_env  # type: ignore[attr-defined]
-
         result = bench_vec_env(rules, args.batch, args.seconds, args.seed)
         print(json.dumps(result))
         return 0

@@ -1,9 +1,9 @@
 """Single-agent views of Scopa: a Gymnasium env (``ScopaEnv``) and a batched stable-baselines3 ``VecEnv``.
 
 A *learner* plays one seat (or, with ``partner="self"``, every seat of its side) and the other seats are played
-by ``agents.base.Policy`` objects, called in batches between the learner's decisions. Both envs are thin layers over
-the batched rules core: they map seats to the learner, its partner and its opponents, drive ``core.step`` and pay
-rewards from the core's ``StepInfo``; no rule of the game lives here.
+by ``scopa_env.policy.Policy`` objects, called in batches between the learner's decisions. Both envs are thin
+layers over the batched rules core: they map seats to the learner, its partner and its opponents, drive
+``core.step`` and pay rewards from the core's ``StepInfo``; no rule of the game lives here.
 
     env = ScopaEnv("classic", opponents="random")                 # gymnasium.Env, one game
     venv = ScopaVecEnv("classic", num_envs=1024, opponents="random", seed=0)   # SB3 VecEnv, 1024 games
@@ -23,11 +23,10 @@ games where it is to act) until every game is back at a learner decision or its 
   opposing seats. At the end of an episode ``info`` carries ``episode_opponent`` (index in the pool the episode
   was drawn from), ``episode_pool`` (which pool: 0 for the constructor's, +1 per ``set_opponents``),
   ``episode_result`` (+1 / 0 / -1) and ``episode_margin`` (summed hand margins of the learner's side).
-- ``exact_endgame=N`` (N > 0): once a hand's last N plies are an open book (the stock is empty and every unseen
-  card is in the one opponent's hand, so two players), the learner's mask holds only the moves of best exact value
-  (``agents.search.optimal_open_actions``, the minimax solver ``expert`` plays its end games with): the learner
-  plays those positions perfectly and learns the rest of the hand for a bot that does the same (``endgame=N`` of
-  the neural and bot agents). ``train.py``'s ``exact_endgame`` turns it on.
+- ``mask_filter``: a callable ``f(rules, state, games, mask) -> mask`` that narrows the learner's legal mask of
+  the given live games (rows of ``mask``; it may only remove legal actions). ``train.py``'s ``exact_endgame`` passes
+  ``agents.search.ExactEndgameMask(N)``: once a hand's last N plies are an open book, the learner's mask holds only
+  the exact solver's best moves. The env itself holds no agent logic and imports nothing from ``agents``.
 - An illegal learner action is replaced by a uniformly random legal one (``illegal="replace"``, flagged with
   ``info["illegal_action"]``), or raises (``illegal="raise"``); with masks (MaskablePPO) it never happens.
 
@@ -39,14 +38,13 @@ the stock order), so no ``info`` carries it (nor any other hidden state): ``Scop
 ``learner_seat``) plus SB3's ``terminal_observation`` (the learner's own view) and ``TimeLimit.truncated``.
 ``get_attr`` gives ``learner_seat``, ``learner_side`` and ``opponent`` per game, never the seeds.
 
-Benchmark: ``python -m scopa_env.bench --env vec --batch 1024`` (``bench_vec_env``).
+Benchmark: ``python -m scopa_env.bench --env vec --batch 1024`` (``scopa_env.bench.bench_vec_env``).
 """
 
 from __future__ import annotations
 
-import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -57,17 +55,19 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
-from agents.base import ActBatch, Policy, any_needs_obs
 from scopa_env import core
 from scopa_env.aec import MAX_SEED, hand_margins, observation_bounds, validate_max_hands, validate_reward
+from scopa_env.policy import ActBatch, Policy, any_needs_obs, resolve_policy
 from scopa_env.render import render_text
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shuffle import derive_seed
 
-__all__ = ["EpisodeEnds", "LearnerGames", "ScopaEnv", "ScopaVecEnv", "bench_vec_env", "validate_exact_endgame"]
+__all__ = ["EpisodeEnds", "LearnerGames", "MaskFilter", "ScopaEnv", "ScopaVecEnv", "validate_mask_filter"]
 
 OpponentSpec = Policy | str
-"""A policy object, or an agent spec string for ``agents.base.make_agent`` (e.g. ``"random"``)."""
+"""A policy object, or an agent spec string (e.g. ``"random"``; others through ``scopa_env.policy.resolve_policy``)."""
+MaskFilter = Callable[[Rules, core.State, npt.NDArray[np.intp], npt.NDArray[np.bool_]], npt.NDArray[np.bool_]]
+"""``f(rules, state, games, mask) -> mask``: narrows the learner's legal mask of the live ``games``."""
 StepReturn = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_], list[dict[str, Any]]]
 """What ``ScopaVecEnv.step`` returns: (B, obs_size) observations, (B,) rewards, (B,) dones, B infos."""
 EPISODE_MODES = ("match", "hand")
@@ -94,25 +94,24 @@ def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return str(value)
 
 
-def validate_exact_endgame(plies: Any) -> int:
-    """``exact_endgame`` as an int >= 0; ValueError otherwise."""
-    if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 0:
-        raise ValueError(
-            f"exact_endgame must be a number of plies >= 0 (0: off; 8 covers a two-player hand's last round), "
-            f"got {plies!r}"
+def validate_mask_filter(mask_filter: Any) -> MaskFilter | None:
+    """``mask_filter`` if it is None or callable; TypeError otherwise."""
+    if mask_filter is not None and not callable(mask_filter):
+        raise TypeError(
+            "mask_filter must be None or a callable f(rules, state, games, mask) -> mask (e.g. "
+            f"agents.search.ExactEndgameMask(8)), got {type(mask_filter).__name__}"
         )
-    return int(plies)
+    return mask_filter  # type: ignore[no-any-return]
 
 
 def _as_policy(spec: OpponentSpec, rules: Rules, what: str) -> Policy:
     """A ``Policy`` for ``rules`` from a policy or a spec string; raises if it was built for another variant."""
     if isinstance(spec, str):
-        from agents.base import make_agent
-
-        return make_agent(spec, rules)
+        return resolve_policy(spec, rules, None, what)
     if not isinstance(spec, Policy):
         raise TypeError(
-            f"{what} must be an agents.base.Policy or an agent spec string such as 'random', got {type(spec).__name__}"
+            f"{what} must be a scopa_env.policy.Policy or an agent spec string such as 'random', "
+            f"got {type(spec).__name__}"
         )
     if getattr(spec, "rules", rules) != rules:
         raise ValueError(
@@ -175,7 +174,7 @@ class LearnerGames:
         max_hands: int = 100,
         illegal: Literal["replace", "raise"] = "replace",
         autoreset: bool = True,
-        exact_endgame: int = 0,
+        mask_filter: MaskFilter | None = None,
     ) -> None:
         self.rules = rules = get_rules(rules)
         if (
@@ -193,7 +192,7 @@ class LearnerGames:
         self.max_hands = validate_max_hands(max_hands)
         self.illegal = _check_choice("illegal", illegal, ILLEGAL_MODES)
         self.autoreset = bool(autoreset)
-        self.exact_endgame = validate_exact_endgame(exact_endgame)
+        self.mask_filter = validate_mask_filter(mask_filter)
         n = rules.num_players
         if isinstance(learner_seat, str):
             _check_choice("learner_seat", learner_seat, ("rotate", "random"))
@@ -424,13 +423,10 @@ class LearnerGames:
     def _learner_mask(self) -> npt.NDArray[np.bool_]:
         mask = core.legal_action_mask(self.rules, self.state)
         mask[self.finished] = False
-        if self.exact_endgame:
-            from agents.search import open_endgame_rows, optimal_open_actions
-
+        if self.mask_filter is not None:
             live = np.flatnonzero(~self.finished)
-            rows = live[open_endgame_rows(self.rules, self.state, live, self.exact_endgame)]
-            if rows.size:
-                mask[rows] = optimal_open_actions(self.rules, self.state, rows)
+            if live.size:
+                mask[live] = self.mask_filter(self.rules, self.state, live, mask[live])
         return mask
 
     def _play_others(self) -> None:
@@ -630,7 +626,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         episode: Literal["match", "hand"] = "match",
         max_hands: int = 100,
         illegal: Literal["replace", "raise"] = "replace",
-        exact_endgame: int = 0,
+        mask_filter: MaskFilter | None = None,
         render_mode: Literal["ansi", "human"] | None = None,
     ) -> None:
         self.rules = get_rules(variant)
@@ -649,7 +645,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             max_hands,
             illegal,
             autoreset=False,
-            exact_endgame=exact_endgame,
+            mask_filter=mask_filter,
         )
         self.games.finished[:] = True
         obs_space, act_space = _spaces(self.rules, max_hands)
@@ -751,7 +747,7 @@ class ScopaVecEnv(VecEnv):
         learner_seat: Literal["rotate", "random"] | int = "rotate",
         max_hands: int = 100,
         illegal: Literal["replace", "raise"] = "replace",
-        exact_endgame: int = 0,
+        mask_filter: MaskFilter | None = None,
         stacked_masks: bool = True,
         render_mode: Literal["ansi", "human"] | None = None,
     ) -> None:
@@ -773,7 +769,7 @@ class ScopaVecEnv(VecEnv):
             episode,
             max_hands,
             illegal,
-            exact_endgame=exact_endgame,
+            mask_filter=mask_filter,
         )
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED // 2))
@@ -936,73 +932,3 @@ class ScopaVecEnv(VecEnv):
             print(text + "\n")
             return None
         return text
-
-
-# --------------------------------------------------------------------------------------------------- benchmark
-
-
-class _UniformLegal(Policy):
-    """Uniform over the legal actions of every decision (capture picks included): ``bench_core``'s random player."""
-
-    name = "uniform-legal"
-    needs_obs = False
-
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        keys = self.rng.random(batch.mask.shape)
-        keys[~batch.mask] = -1.0
-        return keys.argmax(axis=1)
-
-
-def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0, repeats: int = 5) -> dict[str, Any]:
-    """Learner steps/s of ``ScopaVecEnv`` against random opponents, and the raw core's decisions/s, in one run.
-
-    The learner plays uniformly random legal actions, with masks fetched as MaskablePPO does. Two opponents are
-    timed: ``random`` (``agents.random_agent.RandomAgent``, uniform over cards and then over whole captures, which
-    costs it a Python loop per capture choice) and ``uniform-legal`` (uniform over the legal actions of every
-    decision, the random player of ``scopa_env.bench.bench_core``). ``seconds`` is split evenly between the two
-    envs and the core, in ``repeats`` interleaved windows each (so that a busy machine slows all three alike);
-    rates are medians over the windows, and ``ratio_*`` = core decisions/s / learner steps/s (of the medians).
-    """
-    from agents.random_agent import RandomAgent
-    from scopa_env.bench import bench_core
-
-    rules = get_rules(rules)
-    rng = np.random.default_rng(seed)
-    envs = {
-        "random": ScopaVecEnv(rules, batch, RandomAgent(rules, seed), seed=seed),
-        "uniform_legal": ScopaVecEnv(rules, batch, _UniformLegal(rules, seed), seed=seed),
-    }
-
-    def play(venv: ScopaVecEnv, window: float) -> tuple[float, int]:
-        steps = episodes = 0
-        t0 = time.perf_counter()
-        while (elapsed := time.perf_counter() - t0) < window or steps == 0:
-            mask = np.stack(venv.env_method("action_masks")).reshape(batch, -1)
-            keys = rng.random(mask.shape)
-            keys[~mask] = -1.0
-            _, _, dones, _ = venv.step(keys.argmax(axis=1))
-            steps += 1
-            episodes += int(dones.sum())
-        return steps * batch / elapsed, episodes
-
-    for venv in envs.values():
-        venv.reset()
-        play(venv, 0.0)  # warm-up
-    window = seconds / 3 / repeats
-    rates: dict[str, list[float]] = {"core": [], **{k: [] for k in envs}}
-    episodes = dict.fromkeys(envs, 0)
-    for _ in range(repeats):
-        for name, venv in envs.items():
-            rate, n = play(venv, window)
-            rates[name].append(rate)
-            episodes[name] += n
-        rates["core"].append(bench_core(rules, batch, window, seed, repeats=1)["decisions_per_s"])
-    medians = {name: float(np.median(r)) for name, r in rates.items()}
-    out: dict[str, Any] = {"env": "vec", "variant": rules.name, "batch": batch}
-    for name in envs:
-        out[f"learner_steps_per_s_{name}"] = round(medians[name])
-    out["core_decisions_per_s"] = round(medians["core"])
-    for name in envs:
-        out[f"ratio_{name}"] = round(medians["core"] / medians[name], 2)
-    out["episodes"] = episodes
-    return out

@@ -248,7 +248,7 @@ def play_random_records(
     Game ``i`` depends only on the rules and its seed ``seed + i``: its decisions come from its own random stream,
     so neither ``games`` nor ``batch`` (games played at once) changes a record.
     """
-    from agents.random_agent import uniform_capture_picks, uniform_legal
+    from scopa_env.policy import uniform_capture_picks, uniform_legal
 
     rules = get_rules(rules)
     _check_play_args(games, seed, batch)

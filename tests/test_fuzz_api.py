@@ -105,12 +105,7 @@ CASES = [
     Case("ScopaEnv(episode)", lambda v: ScopaEnv("classic", episode=v), "episode"),
     Case("ScopaEnv(max_hands)", lambda v: ScopaEnv("classic", max_hands=v), "max_hands", frozenset({"2**64"})),
     Case("ScopaEnv(illegal)", lambda v: ScopaEnv("classic", illegal=v), "illegal"),
-    Case(
-        "ScopaEnv(exact_endgame)",
-        lambda v: ScopaEnv("classic", exact_endgame=v),
-        "exact_endgame",
-        frozenset({"2**64"}),
-    ),
+    Case("ScopaEnv(mask_filter)", lambda v: ScopaEnv("classic", mask_filter=v), "mask_filter", NONE),
     Case("ScopaEnv(render_mode)", lambda v: ScopaEnv("classic", render_mode=v), "render_mode", NONE),
     Case("ScopaEnv.reset(seed)", lambda v: ScopaEnv("classic").reset(seed=v), "seed", NONE),
     Case("ScopaEnv.step(action)", lambda v: _gym().step(v), r"card id", frozenset({"-1"})),  # -1: replaced

@@ -1,4 +1,4 @@
-"""Fuzz the command lines of ``scopa_env.record``, ``scopa_env.play`` and ``scopa_env.bench``, and ``record --check``.
+"""Fuzz the command lines of ``scopa_env.record``, ``agents.play`` and ``scopa_env.bench``, and ``record --check``.
 
 Each case calls a ``main(argv)`` in-process with one malformed argument on an otherwise valid command line and
 expects argparse's convention: exit status 2, nothing on stdout, and stderr ending in the one line
@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from scopa_env import bench, play, record
+from agents import play
+from scopa_env import bench, record
 
 BAD_INTS = [
     "-1",
@@ -214,7 +215,7 @@ def test_record_check_on_hostile_lines(tmp_path: Path, lines: list[bytes]) -> No
 
 # --------------------------------------------------------------------------------------------------- play
 
-PLAY_PROG = "python -m scopa_env.play"
+PLAY_PROG = "python -m agents.play"
 
 
 def test_play_rejects_every_malformed_argument(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from agents.base import ActBatch, Policy
 from scopa_env import core, scopa_v0
-from scopa_env.gym import ScopaEnv, ScopaVecEnv, bench_vec_env
+from scopa_env.bench import bench_vec_env
+from scopa_env.gym import ScopaEnv, ScopaVecEnv
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.shuffle import derive_seed
 
@@ -326,9 +327,9 @@ def test_illegal_learner_actions() -> None:
 
 
 def test_exact_endgame_narrows_the_learners_mask_to_the_solvers_best_moves() -> None:
-    from agents.search import open_endgame_rows, optimal_open_actions
+    from agents.search import ExactEndgameMask, open_endgame_rows, optimal_open_actions
 
-    venv = ScopaVecEnv("classic", 64, opponents="greedy", seed=3, exact_endgame=8)
+    venv = ScopaVecEnv("classic", 64, opponents="greedy", seed=3, mask_filter=ExactEndgameMask(8))
     plain = ScopaVecEnv("classic", 64, opponents="greedy", seed=3)
     venv.reset()
     plain.reset()
@@ -347,11 +348,13 @@ def test_exact_endgame_narrows_the_learners_mask_to_the_solvers_best_moves() -> 
         keys = np.where(masks, rng.random(masks.shape), -1.0)
         venv.step(keys.argmax(axis=1))
     assert seen > 100 and narrowed > 20
-    env = ScopaEnv("classic", opponents="greedy", exact_endgame=6)
-    assert env.games.exact_endgame == 6
-    for bad in (-1, True, 2.5):
+    env = ScopaEnv("classic", opponents="greedy", mask_filter=ExactEndgameMask(6))
+    assert env.games.mask_filter.plies == 6  # type: ignore[union-attr]
+    for bad in (0, -1, True, 2.5):
         with pytest.raises(ValueError, match="exact_endgame must be a number of plies"):
-            ScopaVecEnv("classic", 2, exact_endgame=bad)
+            ExactEndgameMask(bad)
+    with pytest.raises(TypeError, match="mask_filter must be None or a callable"):
+        ScopaVecEnv("classic", 2, mask_filter=8)  # type: ignore[arg-type]
 
 
 def test_vec_env_api_methods(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""The terminal game ``python -m scopa_env.play`` driven by scripted input: whole matches, bad input, capture choice,
+"""The terminal game ``python -m agents.play`` driven by scripted input: whole matches, bad input, capture choice,
 hints, quitting, end of input, rematches, team variants and the default opponent."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 from agents.base import ActBatch
 from agents.bot import make_bot_policy, new_card, write_numpy_export
 from agents.random_agent import RandomAgent
-from scopa_env import core, play
+from agents import play
+from scopa_env import core
 from scopa_env.cards import format_card
 from scopa_env.rules import Rules, get_rules
 
@@ -74,7 +75,7 @@ def test_command_line_with_scripted_stdin_matches_in_process_run() -> None:
     rc, expected = run_text(script, variant="classic", opponent="random", seed=4)
     assert rc == 0
     proc = subprocess.run(
-        [sys.executable, "-m", "scopa_env.play", "--opponent", "random", "--seed", "4", "--color", "never"],
+        [sys.executable, "-m", "agents.play", "--opponent", "random", "--seed", "4", "--color", "never"],
         input=script,
         capture_output=True,
         text=True,
@@ -329,7 +330,7 @@ def test_command_line_options_are_checked_before_the_game(
 ) -> None:
     code, text, err = _main(["--opponent", "random", *argv], capsys)
     assert code == 2 and text == "", text  # nothing played, nothing printed on the game's stream
-    assert err.splitlines()[-1].startswith(f"python -m scopa_env.play: error: {message}"), err
+    assert err.splitlines()[-1].startswith(f"python -m agents.play: error: {message}"), err
 
 
 def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.CaptureFixture[str]) -> None:

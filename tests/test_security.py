@@ -155,7 +155,7 @@ def test_export_never_runs_the_payload(crafted: tuple[Path, Path], tmp_path: Pat
 
 
 def test_play_never_runs_the_payload(crafted: tuple[Path, Path]) -> None:
-    from scopa_env import play
+    from agents import play
 
     ckpt, marker = crafted
     out = io.StringIO()

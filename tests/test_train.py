@@ -349,7 +349,7 @@ def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path)
     resumed = train.Trainer.resume(run, None, {})
     snaps = resumed.league.snapshots
     assert snaps and all(m.policy.endgame == 8 and m.policy.needs_state for m in snaps)
-    assert resumed.env.unwrapped.games.exact_endgame == 8
+    assert resumed.env.unwrapped.games.mask_filter.plies == 8
 
 
 def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""Play Scopa in the terminal against any agent: ``python -m scopa_env.play [--variant classic] [--opponent SPEC]``.
+"""Play Scopa in the terminal against any agent: ``python -m agents.play [--variant classic] [--opponent SPEC]``.
 
 The human sits at seat 0 (``--seat``); every other seat is played by the opponent spec (in team variants the
 human's partner too, unless ``--partner SPEC`` is given). The opponent defaults to the shipped bot of the variant
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import ActBatch, make_agent
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.record import MAX_SEED, int_arg
@@ -135,7 +136,6 @@ def build_agent(spec: str, rules: Rules, seed: int | None) -> Policy:
 
     Raises ``agents.base.AgentSpecError`` (a ``ValueError``) when the spec is unusable.
     """
-    from agents.base import make_agent
 
     return make_agent(spec, rules, seed)
 
@@ -180,8 +180,6 @@ def move_probabilities(
     phase is expanded on copies of the game: the probability of a capture is the sum over the pick orders that reach
     it. The game itself is not changed.
     """
-    from agents.base import ActBatch
-
     root = state.take([game])
     out: dict[tuple[int, frozenset[int]], float] = {}
 
@@ -379,8 +377,6 @@ class Match:
 
     def _agent_move(self, agent: Policy) -> tuple[int, frozenset[int]]:
         """The whole move ``agent`` would make for the acting seat, played out on a copy of the game."""
-        from agents.base import ActBatch
-
         st = self.state.copy()
         while True:
             batch = ActBatch(
@@ -472,8 +468,6 @@ class Match:
 
     def _agent_turn(self, seat: int) -> None:
         """Let the agent of ``seat`` make its whole move (its CHOOSE picks included)."""
-        from agents.base import ActBatch
-
         agent = self.seat_agents[seat]
         while True:
             mask = core.legal_action_mask(self.rules, self.state)
@@ -706,9 +700,9 @@ def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = 
 
 
 def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
-    """Command line entry point (``python -m scopa_env.play``). Bad options: ``prog: error: ...``, status 2."""
+    """Command line entry point (``python -m agents.play``). Bad options: ``prog: error: ...``, status 2."""
     parser = argparse.ArgumentParser(
-        prog="python -m scopa_env.play",
+        prog="python -m agents.play",
         description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
     )
     parser.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")

@@ -1,0 +1,133 @@
+"""Exact play of open-book end games: once the stock is empty and every unseen card can only be in one hand, the
+hand's last plies are solved by minimax to the end of the hand (last capture and leftovers included).
+
+``solve_open`` plays one best move, ``optimal_open_actions`` gives every best first action (ties included),
+``play_open_endgames`` / ``play_exact_endgame`` override a policy's actions in such positions (``expert``, the
+neural and bot agents with ``endgame=N``), and ``ExactEndgameMask`` narrows a learner's mask to them (the envs'
+``mask_filter``, ``train.py``'s ``exact_endgame``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch
+from agents.features import (
+    Moves,
+    require_state,
+)
+from agents.greedy import greedy_moves
+from agents.lookahead import _move_margins, _remaining_plies, is_open
+from scopa_env import core
+from scopa_env.core import Phase, State
+from scopa_env.rules import Rules
+
+__all__ = [
+    "ExactEndgameMask",
+    "open_endgame_rows",
+    "optimal_open_actions",
+    "play_exact_endgame",
+    "play_open_endgames",
+    "solve_open",
+]
+
+
+def open_endgame_rows(rules: Rules, state: State, games: npt.NDArray[np.intp], max_plies: int) -> npt.NDArray[np.intp]:
+    """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left (finished games
+    excluded)."""
+    left = _remaining_plies(rules, state, games)
+    return np.flatnonzero(is_open(rules, state, games) & (left <= max_plies) & (state.phase[games] != Phase.DONE))
+
+
+def play_open_endgames(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], actions: npt.NDArray[np.int64], max_plies: int
+) -> npt.NDArray[np.int64]:
+    """``actions`` with the rows whose position is an open book with at most ``max_plies`` left replaced by exact
+    play (``solve_open``); a copy when any row changes, else ``actions`` itself."""
+    rows = open_endgame_rows(rules, state, games, max_plies)
+    if rows.size:
+        actions = np.array(actions, dtype=np.int64)
+        actions[rows] = solve_open(rules, state, games[rows])
+    return actions
+
+
+def play_exact_endgame(
+    batch: ActBatch, actions: npt.NDArray[np.int64], plies: int, agent: str
+) -> npt.NDArray[np.int64]:
+    """A policy's ``actions`` for ``batch`` with its open-book end games of at most ``plies`` moves left played
+    exactly (``play_open_endgames``; ``plies`` 0: unchanged). ``agent`` names the caller in the error raised when the
+    batch carries no game state."""
+    if plies <= 0 or len(batch) == 0:
+        return actions
+    state, games = require_state(batch, agent)
+    return play_open_endgames(batch.rules, state, games, actions, plies)
+
+
+def _best_actions(
+    state: State, games: npt.NDArray[np.intp], searched: tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]
+) -> npt.NDArray[np.int64]:
+    """The action that starts each row's move of best mean margin, from ``_move_margins``' result."""
+    moves, total, first_move = searched
+    pick = first_move + np.argmax(total, axis=1)
+    return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
+
+
+def _solve_open_margins(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], caller: str
+) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """``_move_margins`` on the one possible world of open-book positions, searched to the end of the hand."""
+    if not is_open(rules, state, games).all():
+        raise ValueError(f"{caller}: some positions still hide cards; use open_endgame_rows to select open ones")
+    counts = np.ones(games.size, dtype=np.intp)
+    limits = _remaining_plies(rules, state, games)
+    # The only world is the true one, but it is rebuilt from the unseen set; the generator is never drawn from
+    # in a way that matters (one deal is possible), so a fixed one keeps this function pure.
+    return _move_margins(rules, state, games, counts, limits, greedy_moves, np.random.default_rng(0))
+
+
+def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """Exact play for open-book positions (``is_open``): minimax on the only possible world to the end of the hand."""
+    games = np.asarray(games, dtype=np.intp)
+    if games.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return _best_actions(state, games, _solve_open_margins(rules, state, games, "solve_open"))
+
+
+def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """(n, D) bool: for open-book positions, every action that starts a move of the best exact value (ties
+    included; ``solve_open`` plays one of them)."""
+    games = np.asarray(games, dtype=np.intp)
+    if games.size == 0:
+        return np.zeros((0, rules.num_cards), dtype=np.bool_)
+    moves, total, first_move = _solve_open_margins(rules, state, games, "optimal_open_actions")
+    rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
+    pick = first_move[rows] + js
+    actions = core.move_actions(state.take(games[rows]), moves.card[pick], moves.capture[pick])
+    out = np.zeros((games.size, rules.num_cards), dtype=np.bool_)
+    out[rows, actions] = True
+    return out
+
+
+class ExactEndgameMask:
+    """The learner's mask narrowed to the exact solver's best moves in open end games of at most ``plies`` plies
+    left: a ``mask_filter`` for ``scopa_env.gym`` envs (``train.py``'s ``exact_endgame``)."""
+
+    def __init__(self, plies: int) -> None:
+        if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 1:
+            raise ValueError(
+                f"exact_endgame must be a number of plies >= 1 (8 covers a two-player hand's last round), got {plies!r}"
+            )
+        self.plies = int(plies)
+
+    def __call__(
+        self, rules: Rules, state: State, games: npt.NDArray[np.intp], mask: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.bool_]:
+        rows = open_endgame_rows(rules, state, games, self.plies)
+        if rows.size:
+            mask = mask.copy()
+            mask[rows] = optimal_open_actions(rules, state, games[rows])
+        return mask
+
+    def __repr__(self) -> str:
+        return f"ExactEndgameMask({self.plies})"

@@ -1,0 +1,264 @@
+"""Look-ahead primitives of the search agents and the exact end-game solver, on the batched rules core.
+
+Worlds (``sample_worlds``: the unseen cards dealt at random into the other hands and the stock, never reading
+where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the depth-limited max^n tree
+(``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``). ``agents.search``
+(``pimc``, ``ismcts``) and ``agents.endgame`` (the open-book solver ``expert`` and the bots play end games with)
+build on them. The value of a finished hand for a side is its hand points minus the mean of the other sides'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.features import (
+    Moves,
+    dynamic_weights,
+    expert_scores,
+    generate_moves,
+    segment_argmax,
+    unseen_cards,
+)
+from scopa_env import core
+from scopa_env.core import Phase, State
+from scopa_env.rules import Rules
+
+__all__ = ["RolloutPolicy", "apply_moves", "is_open", "rollout", "sample_worlds", "search_tree"]
+
+RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.NDArray[np.intp]]]
+"""``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
+
+
+# --------------------------------------------------------------------------------------------------- worlds
+
+
+def is_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """(n,) the acting seat can deduce every hidden card: the stock is empty and one other seat holds cards."""
+    seat = state.current[games].astype(np.intp)
+    sizes = state.hands[games].sum(axis=2)  # (n, N)
+    sizes[np.arange(games.size), seat] = 0
+    return (state.stock_pos[games] >= rules.num_cards) & ((sizes > 0).sum(axis=1) <= 1)
+
+
+def sample_worlds(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.ArrayLike,
+    rng: np.random.Generator,
+) -> tuple[State, npt.NDArray[np.intp]]:
+    """Deal the unseen cards of each game's acting seat at random, ``counts[i]`` times for game ``games[i]``.
+
+    Returns the worlds (a new batched State, worlds of game i contiguous) and each world's row in ``games``. The
+    other seats keep their hand sizes; the stock keeps its size. Nothing hidden is read: the worlds depend only on
+    the acting seat's knowledge and on ``rng``.
+    """
+    games = np.asarray(games, dtype=np.intp)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
+    wrow = np.repeat(np.arange(games.size), counts)
+    src = games[wrow]
+    worlds = state.take(src)
+    nw, d, n_players = wrow.size, rules.num_cards, rules.num_players
+    if nw == 0:
+        return worlds, wrow
+    seat = worlds.current.astype(np.intp)
+    unseen = unseen_cards(state, games, state.current[games].astype(np.intp))[wrow]
+    num_unseen = unseen.sum(axis=1)
+    # Containers in play order after the acting seat: the other seats' hands, then the stock.
+    others = (seat[:, None] + 1 + np.arange(n_players - 1)) % n_players  # (nw, N-1)
+    sizes = worlds.hands[np.arange(nw)[:, None], others].sum(axis=2)  # (nw, N-1)
+    ends = np.cumsum(sizes, axis=1)
+    in_hands = ends[:, -1]
+    j = np.arange(d)
+    keys = rng.random((nw, d))
+    keys[~unseen] = 2.0
+    perm = np.argsort(keys, axis=1, kind="stable")  # unseen cards first, in random order
+    stock_pos = worlds.stock_pos.astype(np.intp)
+    if not np.array_equal(num_unseen - in_hands, d - stock_pos):
+        raise RuntimeError("sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent")
+    worlds.hands[np.arange(nw)[:, None], others] = False
+    container = (j[None, None, :] >= ends[:, :, None]).sum(axis=1)  # (nw, D) index into others, N-1 = stock
+    w_i, j_i = np.nonzero((container < n_players - 1) & (j[None, :] < in_hands[:, None]))
+    worlds.hands[w_i, others[w_i, container[w_i, j_i]], perm[w_i, j_i]] = True
+    # Deck: the known cards (sorted) where the dealt cards were, then the sampled stock.
+    stock_cards = np.zeros((nw, d), dtype=np.bool_)
+    s_w, s_j = np.nonzero((j[None, :] >= in_hands[:, None]) & (j[None, :] < num_unseen[:, None]))
+    stock_cards[s_w, perm[s_w, s_j]] = True
+    known_sorted = np.argsort(np.where(stock_cards, d + j, j), axis=1, kind="stable")
+    from_stock = np.take_along_axis(perm, np.clip(in_hands[:, None] + j - stock_pos[:, None], 0, d - 1), axis=1)
+    worlds.deck = np.where(j[None, :] < stock_pos[:, None], known_sorted, from_stock).astype(np.int8)
+    worlds.seed[:] = 0  # later hands are never looked at; drop the real seed that fixes them
+    return worlds, wrow
+
+
+# --------------------------------------------------------------------------------------------------- playing
+
+
+def apply_moves(
+    rules: Rules, state: State, cards: npt.NDArray[np.int64], captures: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """Play whole moves ``(cards[i], captures[i])`` in every running game of ``state``, in place.
+
+    Returns ``(ended, points)``: games whose hand ended with the move, and that hand's points per side (B, S).
+    Games whose hand ended are left in the DONE phase (a search never looks past the end of the hand).
+    """
+    b = state.batch_size
+    ended = np.zeros(b, dtype=np.bool_)
+    points = np.zeros((b, rules.num_sides))
+    running = np.flatnonzero(state.phase != Phase.DONE)
+    info = core.step(rules, state, core.move_actions(state, cards, captures))
+    ended |= info.hand_over
+    points[info.hand_over] = info.hand_points[info.hand_over, :, -1]
+    more = running[~info.move_done[running]]
+    if more.size:  # captures still being picked (CHOOSE phase): finish them on the few games concerned
+        sub = state.take(more)
+        sub_cards, sub_caps = cards[more], captures[more]
+        while (sub.phase == Phase.CHOOSE).any():
+            wait = sub.phase != Phase.CHOOSE
+            phase_before = sub.phase.copy()
+            sub.phase[wait] = Phase.DONE
+            sinfo = core.step(rules, sub, core.move_actions(sub, sub_cards, sub_caps))
+            sub.phase[wait] = phase_before[wait]
+            ended[more[sinfo.hand_over]] = True
+            points[more[sinfo.hand_over]] = sinfo.hand_points[sinfo.hand_over, :, -1]
+        state.put(more, sub)
+    state.phase[ended] = Phase.DONE
+    return ended, points
+
+
+def rollout(rules: Rules, state: State, policy: RolloutPolicy) -> npt.NDArray[np.float64]:
+    """Play every game of ``state`` to the end of its hand with ``policy``, in place; (B, S) hand points.
+
+    Games already DONE score zero. Finished games are dropped from the batch as it thins out.
+    """
+    b = state.batch_size
+    points = np.zeros((b, rules.num_sides))
+    idx = np.arange(b)
+    sub = state
+    while True:
+        live = np.flatnonzero(sub.phase != Phase.DONE)
+        if live.size == 0:
+            break
+        if live.size < 0.6 * sub.batch_size:
+            sub, idx = sub.take(live), idx[live]
+            live = np.arange(live.size)
+        moves, best = policy(rules, sub, live)
+        cards = np.zeros(sub.batch_size, dtype=np.int64)
+        caps = np.zeros((sub.batch_size, rules.num_cards), dtype=np.bool_)
+        cards[live] = moves.card[best]
+        caps[live] = moves.captures(best)
+        ended, pts = apply_moves(rules, sub, cards, caps)
+        points[idx[ended]] = pts[ended]
+    return points
+
+
+def _margins(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """(B, S) each side's points minus the mean of the other sides' points."""
+    s = values.shape[1]
+    return values - (values.sum(axis=1, keepdims=True) - values) / (s - 1)
+
+
+def search_tree(
+    rules: Rules, roots: State, limits: npt.NDArray[np.intp], policy: RolloutPolicy
+) -> tuple[Moves, npt.NDArray[np.float64]]:
+    """Full-width max^n search of every root (a perfect-information world) to ``limits[i]`` plies.
+
+    Nodes at the horizon are valued by rolling ``policy`` out to the end of the hand; a node whose hand ended is
+    valued by the hand's points. Each side to move picks the child best for its own margin (minimax with two
+    sides). Returns the root candidates (``generate_moves`` on the roots) and their values (m, S) in hand points.
+    """
+    side_of = np.array(rules.seat_side, dtype=np.intp)
+    level_states: list[State] = [roots]
+    level_root: list[npt.NDArray[np.intp]] = [np.arange(roots.batch_size)]
+    level_value: list[npt.NDArray[np.float64]] = [np.zeros((roots.batch_size, rules.num_sides))]
+    level_ended: list[npt.NDArray[np.bool_]] = [np.zeros(roots.batch_size, dtype=np.bool_)]
+    level_moves: list[Moves] = []
+    level_expand: list[npt.NDArray[np.intp]] = []
+    level_mover: list[npt.NDArray[np.intp]] = []
+    ply = 0
+    while True:
+        st, root, ended = level_states[-1], level_root[-1], level_ended[-1]
+        expand = np.flatnonzero(~ended & (limits[root] > ply))
+        if expand.size == 0:
+            break
+        moves = generate_moves(rules, st, expand)
+        children = st.take(expand[moves.row])
+        mover = side_of[children.current.astype(np.intp)]
+        c_ended, c_points = apply_moves(rules, children, moves.card, moves.capture)
+        level_moves.append(moves)
+        level_expand.append(expand)
+        level_mover.append(mover)
+        level_states.append(children)
+        level_root.append(root[expand[moves.row]])
+        level_value.append(c_points)
+        level_ended.append(c_ended)
+        ply += 1
+    # Horizon nodes (not ended, not expanded) are rolled out together.
+    horizon: list[tuple[int, npt.NDArray[np.intp]]] = []
+    for lv in range(1, len(level_states)):
+        expanded = np.zeros(level_states[lv].batch_size, dtype=np.bool_)
+        if lv < len(level_expand):
+            expanded[level_expand[lv]] = True
+        horizon.append((lv, np.flatnonzero(~level_ended[lv] & ~expanded)))
+    if any(h.size for _, h in horizon):
+        batch = State.concat([level_states[lv].take(h) for lv, h in horizon if h.size])
+        pts = rollout(rules, batch, policy)
+        at = 0
+        for lv, h in horizon:
+            level_value[lv][h] = pts[at : at + h.size]
+            at += h.size
+    # Back up: each expanded node takes the value of its child best for the side that moves there.
+    for lv in range(len(level_moves) - 1, 0, -1):
+        moves, expand, mover = level_moves[lv], level_expand[lv], level_mover[lv]
+        vals = level_value[lv + 1]
+        own = _margins(vals)[np.arange(len(moves)), mover]
+        best = segment_argmax(own, moves.starts)
+        level_value[lv][expand] = vals[best]
+    return level_moves[0], level_value[1]
+
+
+def _remaining_plies(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """(n,) moves left in the hand, counting a capture being chosen as one; large while the stock is not empty."""
+    in_hands = state.hands[games].sum(axis=(1, 2)) + (state.phase[games] == Phase.CHOOSE)
+    return np.where(state.stock_pos[games] >= rules.num_cards, in_hands, 10**6).astype(np.intp)
+
+
+def _move_margins(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+    limits: npt.NDArray[np.intp],
+    policy: RolloutPolicy,
+    rng: np.random.Generator,
+    prior: npt.NDArray[np.float64] | None = None,
+) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """Sample worlds and search them: the first world's candidate moves, their mean margins per row (n, width;
+    -inf past a row's moves) and the index in ``moves`` of each row's first candidate.
+
+    ``prior``: (n,) weight of the expert heuristic's score added to each row's mean margins (None: no prior).
+    """
+    worlds, wrow = sample_worlds(rules, state, games, counts, rng)
+    moves, values = search_tree(rules, worlds, limits[wrow], policy)
+    side_of = np.array(rules.seat_side, dtype=np.intp)
+    my_side = side_of[state.current[games].astype(np.intp)]
+    world_of = moves.row
+    row_of = wrow[world_of]
+    margin = _margins(values)[np.arange(len(moves)), my_side[row_of]]
+    j = np.arange(len(moves)) - moves.starts[world_of]
+    width = int(j.max()) + 1
+    total = np.zeros((games.size, width))
+    np.add.at(total, (row_of, j), margin)
+    valid = np.zeros((games.size, width), dtype=np.bool_)
+    valid[row_of, j] = True
+    total /= counts[:, None]
+    if prior is not None and prior.any():
+        real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
+        jr = np.arange(len(real)) - real.starts[real.row]
+        total[real.row, jr] += prior[real.row] * expert_scores(rules, state, real)
+    total[~valid] = -np.inf
+    first_world = np.searchsorted(wrow, np.arange(games.size))
+    return moves, total, moves.starts[first_world]

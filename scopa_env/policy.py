@@ -1,0 +1,212 @@
+"""The policy interface the envs call, and the one policy they ship: uniform random over legal moves.
+
+A policy acts on a *batch* of decisions at once (``Policy.act(ActBatch) -> actions``). Each decision row comes
+with the acting seat's observation and legal-action mask; policies that reason about the game (rule-based, search)
+also get the batched core ``State`` and the index of each row's game in it. They may read only what the acting
+seat may know (RULES.md section 7): its own hand, the table, the piles, scores, hand sizes, the stock size, and the
+set of unseen cards, never other hands or the stock order.
+
+This module is part of the env layer (``scopa_env``), which never imports the ``agents`` package: the envs take
+``Policy`` objects. Spec strings such as ``"greedy"`` or ``"runs/.../best.zip"`` are turned into policies by a
+*resolver* that the ``agents`` package registers when it is imported (``set_spec_resolver``), or that is found
+through the ``scopa.policy_resolvers`` entry point of the installed package; ``"random"`` works without it::
+
+    from scopa_env.policy import RandomAgent, resolve_policy
+    resolve_policy("random", "classic", seed=0)        # RandomAgent, no agents package needed
+    resolve_policy("greedy", "classic", seed=0)        # through agents.base.make_agent
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env.cards import Deck
+from scopa_env.core import Phase, State
+from scopa_env.rules import Rules, get_rules
+
+__all__ = [
+    "ActBatch",
+    "Policy",
+    "RandomAgent",
+    "SpecResolver",
+    "any_needs_obs",
+    "resolve_policy",
+    "set_spec_resolver",
+    "uniform_capture_picks",
+    "uniform_legal",
+]
+
+
+@dataclass
+class ActBatch:
+    """One batch of decisions. Row i is game ``games[i]`` of ``state``; all rows have the same rules."""
+
+    rules: Rules
+    """The variant being played."""
+    obs: npt.NDArray[np.float32]
+    """(n, obs_size) float32: ``core.observe`` for each row's acting seat."""
+    mask: npt.NDArray[np.bool_]
+    """(n, num_cards) bool: legal actions of each row."""
+    state: State | None = None
+    """The batched core state the rows come from (read only the acting seat's knowledge)."""
+    games: npt.NDArray[np.intp] | None = None
+    """(n,) index of each row's game in ``state``."""
+
+    def __len__(self) -> int:
+        return int(self.mask.shape[0])
+
+
+class Policy(ABC):
+    """A batched, seeded policy. Subclasses set ``name`` and implement ``act``."""
+
+    name: str = "policy"
+    needs_state: bool = False
+    """True if ``act`` needs ``batch.state`` (rule-based and search agents)."""
+    needs_obs: bool = True
+    """False if ``act`` never reads ``batch.obs``: callers may then pass a zero-width array and skip
+    computing observations (rule-based and search agents)."""
+
+    def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
+        self.rules = get_rules(rules)
+        self.seed(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reset the agent's random generator."""
+        self.rng = np.random.default_rng(seed)
+
+    @abstractmethod
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        """(n,) int64: one legal action per row."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, variant={self.rules.name!r})"
+
+
+def any_needs_obs(policies: Iterable[Policy | None]) -> bool:
+    """Whether any of ``policies`` reads ``ActBatch.obs`` (callers may skip ``core.observe`` otherwise)."""
+    return any(getattr(p, "needs_obs", True) for p in policies)
+
+
+def uniform_legal(mask: npt.NDArray[np.bool_], rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """(n,) a uniformly random True column of each row of ``mask`` (rows must not be empty)."""
+    keys = rng.random(mask.shape)
+    keys[~mask] = -1.0
+    return keys.argmax(axis=1)
+
+
+def uniform_capture_picks(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], mask: npt.NDArray[np.bool_], rng: np.random.Generator
+) -> npt.NDArray[np.int64]:
+    """(n,) the next pick for games in the CHOOSE phase that makes the whole capture uniform among legal captures.
+
+    Picks go in increasing card order: with picks ``p`` and ``t`` still to add up, each table card ``x`` above
+    ``max(p)`` is picked with probability proportional to the number of captures whose lowest card beyond ``p``
+    is ``x``, i.e. the number of sets of available cards above ``x`` adding up to ``t - value(x)``. The
+    probabilities multiply out to 1 / (number of legal captures) for every capture. When the pending card's
+    rank is on the table the captures are single cards, and the pick is uniform over the mask.
+    """
+    deck = rules.deck
+    d = deck.num_cards
+    value, rank = _deck_arrays(deck)
+    n = games.size
+    table = state.table[games]
+    picked = state.picked[games]
+    pending = state.pending[games].astype(np.int64)
+    equal = (table & (rank[None, :] == rank[pending][:, None])).any(axis=1)
+    target = value[pending] - (picked * value).sum(axis=1)
+    top = np.where(picked.any(axis=1), d - 1 - np.argmax(picked[:, ::-1], axis=1), -1)
+    avail = table & ~picked
+    max_t = int(target.max()) if n else 0
+    # suffix[k][:, s]: number of subsets of the available cards with id >= k adding up to s
+    counts = np.zeros((n, max_t + 1), dtype=np.float64)
+    counts[:, 0] = 1.0
+    weights = np.zeros((n, d), dtype=np.float64)
+    for k in np.flatnonzero(avail.any(axis=0) & (value <= max_t))[::-1]:
+        col = avail[:, k]
+        v = int(value[k])
+        ok = np.flatnonzero(col & (k > top) & (target >= v))
+        weights[ok, k] = counts[ok, target[ok] - v]
+        counts[col, v:] += counts[col, : max_t + 1 - v]
+    weights = np.where(equal[:, None], mask.astype(np.float64), weights)
+    keys = rng.random(weights.shape) ** (1.0 / np.maximum(weights, 1e-300))  # weighted draw (Efraimidis-Spirakis)
+    keys[weights <= 0] = -1.0
+    return keys.argmax(axis=1)
+
+
+_DECK_ARRAYS: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+
+
+def _deck_arrays(deck: Deck) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(value, rank) of every card id, cached per deck."""
+    if deck.name not in _DECK_ARRAYS:
+        _DECK_ARRAYS[deck.name] = (deck.value.astype(np.int64), deck.rank.astype(np.int64))
+    return _DECK_ARRAYS[deck.name]
+
+
+class RandomAgent(Policy):
+    """Uniform over legal cards and over captures (no memory, no observation needed)."""
+
+    name = "random"
+    needs_state = True
+    needs_obs = False
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        actions = uniform_legal(batch.mask, self.rng)
+        if batch.state is None or batch.games is None:
+            return actions  # without the state, CHOOSE picks are uniform over pickable cards
+        rows = np.flatnonzero(batch.state.phase[batch.games] == Phase.CHOOSE)
+        if rows.size:
+            actions[rows] = uniform_capture_picks(
+                batch.rules, batch.state, batch.games[rows], batch.mask[rows], self.rng
+            )
+        return actions
+
+
+SpecResolver = Callable[[str, Rules, "int | None"], Policy]
+"""``resolver(spec, rules, seed) -> Policy``: turns an agent spec string into a policy (``agents.base.make_agent``)."""
+_resolver: SpecResolver | None = None
+ENTRY_POINT_GROUP = "scopa.policy_resolvers"
+
+
+def set_spec_resolver(resolver: SpecResolver | None) -> None:
+    """Register the function that builds policies from spec strings (the ``agents`` package does on import)."""
+    global _resolver
+    _resolver = resolver
+
+
+def _find_resolver() -> SpecResolver | None:
+    if _resolver is None:  # not imported yet: an installed package may offer one
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            set_spec_resolver(ep.load())
+            break
+    return _resolver
+
+
+def resolve_policy(spec: str | Policy, rules: Rules | str, seed: int | None = None, what: str = "policy") -> Policy:
+    """A ``Policy`` for ``rules`` from a policy (returned as is) or a spec string."""
+    rules = get_rules(rules)
+    if isinstance(spec, Policy):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"{what} must be a scopa_env.policy.Policy or an agent spec string such as 'random', "
+            f"got {type(spec).__name__}"
+        )
+    resolver = _find_resolver()
+    if resolver is None:
+        if spec.strip() == "random":
+            agent = RandomAgent(rules, seed)
+            agent.name = "random"
+            return agent
+        raise ValueError(
+            f"{what} {spec!r}: agent specs other than 'random' are built by the agents package; install the "
+            "project (pip install .) or import agents first, or pass a Policy object"
+        )
+    return resolver(spec, rules, seed)
