@@ -48,7 +48,8 @@ def _setting(name: str, parse: Callable[[str], Any] = str, kind: str = "") -> Ca
         try:
             value = parse(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}; {setting_hint(name)}") from None
+            shown = repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
+            raise argparse.ArgumentTypeError(f"{shown} is not {kind}; {setting_hint(name)}") from None
         try:
             if name in ("agents", "plugins"):  # one item of the list per argument
                 return check_setting(name, [value])[0]

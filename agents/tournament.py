@@ -670,7 +670,10 @@ class EvalConfig:
         except UnicodeDecodeError:
             raise TournamentError(f"config file {path} is not text (not UTF-8); {fix}") from None
         except yaml.YAMLError as e:
-            raise TournamentError(f"config file {path} is not valid YAML; {fix}. The YAML reader says: {e}") from None
+            mark = getattr(e, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+            problem = getattr(e, "problem", None) or " ".join(str(e).split())
+            raise TournamentError(f"config file {path} is not valid YAML ({where}{problem}); {fix}") from None
         except RecursionError:
             raise TournamentError(f"config file {path} is nested too deeply to be a config; {fix}") from None
         if not isinstance(data, dict):
@@ -1261,8 +1264,13 @@ def _resolve_anchor(config: EvalConfig, entries: list[AgentEntry], candidate: in
             "give --anchor one of those labels"
         )
     for i, e in enumerate(entries):
-        if not _looks_like_path(e.spec) and parse_spec(e.spec)[0] == "random" and i != candidate:
-            return i
+        if i == candidate or _looks_like_path(e.spec):
+            continue
+        try:
+            if parse_spec(e.spec)[0] == "random":
+                return i
+        except AgentSpecError:
+            continue  # build_agent reports it
     return 1 if candidate == 0 else 0
 
 
@@ -1447,9 +1455,9 @@ def _run(
 ) -> TournamentResult:
     _import_plugins(config.plugins)
     entries, candidate = _resolve_entries(config)
-    anchor = _resolve_anchor(config, entries, candidate)
     deals = _resolve_deals(config, rules)
     agents = [build_agent(e, rules, config.seed) for e in entries]
+    anchor = _resolve_anchor(config, entries, candidate)
     config.deals = len(deals)
     if config.batch is None:
         config.batch = DEFAULT_BATCH if config.sprt is None else DEFAULT_SPRT_BATCH
