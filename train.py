@@ -83,7 +83,30 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parent
-DEFAULT_CONFIG = ROOT / "configs" / "default.yaml"
+
+
+def _config_dir() -> Path:
+    """The shipped configs: ``configs/`` beside this file in a checkout, else the installed ``scopa_configs``."""
+    here = ROOT / "configs"
+    if (here / "default.yaml").is_file():
+        return here
+    try:
+        import scopa_configs  # type: ignore[import-not-found]  # configs/ as installed by pip
+
+        return Path(scopa_configs.__file__).resolve().parent
+    except ImportError:  # pragma: no cover - neither a checkout nor an install
+        return here
+
+
+CONFIG_DIR = _config_dir()
+DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
+
+
+def shipped_config(name: str) -> Path | None:
+    """The shipped config called ``name`` (``strong``, ``strong.yaml``), or None."""
+    stem = name.removesuffix(".yaml")
+    path = CONFIG_DIR / f"{stem}.yaml"
+    return path if stem and "/" not in stem and "\\" not in stem and path.is_file() else None
 RESUME_MEMBER = "scopa_resume.npz"
 """Zip member of ``last.zip`` and the step checkpoints holding the env, league, random states and counters (for
 ``--resume``), written by ``agents.safe_state`` (plain data: reading it never runs code)."""
@@ -501,6 +524,8 @@ def config_from_dict(values: dict[str, Any], source: str = "config") -> TrainCon
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML config file (empty file: {}); raises ``ConfigError`` for a missing or bad file."""
     p = Path(path)
+    if not p.exists() and shipped_config(str(path)) is not None:  # --config strong: the shipped configs/strong.yaml
+        p = shipped_config(str(path))  # type: ignore[assignment]
     if p.is_dir():
         raise ConfigError(f"config file {str(p)!r} is a directory; give a YAML file, e.g. configs/default.yaml")
     if not p.is_file():
@@ -561,7 +586,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Examples:\n  python train.py\n  python train.py --config configs/strong.yaml --total-steps 2e7\n"
         "  python train.py --resume runs/classic__default__0__20260101-120000",
     )
-    p.add_argument("--config", metavar="FILE.yaml", help="YAML config file (default: configs/default.yaml)")
+    shipped = ", ".join(sorted(x.stem for x in CONFIG_DIR.glob("*.yaml")))
+    p.add_argument(
+        "--config",
+        metavar="FILE.yaml",
+        help=f"YAML config file, or the name of a shipped one ({shipped}); default: default",
+    )
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last.zip")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as YAML and exit")
     docs, types, defaults = field_docs(), _field_types(), _defaults()

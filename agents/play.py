@@ -57,7 +57,7 @@ __all__ = [
     "run",
 ]
 
-SHIPPED_BOTS = Path(__file__).resolve().parent.parent / "agents" / "bots"
+SHIPPED_BOTS = Path(__file__).resolve().parent / "bots"
 """Shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
 MODEL_CARD = "model_card.json"
 DEFAULT_FALLBACKS = ("expert", "greedy", "random")

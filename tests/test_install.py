@@ -1,0 +1,49 @@
+"""``pip install .`` gives every tool as a command that works from any directory, with the shipped configs and
+bots found as package data (a wheel built from this tree, installed into a fresh folder)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = ("scopa-train", "scopa-evaluate", "scopa-play", "scopa-record", "scopa-export", "scopa-bench")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("install")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(ROOT)], check=True)
+    (wheel,) = (tmp / "dist").glob("scopa-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(tmp / "site"), str(wheel)], check=True)
+    return tmp / "site"
+
+
+def _run(site: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site)}  # the installed copy, not the checkout
+    return subprocess.run(list(cmd), capture_output=True, text=True, env=env, cwd=site.parent, timeout=300)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(installed: Path, command: str) -> None:
+    out = _run(installed, str(installed / "bin" / command), "--help")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage:"), out.stdout[:200]
+
+
+def test_the_installed_copy_finds_its_configs_and_bots(installed: Path) -> None:
+    out = _run(installed, str(installed / "bin" / "scopa-train"), "--config", "strong", "--print-config")
+    assert out.returncode == 0 and "name: strong" in out.stdout, out.stderr
+    code = (
+        "import train, agents.play as p; from pathlib import Path; "
+        "print(Path(train.__file__).parent == Path(p.__file__).parent.parent, "
+        "(p.SHIPPED_BOTS / 'classic' / 'model_card.json').is_file(), train.DEFAULT_CONFIG.is_file())"
+    )
+    out = _run(installed, sys.executable, "-c", code)
+    assert out.stdout.split() == ["True", "True", "True"], out.stdout + out.stderr
+    assert str(installed) in _run(installed, sys.executable, "-c", "import train; print(train.__file__)").stdout
