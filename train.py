@@ -107,6 +107,8 @@ def shipped_config(name: str) -> Path | None:
     stem = name.removesuffix(".yaml")
     path = CONFIG_DIR / f"{stem}.yaml"
     return path if stem and "/" not in stem and "\\" not in stem and path.is_file() else None
+
+
 RESUME_MEMBER = "scopa_resume.npz"
 """Zip member of ``last.zip`` and the step checkpoints holding the env, league, random states and counters (for
 ``--resume``), written by ``agents.safe_state`` (plain data: reading it never runs code)."""
@@ -1019,8 +1021,8 @@ class Trainer:
     def _build_new(self, baselines: list[Policy], partner: Policy | str) -> None:
         import torch
 
-        from agents.league import League
         from agents.endgame import ExactEndgameMask
+        from agents.league import League
         from scopa_env.gym import ScopaVecEnv
 
         cfg = self.cfg

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents import play
 from agents.base import ActBatch
 from agents.bot import make_bot_policy, new_card, write_numpy_export
 from agents.random_agent import RandomAgent
-from agents import play
 from scopa_env import core
 from scopa_env.cards import format_card
 from scopa_env.rules import Rules, get_rules
