@@ -235,8 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     except TournamentError as e:
         print(f"evaluate.py: error: {e}", file=sys.stderr)
         return 2
-    if not args.quiet:
-        print_report(result)
+    try:
+        if not args.quiet:
+            print_report(result)
+    except KeyboardInterrupt:
+        print(f"evaluate.py: stopped by SIGINT while printing; the complete results are in {out}/", file=sys.stderr)
+        return 128 + 2
     print(f"wrote {', '.join(p.name for p in result.paths.values())} to {out}/")
     if result.config.records is not None:
         print(f"wrote {result.records_written} game records to {result.config.records}")

@@ -1903,10 +1903,18 @@ def _write_static(config: EvalConfig, deals: Deals, out: Path) -> dict[str, Path
     """``config.yaml`` and ``deals.json``: known before the first game."""
     import yaml
 
-    paths = {"config": out / "config.yaml"}
+    paths = {"config": out / "config.yaml", "deals": out / "deals.json"}
     _atomic_write_text(paths["config"], yaml.safe_dump(config.to_dict(), sort_keys=False))
-    paths["deals"] = deals.save(out / "deals.json")
+    if not (config.deals_file is not None and _same_file(paths["deals"], Path(config.deals_file))):
+        deals.save(paths["deals"])  # (never over the deal file being played, which may hold more deals)
     return paths
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _write_tables(result: TournamentResult, out: Path) -> dict[str, Path]:

@@ -273,6 +273,9 @@ def test_deal_files_round_trip_and_are_checked(tmp_path: Path) -> None:
         Deals.load(bad)
     with pytest.raises(TournamentError, match="does not exist"):
         Deals.load(tmp_path / "missing.json")
+    # Played from the output folder's own deals.json, a subset does not overwrite the deal file.
+    run_tournament(cfg(agents=["random", "_t_lowest"], deals=3, deals_file=str(path)), out=tmp_path)
+    assert len(Deals.load(path)) == 20 and load_results(tmp_path)["deals"]["count"] == 3
 
 
 def test_outputs_are_written_and_parse_back(tmp_path: Path) -> None:
