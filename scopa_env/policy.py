@@ -184,7 +184,10 @@ def _find_resolver() -> SpecResolver | None:
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            set_spec_resolver(ep.load())
+            try:
+                set_spec_resolver(ep.load())
+            except ImportError:  # the package that offers it is not importable here: "random" only
+                continue
             break
     return _resolver
 
