@@ -255,7 +255,7 @@ class TrainConfig:
     """Largest total share of episodes played against snapshots, self-play included (1: no cap)."""
 
     init_from: str = ""
-    """Checkpoint (train.py .zip, same variant and net_arch) whose weights start the run instead of the warm start."""
+    """A train.py checkpoint (same variant and net_arch) whose weights start the run; needs pretrain_teacher: none."""
     exact_endgame: int = 0
     """Solve open end games exactly when at most this many plies are left, in training and by checkpoints (0: off)."""
     endgame_coef: float = 0.0
@@ -373,6 +373,12 @@ class TrainConfig:
         need(0 < self.endgame_fraction <= 1, f"endgame_fraction must be in (0, 1], got {self.endgame_fraction}")
         need(bool(self.baselines) or self.max_snapshots > 0, "the league needs baselines or max_snapshots > 0")
         need(bool(self.eval_opponents), "eval_opponents must name at least one agent (e.g. greedy)")
+        need(
+            not (self.init_from and self.pretrain_teacher.strip().lower() not in ("", "none")),
+            f"init_from and pretrain_teacher both set the starting weights (init_from {self.init_from!r}, "
+            f"pretrain_teacher {self.pretrain_teacher!r}); with init_from set pretrain_teacher: none "
+            "(--pretrain-teacher none)",
+        )
 
     @property
     def rules(self) -> Rules:
@@ -976,7 +982,7 @@ class Trainer:
         baselines = [_make(spec, rules, cfg.seed + 101 + i, "baselines") for i, spec in enumerate(cfg.baselines)]
         partner = "self" if cfg.partner == "self" else _make(cfg.partner, rules, cfg.seed + 99, "partner")
         eval_agents = [_make(spec, rules, cfg.eval_seed, "eval_opponents") for spec in cfg.eval_opponents]
-        warm_start = not cfg.init_from and cfg.pretrain_teacher.strip().lower() not in ("", "none")
+        warm_start = cfg.pretrain_teacher.strip().lower() not in ("", "none")  # never with init_from (refused)
         if warm_start:
             _make(cfg.pretrain_teacher, rules, cfg.seed, "pretrain_teacher")  # fail before the run directory exists
         init_state = _init_weights(cfg) if cfg.init_from else None

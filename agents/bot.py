@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from agents.base import ActBatch, AgentSpecError, Policy, register_agent
 from scopa_env import core
+from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -73,7 +74,6 @@ CARD_FORMAT = "scopa-bot"
 """``format`` field of a model card."""
 CARD_VERSION = 1
 """``version`` field of a model card; bumped when the export directory's layout changes."""
-MASKED_LOGIT = -1e8
 """Logit given to illegal actions (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
 MAX_CARD_BYTES = 16 << 20
 """Largest model card read (a card is a few KiB; a bigger one is not a model card)."""

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from agents.base import ActBatch, make_agent
 from scopa_env import core
+from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -105,9 +106,9 @@ def collect_teacher_data(
 
 
 def policy_heads(policy: Any, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """An SB3 actor-critic policy's masked logits (illegal actions at -1e9) and values for a batch."""
+    """An SB3 actor-critic policy's masked logits (illegal actions at ``MASKED_LOGIT``) and values for a batch."""
     pi_latent, vf_latent = policy.mlp_extractor(policy.extract_features(obs))
-    return policy.action_net(pi_latent).masked_fill(~mask, -1e9), policy.value_net(vf_latent).squeeze(-1)
+    return policy.action_net(pi_latent).masked_fill(~mask, MASKED_LOGIT), policy.value_net(vf_latent).squeeze(-1)
 
 
 def actor_optimizer(policy: Any, learning_rate: float) -> torch.optim.Adam:
@@ -154,8 +155,10 @@ def distill_actions(
     for lo in range(0, n, batch_size):
         idx = perm[lo : lo + batch_size]
         o, m, t = o_all[idx].to(device), m_all[idx].to(device), t_all[idx].to(device)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(o))).masked_fill(~m, -1e9)
-        nll = torch.logsumexp(logits, dim=1) - torch.logsumexp(logits.masked_fill(~t, -1e9), dim=1)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(o))).masked_fill(
+            ~m, MASKED_LOGIT
+        )
+        nll = torch.logsumexp(logits, dim=1) - torch.logsumexp(logits.masked_fill(~t, MASKED_LOGIT), dim=1)
         loss = coef * nll.mean()
         optimizer.zero_grad()
         loss.backward()

@@ -42,6 +42,7 @@ from torch import nn
 
 from agents.base import ActBatch, AgentSpecError, Policy, parse_spec, register_agent
 from scopa_env import core
+from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -222,10 +223,10 @@ class ActorNet(nn.Module):
 
 
 def masked_logits(net: nn.Module, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
-    """(n, num_cards) logits of ``net`` with illegal actions at -inf; one forward pass, no gradients."""
+    """(n, num_cards) logits of ``net`` with illegal actions at ``MASKED_LOGIT``; one forward pass, no gradients."""
     with torch.inference_mode():
         logits = net(torch.as_tensor(np.ascontiguousarray(obs, dtype=np.float32))).numpy()
-    return np.where(mask, logits, -np.inf).astype(np.float32)
+    return np.where(mask, logits, np.float32(MASKED_LOGIT)).astype(np.float32)
 
 
 # --------------------------------------------------------------------------------------------------- policy
@@ -287,7 +288,7 @@ class NeuralPolicy(Policy):
         return cls(rules, net, seed=seed, name=str(path), meta=meta, **kwargs)
 
     def logits(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
-        """(n, num_cards) masked logits (illegal actions at -inf)."""
+        """(n, num_cards) masked logits (illegal actions at ``MASKED_LOGIT``)."""
         return masked_logits(self.net, obs, mask)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
@@ -296,7 +297,7 @@ class NeuralPolicy(Policy):
         logits = self.logits(batch.obs, batch.mask)
         if self.sample:  # Gumbel-max: a draw from softmax(logits / temperature) over the legal actions
             logits = logits / self.temperature - np.log(-np.log(self.rng.random(logits.shape)))
-        actions = logits.argmax(axis=1).astype(np.int64)
+        actions = np.where(batch.mask, logits, -np.inf).argmax(axis=1).astype(np.int64)  # legal ones only
         if self.endgame > 0:
             from agents.endgame import play_exact_endgame
 

@@ -30,6 +30,7 @@ from scopa_env.core import Phase, State
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
+    "MASKED_LOGIT",
     "ActBatch",
     "Policy",
     "RandomAgent",
@@ -40,6 +41,12 @@ __all__ = [
     "uniform_capture_picks",
     "uniform_legal",
 ]
+
+
+MASKED_LOGIT = -1e8
+"""The logit every illegal action gets before a softmax (the bots, the exported ONNX graph, the warm start and the
+neural agents alike): finite in float32, and exactly 0 probability after the softmax, as in sb3-contrib's
+``MaskableCategorical``."""
 
 
 @dataclass

@@ -169,7 +169,7 @@ def test_train_agents_and_init_from_never_run_the_payload(crafted: tuple[Path, P
     args = ["--config", SMOKE, "--run-root", str(tmp_path / "runs"), "--total-steps", "1024"]
     agents = ["--baselines", str(ckpt), "--eval-opponents", str(ckpt), "--pretrain-teacher", str(ckpt)]
     assert train.main([*args, *agents]) == 0
-    assert train.main([*args, "--init-from", str(ckpt)]) == 0
+    assert train.main([*args, "--init-from", str(ckpt), "--pretrain-teacher", "none"]) == 0
     assert not marker.exists()
 
 

@@ -354,7 +354,8 @@ def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path)
 
 def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = _smoke(tmp_path, "src", "--total-steps", "1024")
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "init", "init_from": str(src / "last.zip")})
+    init = {"run_root": str(tmp_path), "name": "init", "init_from": str(src / "last.zip"), "pretrain_teacher": "none"}
+    cfg = train.load_config(SMOKE, init)
     trainer = train.Trainer.create(cfg)
     want = _weights(src / "last.zip")
     got = trainer.model.policy.state_dict()
@@ -367,11 +368,13 @@ def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: p
         (tmp_path / "missing.zip", "no checkpoint file"),
         (bad, "corrupt"),
     ):
-        assert (
-            train.main(["--config", SMOKE, "--run-root", str(tmp_path), "--name", "x", "--init-from", str(init)]) == 2
-        )
+        argv = ["--config", SMOKE, "--run-root", str(tmp_path), "--name", "x", "--pretrain-teacher", "none"]
+        assert train.main([*argv, "--init-from", str(init)]) == 2
         assert match in capsys.readouterr().err, match
     argv = ["--config", SMOKE, "--run-root", str(tmp_path), "--name", "y", "--init-from", str(src / "last.zip")]
+    assert train.main(argv) == 2  # the warm start would overwrite the loaded weights: refused, not ignored
+    assert "init_from and pretrain_teacher both set the starting weights" in capsys.readouterr().err
+    argv += ["--pretrain-teacher", "none"]
     assert train.main([*argv, "--net-arch", "16"]) == 2
     assert "net_arch [32, 32], this config [16]" in capsys.readouterr().err
     assert train.main([*argv, "--activation", "tanh"]) == 2
