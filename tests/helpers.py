@@ -1,6 +1,12 @@
-"""Shared test helpers: build core positions by hand; check an agent's exact end-game option."""
+"""Shared test helpers: build core positions by hand; check an agent's exact end-game option; compare the weights
+of two checkpoints."""
 
 from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,3 +102,19 @@ def check_endgame_option(rules: Rules, plain: Policy, exact: Policy) -> tuple[np
         core.step(rules, st, keys.argmax(axis=1), autoreset=True)
     assert solved > 100 and changed > 0  # the solver really overrides the policy somewhere
     return obs, mask
+
+
+def checkpoint_weights(path: Path) -> dict[str, Any]:
+    """The policy state dict of a train.py checkpoint (``torch.load(weights_only=True)``)."""
+    import torch
+
+    with zipfile.ZipFile(path) as z:
+        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)  # type: ignore[no-any-return]
+
+
+def same_weights(a: Path, b: Path) -> bool:
+    """Whether two checkpoints hold bit-identical policy weights."""
+    import torch
+
+    wa, wb = checkpoint_weights(a), checkpoint_weights(b)
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from agents.base import make_agent
 from agents.neural import NeuralPolicy, read_checkpoint_meta
 from scopa_env import core
 from scopa_env.rules import get_rules
+from tests.helpers import checkpoint_weights, same_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -32,16 +31,6 @@ def _smoke(root: Path, name: str, *extra: str) -> Path:
     assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, *extra]) == 0
     (run,) = _run_dirs(root, name)
     return run
-
-
-def _weights(path: Path) -> dict[str, torch.Tensor]:
-    with zipfile.ZipFile(path) as z:
-        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
-
-
-def _same_weights(a: Path, b: Path) -> bool:
-    wa, wb = _weights(a), _weights(b)
-    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
 # --------------------------------------------------------------------------------------------------- config
@@ -244,7 +233,7 @@ def test_resume_continues_like_an_uninterrupted_run(tmp_path: Path) -> None:
     assert read_checkpoint_meta(half / "last.zip")["steps"] == 2048
     assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
     assert read_checkpoint_meta(half / "last.zip")["steps"] == 4096
-    assert _same_weights(full / "last.zip", half / "last.zip")
+    assert same_weights(full / "last.zip", half / "last.zip")
     events = [json.loads(line)["event"] for line in (half / "history.jsonl").read_text().splitlines()]
     assert events == ["start", "finish", "resume", "finish"]
     assert train.load_config(half / "config.yaml").total_steps == 4096
@@ -270,7 +259,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypa
     assert read_checkpoint_meta(run / "last.zip")["steps"] == 2048  # the start of the interrupted rollout
     assert json.loads((run / "history.jsonl").read_text().splitlines()[-1])["event"] == "interrupt"
     assert train.main(["--resume", str(run)]) == 0
-    assert _same_weights(full / "last.zip", run / "last.zip")
+    assert same_weights(full / "last.zip", run / "last.zip")
 
 
 def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
@@ -288,10 +277,10 @@ def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
     # in the first rollout, which starts with every hand)
     assert len(labels) == 4 and all(0 < n <= 250 for n in labels) and 150 < sum(labels) < 600, labels
     plain = _smoke(tmp_path, "plain", "--lr-end-fraction", "1")
-    assert not _same_weights(full / "last.zip", plain / "last.zip")  # the extra loss changes the training
+    assert not same_weights(full / "last.zip", plain / "last.zip")  # the extra loss changes the training
     half = _smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
     assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
-    assert _same_weights(full / "last.zip", half / "last.zip")
+    assert same_weights(full / "last.zip", half / "last.zip")
 
 
 def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Path) -> None:
@@ -357,7 +346,7 @@ def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: p
     init = {"run_root": str(tmp_path), "name": "init", "init_from": str(src / "last.zip"), "pretrain_teacher": "none"}
     cfg = train.load_config(SMOKE, init)
     trainer = train.Trainer.create(cfg)
-    want = _weights(src / "last.zip")
+    want = checkpoint_weights(src / "last.zip")
     got = trainer.model.policy.state_dict()
     assert all(torch.equal(want[k], got[k]) for k in want)
     assert not (trainer.run_dir / "pretrain.json").exists()  # no warm start over the loaded weights

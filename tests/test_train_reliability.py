@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -10,15 +9,14 @@ import signal
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 import train
 from agents.neural import read_checkpoint_meta
+from tests.helpers import same_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -29,16 +27,6 @@ def _smoke(root: Path, name: str, *extra: str) -> Path:
     assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, *FIXED, *extra]) == 0
     (run,) = [p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name]
     return run
-
-
-def _weights(path: Path) -> dict[str, torch.Tensor]:
-    with zipfile.ZipFile(path) as z:
-        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
-
-
-def _same_weights(a: Path, b: Path) -> bool:
-    wa, wb = _weights(a), _weights(b)
-    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
 def _history(run: Path) -> list[dict[str, Any]]:
@@ -79,7 +67,7 @@ def test_a_damaged_last_zip_resumes_from_the_newest_intact_step_file(
     err = capsys.readouterr().err
     assert "skipped damaged checkpoints" in err and "checkpoints/step_000002048.zip (step 2,048)" in err
     assert "Traceback" not in err
-    assert _same_weights(full / "last.zip", run / "last.zip")  # it trained 2,048 -> 4,096 again, exactly
+    assert same_weights(full / "last.zip", run / "last.zip")  # it trained 2,048 -> 4,096 again, exactly
     assert _eval_steps(run) == _eval_steps(full) == [0, 2048, 4096]  # no duplicate evaluation lines
     assert [e.get("from_step") for e in _history(run) if e["event"] == "resume"] == [2048]
 
