@@ -4,7 +4,8 @@ Worlds (``sample_worlds``: the unseen cards dealt at random into the other hands
 where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the depth-limited max^n tree
 (``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``). ``agents.search``
 (``pimc``, ``ismcts``) and ``agents.endgame`` (the open-book solver ``expert`` and the bots play end games with)
-build on them. The value of a finished hand for a side is its hand points minus the mean of the other sides'.
+build on them. The value of a finished hand for a side is its hand points minus the mean of the other sides'
+(``scopa_env.scoring.margin_vs_mean_of_others``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agents.features import (
 from scopa_env import core
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules
+from scopa_env.scoring import margin_vs_mean_of_others
 
 __all__ = ["RolloutPolicy", "apply_moves", "is_open", "rollout", "sample_worlds", "search_tree"]
 
@@ -155,12 +157,6 @@ def rollout(rules: Rules, state: State, policy: RolloutPolicy) -> npt.NDArray[np
     return points
 
 
-def _margins(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """(B, S) each side's points minus the mean of the other sides' points."""
-    s = values.shape[1]
-    return values - (values.sum(axis=1, keepdims=True) - values) / (s - 1)
-
-
 def search_tree(
     rules: Rules, roots: State, limits: npt.NDArray[np.intp], policy: RolloutPolicy
 ) -> tuple[Moves, npt.NDArray[np.float64]]:
@@ -214,7 +210,7 @@ def search_tree(
     for lv in range(len(level_moves) - 1, 0, -1):
         moves, expand, mover = level_moves[lv], level_expand[lv], level_mover[lv]
         vals = level_value[lv + 1]
-        own = _margins(vals)[np.arange(len(moves)), mover]
+        own = margin_vs_mean_of_others(vals)[np.arange(len(moves)), mover]
         best = segment_argmax(own, moves.starts)
         level_value[lv][expand] = vals[best]
     return level_moves[0], level_value[1]
@@ -247,7 +243,7 @@ def _move_margins(
     my_side = side_of[state.current[games].astype(np.intp)]
     world_of = moves.row
     row_of = wrow[world_of]
-    margin = _margins(values)[np.arange(len(moves)), my_side[row_of]]
+    margin = margin_vs_mean_of_others(values)[np.arange(len(moves)), my_side[row_of]]
     j = np.arange(len(moves)) - moves.starts[world_of]
     width = int(j.max()) + 1
     total = np.zeros((games.size, width))

@@ -54,7 +54,6 @@ from agents.features import (
 from agents.greedy import greedy_moves
 from agents.lookahead import (
     RolloutPolicy,
-    _margins,
     _move_margins,
     _remaining_plies,
     apply_moves,
@@ -66,6 +65,7 @@ from agents.lookahead import (
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.rules import Rules
+from scopa_env.scoring import margin_vs_mean_of_others as _margins
 
 __all__ = [
     "ROLLOUT_POLICIES",

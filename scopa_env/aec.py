@@ -155,15 +155,16 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from scopa_env import core
+from scopa_env.learner import MAX_SEED, REWARD_MODES, validate_max_hands, validate_reward
 from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
+from scopa_env.scoring import margin_vs_best_other
 from scopa_env.shuffle import derive_seed
 
 __all__ = [
     "REWARD_MODES",
     "check_action",
     "env",
-    "hand_margins",
     "match_results",
     "observation_bounds",
     "raw_env",
@@ -171,30 +172,14 @@ __all__ = [
     "validate_reward",
 ]
 
-REWARD_MODES = ("match", "points")
-"""Values of the ``reward`` argument."""
 ENV_NAME = "scopa_v0"
-MAX_SEED = 2**63
-"""Game seeds are 0 <= seed < MAX_SEED (they are stored as uint64 in the core)."""
+hand_margins = margin_vs_best_other
+"""Old name of ``scopa_env.scoring.margin_vs_best_other``, kept while ``train.py`` imports it from here."""
 _BOUNDED_BLOCKS = {
     "hand", "table", "pending", "picked", "unseen", "piles", "stock", "hand_sizes", "dealer", "seat",
     "last_capturer", "choosing",
 }  # fmt: skip
 """Observation blocks whose values lie in [0, 1]; ``scores`` and ``scope`` get their own bounds."""
-
-
-def validate_reward(reward: str) -> str:
-    """Return ``reward`` if it names a reward mode, else raise a ``ValueError`` listing them."""
-    if reward not in REWARD_MODES:
-        raise ValueError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward!r}")
-    return reward
-
-
-def validate_max_hands(max_hands: int) -> int:
-    """Return ``max_hands`` if it is a positive int, else raise."""
-    if isinstance(max_hands, bool) or not isinstance(max_hands, (int, np.integer)) or max_hands < 1:
-        raise ValueError(f"max_hands must be a positive integer (hands before truncation), got {max_hands!r}")
-    return int(max_hands)
 
 
 def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
@@ -225,14 +210,6 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
                 "add it to scopa_env.aec.observation_bounds"
             )
     return np.zeros(size, dtype=np.float32), high
-
-
-def hand_margins(points: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
-    """(n, S) each side's points minus the best of the other sides' points, from (n, S) hand points."""
-    pts = np.asarray(points, dtype=np.int32)
-    num_sides = pts.shape[1]
-    others = np.where(np.eye(num_sides, dtype=np.bool_)[None], np.iinfo(np.int32).min, pts[:, None, :])
-    return pts - others.max(axis=2)
 
 
 def match_results(winner: npt.NDArray[np.integer], num_sides: int) -> npt.NDArray[np.int8]:
@@ -402,7 +379,7 @@ class raw_env(AECEnv, EzPickle):
         if info.hand_over[0]:
             self.hands_played += 1
             if self.reward_mode == "points":
-                side_rewards = hand_margins(info.hand_points[:, :, -1])[0]
+                side_rewards = margin_vs_best_other(info.hand_points[:, :, -1])[0]
                 self._pay(side_rewards)
             if info.match_over[0]:
                 if self.reward_mode == "match":

@@ -1,4 +1,11 @@
-"""Batched hand scoring (RULES.md section 4) and the end-of-match check (section 5)."""
+"""Batched hand scoring (RULES.md section 4), the end-of-match check (section 5) and the two hand margins.
+
+A side's *margin* is its hand points against the other sides'; with two sides both margins below are the plain
+difference, with three or more they differ:
+
+- ``margin_vs_best_other``: minus the best other side's points (the rewards of the envs, ``reward="points"``);
+- ``margin_vs_mean_of_others``: minus the mean of the other sides' points (the value the search agents maximise).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,14 @@ import numpy.typing as npt
 
 from scopa_env.rules import CATEGORIES, Rules
 
-__all__ = ["NUM_POINT_FIELDS", "POINT_FIELDS", "match_winners", "score_hands"]
+__all__ = [
+    "NUM_POINT_FIELDS",
+    "POINT_FIELDS",
+    "margin_vs_best_other",
+    "margin_vs_mean_of_others",
+    "match_winners",
+    "score_hands",
+]
 
 POINT_FIELDS = (*CATEGORIES, "total")
 """Last axis of ``score_hands``' result."""
@@ -58,3 +72,24 @@ def match_winners(rules: Rules, scores: npt.NDArray[np.integer]) -> npt.NDArray[
     unique = (scores == top[:, None]).sum(axis=1) == 1
     done = (top >= rules.target) & unique
     return np.where(done, scores.argmax(axis=1), -1).astype(np.int8)
+
+
+def margin_vs_best_other(points: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
+    """(n, S) int32: each side's points minus the best of the other sides' points, from (n, S) hand points.
+
+    Positive only for a side strictly ahead of every other; the envs pay it as the ``reward="points"`` reward.
+    For points ``[5, 3, 1]``: ``[2, -2, -4]``.
+    """
+    pts = np.asarray(points, dtype=np.int32)
+    num_sides = pts.shape[1]
+    others = np.where(np.eye(num_sides, dtype=np.bool_)[None], np.iinfo(np.int32).min, pts[:, None, :])
+    return pts - others.max(axis=2)
+
+
+def margin_vs_mean_of_others(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """(n, S) each side's points minus the mean of the other sides' points, from (n, S) float points (S >= 2).
+
+    A row's margins add up to 0; the search agents (``agents.lookahead``, ``agents.search``) value positions by it. For points ``[5, 3, 1]``: ``[3, 0, -3]``.
+    """
+    s = values.shape[1]
+    return values - (values.sum(axis=1, keepdims=True) - values) / (s - 1)

@@ -1,0 +1,567 @@
+"""The engine under the single-agent envs: B games where a learner plays against batched policies.
+
+``LearnerGames`` holds B games in one ``core.State``. It maps every game's seats to the learner (with
+``partner="self"``, every seat of its side), a partner policy and the opponents drawn from a pool, lets the other
+seats act (one ``Policy.act`` call per policy and round) until each game is back at a learner decision, pays the
+rewards from the core's ``StepInfo`` and reports the episodes that ended (``EpisodeEnds``). ``scopa_env.gym``'s
+``ScopaEnv`` (one game) and ``ScopaVecEnv`` (B games, stable-baselines3) are thin faces over it; the arguments
+and the rewards are documented there and in ``docs/envs.md``. No rule of the game lives here, and nothing here
+imports ``agents``, gymnasium or pettingzoo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env import core
+from scopa_env.policy import ActBatch, Policy, any_needs_obs, resolve_policy
+from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import margin_vs_best_other
+from scopa_env.shuffle import derive_seed
+
+__all__ = [
+    "EPISODE_MODES",
+    "ILLEGAL_MODES",
+    "MAX_GAMES",
+    "MAX_SEED",
+    "REWARD_MODES",
+    "EpisodeEnds",
+    "LearnerGames",
+    "MaskFilter",
+    "OpponentSpec",
+    "validate_mask_filter",
+    "validate_max_hands",
+    "validate_reward",
+]
+
+OpponentSpec = Policy | str
+"""A policy object, or an agent spec string (e.g. ``"random"``; others through ``scopa_env.policy.resolve_policy``)."""
+MaskFilter = Callable[[Rules, core.State, npt.NDArray[np.intp], npt.NDArray[np.bool_]], npt.NDArray[np.bool_]]
+"""``f(rules, state, games, mask) -> mask``: narrows the learner's legal mask of the live ``games``."""
+REWARD_MODES = ("match", "points")
+"""Values of the ``reward`` argument (of these envs and of ``scopa_env.aec``)."""
+EPISODE_MODES = ("match", "hand")
+ILLEGAL_MODES = ("replace", "raise")
+MAX_SEED = 2**63
+"""Game seeds are 0 <= seed < MAX_SEED (they are stored as uint64 in the core)."""
+
+
+MAX_GAMES = 2**20
+"""Most games one ``LearnerGames`` (so one ``ScopaVecEnv``) holds: about 3 KiB each with observations and masks."""
+
+
+def validate_reward(reward: str) -> str:
+    """Return ``reward`` if it names a reward mode, else raise a ``ValueError`` listing them."""
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward!r}")
+    return reward
+
+
+def validate_max_hands(max_hands: int) -> int:
+    """Return ``max_hands`` if it is a positive int, else raise."""
+    if isinstance(max_hands, bool) or not isinstance(max_hands, (int, np.integer)) or max_hands < 1:
+        raise ValueError(f"max_hands must be a positive integer (hands before truncation), got {max_hands!r}")
+    return int(max_hands)
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return str(value)
+
+
+def validate_mask_filter(mask_filter: Any) -> MaskFilter | None:
+    """``mask_filter`` if it is None or callable; TypeError otherwise."""
+    if mask_filter is not None and not callable(mask_filter):
+        raise TypeError(
+            "mask_filter must be None or a callable f(rules, state, games, mask) -> mask (e.g. "
+            f"agents.search.ExactEndgameMask(8)), got {type(mask_filter).__name__}"
+        )
+    return mask_filter  # type: ignore[no-any-return]
+
+
+def _as_policy(spec: OpponentSpec, rules: Rules, what: str) -> Policy:
+    """A ``Policy`` for ``rules`` from a policy or a spec string; raises if it was built for another variant."""
+    if isinstance(spec, str):
+        return resolve_policy(spec, rules, None, what)
+    if not isinstance(spec, Policy):
+        raise TypeError(
+            f"{what} must be a scopa_env.policy.Policy or an agent spec string such as 'random', "
+            f"got {type(spec).__name__}"
+        )
+    if getattr(spec, "rules", rules) != rules:
+        raise ValueError(
+            f"{what} {spec!r} was built for variant {spec.rules.name!r}, but the env plays {rules.name!r}; "
+            f"build it with the env's rules"
+        )
+    return spec
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(core.State))
+
+
+def _take(state: core.State, idx: npt.NDArray[np.intp]) -> core.State:
+    """The games ``idx`` of ``state`` as a new state (like ``State.take``, with one copy instead of two)."""
+    return core.State(**{name: getattr(state, name)[idx] for name in _STATE_FIELDS})
+
+
+def _policy_seed(seq: np.random.SeedSequence) -> int:
+    return int(seq.generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED))
+
+
+@dataclass
+class EpisodeEnds:
+    """The episodes that ended during one step, one row per ended game (``idx`` are game slots)."""
+
+    idx: npt.NDArray[np.intp]
+    """(n,) game slots whose episode ended."""
+    observation: npt.NDArray[np.float32]
+    """(n, obs_size) the learner seat's observation after the last move: the final position of a match; for a
+    hand episode the core has already scored the hand and dealt the next one (which is never played)."""
+    truncated: npt.NDArray[np.bool_]
+    """(n,) the match was cut off after ``max_hands`` hands (no winner)."""
+    result: npt.NDArray[np.int8]
+    """(n,) +1 win, 0 draw or undecided, -1 loss for the learner's side (hand episodes: sign of the margin)."""
+    margin: npt.NDArray[np.int32]
+    """(n,) learner side's hand points minus the best opposing side's, summed over the episode's hands."""
+    opponent: npt.NDArray[np.int32]
+    """(n,) index of the episode's opponent in the pool it was drawn from."""
+    pool: npt.NDArray[np.int32]
+    """(n,) which pool: 0 for the constructor's, +1 for every ``set_opponents`` call."""
+
+
+class LearnerGames:
+    """B games in one core state where a learner plays against batched policies (the engine of both envs).
+
+    Every game is always either at a learner decision or, without ``autoreset``, finished and waiting for
+    ``start``. ``step`` applies one learner action per game and lets the other seats act until that holds again.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        num_games: int,
+        opponents: OpponentSpec | Sequence[OpponentSpec] = "random",
+        probs: Sequence[float] | None = None,
+        partner: Literal["self"] | OpponentSpec = "self",
+        learner_seat: Literal["rotate", "random"] | int = "rotate",
+        reward: Literal["match", "points"] = "match",
+        episode: Literal["match", "hand"] = "match",
+        max_hands: int = 100,
+        illegal: Literal["replace", "raise"] = "replace",
+        autoreset: bool = True,
+        mask_filter: MaskFilter | None = None,
+    ) -> None:
+        self.rules = rules = get_rules(rules)
+        if (
+            isinstance(num_games, bool)
+            or not isinstance(num_games, (int, np.integer))
+            or not 1 <= num_games <= MAX_GAMES
+        ):
+            raise ValueError(
+                f"the number of games (num_envs) must be an integer in 1..{MAX_GAMES} (about 3 KiB of memory each), "
+                f"got {num_games!r}"
+            )
+        self.num_games = b = int(num_games)
+        self.reward = validate_reward(reward)
+        self.episode = _check_choice("episode", episode, EPISODE_MODES)
+        self.max_hands = validate_max_hands(max_hands)
+        self.illegal = _check_choice("illegal", illegal, ILLEGAL_MODES)
+        self.autoreset = bool(autoreset)
+        self.mask_filter = validate_mask_filter(mask_filter)
+        n = rules.num_players
+        if isinstance(learner_seat, str):
+            _check_choice("learner_seat", learner_seat, ("rotate", "random"))
+        elif (
+            isinstance(learner_seat, bool)
+            or not isinstance(learner_seat, (int, np.integer))
+            or not (0 <= learner_seat < n)
+        ):
+            raise ValueError(f"learner_seat must be 'rotate', 'random' or a seat 0..{n - 1}, got {learner_seat!r}")
+        self.learner_seat_mode = learner_seat
+        self.side_of = np.array(rules.seat_side, dtype=np.int8)
+        self._side_seats = np.zeros((rules.num_sides, n), dtype=np.bool_)  # (S, N) seats of each side
+        for s, seats in enumerate(rules.sides):
+            self._side_seats[s, list(seats)] = True
+        self.rng = np.random.default_rng()
+        self._actors: list[Policy | None] = []
+        self._pool: list[int] = []
+        self._pool_probs = np.ones(1)
+        self.pool_generation = -1
+        self.set_opponents(opponents, probs)
+        if isinstance(partner, str) and partner == "self":
+            self._partner = -1
+        else:
+            if max(len(side) for side in rules.sides) < 2:
+                raise ValueError(
+                    f"variant {rules.name!r} has no teams, so there is no partner to play; use partner='self' "
+                    "(or a team variant such as 'scopa-a-quattro')"
+                )
+            self._partner = self._register(_as_policy(partner, rules, "partner"))
+        self._ar = np.arange(b)
+        self._no_obs = np.zeros((b, 0), dtype=np.float32)  # for policies that never read observations
+        self.state = core.reset(rules, np.arange(b, dtype=np.uint64))
+        self.seat_actor = np.zeros((b, n), dtype=np.int32)
+        """(B, N) who plays each seat: -1 the learner, else an index in the actor registry."""
+        self.learner_seat = np.zeros(b, dtype=np.int8)
+        """(B,) the learner's seat (with ``partner='self'``, its side's other seats are learner seats too)."""
+        self.learner_side = np.zeros(b, dtype=np.int8)
+        self.opponent = np.zeros(b, dtype=np.int32)
+        """(B,) pool index of each game's opponent."""
+        self.opponent_pool = np.zeros(b, dtype=np.int32)
+        self.episodes = np.zeros(b, dtype=np.int64)
+        """(B,) episodes started in each slot."""
+        self.hands = np.zeros(b, dtype=np.int32)
+        self.margin = np.zeros(b, dtype=np.int32)
+        self.reward_acc = np.zeros(b, dtype=np.float32)
+        self.finished = np.zeros(b, dtype=np.bool_)
+        """(B,) episode over and not restarted (only without ``autoreset``)."""
+        self._ending = np.zeros(b, dtype=np.bool_)
+        self._result = np.zeros(b, dtype=np.int8)
+        self._truncated = np.zeros(b, dtype=np.bool_)
+        self._ends: list[EpisodeEnds] = []
+        self.mask = np.zeros((b, rules.num_cards), dtype=np.bool_)
+        """(B, D) legal actions of the learner in each game (all False for a finished game)."""
+
+    # ------------------------------------------------------------------------------------------------ policies
+
+    def _register(self, policy: Policy) -> int:
+        for i, p in enumerate(self._actors):
+            if p is policy:
+                return i
+        for i, p in enumerate(self._actors):
+            if p is None:
+                self._actors[i] = policy
+                return i
+        self._actors.append(policy)
+        return len(self._actors) - 1
+
+    @property
+    def opponents(self) -> list[Policy]:
+        """The current opponent pool."""
+        return [p for p in (self._actors[i] for i in self._pool) if p is not None]
+
+    def set_opponents(
+        self, policies: OpponentSpec | Sequence[OpponentSpec], probs: Sequence[float] | None = None
+    ) -> None:
+        """From now on each new episode draws its opponent from ``policies`` (with ``probs``, default uniform).
+
+        Episodes already running keep their opponent until they end.
+        """
+        if isinstance(policies, (Policy, str)):
+            pool = [policies]
+        else:
+            try:
+                pool = list(policies)
+            except TypeError:
+                raise TypeError(
+                    f"opponents must be a Policy, an agent spec string such as 'random', or a list of them, "
+                    f"got {type(policies).__name__}"
+                ) from None
+        if not pool:
+            raise ValueError("the opponent pool is empty: give at least one policy (e.g. 'random')")
+        if probs is None:
+            p = np.full(len(pool), 1.0 / len(pool))
+        else:
+            try:
+                p = np.asarray(probs, dtype=np.float64)
+            except (TypeError, ValueError):
+                p = np.full(0, np.nan)
+            if p.shape != (len(pool),) or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
+                raise ValueError(
+                    f"probs must be {len(pool)} non-negative numbers with a positive sum (one per policy), got {probs}"
+                )
+            p = p / p.sum()
+        policies_ = [_as_policy(x, self.rules, "opponent") for x in pool]
+        self._pool = [self._register(x) for x in policies_]
+        self._pool_probs = p
+        self.pool_generation += 1
+        self._release_unused()
+
+    def _release_unused(self) -> None:
+        """Forget policies that no game, pool or partner refers to any more."""
+        used = set(self._pool)
+        if getattr(self, "_partner", -1) >= 0:
+            used.add(self._partner)
+        if hasattr(self, "seat_actor"):
+            used.update(int(x) for x in np.unique(self.seat_actor) if x >= 0)
+        for i in range(len(self._actors)):
+            if i not in used:
+                self._actors[i] = None
+
+    def reseed(self, seed: int) -> None:
+        """Reseed the env's generator (seat and opponent draws, illegal-action replacements) and every policy."""
+        actors = [(i, p) for i, p in enumerate(self._actors) if p is not None]
+        children = np.random.SeedSequence(int(seed)).spawn(1 + len(self._actors))
+        self.rng = np.random.default_rng(children[0])
+        for i, p in actors:
+            p.seed(_policy_seed(children[1 + i]))
+
+    # ------------------------------------------------------------------------------------------------ episodes
+
+    def start(self, idx: npt.NDArray[np.intp], seeds: npt.NDArray[np.uint64]) -> None:
+        """Start new episodes in game slots ``idx`` with the games of ``seeds``; the others play up to the learner."""
+        idx = np.asarray(idx, dtype=np.intp)
+        seeds = np.asarray(seeds).astype(np.uint64)
+        if idx.size == self.num_games and (idx == self._ar).all():
+            self.state = core.reset(self.rules, seeds)
+        else:
+            self.state.put(idx, core.reset(self.rules, seeds))
+        self._assign(idx)
+        self._ending[idx] = False
+        self._ends = []
+        self._play_others()
+        self.mask = self._learner_mask()
+
+    def _assign(self, idx: npt.NDArray[np.intp]) -> None:
+        """Draw the learner's seat and the opponent of new episodes in slots ``idx``."""
+        n, k = self.rules.num_players, idx.size
+        mode = self.learner_seat_mode
+        if mode == "rotate":
+            seat = (idx + self.episodes[idx]) % n
+        elif mode == "random":
+            seat = self.rng.integers(n, size=k)
+        else:
+            seat = np.full(k, int(mode))
+        if len(self._pool) == 1:
+            opp = np.zeros(k, dtype=np.int64)
+        else:
+            opp = self.rng.choice(len(self._pool), size=k, p=self._pool_probs)
+        side = self.side_of[seat]
+        learner_seats = self._side_seats[side] if self._partner < 0 else np.eye(n, dtype=np.bool_)[seat]
+        teammates = self._side_seats[side] & ~learner_seats
+        actors = np.asarray(self._pool, dtype=np.int32)[opp]
+        table = np.where(learner_seats, -1, np.where(teammates, self._partner, actors[:, None]))
+        self.seat_actor[idx] = table
+        self.learner_seat[idx] = seat
+        self.learner_side[idx] = side
+        self.opponent[idx] = opp
+        self.opponent_pool[idx] = self.pool_generation
+        self.episodes[idx] += 1
+        self.hands[idx] = 0
+        self.margin[idx] = 0
+        self.finished[idx] = False
+
+    # ------------------------------------------------------------------------------------------------ stepping
+
+    def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
+        """One learner action per game -> (rewards (B,), the episodes that ended, (B,) replaced illegal actions).
+
+        Finished games (without autoreset) ignore their action.
+        """
+        b, d = self.num_games, self.rules.num_cards
+        act = np.asarray(actions)
+        if act.shape != (b,):
+            act = act.reshape(-1) if act.size == b else act
+        if act.shape != (b,):
+            raise ValueError(f"expected {b} actions (one per game), got an array of shape {np.shape(actions)}")
+        if act.dtype.kind not in "iu":
+            if act.dtype.kind == "f" and np.isfinite(act).all() and np.array_equal(act, np.round(act)):
+                act = act.astype(np.int64)
+            else:
+                raise TypeError(f"actions must be integer card ids 0..{d - 1}, got dtype {act.dtype}")
+        act = act.astype(np.int64)
+        live = ~self.finished
+        in_range = (act >= 0) & (act < d)
+        legal = in_range & self.mask[self._ar, np.where(in_range, act, 0)]
+        bad = live & ~legal
+        if bad.any():
+            if self.illegal == "raise":
+                i = int(np.flatnonzero(bad)[0])
+                raise core.IllegalActionError(
+                    f"game {i}: action {int(act[i])} is illegal for the learner; legal actions: "
+                    f"{np.flatnonzero(self.mask[i]).tolist()} (use the masks from action_masks(), or illegal='replace')"
+                )
+            rows = np.flatnonzero(bad)
+            keys = self.rng.random((rows.size, d))
+            keys[~self.mask[rows]] = -1.0
+            act[rows] = keys.argmax(axis=1)
+        self.reward_acc[:] = 0.0
+        self._ends = []
+        if live.all():
+            info = core.step(self.rules, self.state, act)
+            self._account(None, info)
+        else:
+            rows = np.flatnonzero(live)
+            sub = _take(self.state, rows)
+            info = core.step(self.rules, sub, act[rows])
+            self.state.put(rows, sub)
+            self._account(rows, info)
+        self._play_others()
+        self.mask = self._learner_mask()
+        return self.reward_acc.copy(), self._collect_ends(), bad
+
+    def observe(self) -> npt.NDArray[np.float32]:
+        """(B, obs_size) each game's observation for the learner seat to act (final position if finished)."""
+        seats = np.where(self.finished, self.learner_seat, self.state.current)
+        return core.observe(self.rules, self.state, seats=seats)
+
+    def _learner_mask(self) -> npt.NDArray[np.bool_]:
+        mask = core.legal_action_mask(self.rules, self.state)
+        mask[self.finished] = False
+        if self.mask_filter is not None:
+            live = np.flatnonzero(~self.finished)
+            if live.size:
+                mask[live] = self.mask_filter(self.rules, self.state, live, mask[live])
+        return mask
+
+    def _play_others(self) -> None:
+        """Let opponents and a policy partner act until every game is at a learner decision or finished.
+
+        Each round, every game where another seat is to act takes one decision (one policy call per policy).
+        Episodes that ended in the learner's move are restarted together with those that end in the first round
+        (one restart instead of two; their new games' first moves join the second round).
+        """
+        rules, ar = self.rules, self._ar
+        rounds = 0
+        while True:
+            if rounds and self._ending.any():
+                self._end_episodes()
+            actor = self.seat_actor[ar, self.state.current]
+            need = actor >= 0
+            need &= ~self.finished
+            need &= ~self._ending
+            if not need.any():
+                if not self._ending.any():
+                    return
+                self._end_episodes()
+                rounds += 1
+                continue
+            rounds += 1
+            rows = np.flatnonzero(need)
+            want_obs = self._needs_obs(actor[rows])
+            if 2 * rows.size >= self.num_games:
+                # Most games: step the whole state; the others get the out-of-range action -1, which the core
+                # reports as illegal and leaves unchanged (cheaper than copying the rows out and back).
+                full = rows.size == self.num_games
+                mask = core.legal_action_mask(rules, self.state)
+                obs = core.observe(rules, self.state) if want_obs else self._no_obs
+                if not full:
+                    mask = mask[rows]
+                    obs = obs[rows] if want_obs else obs
+                acts = np.full(self.num_games, -1, dtype=np.int64)
+                acts[rows] = self._policy_actions(actor[rows], self.state, rows, obs, mask)
+                info = core.step(rules, self.state, acts, on_illegal="raise" if full else "report")
+                self._account(None, info)
+            else:
+                sub = _take(self.state, rows)
+                obs = core.observe(rules, sub) if want_obs else self._no_obs
+                mask = core.legal_action_mask(rules, sub)
+                acts = self._policy_actions(actor[rows], sub, np.arange(rows.size), obs, mask)
+                info = core.step(rules, sub, acts)
+                self.state.put(rows, sub)
+                self._account(rows, info)
+
+    def _needs_obs(self, actor: npt.NDArray[np.int32]) -> bool:
+        """Whether any of the policies ``actor`` reads observations (rule-based agents do not)."""
+        return any_needs_obs(self._actors[int(k)] for k in np.unique(actor))
+
+    def _policy_actions(
+        self,
+        actor: npt.NDArray[np.int32],
+        state: core.State,
+        games: npt.NDArray[np.intp],
+        obs: npt.NDArray[np.float32],
+        mask: npt.NDArray[np.bool_],
+    ) -> npt.NDArray[np.int64]:
+        """(n,) actions of the policies ``actor[i]`` for games ``games[i]`` of ``state``, one call per policy."""
+        acts = np.empty(actor.size, dtype=np.int64)
+        first = int(actor[0])
+        groups = [(first, None)] if (actor == first).all() else [(int(k), actor == k) for k in np.unique(actor)]
+        for k, sel in groups:
+            policy = self._actors[k]
+            assert policy is not None, "a game refers to a released policy"
+            rows = np.arange(actor.size) if sel is None else np.flatnonzero(sel)
+            if sel is None:
+                batch = ActBatch(self.rules, obs if obs.shape[1] else obs[: rows.size], mask, state, games)
+            else:
+                batch = ActBatch(
+                    self.rules, obs[sel] if obs.shape[1] else obs[: rows.size], mask[sel], state, games[sel]
+                )
+            out = np.asarray(policy.act(batch))
+            if out.shape != (rows.size,):
+                raise ValueError(f"policy {policy!r} returned actions of shape {out.shape} for {rows.size} rows")
+            ok = (out >= 0) & (out < mask.shape[1])
+            ok &= mask[rows, np.where(ok, out, 0)]
+            if not ok.all():
+                i = int(np.flatnonzero(~ok)[0])
+                raise core.IllegalActionError(
+                    f"policy {policy!r} chose the illegal action {int(out[i])}; legal actions were "
+                    f"{np.flatnonzero(mask[rows[i]]).tolist()} (a Policy must return one legal action per row)"
+                )
+            acts[rows] = out
+        return acts
+
+    def _account(self, rows: npt.NDArray[np.intp] | None, info: core.StepInfo) -> None:
+        """Rewards and episode ends from one core step over ``rows`` (None: all games)."""
+        hand_over = info.hand_over
+        if not hand_over.any():
+            return
+        g = np.flatnonzero(hand_over)
+        games = g if rows is None else rows[g]
+        side = self.learner_side[games].astype(np.int64)
+        margin = margin_vs_best_other(info.hand_points[g, :, -1])[np.arange(g.size), side]
+        self.margin[games] += margin
+        self.hands[games] += 1
+        if self.reward == "points":
+            self.reward_acc[games] += margin
+        if self.episode == "hand":
+            ended = np.ones(g.size, dtype=np.bool_)
+            truncated = np.zeros(g.size, dtype=np.bool_)
+            result = np.sign(margin)
+        else:
+            over = info.match_over[g]
+            truncated = ~over & (self.hands[games] >= self.max_hands)
+            ended = over | truncated
+            result = np.where(over, np.where(info.winner[g] == side, 1, -1), 0)
+        if not ended.any():
+            return
+        e = games[ended]
+        if self.reward == "match":
+            self.reward_acc[e] += result[ended]
+        self._ending[e] = True
+        self._result[e] = result[ended]
+        self._truncated[e] = truncated[ended]
+
+    def _end_episodes(self) -> None:
+        """Record the episodes that just ended and restart their slots (or park them without autoreset)."""
+        idx = np.flatnonzero(self._ending)
+        self._ending[idx] = False
+        final = _take(self.state, idx)
+        self._ends.append(
+            EpisodeEnds(
+                idx=idx,
+                observation=core.observe(self.rules, final, seats=self.learner_seat[idx]),
+                truncated=self._truncated[idx].copy(),
+                result=self._result[idx].copy(),
+                margin=self.margin[idx].copy(),
+                opponent=self.opponent[idx].copy(),
+                pool=self.opponent_pool[idx].copy(),
+            )
+        )
+        if self.autoreset:
+            seeds = derive_seed(self.state.seed[idx])
+            self.state.put(idx, core.reset(self.rules, seeds))
+            self._assign(idx)
+        else:
+            self.state.phase[idx] = core.Phase.DONE  # a hand episode's next hand is never played
+            self.finished[idx] = True
+
+    def _collect_ends(self) -> EpisodeEnds:
+        if len(self._ends) == 1:
+            return self._ends[0]
+        if not self._ends:
+            empty = np.zeros(0, dtype=np.int32)
+            obs = np.zeros((0, core.observation_size(self.rules)), dtype=np.float32)
+            return EpisodeEnds(
+                empty.astype(np.intp), obs, empty.astype(np.bool_), empty.astype(np.int8), empty, empty, empty
+            )
+        parts = self._ends
+        return EpisodeEnds(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in EpisodeEnds.__dataclass_fields__)  # type: ignore[arg-type]
+        )
