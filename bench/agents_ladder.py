@@ -8,7 +8,9 @@ shuffles, so the luck of the cards cancels out). The margin is the mean over dea
 points per hand (positive: B is stronger), with a 95% confidence interval from the spread of the per-pair values.
 ``--matches`` paired matches to the variant's target give B's win rate (with a 95% normal-approximation CI).
 Also reported: each agent's milliseconds per decision (time in ``act`` / decisions, at the arena's batch size).
-Two-sided variants only (two players, or two teams).
+Two-sided variants only (two players, or two teams). Every argument is checked (every pairing parsed, every agent
+spec loaded) before any game is played; a bad one exits with status 2 and one
+``python bench/agents_ladder.py: error: ...`` line.
 """
 
 from __future__ import annotations
@@ -27,13 +29,20 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agents_speed import TimedPolicy  # noqa: E402
+from agents_speed import TimedPolicy, check_spec, shown  # noqa: E402
 
 from agents.arena import play  # noqa: E402
 from agents.base import make_agent  # noqa: E402
+from scopa_env.bench import MAX_BATCH, MAX_SEED  # noqa: E402
+from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 
-__all__ = ["duel", "main"]
+__all__ = ["MAX_DEALS", "MAX_MATCHES", "duel", "main", "parse_pairs"]
+
+MAX_DEALS = 10**8
+"""The most ``--deals`` (deal pairs per pairing; more would take weeks even for the fastest agents)."""
+MAX_MATCHES = 10**7
+"""The most ``--matches`` (match pairs per pairing; matches use seeds from 10**6 + seed)."""
 
 
 def _lineups(rules: Rules, games: int, swapped: bool) -> np.ndarray:
@@ -52,7 +61,7 @@ def duel(
     t0 = time.perf_counter()
     pair_values = []
     for start in range(0, deals, chunk):
-        seeds = np.arange(seed + start, seed + min(deals, start + chunk))
+        seeds = np.arange(seed + start, seed + min(deals, start + chunk), dtype=np.uint64)
         straight = play(rules, [a, b], _lineups(rules, seeds.size, False), seeds, mode="hands")
         swapped = play(rules, [a, b], _lineups(rules, seeds.size, True), seeds, mode="hands")
         b_margin_1 = straight.hand_points[:, 1] - straight.hand_points[:, 0]
@@ -72,7 +81,7 @@ def duel(
     }
     if matches > 0:
         t1 = time.perf_counter()
-        mseeds = np.arange(10**6 + seed, 10**6 + seed + matches)
+        mseeds = np.arange(10**6 + seed, 10**6 + seed + matches, dtype=np.uint64)
         m1 = play(rules, [a, b], _lineups(rules, matches, False), mseeds, mode="matches")
         m2 = play(rules, [a, b], _lineups(rules, matches, True), mseeds, mode="matches")
         wins = np.concatenate([m1.winner == 1, m2.winner == 0]).astype(np.float64)
@@ -86,6 +95,19 @@ def duel(
     return out
 
 
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``'A vs B; C vs D'`` -> ``[('A', 'B'), ('C', 'D')]``; raises ``ValueError`` saying what to write instead."""
+    pairs = []
+    for item in filter(None, (x.strip() for x in text.split(";"))):
+        a, sep, b = item.partition(" vs ")
+        if not sep or not a.strip() or not b.strip() or " vs " in b:
+            raise ValueError(f"bad pairing {shown(item)}: write 'A vs B', e.g. 'greedy vs expert'")
+        pairs.append((a.strip(), b.strip()))
+    if not pairs:
+        raise ValueError(f"no pairing in {shown(text)}: write 'A vs B' pairings separated by ';'")
+    return pairs
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python bench/agents_ladder.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
@@ -94,23 +116,43 @@ def main(argv: list[str] | None = None) -> int:
         default="random vs greedy; greedy vs expert; expert vs pimc; greedy vs pimc; greedy vs ismcts",
         help="pairings 'A vs B' separated by ';' (e.g. 'greedy vs pimc:worlds=32,prior=0.5')",
     )
-    p.add_argument("--deals", type=int, default=1000, help="deal pairs per pairing (2 hands each)")
-    p.add_argument("--matches", type=int, default=100, help="match pairs per pairing (0: skip matches)")
-    p.add_argument("--seed", type=int, default=0, help="first deal seed (matches use seeds from 10**6 + seed)")
-    p.add_argument("--chunk", type=int, default=500, help="deals played at once (the arena's batch)")
+    p.add_argument(
+        "--deals",
+        type=int_arg(2, MAX_DEALS),
+        default=1000,
+        help="deal pairs per pairing (2 hands each; 2..10**8: the confidence interval needs 2)",
+    )
+    p.add_argument(
+        "--matches",
+        type=int_arg(0, MAX_MATCHES),
+        default=100,
+        help="match pairs per pairing (0: skip matches; at most 10**7)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int_arg(0, MAX_SEED),
+        default=0,
+        help="first deal seed, 0..2**63-1 (matches use seeds from 10**6 + seed)",
+    )
+    p.add_argument(
+        "--chunk", type=int_arg(1, MAX_BATCH), default=500, help="deals played at once (the arena's batch; 1..2**20)"
+    )
     args = p.parse_args(argv)
     try:
         rules = get_rules(args.variant)
     except ValueError as e:
-        p.error(str(e))
+        p.error(f"--variant: {e}")
     if rules.num_sides != 2:
-        p.error(f"variant {rules.name!r} has {rules.num_sides} sides; the ladder compares two sides")
-    pairs = []
-    for item in filter(None, (x.strip() for x in args.pairs.split(";"))):
-        a, sep, b = item.partition(" vs ")
-        if not sep or not a.strip() or not b.strip():
-            p.error(f"bad pairing {item!r}: write 'A vs B', e.g. 'greedy vs expert'")
-        pairs.append((a.strip(), b.strip()))
+        p.error(
+            f"--variant: variant {rules.name!r} has {rules.num_sides} sides; the ladder compares two sides "
+            "(two players, or two teams)"
+        )
+    try:
+        pairs = parse_pairs(args.pairs)
+    except ValueError as e:
+        p.error(f"--pairs: {e}")
+    for spec in dict.fromkeys(s for pair in pairs for s in pair):
+        check_spec(p, "--pairs", spec, rules)
     rows = []
     for a, b in pairs:
         r = duel(rules, a, b, args.deals, args.matches, args.seed, args.chunk)

@@ -5,7 +5,8 @@
 Each agent plays ``--games`` hands at once against ``--opponent`` (seats alternating) through ``agents.arena.play``,
 so it acts on about ``games / players`` rows per call, as in ``evaluate.py``. The time inside the agent's ``act``
 is divided by the decisions it made (a CHOOSE-phase pick counts as a decision). Prints a table, then one JSON line
-per agent. BLAS threads are pinned to one.
+per agent. BLAS threads are pinned to one. Every argument is checked (and every agent spec loaded) before any game
+is played; a bad one exits with status 2 and one ``python bench/agents_speed.py: error: ...`` line.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ import numpy.typing as npt  # noqa: E402
 
 from agents.arena import play  # noqa: E402
 from agents.base import ActBatch, Policy, make_agent  # noqa: E402
-from scopa_env.rules import get_rules, variant_names  # noqa: E402
+from scopa_env.bench import MAX_BATCH, MAX_SEED  # noqa: E402
+from scopa_env.record import int_arg  # noqa: E402
+from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 
-__all__ = ["TimedPolicy", "bench_agent", "main"]
+__all__ = ["TimedPolicy", "bench_agent", "check_spec", "main", "shown"]
 
 
 class TimedPolicy(Policy):
@@ -62,7 +65,7 @@ def bench_agent(variant: str, spec: str, opponent: str, games: int, seed: int = 
     n = rules.num_players
     lineups = (np.arange(games)[:, None] + np.arange(n)[None, :]) % 2  # agent 0 and 1 alternate around the table
     t0 = time.perf_counter()
-    res = play(rules, [agent, other], lineups, np.arange(seed, seed + games), mode="hands")
+    res = play(rules, [agent, other], lineups, np.arange(seed, seed + games, dtype=np.uint64), mode="hands")
     wall = time.perf_counter() - t0
     return {
         "variant": rules.name,
@@ -77,22 +80,48 @@ def bench_agent(variant: str, spec: str, opponent: str, games: int, seed: int = 
     }
 
 
+def shown(text: str, limit: int = 60) -> str:
+    """``repr(text)``, cut to about ``limit`` characters: a value quoted in a one-line error message."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def check_spec(p: argparse.ArgumentParser, flag: str, spec: str, rules: Rules) -> None:
+    """Exit through ``p.error`` unless ``spec`` builds an agent for ``rules`` (built once, then dropped)."""
+    if not spec.strip():
+        p.error(f"{flag}: an empty agent spec; give a name (random, greedy, pimc:worlds=32), a checkpoint or a bot")
+    try:
+        make_agent(spec, rules, seed=0)
+    except (ValueError, ImportError, OSError) as e:  # AgentSpecError is a ValueError; an optional package missing
+        text = (e.strerror or str(e)) if isinstance(e, OSError) else str(e)  # e.g. "File name too long"
+        p.error(f"{flag}: agent {shown(spec)} cannot be used: {' '.join(text.split())}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python bench/agents_speed.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
     p.add_argument("--agents", default="random,greedy,expert,pimc,ismcts", help="agent specs, separated by ';' or ','")
     p.add_argument("--opponent", default="greedy", help="spec of the agent in the other seats")
-    p.add_argument("--games", type=int, default=512, help="hands played at once (the arena's batch)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--games", type=int_arg(1, MAX_BATCH), default=512, help="hands played at once (the arena's batch; 1..2**20)"
+    )
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the first hand (0..2**63-1)")
     args = p.parse_args(argv)
     try:
-        get_rules(args.variant)
+        rules = get_rules(args.variant)
     except ValueError as e:
-        p.error(str(e))
+        p.error(f"--variant: {e}")
     sep = ";" if ";" in args.agents else ","
     specs = [s.strip() for s in args.agents.split(sep) if s.strip()]
+    if not specs:
+        p.error(f"--agents {shown(args.agents)}: no agent spec; give specs separated by ';' or ',', e.g. 'greedy;pimc'")
     if sep == "," and any(":" in s for s in specs):
-        p.error("separate agent specs that have options with ';', e.g. --agents 'greedy;pimc:worlds=32'")
+        p.error(
+            f"--agents {shown(args.agents)}: separate agent specs that have options with ';', "
+            "e.g. --agents 'greedy;pimc:worlds=32'"
+        )
+    for spec in dict.fromkeys(specs):
+        check_spec(p, "--agents", spec, rules)
+    check_spec(p, "--opponent", args.opponent, rules)
     rows = [bench_agent(args.variant, s, args.opponent, args.games, args.seed) for s in specs]
     print(f"{'agent':<28} {'ms/decision':>12} {'rows/call':>10} {'decisions':>10} {'wall s':>8}")
     for r in rows:

@@ -7,7 +7,9 @@
 Three single-decision calls are timed per backend: ``act`` on one observation and mask (the network alone),
 ``probs`` (the same, returning the probabilities) and ``act_state`` (observe the core state, mask and act: the
 one-call helper). Then ``act`` on batches (``--batch``) for throughput. The process is pinned to one core and
-BLAS / onnxruntime use one thread. Prints a table, then one JSON line.
+BLAS / onnxruntime use one thread. Prints a table, then one JSON line. Every argument is checked (the bot loaded
+on both backends) before the process is pinned or anything is timed; a bad one exits with status 2 and one
+``python bench/bot_latency.py: error: ...`` line.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
@@ -35,9 +38,21 @@ if str(ROOT) not in sys.path:
 
 from agents.bot import Bot  # noqa: E402
 from scopa_env import core  # noqa: E402
-from scopa_env.rules import get_rules  # noqa: E402
+from scopa_env.bench import MAX_SEED  # noqa: E402
+from scopa_env.record import int_arg  # noqa: E402
+from scopa_env.rules import get_rules, variant_names  # noqa: E402
 
 SHIPPED = ROOT / "agents" / "bots" / "classic"
+SAMPLE_ROWS = 4096
+"""Rows ``agents.export.sample_inputs`` draws; the first half (from real games) is what the bot is timed on."""
+MAX_BATCH = SAMPLE_ROWS // 2
+"""The largest ``--batch``: the throughput batch is cut from the observations of real games."""
+MAX_CALLS = 10**6
+"""The most ``--calls`` (timed single decisions per measure; six measures, a few minutes at 10**6)."""
+MAX_LAYERS = 8
+"""The most hidden layers of ``--synthetic``."""
+MAX_WIDTH = 4096
+"""The widest hidden layer of ``--synthetic``."""
 
 
 def _pin_one_core() -> str:
@@ -87,7 +102,7 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     rules = get_rules(probe.variant)
     from agents.export import sample_inputs
 
-    obs, mask = sample_inputs(rules, 4096, seed)
+    obs, mask = sample_inputs(rules, SAMPLE_ROWS, seed)
     obs, mask = obs[: obs.shape[0] // 2], mask[: mask.shape[0] // 2]  # observations from real games
     n = obs.shape[0]
     states = core.reset(rules, np.arange(256, dtype=np.uint64) + np.uint64(seed))
@@ -127,24 +142,92 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     }
 
 
+def parse_hidden(text: str) -> list[int]:
+    """``'256,256'`` -> ``[256, 256]`` (empty items skipped); raises ``ValueError`` saying what to write instead."""
+    example = "e.g. --synthetic 256,256"
+    sizes = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        try:
+            size = int(item, 10)
+        except ValueError:
+            size = 0
+        if not 1 <= size <= MAX_WIDTH:
+            shown = item if len(item) <= 40 else item[:37] + "..."
+            raise ValueError(f"layer size {shown!r} is not a whole number from 1 to {MAX_WIDTH}; {example}")
+        sizes.append(size)
+    if not sizes:
+        raise ValueError(f"no layer size given; {example}")
+    if len(sizes) > MAX_LAYERS:
+        raise ValueError(f"{len(sizes)} hidden layers, at most {MAX_LAYERS}; {example}")
+    return sizes
+
+
+def _check_bot(parser: argparse.ArgumentParser, text: str | None) -> Path:
+    """The export directory of ``--bot`` (default: the shipped bot), loaded once on each backend to check it."""
+    if text is not None and not text.strip():
+        parser.error("--bot: an empty path; give an export directory (e.g. agents/bots/classic)")
+    if text is not None and "\x00" in text:
+        parser.error(f"--bot {text[:60]!r}: a path cannot hold a NUL character; give an export directory")
+    bot_dir = Path(text) if text is not None else SHIPPED
+    try:
+        for prefer in ("numpy", "onnx"):
+            Bot.load(bot_dir, prefer=prefer)  # type: ignore[arg-type]
+    except (OSError, ValueError) as e:  # BotError is a ValueError
+        detail = " ".join(str(e).split())
+        parser.error(
+            f"--bot {str(bot_dir)!r}: not a usable export directory ({detail}); pass --bot DIR or --synthetic 256,256"
+        )
+    return bot_dir
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bot", type=Path, help=f"export directory (default {SHIPPED.relative_to(ROOT)})")
+    parser = argparse.ArgumentParser(prog="python bench/bot_latency.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bot", help=f"export directory (default {SHIPPED.relative_to(ROOT)})")
     parser.add_argument("--synthetic", metavar="H1,H2,...", help="bench an untrained MlpPolicy of these sizes")
-    parser.add_argument("--variant", default="classic", help="variant of --synthetic (default classic)")
-    parser.add_argument("--calls", type=int, default=5000, help="timed single decisions per measure (5000)")
-    parser.add_argument("--batch", type=int, default=1024, help="batch size of the throughput measure (1024)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variant", help=f"variant of --synthetic (default classic; {', '.join(variant_names())})")
+    parser.add_argument(
+        "--calls",
+        type=int_arg(1, MAX_CALLS),
+        default=5000,
+        help=f"timed single decisions per measure (5000; at most {MAX_CALLS})",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int_arg(1, MAX_BATCH),
+        default=1024,
+        help=f"batch size of the throughput measure (1024; at most {MAX_BATCH})",
+    )
+    parser.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the sampled games (0..2**63-1)")
     args = parser.parse_args(argv)
+    hidden: list[int] = []
+    if args.synthetic is not None:
+        if args.bot is not None:
+            parser.error("--bot and --synthetic both given; bench an export directory or a synthetic bot, not both")
+        try:
+            hidden = parse_hidden(args.synthetic)
+        except ValueError as e:
+            parser.error(f"--synthetic {args.synthetic[:40]!r}: {e}")
+        variant = "classic" if args.variant is None else args.variant
+        try:
+            get_rules(variant)
+        except ValueError as e:
+            parser.error(f"--variant: {e}")
+        missing = [m for m in ("torch", "sb3_contrib") if importlib.util.find_spec(m) is None]
+        if missing:
+            parser.error(
+                f"--synthetic needs {' and '.join(missing)}, not installed; install the project with its "
+                "dependencies (pip install -e .) or bench an export directory with --bot DIR"
+            )
+    else:
+        if args.variant is not None:
+            parser.error("--variant applies to --synthetic only (an export directory carries its own variant)")
+        bot_dir = _check_bot(parser, args.bot)
     pinned = _pin_one_core()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.synthetic:
-            hidden = [int(x) for x in args.synthetic.split(",") if x]
-            bot_dir = synthetic_bot(hidden, args.variant, Path(tmp))
-        else:
-            bot_dir = args.bot or SHIPPED
-            if not (bot_dir / "model_card.json").is_file():
-                parser.error(f"{bot_dir} is not an export directory; pass --bot DIR or --synthetic 256,256")
+        if args.synthetic is not None:
+            bot_dir = synthetic_bot(hidden, variant, Path(tmp))
         out = bench(bot_dir, args.calls, args.batch, args.seed)
     out.update(pinned=pinned, cpu=platform.processor() or platform.machine(), python=platform.python_version())
     arch = out["architecture"] or {}
