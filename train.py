@@ -682,7 +682,7 @@ def duplicate_eval(
     over its rotations, and the interval is over deals (the rotations of a deal share its cards).
     """
     from agents.arena import play
-    from scopa_env.aec import hand_margins
+    from scopa_env.scoring import margin_vs_best_other
 
     rules = get_rules(rules)
     t0 = time.perf_counter()
@@ -692,7 +692,7 @@ def duplicate_eval(
     lineups = np.tile(rot, (deals, 1))
     res = play(rules, [agent, opponent], lineups, seeds, mode="hands", on_step=on_step)
     learner_side = np.tile(np.arange(s), deals)
-    margins = hand_margins(res.hand_points)[np.arange(seeds.size), learner_side].astype(np.float64)
+    margins = margin_vs_best_other(res.hand_points)[np.arange(seeds.size), learner_side].astype(np.float64)
     per_deal = margins.reshape(deals, s).mean(axis=1)
     mean = float(per_deal.mean())
     half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(deals) if deals > 1 else float("nan")
@@ -889,7 +889,7 @@ def _prune_step_files(ckpt_dir: Path, keep: int) -> None:
 def _clean_run_dir(run: Path, step: int, keep: int) -> None:
     """Before a resumed run continues from ``step``: delete temporary files of interrupted writes, step files
     beyond ``keep`` and after ``step`` (they will be written again), and eval.jsonl lines after ``step``."""
-    from agents.neural import write_atomic
+    from agents.atomic import write_atomic
 
     for folder in (run, run / "checkpoints"):
         for tmp in folder.glob(".*.tmp") if folder.is_dir() else []:

@@ -28,8 +28,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import os
-import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +38,7 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
+from agents.atomic import write_atomic
 from agents.base import ActBatch, AgentSpecError, Policy, parse_spec, register_agent
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
@@ -86,24 +85,6 @@ def checkpoint_meta(rules: Rules | str, steps: int, **extra: Any) -> dict[str, A
     }
     meta.update(extra)
     return meta
-
-
-def write_atomic(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace`` (atomic)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; checkpoints are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def save_checkpoint(

@@ -1,6 +1,6 @@
 """Statistics for head-to-head evaluation: paired margins, Wilson intervals, Bradley-Terry / Elo ratings, SPRT.
 
-Everything here is numpy and the standard library; it knows nothing about cards. The tournament (``agents.tournament``)
+Everything here is numpy and the standard library; it knows nothing about cards. The tournament (``agents.schedule``)
 reduces each pairing to *deal groups*: one deal (a game seed) played once per seat rotation, ``L`` games in all
 (``L = 2`` with two sides). A group gives
 

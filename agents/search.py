@@ -65,7 +65,7 @@ from agents.lookahead import (
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.rules import Rules
-from scopa_env.scoring import margin_vs_mean_of_others as _margins
+from scopa_env.scoring import margin_vs_mean_of_others
 
 __all__ = [
     "ROLLOUT_POLICIES",
@@ -262,7 +262,7 @@ class ISMCTSAgent(Policy):
                 sub = worlds.take(roll)
                 sub.phase[:] = np.where(sub.pending >= 0, Phase.CHOOSE, Phase.PLAY)
                 reward[roll] = rollout(rules, sub, self.policy)
-            margins = _margins(reward).tolist()
+            margins = margin_vs_mean_of_others(reward).tolist()
             for w in range(nw):
                 m = margins[w]
                 for ch, mover in paths[w]:

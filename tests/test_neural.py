@@ -187,17 +187,17 @@ def test_failed_save_keeps_the_previous_checkpoint(
     def broken_save(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    import agents.neural as neural
+    import agents.atomic as atomic
 
     monkeypatch.setattr(model, "save", broken_save)
     with pytest.raises(RuntimeError, match="disk full"):
         save_checkpoint(model, checkpoint, checkpoint_meta("classic", 999))
     monkeypatch.undo()
-    real_replace = neural.os.replace
-    monkeypatch.setattr(neural.os, "replace", lambda *a: (_ for _ in ()).throw(OSError("crash before rename")))
+    real_replace = atomic.os.replace
+    monkeypatch.setattr(atomic.os, "replace", lambda *a: (_ for _ in ()).throw(OSError("crash before rename")))
     with pytest.raises(OSError, match="crash before rename"):
         save_checkpoint(model, checkpoint, checkpoint_meta("classic", 999))
-    monkeypatch.setattr(neural.os, "replace", real_replace)
+    monkeypatch.setattr(atomic.os, "replace", real_replace)
     assert checkpoint.read_bytes() == before
     assert read_checkpoint_meta(checkpoint)["steps"] == 123
     assert [p.name for p in checkpoint.parent.iterdir()] == [checkpoint.name]  # no temporary file left behind
