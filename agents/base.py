@@ -98,6 +98,38 @@ def _load_builtin(with_torch: bool = True) -> None:
                 raise
 
 
+def _probe(path: Path, test: str) -> bool:
+    """``path.is_dir()`` / ``is_file()`` / ``exists()``, False for a name the OS refuses (too long, bad bytes)."""
+    try:
+        return bool(getattr(path, test)())
+    except (OSError, ValueError):
+        return False
+
+
+def _from_path(spec: str, rules: Rules, seed: int | None) -> Policy | None:
+    """The agent a path spec names (a bot directory, an export file, a checkpoint), or None if it is no path."""
+    path = Path(spec)
+    if _probe(path, "is_dir") and not _probe(path / "model_card.json", "is_file"):
+        raise AgentSpecError(
+            f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
+            "give a checkpoint file (runs/<run>/best.zip) or export one first: python -m agents.export "
+            "runs/<run>/best.zip --out DIR"
+        )
+    if _probe(path, "is_dir") and "bot" in _REGISTRY:
+        factory, _ = _REGISTRY["bot"]
+        return factory(rules, seed, path=spec)
+    suffixes = (".zip", ".onnx", ".npz")
+    if not (any(ch in spec for ch in "/\\") or spec.endswith(suffixes) or _probe(path, "exists")):
+        return None
+    if path.suffix in (".onnx", ".npz") and "bot" in _REGISTRY:
+        factory, _ = _REGISTRY["bot"]
+        return factory(rules, seed, path=str(path.parent))
+    if "file" not in _REGISTRY:
+        raise AgentSpecError(f"agent {spec!r}: loading checkpoints needs agents.neural, which failed to import")
+    factory, _ = _REGISTRY["file"]
+    return factory(rules, seed, path=spec)
+
+
 def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) -> Policy:
     """Build an agent from a spec string.
 
@@ -111,28 +143,23 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
         raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
     name = spec.split(":", 1)[0].strip()
     _load_builtin(with_torch=False)
-    if name not in _REGISTRY and not Path(spec).is_dir():
+    if len(spec) > 4096 or "\0" in spec:
+        raise AgentSpecError(
+            f"agent spec {spec[:60]!r}... is not a name, a spec or a path (too long or holds a NUL byte); give e.g. "
+            "'greedy', 'pimc:worlds=64' or runs/<run>/best.zip"
+        )
+    if name not in _REGISTRY and not _probe(Path(spec), "is_dir"):
         _load_builtin(with_torch=True)  # checkpoints and the neural specs need torch
     if name not in _REGISTRY:
-        path = Path(spec)
-        if path.is_dir() and not (path / "model_card.json").is_file():
+        try:
+            agent = _from_path(spec, rules, seed)
+        except OSError as e:  # a path the OS refuses or cannot read: name it and say what it must be
             raise AgentSpecError(
-                f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
-                "give a checkpoint file (runs/<run>/best.zip) or export one first: python -m agents.export "
-                "runs/<run>/best.zip --out DIR"
-            )
-        if path.is_dir() and "bot" in _REGISTRY:
-            factory, _ = _REGISTRY["bot"]
-            return factory(rules, seed, path=spec)
-        looks_like_path = any(ch in spec for ch in "/\\") or spec.endswith((".zip", ".onnx", ".npz")) or path.exists()
-        if looks_like_path:
-            if path.suffix in (".onnx", ".npz") and "bot" in _REGISTRY:
-                factory, _ = _REGISTRY["bot"]
-                return factory(rules, seed, path=str(path.parent))
-            if "file" not in _REGISTRY:
-                raise AgentSpecError(f"agent {spec!r}: loading checkpoints needs agents.neural, which failed to import")
-            factory, _ = _REGISTRY["file"]
-            return factory(rules, seed, path=spec)
+                f"agent {spec[:200]!r}: cannot read it ({e.strerror or e}); give a checkpoint file "
+                "(runs/<run>/best.zip), a bot directory or an agent name"
+            ) from None
+        if agent is not None:
+            return agent
     name, opts = parse_spec(spec)
     if name not in _REGISTRY:
         known = ", ".join(sorted(k for k in _REGISTRY if k != "file"))
@@ -145,8 +172,11 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
         agent = factory(rules, seed, **opts)
     except AgentSpecError:
         raise
-    except (TypeError, ValueError) as e:  # an option the agent refuses, e.g. pimc:worlds=-1
-        raise AgentSpecError(f"agent spec {spec!r}: bad option ({e})") from None
+    except (TypeError, ValueError) as e:  # an option the agent refuses, e.g. pimc:worlds=-1 or worlds=abc
+        shown = ", ".join(f"{k}={v!r}" for k, v in opts.items()) or "none"
+        raise AgentSpecError(
+            f"agent spec {spec!r}: bad option ({e}); options given: {shown} (see evaluate.py --list-agents)"
+        ) from None
     agent.name = spec
     return agent
 

@@ -188,7 +188,15 @@ def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
     if expected is None:
         return
     path = directory / name
-    got = _sha256(path)
+    if not path.is_file():
+        raise BotError(
+            f"{path} is missing (the model card lists it); copy the whole export directory again or re-export the "
+            f"checkpoint with 'python -m agents.export CHECKPOINT --out {directory} --force'"
+        )
+    try:
+        got = _sha256(path)
+    except OSError as e:
+        raise BotError(f"{path} cannot be read ({e.strerror or e}); copy the export directory again") from None
     if got != expected:
         raise BotError(
             f"{path} does not match its model card: sha256 {got}, the card says {expected}; the file was changed "

@@ -271,3 +271,18 @@ def test_bot_weights_with_pickled_objects_are_refused(tmp_path: Path) -> None:
         Bot.load(bot_dir, prefer="numpy")
     assert "Traceback" not in str(info.value)
     assert not marker.exists()
+
+
+def test_odd_paths_and_incomplete_bots_give_clean_errors(tmp_path: Path) -> None:
+    from agents.bot import Bot, BotError
+
+    for spec in ("ÿ" * 300, "a\0b", "/" + "x" * 300 + "/best.zip", str(ROOT / "agents" / "bots")):
+        with pytest.raises(AgentSpecError):
+            make_agent(spec, "classic", 0)
+    with pytest.raises(AgentSpecError, match="options given: worlds='abc'"):
+        make_agent("pimc:worlds=abc", "classic", 0)
+    partial = tmp_path / "bot"
+    partial.mkdir()
+    shutil.copy(ROOT / "agents" / "bots" / "classic" / "model_card.json", partial)
+    with pytest.raises(BotError, match="policy.npz is missing"):
+        Bot.load(partial, prefer="numpy")
