@@ -284,5 +284,5 @@ def test_odd_paths_and_incomplete_bots_give_clean_errors(tmp_path: Path) -> None
     partial = tmp_path / "bot"
     partial.mkdir()
     shutil.copy(ROOT / "agents" / "bots" / "classic" / "model_card.json", partial)
-    with pytest.raises(BotError, match="policy.npz is missing"):
+    with pytest.raises(BotError, match=r"policy\.npz is missing"):
         Bot.load(partial, prefer="numpy")
