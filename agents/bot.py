@@ -644,7 +644,7 @@ class BotPolicy(Policy):
 
     ``endgame=N`` (N > 0) plays the last N plies of a hand exactly once they are an open book (the stock is empty
     and the unseen cards are all in the one opponent's hand), with the minimax solver that ``expert`` uses
-    (``agents.search.solve_open``); it needs the game state (the arena and the envs pass it) and only public
+    (``agents.endgame.solve_open``); it needs the game state (the arena and the envs pass it) and only public
     information. The policy's probabilities (``action_probs``, the terminal game's ``hint``) are unchanged.
     """
 

@@ -11,7 +11,7 @@ On top of ``greedy``'s immediate value it
   card of the pair takes it back;
 - knows the end game: once the stock is empty and the unseen cards all sit in one opponent's hand the position is
   an open book, and the rest of the hand (last capture and leftovers included) is solved exactly by minimax
-  (``agents.search.solve_open``) when at most ``endgame`` plies are left.
+  (``agents.endgame.solve_open``) when at most ``endgame`` plies are left.
 
 All of it is in ``agents.features`` (shared with the search agents' rollouts). Deterministic.
 """
