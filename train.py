@@ -532,8 +532,8 @@ def config_from_dict(values: dict[str, Any], source: str = "config") -> TrainCon
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML config file (empty file: {}); raises ``ConfigError`` for a missing or bad file."""
     p = Path(path)
-    if not p.exists() and shipped_config(str(path)) is not None:  # --config strong: the shipped configs/strong.yaml
-        p = shipped_config(str(path))  # type: ignore[assignment]
+    if not p.exists():  # --config strong: the shipped configs/strong.yaml
+        p = shipped_config(str(path)) or p
     if p.is_dir():
         raise ConfigError(f"config file {str(p)!r} is a directory; give a YAML file, e.g. configs/default.yaml")
     if not p.is_file():
@@ -778,20 +778,10 @@ def _append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 def _read_optimizer_state(path: Path) -> dict[str, Any]:
     """The optimizer state dict of a checkpoint (``torch.load(weights_only=True)``: no code runs)."""
-    import io
-
-    import torch
-
-    from agents.neural import _open_checkpoint
+    from agents.neural import read_torch_member
 
     member = "policy.optimizer.pth"
-    with _open_checkpoint(path) as archive:
-        if member not in archive.namelist():
-            raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}")
-        try:
-            state = torch.load(io.BytesIO(archive.read(member)), map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is damaged ({type(e).__name__})") from None
+    state = read_torch_member(path, member, what="an optimizer state")
     if not isinstance(state, dict) or "state" not in state or "param_groups" not in state:
         raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not an optimizer state")
     return state
@@ -844,13 +834,13 @@ def _newest_intact_checkpoint(run: Path) -> tuple[Path, dict[str, Any], dict[str
     """The checkpoint a resumed run starts from: the newest of last.zip and checkpoints/step_*.zip that reads
     back whole (a kill can leave last.zip older than the newest step file; a damaged file is passed over with a
     message)."""
-    candidates = [(steps, p) for steps, p in _step_files(run / "checkpoints")]
+    from agents.neural import read_checkpoint_meta
+
+    candidates = _step_files(run / "checkpoints")
     last = run / "last.zip"
     problems: list[str] = []
     if last.is_file():
         try:
-            from agents.neural import read_checkpoint_meta
-
             candidates.append((int(read_checkpoint_meta(last).get("steps", -1)), last))
         except AgentSpecError as e:
             problems.append(f"last.zip: {e}")
@@ -1069,7 +1059,6 @@ class Trainer:
             "best_step": -1,
             "last_eval": {},
             "elapsed_s": 0.0,
-            "checkpoints": [],
         }
         self._setup_logging()
         self._history("start")
@@ -1265,11 +1254,6 @@ class Trainer:
 
     def _install_sigint(self) -> Any:
         """Ctrl-C, SIGTERM and SIGHUP: stop at the next step and save last.zip; a second one stops sooner."""
-        import threading
-
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
 
         def handler(signum: int, frame: Any) -> None:
             if self.stop_requested:  # the second one: stop now (the checkpoint of the rollout's start is saved)
@@ -1279,14 +1263,7 @@ class Trainer:
             name = signal.Signals(signum).name
             self._say(f"{name}: stopping at the next step to save a checkpoint (again to stop sooner)")
 
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, handler)
-
-        def restore() -> None:
-            for sig, old in previous.items():
-                signal.signal(sig, old)
-
-        return restore
+        return _handle_signals(STOP_SIGNALS, handler)
 
     def _interrupted(self) -> int:
         status = 128 + int(self._stop_signal)
@@ -1310,9 +1287,8 @@ class Trainer:
         self._copy_losses(steps)
         if self.state.get("last_eval", {}).get("step") != steps:
             self._evaluate(steps)
-        drop = self._plan_step_file(steps)
         point = self._capture()
-        self._write_checkpoint(point, drop)
+        self._write_checkpoint(point, step_file=True)
         self._history("finish", best_step=self.state["best_step"], best_margin=self.state["best_margin"])
         self._say(
             f"done: {steps:,} steps in {self.state['elapsed_s'] / 60:.1f} min; best.zip from step "
@@ -1355,13 +1331,12 @@ class Trainer:
         self.league.publish(self.env)
         self._log_league(steps)
         st["handled_step"] = steps
-        drop: list[str] | None = None
-        if steps >= st["next_checkpoint"]:
+        step_file = steps >= st["next_checkpoint"]
+        if step_file:
             st["next_checkpoint"] = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
-            drop = self._plan_step_file(steps)
         point = self._capture()
-        if drop is not None or not (self.run_dir / "last.zip").is_file():  # a checkpoint from the first rollout on
-            self._write_checkpoint(point, drop)
+        if step_file or not (self.run_dir / "last.zip").is_file():  # a checkpoint from the first rollout on
+            self._write_checkpoint(point, step_file)
         self._point = point
         self._rollout_t0, self._rollout_steps0 = time.perf_counter(), steps
         self._label_endgames(self.model._last_obs)
@@ -1594,17 +1569,9 @@ class Trainer:
             blob,
         )
 
-    def _plan_step_file(self, steps: int) -> list[str]:
-        """Add checkpoints/step_<steps>.zip to the kept list (before capturing); returns the files to delete."""
-        name = f"step_{steps:09d}.zip"
-        kept = [p for p in self.state.get("checkpoints", []) if p != name] + [name]
-        keep = self.cfg.keep_checkpoints
-        self.state["checkpoints"] = kept[-keep:]
-        return kept[: max(0, len(kept) - keep)]
-
-    def _write_checkpoint(self, point: _ResumePoint, drop: list[str] | None = None) -> None:
-        """Write last.zip (with the resume state); unless ``drop`` is None first checkpoints/step_<steps>.zip (with
-        it too, so that a step file can stand in for a damaged last.zip), then delete the step files beyond
+    def _write_checkpoint(self, point: _ResumePoint, step_file: bool = False) -> None:
+        """Write last.zip (with the resume state); with ``step_file`` first checkpoints/step_<steps>.zip (with it
+        too, so that a step file can stand in for a damaged last.zip), then delete the step files beyond
         ``keep_checkpoints``."""
         model = self.model
         if int(model.num_timesteps) != point.steps:  # interrupted mid-rollout: go back to the point's weights
@@ -1612,11 +1579,11 @@ class Trainer:
             model.policy.optimizer.load_state_dict(point.optim_state)
             model.num_timesteps = point.steps
         members = {RESUME_MEMBER: point.blob}
-        if drop is not None:
+        if step_file:
             ckpt_dir = self.run_dir / "checkpoints"
             self._save(ckpt_dir / f"step_{point.steps:09d}.zip", point.steps, "step", members)
         self._save(self.run_dir / "last.zip", point.steps, "last", members)
-        if drop is not None:
+        if step_file:
             _prune_step_files(self.run_dir / "checkpoints", self.cfg.keep_checkpoints)
 
     # ------------------------------------------------------------------------------------------------ output
@@ -1680,9 +1647,7 @@ class _LineProgress:
 
 def _init_weights(cfg: TrainConfig) -> dict[str, Any]:
     """The policy weights of ``cfg.init_from``, checked for the config's variant; ``ConfigError`` otherwise."""
-    import torch
-
-    from agents.neural import check_meta, read_checkpoint_meta
+    from agents.neural import check_meta, read_checkpoint_meta, read_weights
 
     path = Path(cfg.init_from)
     if not path.is_file():
@@ -1697,11 +1662,7 @@ def _init_weights(cfg: TrainConfig) -> dict[str, Any]:
                     f"init_from {str(path)!r}: the checkpoint has {key} {theirs[key]!r}, this config "
                     f"{getattr(cfg, key)!r}; set {key} to the checkpoint's"
                 )
-        with zipfile.ZipFile(path) as archive:
-            if "policy.pth" not in archive.namelist():
-                raise ConfigError(f"init_from {str(path)!r}: no policy.pth inside; it is not an SB3 checkpoint")
-            with archive.open("policy.pth") as f:
-                state: dict[str, Any] = torch.load(f, map_location="cpu", weights_only=True)
+        state = read_weights(path)
     except AgentSpecError as e:
         raise ConfigError(f"init_from: {e}") from None
     except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as e:
@@ -1727,19 +1688,28 @@ class _SetupInterrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def _setup_signals() -> Any:
-    """Make SIGTERM and SIGHUP interrupt the set-up like Ctrl-C; returns a function putting the old handlers back."""
+def _handle_signals(signals: Sequence[int], handler: Any) -> Any:
+    """Install ``handler`` for ``signals`` (main thread only); returns a function putting the old handlers back."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
+def _setup_signals() -> Any:
+    """Make SIGTERM and SIGHUP interrupt the set-up like Ctrl-C; returns a function putting the old handlers back."""
 
     def handler(signum: int, frame: Any) -> None:
         raise _SetupInterrupted(signum)
 
-    extra = [sig for sig in STOP_SIGNALS if sig != signal.SIGINT]
-    previous = {sig: signal.signal(sig, handler) for sig in extra}
-    return lambda: [signal.signal(sig, old) for sig, old in previous.items()]
+    return _handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

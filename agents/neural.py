@@ -56,6 +56,7 @@ __all__ = [
     "policy_from_weights",
     "read_activation",
     "read_checkpoint_meta",
+    "read_torch_member",
     "read_weights",
     "register_file_loader",
     "save_checkpoint",
@@ -294,21 +295,27 @@ POLICY_MEMBER = "policy.pth"
 """The zip member of an SB3 checkpoint holding the policy's weights (a ``torch.save`` of its state dict)."""
 
 
-def read_weights(path: str | Path, member: str = POLICY_MEMBER) -> dict[str, Any]:
-    """A state dict stored in a checkpoint's zip ``member``, read with ``torch.load(weights_only=True)``: tensors
-    and plain containers only, so a crafted file cannot run code (SB3's own ``load`` would unpickle its ``data``)."""
+def read_torch_member(path: str | Path, member: str, what: str = "weights") -> Any:
+    """A ``torch.save`` stored in a checkpoint's zip ``member``, read with ``torch.load(weights_only=True)``: tensors
+    and plain containers only, so a crafted file cannot run code (SB3's own ``load`` would unpickle its ``data``).
+    ``what`` names the expected contents in the error for a damaged or foreign member."""
     with _open_checkpoint(path) as archive:
         if member not in archive.namelist():
             raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}; it is not a train.py checkpoint")
         try:
             raw = archive.read(member)
-            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+            return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
         except Exception as e:  # zlib / CRC errors, truncated or foreign members, refused (non-weight) objects
             detail = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
             raise AgentSpecError(
-                f"checkpoint {str(path)!r}: its {member} is damaged or holds more than weights ({type(e).__name__}: "
+                f"checkpoint {str(path)!r}: its {member} is damaged or holds more than {what} ({type(e).__name__}: "
                 f"{detail}); use another checkpoint of the run"
             ) from None
+
+
+def read_weights(path: str | Path, member: str = POLICY_MEMBER) -> dict[str, Any]:
+    """The state dict of tensors stored in a checkpoint's zip ``member`` (``read_torch_member``)."""
+    state = read_torch_member(path, member)
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not a state dict of tensors")
     return state
