@@ -576,6 +576,18 @@ class _SignalStop:
             raise TournamentInterrupted(self.pending)
 
 
+def _check_writable_ancestor(start: Path, path: Path, what: str, noun: str) -> None:
+    """Refuse ``path`` unless the nearest existing folder at or above ``start`` is a writable folder."""
+    anc = start
+    while not anc.exists() and anc.parent != anc:
+        anc = anc.parent
+    if not anc.is_dir():
+        made = "so no folder can be made inside it" if noun == "folder" else "not a folder"
+        raise TournamentError(f"{what} {path}: {anc} is a file, {made}; choose another {noun}")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise TournamentError(f"{what} {path}: {anc} is not writable (permission denied); choose another {noun}")
+
+
 def _probe_writable_dir(path: Path, what: str) -> None:
     """Refuse, before anything is played or created, a folder that cannot be made or written (``what``: its option)."""
     try:
@@ -584,13 +596,7 @@ def _probe_writable_dir(path: Path, what: str) -> None:
                 f"{what} {path} is a file, not a folder; give a folder for the results (it is created if missing) "
                 "or move the file away"
             )
-        anc = path
-        while not anc.exists() and anc.parent != anc:
-            anc = anc.parent
-        if not anc.is_dir():
-            raise TournamentError(f"{what} {path}: {anc} is a file, so no folder can be made inside it; choose another")
-        if not os.access(anc, os.W_OK | os.X_OK):
-            raise TournamentError(f"{what} {path}: {anc} is not writable (permission denied); choose another folder")
+        _check_writable_ancestor(path, path, what, "folder")
     except OSError as e:
         raise TournamentError(f"{what} {path} cannot be checked ({e.strerror}); choose another folder") from None
 
@@ -600,13 +606,7 @@ def _probe_writable_file(path: Path, what: str) -> None:
     try:
         if path.is_dir():
             raise TournamentError(f"{what} {path} is a folder; give a file path inside it, e.g. {path / 'games.jsonl'}")
-        anc = path.parent
-        while not anc.exists() and anc.parent != anc:
-            anc = anc.parent
-        if not anc.is_dir():
-            raise TournamentError(f"{what} {path}: {anc} is a file, not a folder; choose another path")
-        if not os.access(anc, os.W_OK | os.X_OK):
-            raise TournamentError(f"{what} {path}: {anc} is not writable (permission denied); choose another path")
+        _check_writable_ancestor(path.parent, path, what, "path")
     except OSError as e:
         raise TournamentError(f"{what} {path} cannot be checked ({e.strerror}); choose another path") from None
 

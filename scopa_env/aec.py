@@ -155,7 +155,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from scopa_env import core
-from scopa_env.learner import MAX_SEED, REWARD_MODES, validate_max_hands, validate_reward
+from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_max_hands, validate_reward
 from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other
@@ -329,9 +329,7 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a match: with ``seed``, the game of that seed; without, the next game of the seed chain."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < MAX_SEED:
-                raise ValueError(f"seed must be an integer in [0, 2**63), got {seed!r}")
-            game_seed = int(seed)
+            game_seed = check_seed("seed", seed, MAX_SEED)
         elif self._next_seed is not None:
             game_seed = self._next_seed
         else:

@@ -62,6 +62,7 @@ from scopa_env.learner import (
     LearnerGames,
     MaskFilter,
     OpponentSpec,
+    check_seed,
     validate_mask_filter,
 )
 from scopa_env.policy import Policy
@@ -83,16 +84,6 @@ __all__ = [
 
 StepReturn = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_], list[dict[str, Any]]]
 """What ``ScopaVecEnv.step`` returns: (B, obs_size) observations, (B,) rewards, (B,) dones, B infos."""
-
-
-def _check_seed(name: str, seed: Any, limit: int) -> int:
-    """``seed`` as an int in ``[0, limit)``; ``TypeError`` / ``ValueError`` naming ``name`` otherwise."""
-    bound = f"2**{limit.bit_length() - 1}" if limit & (limit - 1) == 0 else str(limit)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer in [0, {bound}), got {seed!r} of type {type(seed).__name__}")
-    if not 0 <= int(seed) < limit:
-        raise ValueError(f"{name} must be an integer in [0, {bound}), got {seed}")
-    return int(seed)
 
 
 def _episode_info(ends: EpisodeEnds, j: int) -> dict[str, Any]:
@@ -173,7 +164,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
     ) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
         """Start an episode: with ``seed``, the game of that seed (policies reseeded); else the next game."""
         if seed is not None:
-            seed = _check_seed("seed", seed, MAX_SEED)
+            seed = check_seed("seed", seed, MAX_SEED)
         super().reset(seed=seed)
         if seed is not None:
             game_seed = seed
@@ -282,7 +273,7 @@ class ScopaVecEnv(VecEnv):
         )
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] % np.uint64(MAX_SEED // 2))
-        self._base_seed = _check_seed("seed", seed, MAX_SEED // 2)
+        self._base_seed = check_seed("seed", seed, MAX_SEED // 2)
         self._started = False
         self._actions: npt.NDArray[np.int64] | None = None
         obs_space, act_space = _spaces(self.rules, max_hands)
@@ -362,7 +353,7 @@ class ScopaVecEnv(VecEnv):
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Game i of the next ``reset()`` plays seed ``seed + i`` (env generator and policies reseeded)."""
         if seed is not None:
-            seed = _check_seed("seed", seed, MAX_SEED - self.num_envs + 1)
+            seed = check_seed("seed", seed, MAX_SEED - self.num_envs + 1)
         return super().seed(seed)
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:

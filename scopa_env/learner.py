@@ -34,6 +34,7 @@ __all__ = [
     "LearnerGames",
     "MaskFilter",
     "OpponentSpec",
+    "check_seed",
     "validate_mask_filter",
     "validate_max_hands",
     "validate_reward",
@@ -53,6 +54,16 @@ MAX_SEED = 2**63
 
 MAX_GAMES = 2**20
 """Most games one ``LearnerGames`` (so one ``ScopaVecEnv``) holds: about 3 KiB each with observations and masks."""
+
+
+def check_seed(name: str, seed: Any, limit: int) -> int:
+    """``seed`` as an int in ``[0, limit)``; ``TypeError`` / ``ValueError`` naming ``name`` otherwise."""
+    bound = f"2**{limit.bit_length() - 1}" if limit & (limit - 1) == 0 else str(limit)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer in [0, {bound}), got {seed!r} of type {type(seed).__name__}")
+    if not 0 <= int(seed) < limit:
+        raise ValueError(f"{name} must be an integer in [0, {bound}), got {seed}")
+    return int(seed)
 
 
 def validate_reward(reward: str) -> str:
