@@ -879,7 +879,7 @@ def _prune_step_files(ckpt_dir: Path, keep: int) -> None:
 def _clean_run_dir(run: Path, step: int, keep: int) -> None:
     """Before a resumed run continues from ``step``: delete temporary files of interrupted writes, step files
     beyond ``keep`` and after ``step`` (they will be written again), and eval.jsonl lines after ``step``."""
-    from agents.atomic import write_atomic
+    from scopa_env.atomic import write_atomic
 
     for folder in (run, run / "checkpoints"):
         for tmp in folder.glob(".*.tmp") if folder.is_dir() else []:

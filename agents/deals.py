@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.atomic import atomic_write_text
 from agents.tournament_errors import TournamentError
+from scopa_env.atomic import atomic_write_text
 from scopa_env.shuffle import splitmix64
 
 __all__ = ["DEALS_FORMAT", "MAX_DEAL_SEED", "MODES", "Deals"]

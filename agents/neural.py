@@ -38,9 +38,9 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from agents.atomic import write_atomic
 from agents.base import ActBatch, AgentSpecError, Policy, parse_spec, register_agent
 from scopa_env import core
+from scopa_env.atomic import write_atomic
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import Rules, get_rules
 

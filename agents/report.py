@@ -17,10 +17,10 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from agents.atomic import atomic_open, atomic_write_text
 from agents.deals import Deals
 from agents.entries import AgentEntry
 from agents.ratings import PairingStats, RatingTable, SPRTResult, pairing_stats
+from scopa_env.atomic import atomic_open, atomic_write_text
 
 __all__ = [
     "RESULTS_FORMAT",

@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -41,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env import core
+from scopa_env.atomic import atomic_open
 from scopa_env.cards import format_card, format_cards
 from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.scoring import POINT_FIELDS
@@ -460,24 +460,10 @@ def _check_out(out: Path) -> str | None:
 
 
 def _write_records(rules: Rules, out: Path, games: int, seed: int, batch: int) -> None:
-    """Write the records to a temporary file beside ``out``, then move it into place; never leave the temporary."""
-    fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for rec in play_random_records(rules, games, seed, batch, progress=sys.stderr.isatty()):
-                f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-        os.chmod(tmp, 0o666 & ~_umask())
-        tmp.replace(out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    """Write the records to ``out`` whole or not at all (``atomic_open``: never a temporary file left behind)."""
+    with atomic_open(out) as f:
+        for rec in play_random_records(rules, games, seed, batch, progress=sys.stderr.isatty()):
+            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
 
 WRITE_ARGS = ("variant", "games", "seed", "batch")

@@ -187,7 +187,7 @@ def test_failed_save_keeps_the_previous_checkpoint(
     def broken_save(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    import agents.atomic as atomic
+    import scopa_env.atomic as atomic
 
     monkeypatch.setattr(model, "save", broken_save)
     with pytest.raises(RuntimeError, match="disk full"):
