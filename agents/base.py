@@ -109,13 +109,14 @@ def _probe(path: Path, test: str) -> bool:
 def _from_path(spec: str, rules: Rules, seed: int | None) -> Policy | None:
     """The agent a path spec names (a bot directory, an export file, a checkpoint), or None if it is no path."""
     path = Path(spec)
-    if _probe(path, "is_dir") and not _probe(path / "model_card.json", "is_file"):
+    is_dir = _probe(path, "is_dir")
+    if is_dir and not _probe(path / "model_card.json", "is_file"):
         raise AgentSpecError(
             f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
             "give a checkpoint file (runs/<run>/best.zip) or export one first: python -m agents.export "
             "runs/<run>/best.zip --out DIR"
         )
-    if _probe(path, "is_dir") and "bot" in _REGISTRY:
+    if is_dir and "bot" in _REGISTRY:
         factory, _ = _REGISTRY["bot"]
         return factory(rules, seed, path=spec)
     suffixes = (".zip", ".onnx", ".npz")

@@ -212,9 +212,7 @@ def resolve_policy(spec: str | Policy, rules: Rules | str, seed: int | None = No
     resolver = _find_resolver()
     if resolver is None:
         if spec.strip() == "random":
-            agent = RandomAgent(rules, seed)
-            agent.name = "random"
-            return agent
+            return RandomAgent(rules, seed)
         raise ValueError(
             f"{what} {spec!r}: agent specs other than 'random' are built by the agents package; install the "
             "project (pip install .) or import agents first, or pass a Policy object"
