@@ -28,6 +28,7 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from agents.config import StoreOnce  # noqa: E402
 from agents.tournament import (  # noqa: E402
     START_METHODS,
     EvalConfig,
@@ -39,6 +40,28 @@ from agents.tournament import (  # noqa: E402
     run_tournament,
     setting_hint,
 )
+
+OPTION_SETTINGS = (
+    "variant",
+    "agents",
+    "gauntlet",
+    "seed",
+    "deals_file",
+    "save_deals",
+    "workers",
+    "batch",
+    "anchor",
+    "anchor_rating",
+    "bootstrap",
+    "level",
+    "sprt",
+    "sprt_alpha",
+    "sprt_beta",
+    "records",
+    "plugins",
+    "start_method",
+)
+"""``EvalConfig`` fields with an option of their own (``--hands N`` / ``--matches N`` set ``mode`` and ``deals``)."""
 
 
 def _setting(name: str, parse: Callable[[str], Any] = str, kind: str = "") -> Callable[[str], Any]:
@@ -86,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         "or exported file, optionally labelled as LABEL=SPEC. --list-agents shows the registered names.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.register("action", None, StoreOnce)  # an option given twice is refused, not silently overridden by the last
     p.add_argument("--config", type=_path, metavar="FILE.yaml", help="read settings (EvalConfig fields) from YAML")
     p.add_argument(
         "--variant", type=_setting("variant"), help=f"variant to play ({', '.join(variant_names())}); default classic"
@@ -173,39 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
-    """An ``EvalConfig``: the YAML file's settings (if any), then every option given on the command line."""
-    cfg = EvalConfig.from_yaml(args.config) if args.config is not None else EvalConfig()
-    overrides: dict[str, Any] = {}
-    for name in (
-        "variant",
-        "agents",
-        "gauntlet",
-        "seed",
-        "deals_file",
-        "save_deals",
-        "workers",
-        "batch",
-        "anchor",
-        "anchor_rating",
-        "bootstrap",
-        "level",
-        "sprt",
-        "sprt_alpha",
-        "sprt_beta",
-        "records",
-        "plugins",
-        "start_method",
-    ):
-        value = getattr(args, name)
-        if value is not None:
-            overrides[name] = value
+    """An ``EvalConfig``: the YAML file's settings (if any) with every option given on the command line on top, all
+    through ``EvalConfig``'s own checks (``check_setting``), so a YAML key and its option are refused alike."""
+    overrides: dict[str, Any] = {
+        name: getattr(args, name) for name in OPTION_SETTINGS if getattr(args, name) is not None
+    }
     if args.hands is not None:
         overrides.update(mode="hands", deals=args.hands)
     if args.matches is not None:
         overrides.update(mode="matches", deals=args.matches)
-    for key, value in overrides.items():
-        setattr(cfg, key, value)
-    return cfg
+    if args.config is not None:
+        return EvalConfig.from_yaml(args.config, overrides)
+    return EvalConfig.from_dict(overrides)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,11 +5,9 @@ CSV tables and the rating plots, every file replaced atomically."""
 from __future__ import annotations
 
 import csv
-import functools
 import json
 import math
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +18,7 @@ import numpy.typing as npt
 from agents.deals import Deals
 from agents.entries import AgentEntry
 from agents.ratings import PairingStats, RatingTable, SPRTResult, pairing_stats
+from agents.run_dir import short_commit
 from scopa_env.atomic import atomic_open, atomic_write_text
 
 __all__ = [
@@ -176,7 +175,7 @@ class TournamentResult:
                 "format": RESULTS_FORMAT,
                 "version": 1,
                 "created": self.created,
-                "code_version": _code_version(),
+                "code_version": short_commit(),
                 "partial": self.partial,
                 "status": self.status,
                 "games": {"planned": self.games_planned, "played": self.games_played},
@@ -232,21 +231,6 @@ def _jsonable(x: Any) -> Any:
     if isinstance(x, (float, np.floating)):
         return float(x) if math.isfinite(x) else None
     return x
-
-
-@functools.lru_cache(maxsize=1)
-def _code_version() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def load_results(path: str | Path) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from agents.arena import play
 from agents.base import AgentSpecError, parse_spec
+from agents.config import YamlFileError, read_yaml_mapping, setting
 from agents.deals import DEALS_FORMAT, MAX_DEAL_SEED, MODES, Deals
 from agents.entries import (
     AgentEntry,
@@ -337,47 +338,51 @@ def check_setting(name: str, value: Any) -> Any:
 class EvalConfig:
     """Settings of one evaluation (``evaluate.py``): loadable from YAML, overridable on the command line."""
 
-    variant: str = "classic"
-    """Variant to play (``scopa_env.rules.VARIANTS``)."""
-    agents: list[str] = field(default_factory=list)
-    """Agent specs (``random``, ``pimc:worlds=12``, a checkpoint path), optionally ``LABEL=SPEC``."""
-    gauntlet: str | None = None
-    """A candidate spec that plays every agent of ``agents`` (instead of a round robin among ``agents``)."""
-    mode: str | None = None
-    """``hands`` (one hand per game) or ``matches`` (to the variant's target); None: the deal file's, or hands."""
-    deals: int | None = None
-    """Deals per pairing, each played in every rotation; None: all of ``deals_file``, or 1000."""
-    seed: int = 0
-    """Seed of the generated deals and of the agents."""
-    deals_file: str | None = None
-    """Play the deals of this deal file instead of generating them."""
-    save_deals: str | None = None
-    """Write the deals to this file before playing (load it later with ``deals_file``)."""
-    workers: int = 0
-    """Worker processes; 0 = all cores, 1 = play in this process."""
-    batch: int | None = None
-    """Deals per task (played in every rotation, one batched arena call per rotation); None: 500, or 100 with SPRT
-    (the test is checked after every round of tasks, so smaller tasks waste fewer deals once it has decided)."""
-    anchor: str | None = None
-    """Agent (label or spec) whose rating is fixed; default ``random`` if playing, else the first agent."""
-    anchor_rating: float = 0.0
-    """The anchor's rating."""
-    bootstrap: int = 1000
-    """Bootstrap replicates for the rating intervals (0: no intervals)."""
-    level: float = 0.95
-    """Confidence level of every interval."""
-    sprt: tuple[float, float] | None = None
-    """``(elo0, elo1)``: stop as soon as the gauntlet candidate is proven better than elo1 or not better than elo0."""
-    sprt_alpha: float = 0.05
-    """SPRT false-positive rate."""
-    sprt_beta: float = 0.05
-    """SPRT false-negative rate."""
-    records: str | None = None
-    """Write the game record (RULES.md section 8) of every game to this ``.jsonl`` file."""
-    plugins: list[str] = field(default_factory=list)
-    """Modules imported before building agents (in every worker too), to register custom agents."""
-    start_method: str = "spawn"
-    """Multiprocessing start method of the workers (``spawn`` is safe with torch)."""
+    variant: str = setting("classic", "Variant to play (``scopa_env.rules.VARIANTS``).")
+    agents: list[str] = setting(
+        doc="Agent specs (``random``, ``pimc:worlds=12``, a checkpoint path), optionally ``LABEL=SPEC``.",
+        default_factory=list,
+    )
+    gauntlet: str | None = setting(
+        None, "A candidate spec that plays every agent of ``agents`` (instead of a round robin among ``agents``)."
+    )
+    mode: str | None = setting(
+        None, "``hands`` (one hand per game) or ``matches`` (to the variant's target); None: the deal file's, or hands."
+    )
+    deals: int | None = setting(
+        None, "Deals per pairing, each played in every rotation; None: all of ``deals_file``, or 1000."
+    )
+    seed: int = setting(0, "Seed of the generated deals and of the agents.")
+    deals_file: str | None = setting(None, "Play the deals of this deal file instead of generating them.")
+    save_deals: str | None = setting(
+        None, "Write the deals to this file before playing (load it later with ``deals_file``)."
+    )
+    workers: int = setting(0, "Worker processes; 0 = all cores, 1 = play in this process.")
+    batch: int | None = setting(
+        None,
+        "Deals per task (played in every rotation, one batched arena call per rotation); None: 500, or 100 with SPRT "
+        "(the test is checked after every round of tasks, so smaller tasks waste fewer deals once it has decided).",
+    )
+    anchor: str | None = setting(
+        None, "Agent (label or spec) whose rating is fixed; default ``random`` if playing, else the first agent."
+    )
+    anchor_rating: float = setting(0.0, "The anchor's rating.")
+    bootstrap: int = setting(1000, "Bootstrap replicates for the rating intervals (0: no intervals).")
+    level: float = setting(0.95, "Confidence level of every interval.")
+    sprt: tuple[float, float] | None = setting(
+        None,
+        "``(elo0, elo1)``: stop as soon as the gauntlet candidate is proven better than elo1 or not better than elo0.",
+    )
+    sprt_alpha: float = setting(0.05, "SPRT false-positive rate.")
+    sprt_beta: float = setting(0.05, "SPRT false-negative rate.")
+    records: str | None = setting(
+        None, "Write the game record (RULES.md section 8) of every game to this ``.jsonl`` file."
+    )
+    plugins: list[str] = setting(
+        doc="Modules imported before building agents (in every worker too), to register custom agents.",
+        default_factory=list,
+    )
+    start_method: str = setting("spawn", "Multiprocessing start method of the workers (``spawn`` is safe with torch).")
 
     def __post_init__(self) -> None:
         self.check_settings()
@@ -439,39 +444,45 @@ class EvalConfig:
         return EvalConfig(**{key: check_setting(key, value) for key, value in data.items()})
 
     @staticmethod
-    def from_yaml(path: str | Path) -> EvalConfig:
-        """Read the settings from a YAML file (``yaml.safe_load``: plain data only, no Python objects)."""
-        import yaml
-
+    def from_yaml(path: str | Path, overrides: dict[str, Any] | None = None) -> EvalConfig:
+        """Read the settings from a YAML file (``agents.config.read_yaml_mapping``: ``yaml.safe_load``, plain data
+        only, no Python objects), with ``overrides`` (settings given on the command line) on top. Every value goes
+        through ``check_setting``; a bad key or value of the file is reported as the file's."""
         path = Path(path)
         fix = "give a YAML file of EvalConfig settings, e.g. 'agents: [random, greedy]' (see docs/evaluate.md)"
         try:
-            if path.is_dir():
-                raise TournamentError(f"config file {path} is a folder, not a file; {fix}")
-            with open(path, "rb") as f:
-                raw = f.read(MAX_CONFIG_BYTES + 1)
-            if len(raw) > MAX_CONFIG_BYTES:
-                raise TournamentError(f"config file {path} is over {MAX_CONFIG_BYTES:,} bytes; {fix}")
-            data = yaml.safe_load(raw.decode("utf-8")) or {}
-        except FileNotFoundError:
-            raise TournamentError(f"config file {path} does not exist; check the path given to --config") from None
-        except OSError as e:
-            raise TournamentError(f"config file {path} cannot be read ({e.strerror}); check --config") from None
-        except UnicodeDecodeError:
-            raise TournamentError(f"config file {path} is not text (not UTF-8); {fix}") from None
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-            problem = getattr(e, "problem", None) or " ".join(str(e).split())
-            raise TournamentError(f"config file {path} is not valid YAML ({where}{problem}); {fix}") from None
-        except RecursionError:
-            raise TournamentError(f"config file {path} is nested too deeply to be a config; {fix}") from None
-        if not isinstance(data, dict):
-            raise TournamentError(f"config file {path} must hold a mapping of settings, got {_shown(data)}; {fix}")
+            data = read_yaml_mapping(path, max_bytes=MAX_CONFIG_BYTES)
+        except YamlFileError as e:
+            if e.kind != "not_mapping" or e.detail:
+                raise TournamentError(f"config file {path} {_yaml_problem(e, fix)}") from None
+            data = {}  # an empty list, 0 or false: no settings, as an empty file
         try:
-            return EvalConfig.from_dict(data)
+            EvalConfig.from_dict(data)  # the file's settings on their own: an error there is the file's
         except TournamentError as e:
             raise TournamentError(f"config file {path}: {e}") from None
+        return EvalConfig.from_dict({**data, **(overrides or {})})
+
+
+def _yaml_problem(e: YamlFileError, fix: str) -> str:
+    """What is wrong with an evaluation config file (``YamlFileError.kind``) and how to fix it."""
+    if e.kind == "folder":
+        return f"is a folder, not a file; {fix}"
+    if e.kind == "too_big":
+        return f"is over {MAX_CONFIG_BYTES:,} bytes; {fix}"
+    if e.kind == "missing":
+        return "does not exist; check the path given to --config"
+    if e.kind == "unreadable":
+        return f"cannot be read ({e.detail.strerror}); check --config"
+    if e.kind == "not_text":
+        return f"is not text (not UTF-8); {fix}"
+    if e.kind == "bad_yaml":
+        mark = getattr(e.detail, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(e.detail, "problem", None) or " ".join(str(e.detail).split())
+        return f"is not valid YAML ({where}{problem}); {fix}"
+    if e.kind == "too_deep":
+        return f"is nested too deeply to be a config; {fix}"
+    return f"must hold a mapping of settings, got {_shown(e.detail)}; {fix}"
 
 
 # --------------------------------------------------------------------------------------------------- the run

@@ -1,0 +1,334 @@
+"""Settings of the command-line scripts: a typed dataclass per script, read from YAML and the command line alike.
+
+A script's settings are one dataclass: ``agents.trainer.TrainConfig`` for ``train.py``, ``agents.tournament.EvalConfig``
+for ``evaluate.py``. Each field is declared with ``setting(default, "one line of doc")``: the doc lives in the field's
+metadata (``field_docs``), not in the source, so it is there however the module was loaded (``python -m cProfile
+train.py --help``, a zip, a frozen app). This module holds the machinery both use:
+
+- ``read_yaml_mapping``: the one YAML reader (``yaml.safe_load``: plain data, never Python objects or code), its
+  failures sorted into ``YamlFileError.kind`` so that each script words them its own way;
+- ``convert_value`` / ``config_from_dict`` / ``load_config`` / ``config_yaml``: values from YAML or the command
+  line converted to the field's type (whole numbers also as ``2e7``, booleans as true/yes/on/1, lists from
+  ``a,b`` or several arguments, ``float | None`` from null/none), errors naming where the value came from (the
+  file, or "command line"), and the config written back as YAML with one comment line per field;
+- ``add_field_options`` / ``cli_overrides``: one command-line option per field (``--total-steps``,
+  ``--progress/--no-progress`` for a bool, ``nargs`` for a list), only the options given becoming overrides;
+- ``StoreOnce`` / ``BooleanOnce``: argparse actions refusing an option given twice (``--seed 1 --seed 2``,
+  ``--progress --no-progress``) instead of letting the last one silently win.
+
+Why not ``tyro`` (on PyPI, not a dependency here): it builds the same kind of parser from a dataclass, but it reads
+field docs by tokenizing the class's source (the fragility this module removes), parses ``int`` fields strictly
+(``--total-steps 2e7`` is refused), words its own errors (the scripts' messages, pinned by the tests, say which file
+or option was wrong and how to fix it), and has no notion of a YAML file under the options, so the conversion,
+layering and messages would still be custom code here; it would add a dependency (and its own) to an installed
+package for a ~300-line module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import math
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+__all__ = [
+    "BooleanOnce",
+    "ConfigError",
+    "StoreOnce",
+    "YamlFileError",
+    "add_field_options",
+    "cli_overrides",
+    "config_from_dict",
+    "config_yaml",
+    "convert_value",
+    "field_docs",
+    "field_types",
+    "load_config",
+    "read_yaml_mapping",
+    "setting",
+    "to_bool",
+    "to_float",
+    "to_int",
+]
+
+C = TypeVar("C")
+
+
+class ConfigError(ValueError):
+    """A config file or option that is invalid: unknown key, bad value, or a conflict with a resumed run."""
+
+
+# --------------------------------------------------------------------------------------------------- fields
+
+
+def setting(default: Any = dataclasses.MISSING, doc: str = "", *, default_factory: Any = dataclasses.MISSING) -> Any:
+    """A dataclass field with its one-line ``doc`` (shown by ``--help`` and as the YAML comment of the field)."""
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata={"doc": doc})
+    return dataclasses.field(default=default, metadata={"doc": doc})
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The one-line doc of each field of the dataclass ``cls`` (``setting(..., doc)``), whitespace collapsed."""
+    return {f.name: " ".join(str(f.metadata.get("doc", "")).split()) for f in dataclasses.fields(cls)}
+
+
+@functools.cache
+def field_types(cls: type) -> dict[str, Any]:
+    """The resolved type of each field of the dataclass ``cls``."""
+    return typing.get_type_hints(cls)
+
+
+# --------------------------------------------------------------------------------------------------- values
+
+
+def to_int(key: str, raw: Any) -> int:
+    """``raw`` as a whole number: an int, or text / a float holding one (``2e7``, ``20_000_000``)."""
+    if isinstance(raw, bool):
+        raise ConfigError(f"{key} must be an integer, got {raw!r}")
+    if isinstance(raw, int):
+        return raw
+    value: float
+    try:
+        if isinstance(raw, str):
+            try:
+                return int(raw.strip())
+            except ValueError:
+                value = float(raw.strip())
+        else:
+            value = float(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be an integer (2e7 and 20_000_000 are fine), got {raw!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise ConfigError(f"{key} must be a whole number, got {raw!r}")
+    return int(value)
+
+
+def to_float(key: str, raw: Any) -> float:
+    """``raw`` as a finite number."""
+    if isinstance(raw, bool):
+        raise ConfigError(f"{key} must be a number, got {raw!r}")
+    try:
+        value = float(raw.strip() if isinstance(raw, str) else raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{key} must be finite, got {raw!r}")
+    return value
+
+
+def to_bool(key: str, raw: Any) -> bool:
+    """``raw`` as a boolean: a bool, or true/yes/on/1, false/no/off/0."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise ConfigError(f"{key} must be true or false, got {raw!r}")
+
+
+def convert_value(cls: type, key: str, raw: Any) -> Any:
+    """``raw`` (from YAML or the command line) converted to the type of field ``key`` of the dataclass ``cls``."""
+    types = field_types(cls)
+    if key not in types:
+        raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(types)}")
+    tp = types[key]
+    if tp is int:
+        return to_int(key, raw)
+    if tp is float:
+        return to_float(key, raw)
+    if tp is bool:
+        return to_bool(key, raw)
+    if tp is str:
+        if raw is None or isinstance(raw, (list, dict)):
+            raise ConfigError(f"{key} must be a string, got {raw!r}")
+        return str(raw)
+    if tp == (float | None):
+        if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("none", "null", "")):
+            return None
+        return to_float(key, raw)
+    if tp in (list[int], list[str]):
+        items: list[Any]
+        if isinstance(raw, (list, tuple)):
+            items = list(raw)
+        elif isinstance(raw, str):
+            items = [x for x in raw.split(",") if x.strip()] if tp == list[int] else [raw]
+        else:
+            items = [raw]
+        if tp == list[int]:
+            return [to_int(key, x) for x in items]
+        if any(isinstance(x, (list, dict)) or x is None for x in items):
+            raise ConfigError(f"{key} must be a list of strings, got {raw!r}")
+        return [str(x).strip() for x in items]
+    raise ConfigError(f"config field {key} has an unsupported type {tp}")  # pragma: no cover
+
+
+def config_from_dict(cls: type[C], values: dict[str, Any], source: str = "config") -> C:
+    """A ``cls`` from raw values; unknown keys and bad values raise ``ConfigError`` naming ``source``."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: expected a mapping of config keys to values, got {type(values).__name__}")
+    valid = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = [k for k in values if k not in valid]
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown config key(s) {', '.join(map(repr, unknown))}; valid keys: {', '.join(valid)}"
+        )
+    try:
+        return cls(**{k: convert_value(cls, k, v) for k, v in values.items()})
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def load_config(cls: type[C], values: dict[str, Any], source: str, overrides: dict[str, Any] | None = None) -> C:
+    """A ``cls`` from a file's ``values`` (read from ``source``) with the command line's ``overrides`` on top.
+
+    An error is blamed on the file when the file alone is wrong, else on "command line"."""
+    try:
+        return config_from_dict(cls, {**values, **(overrides or {})}, source=source)
+    except ConfigError as e:
+        if not overrides:
+            raise
+        try:
+            config_from_dict(cls, values, source=source)
+        except ConfigError:
+            raise e from None
+        raise ConfigError(str(e).replace(f"{source}: ", "command line: ", 1)) from None  # the file alone is fine
+
+
+def config_yaml(cfg: Any) -> str:
+    """The dataclass ``cfg`` as YAML, one line per field (in field order) commented with its doc."""
+    docs = field_docs(type(cfg))
+    lines = []
+    for key, value in dataclasses.asdict(cfg).items():
+        text = yaml.safe_dump({key: value}, default_flow_style=True, width=1000).strip()
+        if text.startswith("{") and text.endswith("}"):
+            text = text[1:-1]
+        lines.append(f"{text}  # {docs.get(key, '')}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------- YAML files
+
+
+class YamlFileError(Exception):
+    """A YAML config file that cannot be used. ``kind`` says why, for the caller to word it:
+
+    ``folder`` (a directory), ``missing``, ``too_big`` (over ``max_bytes``), ``unreadable`` (``detail``: the
+    ``OSError``), ``not_text`` (not UTF-8), ``bad_yaml`` (``detail``: the ``yaml.YAMLError``), ``too_deep`` (nested
+    past the recursion limit), ``not_mapping`` (``detail``: the data, which is not a dict)."""
+
+    def __init__(self, path: Path, kind: str, detail: Any = None) -> None:
+        super().__init__(f"config file {path}: {kind}")
+        self.path, self.kind, self.detail = path, kind, detail
+
+
+def read_yaml_mapping(path: str | Path, max_bytes: int | None = None) -> dict[str, Any]:
+    """The mapping in the YAML file ``path`` (an empty file: {}), read with ``yaml.safe_load`` (plain data only: no
+    Python objects, no code); ``YamlFileError`` saying why it cannot be used."""
+    p = Path(path)
+    if p.is_dir():
+        raise YamlFileError(p, "folder")
+    try:
+        with open(p, "rb") as f:
+            raw = f.read() if max_bytes is None else f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise YamlFileError(p, "missing") from None
+    except OSError as e:
+        raise YamlFileError(p, "unreadable", e) from None
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise YamlFileError(p, "too_big", max_bytes)
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise YamlFileError(p, "not_text", e) from None
+    except RecursionError:
+        raise YamlFileError(p, "too_deep") from None
+    except yaml.YAMLError as e:
+        raise YamlFileError(p, "bad_yaml", e) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise YamlFileError(p, "not_mapping", data)
+    return data
+
+
+# --------------------------------------------------------------------------------------------------- command line
+
+
+class StoreOnce(argparse.Action):
+    """``store``, but an option given twice is an error instead of the last one silently winning."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: str | None = None
+    ) -> None:
+        _once(self, parser, namespace, option)
+        setattr(namespace, self.dest, values)
+
+
+class BooleanOnce(argparse.BooleanOptionalAction):
+    """``--x`` / ``--no-x``, refusing the option given twice (both forms, or one form again)."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: str | None = None
+    ) -> None:
+        _once(self, parser, namespace, option)
+        super().__call__(parser, namespace, values, option)
+
+
+def _once(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace, option: Any) -> None:
+    seen = namespace.__dict__.setdefault("_given_options", {})
+    if action.dest in seen:
+        first = seen[action.dest]
+        both = f"{first} twice" if first == option else f"both {first} and {option}"
+        parser.error(f"argument {option}: got {both}; give it once (one would silently override the other)")
+    seen[action.dest] = option
+
+
+def add_field_options(group: Any, cls: type, skip: Sequence[str] = ()) -> None:
+    """One option per field of the dataclass ``cls`` on the argparse parser or group ``group``: ``--total-steps``
+    for ``total_steps``, ``--x/--no-x`` for a bool, one or more values for a list; the help is the field's doc and
+    default. Options not given leave no attribute (``argparse.SUPPRESS``), so only those become overrides."""
+    docs, types = field_docs(cls), field_types(cls)
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        shown = " ".join(map(str, default)) if isinstance(default, list) else default
+        help_text = f"{docs.get(f.name, '')} (default: {shown})".replace("%", "%%")
+        tp = types[f.name]
+        if tp is bool:
+            group.add_argument(flag, dest=f.name, action=BooleanOnce, default=argparse.SUPPRESS, help=help_text)
+        elif tp in (list[int], list[str]):
+            group.add_argument(
+                flag, dest=f.name, action=StoreOnce, nargs="+", metavar="X", default=argparse.SUPPRESS, help=help_text
+            )
+        else:
+            group.add_argument(
+                flag, dest=f.name, action=StoreOnce, metavar=f.name.upper(), default=argparse.SUPPRESS, help=help_text
+            )
+
+
+def cli_overrides(cls: type, ns: argparse.Namespace) -> dict[str, Any]:
+    """The fields of ``cls`` given on the command line (``add_field_options``), converted; ``ConfigError`` names the
+    option (``--total-steps: total_steps must be ...``)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    overrides = {}
+    for k, v in vars(ns).items():
+        if k not in names:
+            continue
+        if isinstance(v, list) and field_types(cls)[k] == list[int]:
+            v = [x for item in v for x in str(item).split(",") if x.strip()]
+        try:
+            overrides[k] = convert_value(cls, k, v)
+        except ConfigError as e:
+            raise ConfigError(f"--{k.replace('_', '-')}: {e}") from None
+    return overrides
