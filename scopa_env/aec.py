@@ -160,6 +160,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other
 from scopa_env.shuffle import derive_seed
+from scopa_env.state_io import state_from_json
 
 __all__ = [
     "REWARD_MODES",
@@ -218,6 +219,20 @@ def match_results(winner: npt.NDArray[np.integer], num_sides: int) -> npt.NDArra
     out = np.where(np.arange(num_sides)[None, :] == win[:, None], 1, -1).astype(np.int8)
     out[win < 0] = 0
     return out
+
+
+def _saved_state(rules: Rules, saved: Any) -> core.State:
+    """``reset(options={"state": saved})``'s game: a ``core.State`` of one game (copied) or ``state_io`` JSON."""
+    if isinstance(saved, core.State):
+        if saved.batch_size != 1:
+            raise ValueError(f"options['state'] must hold one game, got a batch of {saved.batch_size}")
+        core.legal_action_mask(rules, saved)  # refuses a state of other rules, naming both
+        state = saved.copy()
+    else:
+        state = state_from_json(saved, rules)
+    if state.done[0]:
+        raise ValueError("options['state'] is a finished match: there is nothing left to play in it")
+    return state
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -327,16 +342,29 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------------------------------------ API
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a match: with ``seed``, the game of that seed; without, the next game of the seed chain."""
-        if seed is not None:
+        """Start a match: with ``seed``, the game of that seed; without, the next game of the seed chain.
+
+        ``options={"state": saved}`` starts from a saved position instead (``scopa_env.state_io``: JSON text, its
+        dict, or a ``core.State`` batch of one of this variant); the next ``reset()`` plays the next game of that
+        game's seed chain. Other keys of ``options`` are ignored.
+        """
+        saved = None if options is None else options.get("state")
+        if saved is not None:
+            if seed is not None:
+                raise ValueError("reset() got both a seed and options['state']: a saved game carries its own seed")
+            state = _saved_state(self.rules, saved)
+            game_seed = int(state.seed[0])
+        elif seed is not None:
             game_seed = check_seed("seed", seed, MAX_SEED)
         elif self._next_seed is not None:
             game_seed = self._next_seed
         else:
             game_seed = int(np.random.default_rng().integers(MAX_SEED))
         self._next_seed = int(derive_seed(np.array([game_seed], dtype=np.uint64))[0])
-        self._state = core.reset(self.rules, np.array([game_seed], dtype=np.uint64))
-        self.hands_played = 0
+        if saved is None:
+            state = core.reset(self.rules, np.array([game_seed], dtype=np.uint64))
+        self._state = state
+        self.hands_played = int(state.hand_no[0])
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
