@@ -25,10 +25,12 @@ import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
-from agents.base import ActBatch, make_agent
+from agents.base import Policy, make_agent
 from scopa_env import core
+from scopa_env.driver import Decision, play
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import margin_vs_best_other
 
 __all__ = [
     "TeacherData",
@@ -68,41 +70,45 @@ def collect_teacher_data(
     """Play ``num_hands`` hands (one hand per game, seeds ``seed, seed+1, ...``) with ``teacher`` in every seat."""
     rules = get_rules(rules)
     agent = make_agent(teacher, rules, seed=seed)
-    side_of = np.array(rules.seat_side)
-    chunks: list[tuple[Any, ...]] = []
-    for lo in range(0, num_hands, batch):
-        seeds = np.arange(seed + lo, seed + min(num_hands, lo + batch), dtype=np.uint64)
-        state = core.reset(rules, seeds)
-        b = seeds.size
-        obs_l, mask_l, act_l, game_l, side_l = [], [], [], [], []
-        margin = np.zeros((b, rules.num_sides), dtype=np.float32)
-        live = np.ones(b, dtype=np.bool_)
-        while live.any():
-            g = np.flatnonzero(live)
-            mask = core.legal_action_mask(rules, state)[g]
-            obs = core.observe(rules, state)[g]
-            acts = np.zeros(b, dtype=np.int64)
-            acts[g] = agent.act(ActBatch(rules, obs, mask, state, g))
-            obs_l.append(obs)
-            mask_l.append(mask)
-            act_l.append(acts[g])
-            game_l.append(g)
-            side_l.append(side_of[state.current[g]])
-            info = core.step(rules, state, acts, on_illegal="raise")
-            ended = np.flatnonzero(info.hand_over & live)
-            if ended.size:
-                pts = info.hand_points[ended, :, -1].astype(np.float32)
-                for s in range(rules.num_sides):  # own side's points minus the best other side's
-                    others = np.delete(pts, s, axis=1).max(axis=1)
-                    margin[ended, s] = pts[:, s] - others
-                live[ended] = False
-                state.phase[ended] = core.Phase.DONE
-                if progress is not None:
-                    progress(int(ended.size))
-        games = np.concatenate(game_l)
-        sides = np.concatenate(side_l)
-        chunks.append((np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l), margin[games, sides]))
+    chunks = [
+        _teacher_games(rules, agent, np.arange(seed + lo, seed + min(num_hands, lo + batch), dtype=np.uint64), progress)
+        for lo in range(0, num_hands, batch)
+    ]
     return TeacherData(*(np.concatenate([c[i] for c in chunks]) for i in range(4)))
+
+
+def _teacher_games(
+    rules: Rules, agent: Policy, seeds: npt.NDArray[np.uint64], progress: Callable[[int], None] | None
+) -> tuple[npt.NDArray[Any], ...]:
+    """(obs, mask, action, return) of every decision of one hand per seed, on the game driver.
+
+    The driver's decision hook captures each decision (observation, mask, action, the acting side) and its step
+    hook the hand margins of the games whose hand ended.
+    """
+    side_of = np.array(rules.seat_side)
+    b = seeds.size
+    obs_l, mask_l, act_l, game_l, side_l = [], [], [], [], []
+    margin = np.zeros((b, rules.num_sides), dtype=np.float32)
+
+    def capture(d: Decision) -> None:
+        obs_l.append(d.obs)
+        mask_l.append(d.mask)
+        act_l.append(d.actions)
+        game_l.append(d.games)
+        side_l.append(side_of[d.state.current[d.games]])
+
+    def hand_margins(state: core.State, info: core.StepInfo, finished: npt.NDArray[np.bool_]) -> None:
+        ended = np.flatnonzero(info.hand_over & finished)
+        if ended.size:  # own side's points minus the best other side's
+            margin[ended] = margin_vs_best_other(info.hand_points[ended, :, -1])
+            if progress is not None:
+                progress(int(ended.size))
+
+    lineups = np.zeros((b, rules.num_players), dtype=np.int64)
+    play(rules, [agent], lineups, seeds, mode="hands", on_decision=capture, after_step=hand_margins, observe=True)
+    games = np.concatenate(game_l)
+    sides = np.concatenate(side_l)
+    return np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l), margin[games, sides]
 
 
 def policy_heads(policy: Any, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

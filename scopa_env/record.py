@@ -10,14 +10,14 @@ and its game seed: the first 5 games of ``--games 20`` are the games of ``--game
 at once) only changes the speed. ``--out`` appears only once every game is written; an interrupted or failed run
 leaves the previous file (if any) untouched and no temporary file behind.
 
-Checking (``--check FILE``): every non-blank line must hold one record that replays on the reference engine
-(``scopa_env.reference.replay_record``). Beyond that, a line is rejected, with its number and the reason, when it is
-not UTF-8 text or not JSON (NaN, duplicate keys and nesting deeper than a record's are refused too), when a number
-is written as ``true``/``false`` or with a fraction (JSON booleans are not integers: ``"seat": true`` is not seat 1),
-when ``hands`` is empty, when it repeats an earlier line's record, and when its match is unfinished
-(``"winner": null``, e.g. a record cut after a hand or in the middle of one) without saying so. A record marks
-itself as deliberately unfinished with ``"unfinished": true`` (``RecordWriter`` writes it on every record of a
-match stopped before its end, like evaluate.py's one-hand games, and drops it when the match ends);
+Checking (``--check FILE``, done by ``scopa_env.record_check``): every non-blank line must hold one record that
+replays on the reference engine (``record_check.replay_record``). Beyond that, a line is rejected, with its number
+and the reason, when it is not UTF-8 text or not JSON (NaN, duplicate keys and nesting deeper than a record's are
+refused too), when a number is written as ``true``/``false`` or with a fraction (JSON booleans are not integers:
+``"seat": true`` is not seat 1), when ``hands`` is empty, when it repeats an earlier line's record, and when its
+match is unfinished (``"winner": null``, e.g. a record cut after a hand or in the middle of one) without saying so.
+A record marks itself as deliberately unfinished with ``"unfinished": true`` (``RecordWriter`` writes it on every
+record of a match stopped before its end, like evaluate.py's one-hand games, and drops it when the match ends);
 ``--allow-unfinished`` accepts unmarked unfinished records of a whole file (files from older versions or other
 tools). An empty file is an error too.
 
@@ -28,28 +28,30 @@ bad command line or a ``--check`` path that is not a records file (missing, a di
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from scopa_env import core
 from scopa_env.atomic import atomic_open
-from scopa_env.cards import format_card, format_cards
+from scopa_env.driver import play
+from scopa_env.policy import ActBatch, Policy, uniform_capture_picks, uniform_legal
+from scopa_env.record_check import RecordFileError, check_file
+from scopa_env.record_writer import RecordWriter, deals_from_deck
 from scopa_env.rules import Rules, get_rules, variant_names
-from scopa_env.scoring import POINT_FIELDS
 from scopa_env.shuffle import splitmix64
 
 __all__ = [
     "MAX_BATCH",
     "MAX_GAMES",
     "MAX_SEED",
+    "PerGameRandomAgent",
     "RecordFileError",
     "RecordWriter",
     "check_file",
@@ -64,10 +66,6 @@ MAX_GAMES = 100_000_000
 """The most games one ``--out`` file gets (a record is about 11 KB: this is about a terabyte)."""
 MAX_BATCH = 65_536
 """The most games ``play_random_records`` plays at once (more only costs memory)."""
-MAX_DEPTH = 16
-"""Deepest nesting of JSON arrays and objects a record line may have (a section-8 record needs 7)."""
-BOOL_KEYS = frozenset({"scopa", "unfinished"})
-"""The only record fields whose values are JSON booleans; a boolean anywhere else stands for a number."""
 AGENT_STREAM = 0x5C0BA
 """Mixed with each game seed to key that game's random decisions (kept apart from the deal's shuffles)."""
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -102,99 +100,6 @@ def _show_int(n: int) -> str:
         if k >= 2**32 and k & (k - 1) == 0:
             return f"2**{k.bit_length() - 1}{text}"
     return str(n)
-
-
-def deals_from_deck(rules: Rules, deck: npt.NDArray[np.integer], dealer: int) -> list[dict[str, Any]]:
-    """The ``deals`` list of a hand: what the dealing convention (``scopa_env.shuffle``) gives from ``deck``."""
-    n = rules.num_players
-    pos = rules.table_cards
-    out: list[dict[str, Any]] = []
-    for d, size in enumerate(rules.deal_sizes):
-        hands: list[list[str]] = [[] for _ in range(n)]
-        for j in range(n):
-            seat = (dealer + 1 + j) % n
-            hands[seat] = format_cards(deck[pos : pos + size].astype(np.int64), rules.deck)
-            pos += size
-        deal: dict[str, Any] = {"hands": hands}
-        if d == 0:
-            deal = {"table": format_cards(deck[: rules.table_cards].astype(np.int64), rules.deck), **deal}
-        out.append(deal)
-    return out
-
-
-class RecordWriter:
-    """Follows a batch of games step by step and builds one record per match.
-
-    Call ``start(state)`` after ``core.reset``, then ``observe(state, info)`` after every ``core.step`` (without
-    autoreset, or with it: finished records are then emitted before the game restarts). A record still in
-    ``records`` (its match not over) carries ``"unfinished": true``, so a caller that stops games early writes
-    records that ``--check`` accepts as deliberately unfinished; the key is dropped when the match ends.
-    """
-
-    def __init__(self, rules: Rules) -> None:
-        self.rules = rules
-        self.records: list[dict[str, Any] | None] = []
-        self.finished: list[dict[str, Any]] = []
-
-    def _new_record(self, state: core.State, g: int) -> dict[str, Any]:
-        return {
-            "variant": self.rules.name,
-            "seed": int(state.seed[g]),
-            "players": self.rules.num_players,
-            "sides": [list(s) for s in self.rules.sides],
-            "target": self.rules.target,
-            "hands": [],
-            "winner": None,
-            "unfinished": True,
-        }
-
-    def _new_hand(self, state: core.State, g: int) -> None:
-        rec = self.records[g]
-        assert rec is not None
-        dealer = int(state.dealer[g])
-        rec["hands"].append(
-            {"dealer": dealer, "deals": deals_from_deck(self.rules, state.deck[g], dealer), "knocks": [], "moves": []}
-        )
-
-    def start(self, state: core.State) -> None:
-        self.records = [self._new_record(state, g) for g in range(state.batch_size)]
-        for g in range(state.batch_size):
-            self._new_hand(state, g)
-
-    def observe(self, state: core.State, info: core.StepInfo) -> list[dict[str, Any]]:
-        """Record one step; returns the records of matches that ended in it."""
-        deck = self.rules.deck
-        ended: list[dict[str, Any]] = []
-        for g in np.flatnonzero(info.move_done | info.new_hand | info.hand_over).tolist():
-            rec = self.records[g]
-            assert rec is not None
-            hand = rec["hands"][-1]
-            if info.move_done[g]:
-                hand["moves"].append(
-                    {
-                        "seat": int(info.seat[g]),
-                        "card": format_card(int(info.card[g]), deck),
-                        "capture": format_cards(info.capture[g], deck),
-                        "scopa": bool(info.scopa[g]),
-                    }
-                )
-            if info.hand_over[g]:
-                side = int(info.leftover_side[g])
-                hand["leftover"] = {"side": side if side >= 0 else None, "cards": format_cards(info.leftover[g], deck)}
-                hand["points"] = [
-                    {k: int(v) for k, v in zip(POINT_FIELDS, info.hand_points[g, s], strict=True)}
-                    for s in range(self.rules.num_sides)
-                ]
-                hand["scores"] = [int(x) for x in info.final_scores[g]]
-            if info.match_over[g]:
-                rec["winner"] = int(info.winner[g])
-                del rec["unfinished"]
-                ended.append(rec)
-                self.finished.append(rec)
-                self.records[g] = self._new_record(state, g) if info.reset[g] else None
-            if info.new_hand[g] and self.records[g] is not None:
-                self._new_hand(state, g)
-        return ended
 
 
 class _GameStreams:
@@ -240,39 +145,53 @@ def _check_play_args(games: int, seed: int, batch: int) -> None:
         raise ValueError(f"batch must be in 1..{MAX_BATCH}, got {batch}")
 
 
+class PerGameRandomAgent(Policy):
+    """``RandomAgent``'s draws (a uniform card, then a uniform capture) from each game's own random stream.
+
+    Built for the games of one batch (``seeds``, in the order of the state's games): row ``i`` of a batch draws
+    from the stream of game ``batch.games[i]``, so a game's decisions do not depend on which games share its
+    batch. ``seed`` does nothing: the streams are keyed by the game seeds.
+    """
+
+    name = "random"
+    needs_state = True
+    needs_obs = False
+
+    def __init__(self, rules: Rules | str, seeds: npt.NDArray[np.uint64]) -> None:
+        super().__init__(rules)
+        self.streams = _GameStreams(np.asarray(seeds, dtype=np.uint64))
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        if batch.state is None or batch.games is None:
+            raise ValueError("PerGameRandomAgent needs batch.state and batch.games (the per-game streams)")
+        g, mask = batch.games, batch.mask
+        chosen = uniform_legal(mask, self.streams.rows(g))
+        rows = np.flatnonzero(batch.state.phase[g] == core.Phase.CHOOSE)
+        if rows.size:
+            chosen[rows] = uniform_capture_picks(
+                batch.rules, batch.state, g[rows], mask[rows], self.streams.rows(g[rows])
+            )
+        return chosen
+
+
 def play_random_records(
     rules: Rules | str, games: int, seed: int, batch: int = 256, progress: bool = False
 ) -> Iterator[dict[str, Any]]:
     """Play ``games`` complete matches (seeds ``seed, seed+1, ...``) with uniformly random legal decisions.
 
-    Game ``i`` depends only on the rules and its seed ``seed + i``: its decisions come from its own random stream,
-    so neither ``games`` nor ``batch`` (games played at once) changes a record.
+    Game ``i`` depends only on the rules and its seed ``seed + i``: its decisions come from its own random stream
+    (``PerGameRandomAgent``), so neither ``games`` nor ``batch`` (games played at once) changes a record.
     """
-    from scopa_env.policy import uniform_capture_picks, uniform_legal
-
     rules = get_rules(rules)
     _check_play_args(games, seed, batch)
     bar = _progress(games, progress, "games")
     for lo in range(0, games, batch):
         seeds = np.array([seed + i for i in range(lo, min(games, lo + batch))], dtype=np.uint64)
-        streams = _GameStreams(seeds)
-        state = core.reset(rules, seeds)
-        writer = RecordWriter(rules)
-        writer.start(state)
-        while not state.done.all():
-            g = np.flatnonzero(~state.done)
-            mask = core.legal_action_mask(rules, state)[g]
-            actions = np.zeros(state.batch_size, dtype=np.int64)
-            # RandomAgent's draws (uniform card, then a uniform capture), from each game's own stream
-            chosen = uniform_legal(mask, streams.rows(g))
-            rows = np.flatnonzero(state.phase[g] == core.Phase.CHOOSE)
-            if rows.size:
-                chosen[rows] = uniform_capture_picks(rules, state, g[rows], mask[rows], streams.rows(g[rows]))
-            actions[g] = chosen
-            info = core.step(rules, state, actions)
-            ended = writer.observe(state, info)
-            bar(len(ended))
-        yield from sorted(writer.finished, key=lambda r: r["seed"])
+        lineups = np.zeros((seeds.size, rules.num_players), dtype=np.int64)
+        agent = PerGameRandomAgent(rules, seeds)
+        res = play(rules, [agent], lineups, seeds, mode="matches", record=True, on_step=bar, max_hands=None)
+        assert res.records is not None
+        yield from res.records
 
 
 def _progress(total: int, enabled: bool, unit: str) -> Callable[[int], None]:
@@ -284,159 +203,6 @@ def _progress(total: int, enabled: bool, unit: str) -> Callable[[int], None]:
         return lambda n: None
     bar = tqdm(total=total, unit=unit, file=sys.stderr)
     return lambda n: bar.update(n) if n else None
-
-
-# --------------------------------------------------------------------------------------------------- checking
-
-
-class RecordFileError(ValueError):
-    """A ``--check`` path that is not a records file at all: missing, a directory, unreadable or binary."""
-
-
-_SNIFF = 8192
-"""Bytes read from the start of a file to tell a binary file from a text one (a NUL byte means binary)."""
-_MAGIC = {b"\x1f\x8b": "gzip-compressed (decompress it first)", b"PK\x03\x04": "a zip archive (a checkpoint?)"}
-
-
-def _open_records(path: Path) -> BinaryIO:
-    """``path`` opened for reading in binary mode, or ``RecordFileError`` saying why it is not a records file."""
-    if "\0" in str(path):
-        raise RecordFileError(f"{str(path)!r} holds a NUL character, which no file name can hold")
-    if not path.exists():
-        raise RecordFileError(f"no such file {str(path)!r}; give the path of a .jsonl file of records")
-    if path.is_dir():
-        raise RecordFileError(f"{str(path)!r} is a directory; give the path of a .jsonl file of records inside it")
-    try:
-        f = open(path, "rb")  # the caller closes it
-        head = f.read(_SNIFF)
-        f.seek(0)
-    except OSError as e:
-        raise RecordFileError(f"cannot read {str(path)!r}: {e.strerror or e}") from None
-    for magic, what in _MAGIC.items():
-        if head.startswith(magic):
-            f.close()
-            raise RecordFileError(f"{str(path)!r} is {what}, not a .jsonl file of records")
-    if b"\0" in head:
-        f.close()
-        raise RecordFileError(f"{str(path)!r} is a binary file (it holds NUL bytes), not a .jsonl file of records")
-    return f
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key!r} appears twice in one object")
-        out[key] = value
-    return out
-
-
-def _parse_line(raw: bytes) -> tuple[Any, str | None]:
-    """The JSON value of one line, or ``(None, reason)``."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return None, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); a record line is JSON text"
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant), None
-    except json.JSONDecodeError as e:
-        return None, f"not valid JSON ({e.msg} at column {e.colno})"
-    except RecursionError:
-        return None, f"not a record: JSON nested too deeply to read (a record is at most {MAX_DEPTH} levels deep)"
-    except ValueError as e:  # duplicate keys, NaN / Infinity, integers of thousands of digits
-        return None, f"not valid JSON ({e})"
-
-
-def _check_values(record: dict[str, Any]) -> str | None:
-    """Nesting depth, and numbers that are whole numbers: no booleans (but for ``scopa``), no fractions."""
-    stack: list[tuple[Any, str, str, int]] = [(record, "record", "", 1)]
-    while stack:
-        value, where, key, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth > MAX_DEPTH:
-                return f"{where}: nested deeper than {MAX_DEPTH} levels; not a section-8 record"
-            children: list[tuple[Any, str, str, int]]
-            if isinstance(value, dict):
-                children = [(v, f"{where}.{k}", k, depth + 1) for k, v in value.items()]
-            else:
-                children = [(v, f"{where}[{i}]", key, depth + 1) for i, v in enumerate(value)]
-            stack.extend(reversed(children))  # the first problem in reading order is reported
-        elif isinstance(value, bool) and key not in BOOL_KEYS:
-            text = "true" if value else "false"
-            return f"{where}: {text} is a boolean where a number is expected (JSON true is not 1); write {int(value)}"
-        elif isinstance(value, float):
-            return f"{where}: {value!r} is not a whole number; records hold integers only"
-    return None
-
-
-def _check_record(record: Any, allow_unfinished: bool) -> str | None:
-    """Why ``record`` (one parsed line) is wrong, or None when it replays and is finished or marked unfinished."""
-    from scopa_env.reference import RecordError, replay_record
-
-    if not isinstance(record, dict):
-        return f"a record must be a JSON object, got {type(record).__name__}"
-    reason = _check_values(record)
-    if reason is not None:
-        return reason
-    hands = record.get("hands")
-    if isinstance(hands, list) and not hands:
-        return "record hands: empty; a record holds at least its first hand (the deals, and the moves played)"
-    mark = record.get("unfinished", False)
-    if mark is not True and mark is not False:
-        return f"record unfinished: true or left out, got {mark!r}"
-    if "unfinished" in record and mark is False:
-        return "record unfinished: false is not a mark; leave the key out for a finished match"
-    try:
-        replay_record(record)
-    except RecordError as e:
-        return str(e)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as e:
-        return f"malformed record ({type(e).__name__}: {e})"
-    winner = record["winner"]
-    if mark and winner is not None:
-        return f"record unfinished: marked true but the match is over (side {winner} won); drop the key"
-    if winner is None and not mark and not allow_unfinished:
-        played = cast(list[dict[str, Any]], hands)  # replay_record checked the hands
-        cut = "mid-hand" if played[-1].get("scores") is None else "after a complete hand"
-        return (
-            f"record winner: null, the match is unfinished ({len(played)} hand(s), cut {cut}); a truncated record? "
-            'A file of deliberately unfinished games marks them with "unfinished": true, or check it with '
-            "--allow-unfinished"
-        )
-    return None
-
-
-def check_file(path: str | Path, allow_unfinished: bool = False) -> tuple[int, str | None]:
-    """Replay every record of a ``.jsonl`` file with the reference engine.
-
-    Returns ``(number of records checked, None)`` or ``(line number, reason)`` for the first wrong line (line 0: the
-    file as a whole, e.g. it holds no record). ``allow_unfinished`` accepts unfinished matches (``"winner": null``)
-    that are not marked ``"unfinished": true``. Raises ``RecordFileError`` when ``path`` is not a records file.
-    """
-    count = 0
-    seen: dict[bytes, int] = {}
-    with _open_records(Path(path)) as f:
-        for lineno, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            record, reason = _parse_line(raw)
-            if reason is None:
-                reason = _check_record(record, allow_unfinished)
-            if reason is None:
-                digest = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).digest()
-                if digest in seen:
-                    reason = f"the same record as line {seen[digest]} (a duplicated line)"
-                seen.setdefault(digest, lineno)
-            if reason is not None:
-                return lineno, reason
-            count += 1
-    if count == 0:
-        return 0, "no records: the file is empty (or blank); a records file holds one JSON record per line"
-    return count, None
 
 
 # --------------------------------------------------------------------------------------------------- command line

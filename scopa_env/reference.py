@@ -13,7 +13,8 @@ Contents:
 - ``ReferenceGame``: a whole match with plain attributes; ``play`` applies one move.
 - ``observe(game, ...)``: the observation vector of one seat, block by block from the documented layout, so the
   differential tests check the core's ``observe`` too.
-- ``replay_record(record)``: checks a section-8 game record with no help from the core; raises ``RecordError``.
+
+The game-record checker (``scopa_env.record_check.replay_record``) replays records on this engine.
 
 Choices where RULES.md is silent (also in the module's tests):
 
@@ -31,18 +32,17 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scopa_env.cards import DECKS, Deck, Suit, format_card, parse_card
+from scopa_env.cards import DECKS, Deck, Suit, format_card
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.shuffle import first_dealer, shuffled_decks
 
 __all__ = [
     "MAX_REDEAL_ATTEMPTS",
     "POINT_KEYS",
-    "RecordError",
     "ReferenceGame",
     "captures",
     "deal_schedule",
@@ -53,7 +53,6 @@ __all__ = [
     "observe",
     "play_features",
     "receiving_order",
-    "replay_record",
     "score_hand",
 ]
 
@@ -542,273 +541,3 @@ def play_features(rules: Rules, table: Iterable[int]) -> list[float]:
         after = total + value if not options else total - sum(facts.value[c] for c in options[0])
         out += [float(bool(options)), float(scopa), float(any(deck.settebello in c for c in options)), after / 40.0]
     return out
-
-
-class RecordError(ValueError):
-    """A game record that breaks the rules or disagrees with its seed; the message says where and what."""
-
-
-def _require(cond: bool, message: str) -> None:
-    if not cond:
-        raise RecordError(message)
-
-
-def _field(obj: Any, key: str, where: str) -> Any:
-    _require(isinstance(obj, Mapping), f"{where}: expected an object, got {type(obj).__name__}")
-    _require(key in obj, f"{where}: missing field {key!r}")
-    return obj[key]
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _parse_list(cards: Any, deck: Deck, where: str) -> list[int]:
-    """Parse a list of card strings; a ``RecordError`` names the place and the bad card."""
-    _require(isinstance(cards, list), f"{where}: expected a list of cards, got {cards!r}")
-    out = []
-    for text in cards:
-        try:
-            out.append(parse_card(text, deck))
-        except (TypeError, ValueError) as err:
-            raise RecordError(f"{where}: {err}") from None
-    _require(len(set(out)) == len(out), f"{where}: a card is listed twice in {cards}")
-    return out
-
-
-def replay_record(record: Mapping[str, Any]) -> None:
-    """Check one RULES.md section-8 game record from scratch; raise ``RecordError`` on the first problem.
-
-    Checks the variant and its header fields; for every hand the dealer (first dealer drawn from the seed, then one
-    seat per hand), the deal schedule (table and packet sizes, every card at most once and the whole deck once a
-    hand is fully dealt, no void table), that the deals are the seed's (``shuffled_decks`` of this hand and the
-    right re-deal attempt), then every move (seat to act, card held, capture legal, scopa flag), the leftover, the
-    hand points and the cumulative scores; finally the winner (``null`` only for an unfinished match). Only the
-    last hand of an unfinished match may be incomplete (its leftover, points and scores then null or absent).
-    """
-    _require(isinstance(record, Mapping), f"record: expected a JSON object, got {type(record).__name__}")
-    variant = _field(record, "variant", "record")
-    try:
-        rules = get_rules(variant)
-    except (TypeError, ValueError) as err:
-        raise RecordError(f"record variant: {err}") from None
-    seed = _field(record, "seed", "record")
-    _require(
-        _is_int(seed) and -(2**63) <= seed < 2**64,
-        f"record seed: expected an integer in -2**63..2**64-1, got {seed!r}",
-    )
-    players = _field(record, "players", "record")
-    _require(players == rules.num_players, f"record players: {variant!r} has {rules.num_players}, got {players!r}")
-    sides = _field(record, "sides", "record")
-    expected_sides = [list(s) for s in rules.sides]
-    _require(sides == expected_sides, f"record sides: {variant!r} has {expected_sides}, got {sides!r}")
-    target = _field(record, "target", "record")
-    _require(target == rules.target, f"record target: {variant!r} plays to {rules.target}, got {target!r}")
-    hands = _field(record, "hands", "record")
-    _require(isinstance(hands, list), f"record hands: expected a list, got {type(hands).__name__}")
-    winner = _field(record, "winner", "record")
-
-    game = ReferenceGame(rules, seed)
-    for h, hand in enumerate(hands):
-        _require(
-            not game.done,
-            f"hand {h}: the match was already won by side {game.winner} after hand {h - 1} "
-            f"(scores {game.scores}, target {rules.target}); the record has {len(hands) - h} hand(s) too many",
-        )
-        complete = _replay_hand(rules, game, h, hand)
-        _require(
-            complete or h == len(hands) - 1,
-            f"hand {h}: incomplete ({len(hand['moves'])} moves) but further hands follow; only the last hand of an "
-            f"unfinished match may be incomplete",
-        )
-    if game.done:
-        _require(
-            winner == game.winner,
-            f"record winner: side {game.winner} won (scores {game.scores}, target {rules.target}), got {winner!r}",
-        )
-    else:
-        _require(
-            winner is None,
-            f"record winner: the match is unfinished (scores {game.scores}, target {rules.target}, no side strictly "
-            f"ahead at or above it) so winner must be null, got {winner!r}",
-        )
-
-
-def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> None:
-    """Schedule, each card once, no void table, and equality with the seed's deal of hand ``h``."""
-    deck, n = rules.deck, rules.num_players
-    _require(
-        isinstance(deals, list) and 1 <= len(deals) <= rules.num_deals,
-        f"hand {h} deals: expected a list of 1..{rules.num_deals} deals for {rules.name!r}, got {deals!r}",
-    )
-    seen: dict[int, str] = {}
-
-    def note(cards: list[int], where: str) -> None:
-        for c in cards:
-            _require(c not in seen, f"{where}: card {format_card(c, deck)} appears twice (also in {seen.get(c)})")
-            seen[c] = where
-
-    got_table: set[int] = set()
-    got_packets: list[list[set[int]]] = []
-    for d, deal in enumerate(deals):
-        where = f"hand {h} deal {d}"
-        if d == 0:
-            table = _parse_list(_field(deal, "table", where), deck, f"{where} table")
-            _require(
-                len(table) == rules.table_cards,
-                f"{where} table: {rules.name!r} lays {rules.table_cards} cards, got {len(table)}",
-            )
-            _require(
-                not is_void_table(rules, table),
-                f"{where} table: {_fmt(table, deck)} holds three or more kings, so the deal is void and must be "
-                f"redone ({rules.name!r})",
-            )
-            note(table, f"{where} table")
-            got_table = set(table)
-        else:
-            _require(isinstance(deal, Mapping), f"{where}: expected an object, got {type(deal).__name__}")
-            _require(
-                not deal.get("table"),
-                f"{where}: later deals go to the players only, never to the table; got table {deal.get('table')}",
-            )
-        packets = _field(deal, "hands", where)
-        _require(
-            isinstance(packets, list) and len(packets) == n,
-            f"{where} hands: expected one packet per seat ({n}), got {packets!r}",
-        )
-        got_packets.append([])
-        for seat, packet in enumerate(packets):
-            cards = _parse_list(packet, deck, f"{where} seat {seat}")
-            _require(
-                len(cards) == rules.deal_sizes[d],
-                f"{where} seat {seat}: {rules.name!r} deals {rules.deal_sizes[d]} cards here, got {len(cards)}",
-            )
-            note(cards, f"{where} seat {seat}")
-            got_packets[-1].append(set(cards))
-
-    def matches(order: list[int]) -> bool:
-        table, packets = deal_schedule(rules, order, dealer)
-        return set(table) == got_table and all(
-            [set(p) for p in packets[d]] == got_packets[d] for d in range(len(got_packets))
-        )
-
-    attempt, order = hand_deck(rules, seed, h)
-    if matches(order):
-        return
-    others = [a for a in range(MAX_REDEAL_ATTEMPTS) if a != attempt and matches(_shuffled(rules, seed, h, a))]
-    if others:
-        raise RecordError(
-            f"hand {h} deals: they are re-deal attempt {others[0]} of seed {seed}, but attempt {attempt} is the "
-            f"first one whose table is not void"
-        )
-    table, packets = deal_schedule(rules, order, dealer)
-    raise RecordError(
-        f"hand {h} deals: not the deal of seed {seed} (attempt {attempt}, dealer {dealer}): expected table "
-        f"{_fmt(table, deck)} and deal 0 {[_fmt(p, deck) for p in packets[0]]}, got table {_fmt(got_table, deck)} "
-        f"and deal 0 {[_fmt(p, deck) for p in got_packets[0]]}"
-    )
-
-
-def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
-    """Check and replay hand ``h`` on ``game``; return whether the hand was played to its end."""
-    deck = rules.deck
-    where = f"hand {h}"
-    dealer = _field(hand, "dealer", where)
-    if h == 0:
-        _require(
-            dealer == game.dealer,
-            f"{where} dealer: the first dealer drawn from seed {game.seed} is seat {game.dealer}, got {dealer!r}",
-        )
-    else:
-        _require(
-            dealer == game.dealer,
-            f"{where} dealer: the dealer moves one seat per hand, so seat {game.dealer}, got {dealer!r}",
-        )
-    deals = _field(hand, "deals", where)
-    _check_deals(rules, h, deals, game.dealer, game.seed)
-    knocks = hand.get("knocks", [])
-    _require(knocks == [], f"{where} knocks: knocking is a cirulla rule; {rules.name!r} has none, got {knocks!r}")
-    moves = _field(hand, "moves", where)
-    _require(isinstance(moves, list), f"{where} moves: expected a list, got {type(moves).__name__}")
-
-    result: dict[str, Any] | None = None
-    for i, move in enumerate(moves):
-        at = f"{where} move {i}"
-        _require(
-            result is None or not result["hand_over"],
-            f"{at}: the hand ended after move {i - 1} (every card played) but the record has {len(moves) - i} "
-            f"more move(s)",
-        )
-        seat = _field(move, "seat", at)
-        _require(seat == game.current, f"{at}: seat {game.current} is to act, got seat {seat!r}")
-        card_text = _field(move, "card", at)
-        try:
-            card = parse_card(card_text, deck)
-        except (TypeError, ValueError) as err:
-            raise RecordError(f"{at} card: {err}") from None
-        _require(
-            card in game.hands[seat],
-            f"{at}: seat {seat} does not hold {format_card(card, deck)} (hand {_fmt(game.hands[seat], deck)})",
-        )
-        capture = frozenset(_parse_list(_field(move, "capture", at), deck, f"{at} capture"))
-        legal = captures(rules, game.table, card)
-        if legal:
-            _require(
-                capture in legal,
-                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}; the legal "
-                f"captures are {[_fmt(c, deck) for c in legal]}",
-            )
-        else:
-            _require(
-                not capture,
-                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}; "
-                f"{format_card(card, deck)} captures nothing there and must be laid (capture [])",
-            )
-        scopa = _field(move, "scopa", at)
-        result = game.play(card, capture)
-        _require(
-            scopa is result["scopa"],
-            f"{at} scopa: expected {str(result['scopa']).lower()} for {_describe(card, capture, deck)}, got {scopa!r}",
-        )
-        if not result["hand_over"]:
-            dealt = game.deal_no + 1
-            _require(
-                dealt <= len(deals),
-                f"{at}: after this move deal {game.deal_no} is dealt but the record lists only {len(deals)} deal(s)",
-            )
-
-    if result is None or not result["hand_over"]:
-        dealt = game.deal_no + 1
-        _require(
-            len(deals) == dealt,
-            f"{where} deals: {dealt} deal(s) were dealt by the last recorded move, the record lists {len(deals)}",
-        )
-        for key in ("leftover", "points", "scores"):
-            _require(
-                hand.get(key) is None,
-                f"{where} {key}: the hand is incomplete ({len(moves)} moves) so it has no {key}, got {hand.get(key)!r}",
-            )
-        return False
-
-    leftover_side, leftover_cards = result["leftover"]
-    leftover = _field(hand, "leftover", where)
-    got_side = _field(leftover, "side", f"{where} leftover")
-    got_cards = frozenset(_parse_list(_field(leftover, "cards", f"{where} leftover"), deck, f"{where} leftover"))
-    _require(
-        got_side == leftover_side and got_cards == leftover_cards,
-        f"{where} leftover: expected side {leftover_side} with {_fmt(leftover_cards, deck)}, "
-        f"got side {got_side!r} with {_fmt(got_cards, deck)}",
-    )
-    points = _field(hand, "points", where)
-    _require(
-        isinstance(points, list) and len(points) == rules.num_sides,
-        f"{where} points: expected one dict per side ({rules.num_sides}), got {points!r}",
-    )
-    for side, (want, got) in enumerate(zip(result["hand_points"], points, strict=True)):
-        _require(
-            isinstance(got, Mapping) and dict(got) == want,
-            f"{where} points side {side}: expected {want}, got {got!r}",
-        )
-    scores = _field(hand, "scores", where)
-    _require(scores == game.scores, f"{where} scores: expected cumulative {game.scores}, got {scores!r}")
-    return True

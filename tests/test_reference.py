@@ -1,7 +1,8 @@
 """Tests of the plain reference engine (scopa_env/reference.py) against RULES.md.
 
 Hand-built positions draw the table in a comment; random games check invariants and round-trip their records
-through ``replay_record``; tampered records must be rejected with a message that says what is wrong.
+through the record checker (``scopa_env.record_check.replay_record``, which replays them on this engine); tampered
+records must be rejected with a message that says what is wrong.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ import numpy as np
 import pytest
 
 from scopa_env.cards import DECK52, Deck, format_card, parse_card, parse_cards
+from scopa_env.record_check import RecordError, replay_record
 from scopa_env.reference import (
-    RecordError,
     ReferenceGame,
     captures,
     deal_schedule,
     is_void_table,
     match_winner,
-    replay_record,
     score_hand,
 )
 from scopa_env.rules import VARIANTS, Rules, get_rules
