@@ -25,7 +25,7 @@ test-slow: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
 
 bench: $(STAMP)
-	$(PY) -m scopa_env.bench --variant classic --batch 4096 --seconds 10
+	$(PY) bench/env_speed.py --variant classic --batch 4096 --seconds 10
 
 lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .

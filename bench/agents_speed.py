@@ -26,7 +26,7 @@ import numpy.typing as npt  # noqa: E402
 
 from agents.arena import play  # noqa: E402
 from agents.base import ActBatch, Policy, make_agent  # noqa: E402
-from scopa_env.bench import MAX_BATCH, MAX_SEED  # noqa: E402
+from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 

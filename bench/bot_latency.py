@@ -37,8 +37,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agents.bot import Bot  # noqa: E402
+from scopa_bench.env_speed import MAX_SEED  # noqa: E402
 from scopa_env import core  # noqa: E402
-from scopa_env.bench import MAX_SEED  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
 

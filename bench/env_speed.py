@@ -1,6 +1,7 @@
 """Benchmark the batched core (random legal play, observation and mask included) against the reference engine.
 
-    python -m scopa_env.bench --variant classic --batch 4096 --seconds 10
+    python bench/env_speed.py --variant classic --batch 4096 --seconds 10     # make bench; also scopa-bench
+    python bench/env_speed.py --env vec --batch 1024                          # the SB3 vector env
 
 Prints a table, then one JSON line ``{"variant", "batch", "decisions_per_s", "games_per_s",
 "reference_decisions_per_s", ...}``. BLAS threads are pinned to one, so the core runs on one core.
@@ -33,7 +34,7 @@ from scopa_env import core  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 
-__all__ = ["bench_core", "bench_reference", "main"]
+__all__ = ["MAX_BATCH", "MAX_SEED", "bench_core", "bench_reference", "bench_vec_env", "command", "main"]
 
 
 def _random_legal(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
@@ -142,7 +143,7 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
     The learner plays uniformly random legal actions, with masks fetched as MaskablePPO does. Two opponents are
     timed: ``random`` (``scopa_env.policy.RandomAgent``, uniform over cards and then over whole captures, which
     costs it a Python loop per capture choice) and ``uniform-legal`` (uniform over the legal actions of every
-    decision, the random player of ``scopa_env.bench.bench_core``). ``seconds`` is split evenly between the two
+    decision, the random player of ``bench_core``). ``seconds`` is split evenly between the two
     envs and the core, in ``repeats`` interleaved windows each (so that a busy machine slows all three alike);
     rates are medians over the windows, and ``ratio_*`` = core decisions/s / learner steps/s (of the medians).
     """
@@ -193,8 +194,9 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m scopa_env.bench", description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str = "python bench/env_speed.py") -> int:
+    """Run the benchmark command line (``prog`` names it in messages); returns the exit status (2: bad input)."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
     p.add_argument("--batch", type=int_arg(1, MAX_BATCH), default=4096, help="games advanced per call (1..2**20)")
     p.add_argument("--seconds", type=_seconds(True), default=10.0, help="time spent on the core (split in 5 windows)")
@@ -229,6 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def command() -> int:
+    """The installed ``scopa-bench`` command."""
+    return main(prog="scopa-bench")
 
 
 def _run(rules: Rules, args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""The core benchmark: its random driver plays uniformly among legal actions, and the command prints its JSON."""
+"""The core benchmark (``bench/env_speed.py``, installed as ``scopa_bench.env_speed``): its random driver plays
+uniformly among legal actions, the command prints its JSON, and ``python -m scopa_env.bench`` still runs it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from scopa_env import bench
+from scopa_bench import env_speed as bench
 
 
 def test_random_driver_is_legal_and_uniform() -> None:
@@ -56,4 +57,18 @@ def test_bench_arguments_are_checked_up_front(
         bench.main(base + argv if "--env" not in argv else ["--seconds", "0.05", *argv])
     captured = capsys.readouterr()
     assert exit_info.value.code == 2 and captured.out == ""
-    assert captured.err.splitlines()[-1].startswith(f"python -m scopa_env.bench: error: {message}"), captured.err
+    assert captured.err.splitlines()[-1].startswith(f"python bench/env_speed.py: error: {message}"), captured.err
+
+
+def test_the_old_module_name_still_runs_the_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    from scopa_env import bench as old
+
+    assert (old.bench_core, old.bench_vec_env, old.MAX_BATCH) == (
+        bench.bench_core,
+        bench.bench_vec_env,
+        bench.MAX_BATCH,
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        old.main(["--batch", "0"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith("python -m scopa_env.bench: error: argument --batch")

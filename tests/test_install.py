@@ -47,3 +47,10 @@ def test_the_installed_copy_finds_its_configs_and_bots(installed: Path) -> None:
     out = _run(installed, sys.executable, "-c", code)
     assert out.stdout.split() == ["True", "True", "True"], out.stdout + out.stderr
     assert str(installed) in _run(installed, sys.executable, "-c", "import train; print(train.__file__)").stdout
+
+
+def test_the_benchmarks_are_installed_as_scopa_bench(installed: Path) -> None:
+    for module in ("scopa_bench.env_speed", "scopa_env.bench"):  # the old name stays as a shim
+        out = _run(installed, sys.executable, "-m", module, "--help")
+        assert out.returncode == 0 and out.stdout.startswith("usage:"), out.stderr
+    assert (installed / "scopa_bench" / "agents_speed.py").is_file()
