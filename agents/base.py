@@ -11,6 +11,9 @@ Agents are built from short spec strings so that every command-line tool accepts
     make_agent("random", "classic", seed=0)
     make_agent("pimc:worlds=12,depth=5", "classic")
     make_agent("runs/classic__default__0__.../best.zip", "classic")
+
+Any agent also plays in another library's loop: ``act_env(agent, env)`` gives its action in a Scopa env (AEC,
+parallel or Gymnasium; ``scopa_env.interop``, re-exported here), ``act_observation`` for an observation alone.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scopa_env.interop import act_env, act_observation
 from scopa_env.policy import ActBatch, Policy, any_needs_obs, set_spec_resolver
 from scopa_env.rules import Rules, get_rules
 
@@ -26,6 +30,8 @@ __all__ = [
     "ActBatch",
     "AgentSpecError",
     "Policy",
+    "act_env",
+    "act_observation",
     "any_needs_obs",
     "make_agent",
     "parse_spec",

@@ -5,7 +5,7 @@
 |--------------------|-----------------------------------------------------------------|
 | Creation           | `scopa_v0.env(variant="classic")`, or `scopa_v0.raw_env(...)`   |
 | Actions            | Discrete                                                        |
-| Parallel API       | No (turn-based; one seat acts at a time)                        |
+| Parallel API       | Yes: `scopa_v0.parallel_env(...)` (turn-based: one agent acts per step) |
 | Manual Control     | No                                                              |
 | Agents             | `agents = ["player_0", ..., "player_{N-1}"]`                    |
 | Agents             | N = 2..8, by variant (`scopa_env.rules.VARIANTS`)               |
@@ -132,9 +132,18 @@ piles and the scores, with suit symbols) or `"human"` (prints that picture after
 `max_hands`: truncate an undecided match after this many hands.
 
 `reset(seed=s)` plays the game whose deals are fixed by seed `s` (`scopa_env.shuffle`); a later `reset()` without a
-seed plays the next game of the same seed chain (`shuffle.derive_seed`), so a seeded env is reproducible. The game's
+seed plays the next game of the same seed chain (`shuffle.derive_seed`), so a seeded env is reproducible.
+`reset(options={"state": saved})` starts from a position saved with `scopa_env.state_io.state_to_json`. The game's
 seed fixes every hidden card (the other hands, the stock order), so it stays inside the env: no `infos` entry and no
 public attribute holds it, nor the game state (`infos` are empty dicts).
+
+## Parallel API
+
+`scopa_v0.parallel_env(variant=..., render_mode=None, reward="match", max_hands=100, illegal="terminate")` is the
+same game as a PettingZoo `ParallelEnv` (`scopa_env.parallel`): each `step(actions)` plays the action of the agent
+to act, the one whose `action_mask` has ones; the other agents get all-zero masks and their actions are ignored.
+The masks are also in `infos[agent]["action_mask"]`. An illegal action ends the match with -1 for its agent
+(`illegal="raise"` raises instead).
 
 ## Version History
 
