@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scopa_env.interop import act_env, act_observation
 from scopa_env.policy import ActBatch, Policy, any_needs_obs, set_spec_resolver
 from scopa_env.rules import Rules, get_rules
 
@@ -186,6 +185,24 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
         ) from None
     agent.name = spec
     return agent
+
+
+def act_env(policy: Policy, env: Any, agent: str | None = None) -> Any:
+    """``policy``'s action in a Scopa env (AEC, parallel, Gymnasium or vector): ``scopa_env.interop.act_env``.
+
+    Build the agent once (``make_agent(spec, variant, seed)``) and call this at each of its turns; the agent reads
+    its own game's state inside the env, the caller gets the action only.
+    """
+    from scopa_env.interop import act_env as _act_env  # the env faces load only when an agent plays in one
+
+    return _act_env(policy, env, agent)
+
+
+def act_observation(policy: Policy, rules: Rules | str, obs: Any, mask: Any = None) -> Any:
+    """``policy``'s action for an observation alone (state-free agents): ``scopa_env.interop.act_observation``."""
+    from scopa_env.interop import act_observation as _act_observation
+
+    return _act_observation(policy, rules, obs, mask)
 
 
 set_spec_resolver(make_agent)  # the envs (scopa_env) build policies from spec strings through it
