@@ -408,6 +408,32 @@ def test_cli_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert not (out / "ratings.png").exists()
 
 
+def test_an_option_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in (
+        (["--seed", "1", "--seed", "2"], "argument --seed: got --seed twice"),
+        (["--agents", "random", "--agents", "greedy"], "argument --agents: got --agents twice"),
+        (["--hands", "5", "--hands", "6"], "argument --hands: got --hands twice"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            evaluate.main(argv)
+        assert e.value.code == 2
+        assert f"evaluate.py: error: {message}; give it once" in capsys.readouterr().err
+    args = evaluate.build_parser().parse_args(["--plugin", "a", "--plugin", "b"])  # --plugin adds up, by design
+    assert args.plugins == ["a", "b"]
+
+
+def test_config_file_and_options_build_the_config_in_one_checked_step(tmp_path: Path) -> None:
+    conf = tmp_path / "eval.yaml"
+    conf.write_text("agents: [random, greedy]\nsprt: '0,20'\nseed: 3\n")
+    args = evaluate.build_parser().parse_args(["--config", str(conf), "--seed", "4", "--gauntlet", "expert"])
+    c = evaluate.config_from_args(args)
+    assert (c.agents, c.sprt, c.seed, c.gauntlet) == (["random", "greedy"], (0.0, 20.0), 4, "expert")
+    assert c == EvalConfig.from_dict({"agents": ["random", "greedy"], "sprt": [0, 20], "seed": 4, "gauntlet": "expert"})
+    conf.write_text("agents: [random, greedy]\nseed: -1\n")  # the file's own error, even with --seed given
+    with pytest.raises(tournament.TournamentError, match=rf"^config file {re.escape(str(conf))}: seed: got -1"):
+        evaluate.config_from_args(evaluate.build_parser().parse_args(["--config", str(conf), "--seed", "4"]))
+
+
 def test_cli_config_file_and_overrides(tmp_path: Path) -> None:
     conf = tmp_path / "eval.yaml"
     conf.write_text("variant: classic\nagents: [random, _t_lowest]\nbootstrap: 10\nbatch: 5\nworkers: 1\n")

@@ -119,6 +119,42 @@ def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, ma
         train.load_config(p)
 
 
+def test_field_docs_come_from_the_fields_not_the_source() -> None:
+    from agents.config import field_docs
+
+    for f in dataclasses.fields(train.TrainConfig):
+        assert f.metadata["doc"] and field_docs(train.TrainConfig)[f.name] == " ".join(f.metadata["doc"].split())
+
+
+def test_help_works_under_a_profiler() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "cProfile", str(ROOT / "train.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and out.stdout.startswith("usage: train.py"), out.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seed", "1", "--seed", "2"], "argument --seed: got --seed twice"),
+        (["--progress", "--no-progress"], "argument --no-progress: got both --progress and --no-progress"),
+        (["--net-arch", "8", "--net-arch", "16"], "argument --net-arch: got --net-arch twice"),
+        (["--config", "smoke", "--config", "strong"], "argument --config: got --config twice"),
+    ],
+)
+def test_an_option_given_twice_is_refused(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        train.main([*argv, "--print-config"])
+    assert e.value.code == 2
+    assert f"train.py: error: {message}; give it once" in capsys.readouterr().err
+
+
 def test_help_lists_every_option(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         train.main(["--help"])
