@@ -33,6 +33,7 @@ import numpy.typing as npt
 from agents.base import ActBatch, make_agent
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
+from scopa_env.driver import decide
 from scopa_env.record import MAX_SEED, int_arg
 from scopa_env.render import pretty_card, pretty_cards, render_text
 from scopa_env.rules import Rules, get_rules, variant_names
@@ -62,6 +63,8 @@ SHIPPED_BOTS = Path(__file__).resolve().parent / "bots"
 MODEL_CARD = "model_card.json"
 DEFAULT_FALLBACKS = ("expert", "greedy", "random")
 """Opponent specs tried in order when the variant has no shipped bot."""
+_ONE_SEAT = np.zeros(1, dtype=np.int64)
+"""The ``actor`` of ``scopa_env.driver.decide`` for the one game of a match: the one agent asked (index 0)."""
 HINT_SEED = 12345
 """Seed of the separate agent instance that gives hints (so hints never change the opponents' random draws)."""
 
@@ -379,10 +382,7 @@ class Match:
         """The whole move ``agent`` would make for the acting seat, played out on a copy of the game."""
         st = self.state.copy()
         while True:
-            batch = ActBatch(
-                self.rules, core.observe(self.rules, st), core.legal_action_mask(self.rules, st), st, np.array([0])
-            )
-            info = core.step(self.rules, st, np.asarray(agent.act(batch), dtype=np.int64).reshape(1))
+            info = core.step(self.rules, st, decide(self.rules, st, [agent], _ONE_SEAT))
             if info.move_done[0]:
                 return int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0]))
 
@@ -471,8 +471,7 @@ class Match:
         agent = self.seat_agents[seat]
         while True:
             mask = core.legal_action_mask(self.rules, self.state)
-            batch = ActBatch(self.rules, core.observe(self.rules, self.state), mask, self.state, np.array([0]))
-            action = np.asarray(agent.act(batch), dtype=np.int64).reshape(1)
+            action = decide(self.rules, self.state, [agent], _ONE_SEAT)
             if not (0 <= action[0] < mask.shape[1] and mask[0, action[0]]):
                 legal = np.flatnonzero(mask[0])
                 self.term.say(

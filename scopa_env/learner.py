@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env import core
-from scopa_env.policy import ActBatch, Policy, any_needs_obs, resolve_policy
+from scopa_env.driver import decide
+from scopa_env.policy import Policy, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other
 from scopa_env.shuffle import derive_seed
@@ -215,7 +216,6 @@ class LearnerGames:
                 )
             self._partner = self._register(_as_policy(partner, rules, "partner"))
         self._ar = np.arange(b)
-        self._no_obs = np.zeros((b, 0), dtype=np.float32)  # for policies that never read observations
         self.state = core.reset(rules, np.arange(b, dtype=np.uint64))
         self.seat_actor = np.zeros((b, n), dtype=np.int32)
         """(B, N) who plays each seat: -1 the learner, else an index in the actor registry."""
@@ -424,7 +424,8 @@ class LearnerGames:
     def _play_others(self) -> None:
         """Let opponents and a policy partner act until every game is at a learner decision or finished.
 
-        Each round, every game where another seat is to act takes one decision (one policy call per policy).
+        Each round, every game where another seat is to act takes one decision (``scopa_env.driver.decide``: one
+        policy call per policy, observations only if one of them reads them, every answer checked).
         Episodes that ended in the learner's move are restarted together with those that end in the first round
         (one restart instead of two; their new games' first moves join the second round).
         """
@@ -445,68 +446,20 @@ class LearnerGames:
                 continue
             rounds += 1
             rows = np.flatnonzero(need)
-            want_obs = self._needs_obs(actor[rows])
             if 2 * rows.size >= self.num_games:
                 # Most games: step the whole state; the others get the out-of-range action -1, which the core
                 # reports as illegal and leaves unchanged (cheaper than copying the rows out and back).
                 full = rows.size == self.num_games
-                mask = core.legal_action_mask(rules, self.state)
-                obs = core.observe(rules, self.state) if want_obs else self._no_obs
-                if not full:
-                    mask = mask[rows]
-                    obs = obs[rows] if want_obs else obs
                 acts = np.full(self.num_games, -1, dtype=np.int64)
-                acts[rows] = self._policy_actions(actor[rows], self.state, rows, obs, mask)
+                acts[rows] = decide(rules, self.state, self._actors, actor[rows], rows, check=True)
                 info = core.step(rules, self.state, acts, on_illegal="raise" if full else "report")
                 self._account(None, info)
             else:
                 sub = _take(self.state, rows)
-                obs = core.observe(rules, sub) if want_obs else self._no_obs
-                mask = core.legal_action_mask(rules, sub)
-                acts = self._policy_actions(actor[rows], sub, np.arange(rows.size), obs, mask)
+                acts = decide(rules, sub, self._actors, actor[rows], check=True)
                 info = core.step(rules, sub, acts)
                 self.state.put(rows, sub)
                 self._account(rows, info)
-
-    def _needs_obs(self, actor: npt.NDArray[np.int32]) -> bool:
-        """Whether any of the policies ``actor`` reads observations (rule-based agents do not)."""
-        return any_needs_obs(self._actors[int(k)] for k in np.unique(actor))
-
-    def _policy_actions(
-        self,
-        actor: npt.NDArray[np.int32],
-        state: core.State,
-        games: npt.NDArray[np.intp],
-        obs: npt.NDArray[np.float32],
-        mask: npt.NDArray[np.bool_],
-    ) -> npt.NDArray[np.int64]:
-        """(n,) actions of the policies ``actor[i]`` for games ``games[i]`` of ``state``, one call per policy."""
-        acts = np.empty(actor.size, dtype=np.int64)
-        first = int(actor[0])
-        groups = [(first, None)] if (actor == first).all() else [(int(k), actor == k) for k in np.unique(actor)]
-        for k, sel in groups:
-            policy = self._actors[k]
-            assert policy is not None, "a game refers to a released policy"
-            rows = np.arange(actor.size) if sel is None else np.flatnonzero(sel)
-            if sel is None:
-                batch = ActBatch(self.rules, obs if obs.shape[1] else obs[: rows.size], mask, state, games)
-            else:
-                batch = ActBatch(
-                    self.rules, obs[sel] if obs.shape[1] else obs[: rows.size], mask[sel], state, games[sel]
-                )
-            out = np.asarray(policy.act(batch))
-            if out.shape != (rows.size,):
-                raise ValueError(f"policy {policy!r} returned actions of shape {out.shape} for {rows.size} rows")
-            ok = (out >= 0) & (out < mask.shape[1])
-            ok &= mask[rows, np.where(ok, out, 0)]
-            if not ok.all():
-                i = int(np.flatnonzero(~ok)[0])
-                raise core.IllegalActionError(
-                    f"policy {policy!r} chose the illegal action {int(out[i])}; legal actions were "
-                    f"{np.flatnonzero(mask[rows[i]]).tolist()} (a Policy must return one legal action per row)"
-                )
-            acts[rows] = out
-        return acts
 
     def _account(self, rows: npt.NDArray[np.intp] | None, info: core.StepInfo) -> None:
         """Rewards and episode ends from one core step over ``rows`` (None: all games)."""
