@@ -130,7 +130,7 @@ class parallel_env(ParallelEnv, EzPickle):  # type: ignore[type-arg]
             truncations = dict.fromkeys(live, False)
         if any(terminations.values()) or any(truncations.values()):
             self.agents = []
-        obs = self._observe(live, over=illegal)
+        obs = self._observe(live, over=not self.agents)
         infos = self._infos(obs)
         if illegal:
             infos[actor]["illegal_action"] = True
@@ -154,7 +154,7 @@ class parallel_env(ParallelEnv, EzPickle):  # type: ignore[type-arg]
 
     def _observe(self, agents: list[str], over: bool = False) -> dict[str, Obs]:
         obs = {a: self._aec.observe(a) for a in agents}
-        if over:  # a match ended by an illegal action: nobody is to act
+        if over:  # the match has ended (won, truncated or by an illegal action): nobody is to act
             for o in obs.values():
                 o["action_mask"] = np.zeros_like(o["action_mask"])
         return obs
