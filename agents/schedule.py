@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import re
 import signal
 import sys
@@ -27,6 +26,7 @@ import numpy.typing as npt
 from agents.arena import GameResults, play
 from agents.base import Policy
 from agents.entries import AgentEntry, build_agent, import_plugins
+from agents.threads import THREAD_VARS, pin_blas_threads, restore_threads
 from agents.tournament_errors import TournamentError
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
@@ -256,8 +256,6 @@ def play_task(
 _WORKER: dict[str, Any] = {}
 """State of a worker process: rules, agent entries, seed, mode and the agents built so far (by entry index)."""
 
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-"""Environment variables that pin BLAS / OpenMP thread pools; workers run with each set to 1."""
 
 _WORKER_BLOCKED = {getattr(signal, n) for n in ("SIGINT", "SIGHUP") if hasattr(signal, n)}
 """Signals blocked while worker processes are started (a started process inherits the block until it ignores them)."""
@@ -276,8 +274,7 @@ def _worker_signals_blocked() -> Iterator[None]:
 
 
 def _single_thread_env() -> None:
-    for var in THREAD_VARS:
-        os.environ[var] = "1"
+    pin_blas_threads(force=True)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 
@@ -361,8 +358,7 @@ class TaskRunner:
             # Workers start on demand while tasks are submitted; they must inherit single-threaded BLAS / OpenMP
             # settings (numpy loads BLAS before any initializer runs, and busy BLAS threads of several workers
             # fight over the cores). The parent's own libraries are loaded already, so this does not affect it.
-            self.saved_env = {v: os.environ.get(v) for v in THREAD_VARS}
-            os.environ.update({v: "1" for v in THREAD_VARS})
+            self.saved_env = pin_blas_threads(force=True)
 
             self.pool = ProcessPoolExecutor(
                 max_workers=self.workers,
@@ -383,11 +379,7 @@ class TaskRunner:
                     with contextlib.suppress(Exception):
                         proc.join(timeout=10)
             self.pool.shutdown(wait=True, cancel_futures=True)
-            for var, value in self.saved_env.items():
-                if value is None:
-                    os.environ.pop(var, None)
-                else:
-                    os.environ[var] = value
+            restore_threads(self.saved_env)
 
     def run(self, tasks: Sequence[Task]) -> Iterator[TaskResult]:
         record = self.record

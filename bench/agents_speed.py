@@ -11,10 +11,9 @@ is played; a bad one exits with status 2 and one ``python bench/agents_speed.py:
 
 from __future__ import annotations
 
-import os
+from agents.threads import pin_blas_threads
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
 
 import argparse  # noqa: E402
 import json  # noqa: E402

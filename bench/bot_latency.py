@@ -15,26 +15,27 @@ on both backends) before the process is pinned or anything is timed; a bad one e
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from agents.threads import pin_blas_threads  # noqa: E402
+
+pin_blas_threads(force=True)  # before numpy loads: one BLAS / OpenMP thread, whatever the environment says
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from agents.bot import Bot  # noqa: E402
 from scopa_bench.env_speed import MAX_SEED  # noqa: E402
