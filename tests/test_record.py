@@ -144,11 +144,11 @@ def test_check_rejects_an_unfinished_match_unless_it_is_marked(tmp_path, finishe
 
 
 def test_records_of_matches_stopped_early_are_marked_unfinished(tmp_path):
-    from agents.arena import play as arena_play
-    from agents.random_agent import RandomAgent
+    from scopa_env.driver import play
+    from scopa_env.policy import RandomAgent
 
     rules = VARIANTS["classic"]
-    res = arena_play(rules, [RandomAgent(rules, 0)], np.zeros((3, 2), np.int64), [5, 6, 7], mode="hands", record=True)
+    res = play(rules, [RandomAgent(rules, 0)], np.zeros((3, 2), np.int64), [5, 6, 7], mode="hands", record=True)
     assert res.records is not None and all(r["unfinished"] is True and r["winner"] is None for r in res.records)
     path = tmp_path / "hands.jsonl"
     _write(path, *res.records)
