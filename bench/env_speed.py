@@ -13,9 +13,10 @@ legal moves, the move: ``reference_decisions_per_s``, ``speedup``), and rules on
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+import os
 
-pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
