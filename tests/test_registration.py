@@ -92,3 +92,16 @@ def test_importing_the_package_registers_without_heavy_imports() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+DOC_BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "ecosystem.md").read_text(encoding="utf-8"), re.S)
+
+
+def test_ecosystem_doc_has_examples() -> None:
+    assert len(DOC_BLOCKS) >= 4
+
+
+@pytest.mark.parametrize("index", range(len(DOC_BLOCKS)))
+def test_ecosystem_doc_example_runs(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the examples name agents/bots/classic relative to the repository
+    exec(compile(DOC_BLOCKS[index], f"docs/ecosystem.md[python block {index}]", "exec"), {"__name__": "__doc__"})
