@@ -59,7 +59,8 @@ __all__ = [
 POINT_KEYS = (*CATEGORIES, "total")
 """Keys of one side's hand-points dict: the categories, then their sum."""
 MAX_REDEAL_ATTEMPTS = 10
-"""Re-deal attempts ``replay_record`` tries when it explains a record whose deal matches no expected one."""
+"""Re-deal attempts the record checker (``scopa_env.record_check.replay_record``) tries when it explains a record
+whose deal matches no expected one."""
 
 Move = tuple[int, frozenset[int]]
 """(card played, cards captured); a lay captures the empty set."""
