@@ -16,10 +16,9 @@ Exit status: 0 done; 2 bad input, with a message saying how to fix it; 128 + N w
 
 from __future__ import annotations
 
-import os
+from agents.threads import pin_blas_threads
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")  # before numpy loads: one BLAS thread per process (workers do the parallelism)
+pin_blas_threads()  # before numpy loads: one BLAS thread per process (the workers do the parallelism)
 
 import argparse  # noqa: E402
 import sys  # noqa: E402

@@ -38,7 +38,7 @@ the stock order), so no ``info`` carries it (nor any other hidden state): ``Scop
 ``learner_seat``) plus SB3's ``terminal_observation`` (the learner's own view) and ``TimeLimit.truncated``.
 ``get_attr`` gives ``learner_seat``, ``learner_side`` and ``opponent`` per game, never the seeds.
 
-Benchmark: ``python -m scopa_env.bench --env vec --batch 1024`` (``scopa_env.bench.bench_vec_env``).
+Benchmark: ``python bench/env_speed.py --env vec --batch 1024`` (``scopa_bench.env_speed.bench_vec_env``).
 """
 
 from __future__ import annotations

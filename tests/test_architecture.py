@@ -16,12 +16,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("scopa_env", "agents")
 
 
+TOOLS = {"scopa_bench": ROOT / "bench", "train": ROOT / "train.py", "evaluate": ROOT / "evaluate.py"}
+"""The top layer: the benchmarks (installed as ``scopa_bench``) and the two scripts."""
+
+
 def _modules() -> dict[str, Path]:
     out = {}
     for pkg in PACKAGES:
         for path in sorted((ROOT / pkg).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    for name, path in TOOLS.items():
+        if path.is_dir():
+            out.update({f"{name}.{p.stem}" if p.stem != "__init__" else name: p for p in sorted(path.glob("*.py"))})
+        else:
             out[name] = path
     return out
 
@@ -59,6 +68,17 @@ def test_the_env_layer_never_imports_agents() -> None:
     upward = {m: sorted(d for d in deps if d.split(".")[0] == "agents") for m, deps in _graph().items()}
     upward = {m: d for m, d in upward.items() if m.startswith("scopa_env") and d}
     assert not upward, f"scopa_env modules importing agents: {upward}"
+
+
+def test_no_library_module_imports_the_tools() -> None:
+    tools = tuple(TOOLS)
+    upward = {
+        m: sorted(d for d in deps if d.split(".")[0] in tools)
+        for m, deps in _graph().items()
+        if m.split(".")[0] in PACKAGES
+    }
+    upward = {m: d for m, d in upward.items() if d}
+    assert not upward, f"scopa_env / agents modules importing train, evaluate or the benchmarks: {upward}"
 
 
 def test_every_env_module_imports_with_agents_blocked() -> None:

@@ -1,5 +1,5 @@
 """The core benchmark (``bench/env_speed.py``, installed as ``scopa_bench.env_speed``): its random driver plays
-uniformly among legal actions, the command prints its JSON, and ``python -m scopa_env.bench`` still runs it."""
+uniformly among legal actions, the command prints its JSON."""
 
 from __future__ import annotations
 
@@ -58,17 +58,3 @@ def test_bench_arguments_are_checked_up_front(
     captured = capsys.readouterr()
     assert exit_info.value.code == 2 and captured.out == ""
     assert captured.err.splitlines()[-1].startswith(f"python bench/env_speed.py: error: {message}"), captured.err
-
-
-def test_the_old_module_name_still_runs_the_bench(capsys: pytest.CaptureFixture[str]) -> None:
-    from scopa_env import bench as old
-
-    assert (old.bench_core, old.bench_vec_env, old.MAX_BATCH) == (
-        bench.bench_core,
-        bench.bench_vec_env,
-        bench.MAX_BATCH,
-    )
-    with pytest.raises(SystemExit) as exit_info:
-        old.main(["--batch", "0"])
-    assert exit_info.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1].startswith("python -m scopa_env.bench: error: argument --batch")

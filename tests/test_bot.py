@@ -242,7 +242,8 @@ for prefer in ("onnx", "numpy"):
     p = bot.probs(core.observe("classic", state), core.legal_action_mask("classic", state))
     print(prefer, bot.backend, a, round(float(p.sum()), 4))
 make_bot_policy("classic", 0, path={str(bot_dir)!r})
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "gymnasium"))
+# (gymnasium may load: import scopa_env registers the Gymnasium ids; it is light and a core dependency)
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "pettingzoo"))
 print("heavy:", heavy)
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -1,4 +1,4 @@
-"""Fuzz the command lines of ``scopa_env.record``, ``agents.play`` and ``scopa_env.bench``, and ``record --check``.
+"""Fuzz the command lines of ``scopa_env.record``, ``agents.play`` and ``bench/env_speed.py``, and ``record --check``.
 
 Each case calls a ``main(argv)`` in-process with one malformed argument on an otherwise valid command line and
 expects argparse's convention: exit status 2, nothing on stdout, and stderr ending in the one line
@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from agents import play
-from scopa_env import bench, record
+from scopa_bench import env_speed as bench
+from scopa_env import record
 
 BAD_INTS = [
     "-1",
@@ -276,7 +277,7 @@ def test_play_run_reports_a_bad_config_in_one_line() -> None:
 
 # --------------------------------------------------------------------------------------------------- bench
 
-BENCH_PROG = "python -m scopa_env.bench"
+BENCH_PROG = "python bench/env_speed.py"
 BAD_SECONDS = ["-1", "nan", "inf", "-inf", "1e400", "abc", "", "1s", "\x00"]
 
 

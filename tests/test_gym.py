@@ -14,8 +14,8 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from agents.base import ActBatch, Policy
+from scopa_bench.env_speed import bench_vec_env
 from scopa_env import core, scopa_v0
-from scopa_env.bench import bench_vec_env
 from scopa_env.gym import ScopaEnv, ScopaVecEnv
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.shuffle import derive_seed

@@ -50,7 +50,7 @@ def test_the_installed_copy_finds_its_configs_and_bots(installed: Path) -> None:
 
 
 def test_the_benchmarks_are_installed_as_scopa_bench(installed: Path) -> None:
-    for module in ("scopa_bench.env_speed", "scopa_env.bench"):  # the old name stays as a shim
+    for module in ("scopa_bench.env_speed",):
         out = _run(installed, sys.executable, "-m", module, "--help")
         assert out.returncode == 0 and out.stdout.startswith("usage:"), out.stderr
     assert (installed / "scopa_bench" / "agents_speed.py").is_file()
