@@ -415,7 +415,7 @@ def export_checkpoint(
     """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
 
     ``endgame``: the plies of open end game that the bot solves exactly unless its spec says otherwise (the card's
-    ``"endgame"``; default: the checkpoint's, i.e. its run's ``exact_endgame``, 0 for older checkpoints).
+    ``"endgame"``; default: the checkpoint's, i.e. its run's ``endgame``, 0 for older checkpoints).
     Arguments are checked first (``check_arguments``: ``ExportArgumentError``, a ``ValueError``), before any work.
 
     The checkpoint is read with ``agents.neural`` (its ``scopa_meta.json`` gives the variant, observation version
@@ -507,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         "--endgame",
         type=int,
         metavar="PLIES",
-        help="open end-game plies the bot solves exactly by default (default: the checkpoint's exact_endgame; 0: off)",
+        help="open end-game plies the bot solves exactly by default (default: the checkpoint's endgame; 0: off)",
     )
     args = parser.parse_args(argv)
     try:

@@ -17,7 +17,7 @@ A ``NeuralPolicy`` acts with one forward pass of the policy network per ``act`` 
 are masked out and the best legal card is played (``sample=true``: drawn from the masked softmax with the agent's
 seeded generator, at ``temperature``). It reads the observation only, never the game state, unless ``endgame=N``
 (N > 0): then the hand's last N plies, once they are an open book, are played exactly by the minimax solver that
-``expert`` uses (``agents.endgame.play_exact_endgame``). A checkpoint trained with ``train.py``'s ``exact_endgame``
+``expert`` uses (``agents.endgame.play_exact_endgame``). A checkpoint trained with ``train.py``'s ``endgame``
 records it (``"endgame"`` in its metadata) and plays that way unless the spec says otherwise::
 
     make_agent("neural:path=runs/.../best.zip,endgame=0", "classic")            # the network alone
@@ -263,7 +263,7 @@ class NeuralPolicy(Policy):
         **kwargs: Any,
     ) -> NeuralPolicy:
         """Load a ``train.py`` checkpoint; raises ``AgentSpecError`` if it cannot play ``rules``. ``endgame``
-        defaults to the checkpoint's (``exact_endgame`` of its run; 0 for older checkpoints)."""
+        defaults to the checkpoint's (``endgame`` of its run; 0 for older checkpoints)."""
         rules = get_rules(rules)
         net, meta = load_checkpoint_policy(path, rules, any_variant=any_variant)
         kwargs.setdefault("endgame", int(meta.get("endgame", 0)))

@@ -76,12 +76,12 @@ LIMITS = (
     ("max_hands", 1_000_000, "a match never lasts that long"),
     ("torch_threads", 1_024, "more threads than any machine has"),
     ("win_rate_window", 10**9, "the league would never notice a change"),
-    ("exact_endgame", 1_000, "no hand has that many plies"),
+    ("endgame", 1_000, "no hand has that many plies"),
     ("snapshot_every", 10**12, "more than any run can reach"),
     ("eval_every", 10**12, "more than any run can reach"),
     ("checkpoint_every", 10**12, "more than any run can reach"),
     ("keep_checkpoints", 1_000_000, "each is a file of its own"),
-    ("endgame_plies", 1_000, "no hand has that many plies"),
+    ("distill_endgame", 1_000, "no hand has that many plies"),
 )
 """(field, largest value, why) for config fields whose size is only bounded by memory or time."""
 MAX_ROLLOUT = 1 << 22
@@ -182,17 +182,17 @@ class TrainConfig:
         "",
         "A train.py checkpoint (same variant and net_arch) whose weights start the run; needs pretrain_teacher: none.",
     )
-    exact_endgame: int = setting(
+    endgame: int = setting(
         0,
         "Solve open end games exactly when at most this many plies are left, in training and by checkpoints (0: off).",
     )
-    endgame_coef: float = setting(
+    distill_coef: float = setting(
         0.0, "Weight of the end-game distillation: -log P(a best move of the exact solver) on open end games (0: off)."
     )
-    endgame_plies: int = setting(
-        8, "Open end games (every card known) with at most this many moves left are labelled by the solver."
+    distill_endgame: int = setting(
+        8, "Open end games (every card known) with at most this many plies left are labelled by the solver."
     )
-    endgame_fraction: float = setting(
+    distill_fraction: float = setting(
         0.5, "Share of the learner's open end-game decisions of each rollout that the solver labels."
     )
 
@@ -290,15 +290,15 @@ class TrainConfig:
         need(0 < self.pfsp_floor <= 1, f"pfsp_floor must be in (0, 1], got {self.pfsp_floor}")
         need(0 <= self.self_play_fraction <= 1, f"self_play_fraction must be in [0, 1], got {self.self_play_fraction}")
         need(0 <= self.snapshot_share <= 1, f"snapshot_share must be in [0, 1], got {self.snapshot_share}")
-        need(self.exact_endgame >= 0, f"exact_endgame must be >= 0 plies (0 turns it off), got {self.exact_endgame}")
+        need(self.endgame >= 0, f"endgame must be >= 0 plies (0 turns it off), got {self.endgame}")
         need(
-            not (self.exact_endgame and self.endgame_coef),
-            "exact_endgame and endgame_coef both act on the open end game: with exact_endgame the solver plays it, "
-            "so there is nothing to distil; set endgame_coef: 0",
+            not (self.endgame and self.distill_coef),
+            "endgame and distill_coef both act on the open end game: with endgame > 0 the solver plays it, "
+            "so there is nothing to distil; set distill_coef: 0",
         )
-        need(self.endgame_coef >= 0, f"endgame_coef must be >= 0 (0 turns it off), got {self.endgame_coef}")
-        need(self.endgame_plies >= 1, f"endgame_plies must be a positive integer, got {self.endgame_plies}")
-        need(0 < self.endgame_fraction <= 1, f"endgame_fraction must be in (0, 1], got {self.endgame_fraction}")
+        need(self.distill_coef >= 0, f"distill_coef must be >= 0 (0 turns it off), got {self.distill_coef}")
+        need(self.distill_endgame >= 1, f"distill_endgame must be a positive integer, got {self.distill_endgame}")
+        need(0 < self.distill_fraction <= 1, f"distill_fraction must be in (0, 1], got {self.distill_fraction}")
         need(bool(self.baselines) or self.max_snapshots > 0, "the league needs baselines or max_snapshots > 0")
         need(bool(self.eval_opponents), "eval_opponents must name at least one agent (e.g. greedy)")
         need(
@@ -342,8 +342,31 @@ def convert_value(key: str, raw: Any) -> Any:
     return _config.convert_value(TrainConfig, key, raw)
 
 
+RENAMED = {
+    "exact_endgame": "endgame",
+    "endgame_coef": "distill_coef",
+    "endgame_plies": "distill_endgame",
+    "endgame_fraction": "distill_fraction",
+}
+"""Config keys of earlier versions -> their names now (one name per concept: ``endgame`` is the end-game horizon
+in plies everywhere, as in the agents' ``endgame=N`` option; the solver's training labels are ``distill_*``)."""
+
+
+def upgrade_saved_config(values: dict[str, Any]) -> dict[str, Any]:
+    """A run directory's saved ``config.yaml`` written before the keys were renamed, with the current names
+    (``--resume`` of an older run); the values are unchanged."""
+    if not isinstance(values, dict):
+        return values
+    return {RENAMED.get(k, k) if RENAMED.get(k, k) not in values else k: v for k, v in values.items()}
+
+
 def config_from_dict(values: dict[str, Any], source: str = "config") -> TrainConfig:
-    """A ``TrainConfig`` from raw values; unknown keys and bad values raise ``ConfigError`` naming ``source``."""
+    """A ``TrainConfig`` from raw values; unknown keys and bad values raise ``ConfigError`` naming ``source``
+    (a key of an earlier version says what it is called now)."""
+    old = [k for k in values if k in RENAMED] if isinstance(values, dict) else []
+    if old:
+        moves = ", ".join(f"{k!r} is now {RENAMED[k]!r}" for k in old)
+        raise ConfigError(f"{source}: renamed config key(s): {moves}; rename them (same meaning, same values)")
     return _config.config_from_dict(TrainConfig, values, source)
 
 

@@ -42,7 +42,15 @@ from agents.run_dir import (
 )
 from agents.schedule import seat_lineups
 from agents.shaping import ShapedRewards
-from agents.train_config import ConfigError, TrainConfig, config_from_dict, config_yaml, convert_value, read_yaml
+from agents.train_config import (
+    ConfigError,
+    TrainConfig,
+    config_from_dict,
+    config_yaml,
+    convert_value,
+    read_yaml,
+    upgrade_saved_config,
+)
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
@@ -294,7 +302,7 @@ class Trainer:
             partner=partner,  # type: ignore[arg-type]
             learner_seat=cfg.seat,  # type: ignore[arg-type]
             max_hands=cfg.max_hands,
-            mask_filter=ExactEndgameMask(cfg.exact_endgame) if cfg.exact_endgame else None,
+            mask_filter=ExactEndgameMask(cfg.endgame) if cfg.endgame else None,
         )
         self.league.register_initial_pool()
         if cfg.shaping > 0:
@@ -360,6 +368,7 @@ class Trainer:
         if not run.is_dir():
             raise RunDirError(f"--resume {str(run)!r}: no such run directory; give a folder under runs/")
         saved_values = read_yaml(run / "config.yaml") if (run / "config.yaml").is_file() else None
+        saved_values = upgrade_saved_config(saved_values) if saved_values is not None else None
         if saved_values is None:
             raise RunDirError(f"--resume {str(run)!r}: no config.yaml there; it is not a train.py run directory")
         saved = config_from_dict(saved_values, source=str(run / "config.yaml"))
@@ -572,7 +581,7 @@ class Trainer:
                 name=f"snapshot@{steps}",
                 seed=cfg.seed + steps,
                 sample=cfg.snapshot_sample,
-                endgame=cfg.exact_endgame,
+                endgame=cfg.endgame,
             )
             self.league.add_snapshot(snap, steps)
             st["next_snapshot"] = (steps // cfg.snapshot_every + 1) * cfg.snapshot_every
@@ -620,17 +629,17 @@ class Trainer:
         the learner's open end-game decisions now pending (``obs``: the learner's observations of the current
         positions); ``_distill_endgames`` trains on them."""
         cfg = self.cfg
-        if cfg.endgame_coef <= 0:
+        if cfg.distill_coef <= 0:
             return
         from agents.endgame import open_endgame_rows, optimal_open_actions
 
         t0 = time.perf_counter()
         games = self.env.unwrapped.games  # the ScopaVecEnv under the shaping wrapper
         live = np.flatnonzero(~games.finished)
-        rows = live[open_endgame_rows(self.rules, games.state, live, cfg.endgame_plies)]
-        if cfg.endgame_fraction < 1.0 and rows.size:
+        rows = live[open_endgame_rows(self.rules, games.state, live, cfg.distill_endgame)]
+        if cfg.distill_fraction < 1.0 and rows.size:
             rng = np.random.default_rng((cfg.seed, 0xE6D, int(self.model.num_timesteps)))
-            rows = rows[rng.random(rows.size) < cfg.endgame_fraction]
+            rows = rows[rng.random(rows.size) < cfg.distill_fraction]
         if rows.size:
             best = optimal_open_actions(self.rules, games.state, rows)  # every best action: ties cost nothing
             self._endgame.append((np.array(obs[rows], dtype=np.float32), games.mask[rows].copy(), best))
@@ -656,7 +665,7 @@ class Trainer:
             obs,
             mask,
             best,
-            coef=cfg.endgame_coef,
+            coef=cfg.distill_coef,
             batch_size=cfg.batch_size,
             max_grad_norm=cfg.max_grad_norm,
             seed=cfg.seed * 1_000_003 + steps,
@@ -732,7 +741,7 @@ class Trainer:
         from agents.neural import NeuralPolicy
 
         cfg = self.cfg
-        me = NeuralPolicy.from_sb3_policy(self.model.policy, self.rules, name="learner", endgame=cfg.exact_endgame)
+        me = NeuralPolicy.from_sb3_policy(self.model.policy, self.rules, name="learner", endgame=cfg.endgame)
 
         def check_stop(_: int) -> None:
             if self.stop_requested:
@@ -779,7 +788,7 @@ class Trainer:
             kind=kind,
             run=self.run_dir.name,
             code_version=self.version["short"],
-            endgame=self.cfg.exact_endgame,
+            endgame=self.cfg.endgame,
             config=self.cfg.to_dict(),
             created=now(),
             **extra,

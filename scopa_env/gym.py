@@ -24,7 +24,7 @@ games where it is to act) until every game is back at a learner decision or its 
   was drawn from), ``episode_pool`` (which pool: 0 for the constructor's, +1 per ``set_opponents``),
   ``episode_result`` (+1 / 0 / -1) and ``episode_margin`` (summed hand margins of the learner's side).
 - ``mask_filter``: a callable ``f(rules, state, games, mask) -> mask`` that narrows the learner's legal mask of
-  the given live games (rows of ``mask``; it may only remove legal actions). ``train.py``'s ``exact_endgame`` passes
+  the given live games (rows of ``mask``; it may only remove legal actions). ``train.py``'s ``endgame`` passes
   ``agents.search.ExactEndgameMask(N)``: once a hand's last N plies are an open book, the learner's mask holds only
   the exact solver's best moves. The env itself holds no agent logic and imports nothing from ``agents``.
 - An illegal learner action is replaced by a uniformly random legal one (``illegal="replace"``, flagged with

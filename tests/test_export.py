@@ -208,7 +208,7 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     assert more["deals"] == 8 and {r["agent"] for r in more["ratings"]} == {"best", "greedy"}
 
 
-def test_the_card_carries_the_exact_endgame_the_bot_plays_by_default(tmp_path: Path, sharp: tuple[Path, Path]) -> None:
+def test_the_card_carries_the_endgame_the_bot_plays_by_default(tmp_path: Path, sharp: tuple[Path, Path]) -> None:
     from agents.base import make_agent
     from agents.neural import read_checkpoint_meta
 
@@ -216,7 +216,7 @@ def test_the_card_carries_the_exact_endgame_the_bot_plays_by_default(tmp_path: P
     assert json.loads((bot_dir / MODEL_CARD).read_text())["endgame"] == 0  # checkpoints without "endgame"
     assert make_agent(f"bot:path={bot_dir}", "classic").endgame == 0
     meta = read_checkpoint_meta(ckpt)
-    trained = tmp_path / "exact.zip"  # as train.py writes it with exact_endgame: 8
+    trained = tmp_path / "exact.zip"  # as train.py writes it with endgame: 8
     with zipfile.ZipFile(ckpt) as z:
         members = {n: z.read(n) for n in z.namelist() if n != "scopa_meta.json"}
     with zipfile.ZipFile(trained, "w") as z:

@@ -108,8 +108,8 @@ def test_yaml_accepts_scientific_integers(tmp_path: Path) -> None:
         ("progress: maybe\n", "progress must be true or false"),
         ("- a\n- b\n", "mapping"),
         ("partner: greedy\n", "needs a team variant"),
-        ("exact_endgame: -1\n", "exact_endgame must be >= 0"),
-        ("exact_endgame: 8\nendgame_coef: 1\n", "nothing to distil"),
+        ("endgame: -1\n", "endgame must be >= 0"),
+        ("endgame: 8\ndistill_coef: 1\n", "nothing to distil"),
     ],
 )
 def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, match: str) -> None:
@@ -299,7 +299,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypa
 
 
 def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
-    fixed = ["--lr-end-fraction", "1", "--endgame-coef", "1", "--endgame-fraction", "0.5"]
+    fixed = ["--lr-end-fraction", "1", "--distill-coef", "1", "--distill-fraction", "0.5"]
     full = _smoke(tmp_path, "full", *fixed)
     tags = _tags(full)
     for tag in ("endgame/labels", "endgame/accuracy", "endgame/loss", "endgame/label_seconds"):
@@ -322,7 +322,7 @@ def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
 def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Path) -> None:
     from agents.search import is_open, optimal_open_actions, solve_open
 
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "endgame_coef": 1.0, "endgame_fraction": 1.0})
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "distill_coef": 1.0, "distill_fraction": 1.0})
     trainer = train.Trainer.create(cfg)
     env = trainer.env.venv  # under the shaping wrapper
     obs = trainer.env.reset()
@@ -349,12 +349,12 @@ def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Pa
 def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path) -> None:
     from agents.search import open_endgame_rows, optimal_open_actions
 
-    run = _smoke(tmp_path, "exact", "--exact-endgame", "8", "--total-steps", "2048")
+    run = _smoke(tmp_path, "exact", "--endgame", "8", "--total-steps", "2048")
     assert read_checkpoint_meta(run / "best.zip")["endgame"] == 8
     assert make_agent(str(run / "best.zip"), "classic").endgame == 8  # checkpoints play as they were trained
     assert make_agent(f"neural:path={run / 'best.zip'},endgame=0", "classic").endgame == 0
     assert read_checkpoint_meta(_smoke(tmp_path, "plain", "--total-steps", "1024") / "best.zip")["endgame"] == 0
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "masks", "exact_endgame": 8})
+    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "masks", "endgame": 8})
     trainer = train.Trainer.create(cfg)
     env = trainer.env.unwrapped
     trainer.env.reset()
@@ -498,3 +498,17 @@ def test_sigint_saves_and_exits_130(tmp_path: Path) -> None:
     assert "python train.py --resume" in out
     assert read_checkpoint_meta(run / "last.zip")["steps"] % 1024 == 0  # a rollout boundary
     assert json.loads((run / "history.jsonl").read_text().splitlines()[-1])["event"] == "interrupt"
+
+
+def test_renamed_config_keys_say_their_new_names_and_old_runs_still_resume() -> None:
+    """One name per concept: ``endgame`` (plies solved exactly) as in the agents' option, ``distill_*`` for the
+    solver's labels. A config with an old key is refused with its new name; an older run's saved config upgrades."""
+    from agents.train_config import RENAMED, upgrade_saved_config
+
+    with pytest.raises(train.ConfigError, match="'exact_endgame' is now 'endgame'"):
+        train.config_from_dict({"exact_endgame": 8}, source="my.yaml")
+    old = {"exact_endgame": 8, "endgame_coef": 0.0, "endgame_plies": 6, "endgame_fraction": 0.5, "seed": 3}
+    cfg = train.config_from_dict(upgrade_saved_config(old))
+    assert (cfg.endgame, cfg.distill_coef, cfg.distill_endgame, cfg.distill_fraction, cfg.seed) == (8, 0.0, 6, 0.5, 3)
+    fields = {f.name for f in dataclasses.fields(train.TrainConfig)}
+    assert set(RENAMED.values()) <= fields and not set(RENAMED) & fields
