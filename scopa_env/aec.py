@@ -389,7 +389,8 @@ class raw_env(AECEnv, EzPickle):
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
         obs = core.observe(self.rules, state, seats=np.array([seat]))[0]
-        if agent == self.agent_selection and not state.done[0]:
+        over = state.done[0] or self.hands_played >= self.max_hands  # a match cut off at max_hands is over too
+        if agent == self.agent_selection and not over:
             mask = core.legal_action_mask(self.rules, state)[0].astype(np.int8)
         else:
             mask = np.zeros(self.rules.num_cards, dtype=np.int8)

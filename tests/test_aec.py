@@ -159,6 +159,9 @@ def test_truncation_after_max_hands() -> None:
     seen = play_random(env, seed=0, rng=np.random.default_rng(0))
     assert env.hands_played == 1
     assert all(sum(r) == 0.0 for r in seen.values())  # no winner, so no match reward
+    assert all(env.truncations.values())
+    for agent in env.possible_agents:  # the match is over: every mask is all zeros, the selected agent's too
+        assert not env.observe(agent)["action_mask"].any()
     with pytest.raises(ValueError, match="max_hands"):
         scopa_v0.raw_env(max_hands=0)
 
