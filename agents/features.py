@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import IntEnum
 from functools import lru_cache
 
 import numpy as np
@@ -33,8 +32,8 @@ import numpy.typing as npt
 
 from agents.base import ActBatch
 from scopa_env import core
-from scopa_env.captures import partitions
 from scopa_env.core import Phase, State
+from scopa_env.moves import MAX_PER_RANK, MoveKind, move_tables
 from scopa_env.rules import Rules
 
 __all__ = [
@@ -61,17 +60,8 @@ __all__ = [
 
 BIG = 1e9
 """Stands for an impossible capture in the partition values."""
-MAX_PER_RANK = 4
-"""Cards of one rank in a deck (one per suit)."""
-
-
-class MoveKind(IntEnum):
-    """Kinds of candidate move (int8 codes in ``Moves.kind``)."""
-
-    LAY = 0
-    EQUAL = 1
-    SUM = 2
-    ACE_ALL = 3
+_LAY, _EQUAL, _SUM, _ACE_ALL = (int(k) for k in MoveKind)  # plain ints: enum attribute look-ups are slow
+_PLAY, _DONE = int(Phase.PLAY), int(Phase.DONE)
 
 
 @dataclass(frozen=True)
@@ -155,68 +145,37 @@ def dynamic_weights(
 # --------------------------------------------------------------------------------------------------- partitions
 
 
-class _Tables:
-    """Per-rules constants: card ranks and values, and every sum capture as a rank multiset."""
+class _FeatureTables:
+    """Per-rules constants of the weight-dependent parts: the core's ``MoveTables`` (ranks, values, every sum
+    capture as a rank multiset) plus the gather indices that weigh a partition's best suits."""
 
     def __init__(self, rules: Rules) -> None:
-        deck = rules.deck
-        r = deck.num_ranks
+        mt = move_tables(rules)
+        self.moves = mt
+        r = mt.num_ranks
         self.num_ranks = r
-        self.num_cards = rules.num_cards
-        self.rank = deck.rank.astype(np.intp)
-        self.value = deck.value.astype(np.intp)
-        counts: list[list[int]] = []
-        targets: list[int] = []
-        for t in range(2, r + 1):
-            for parts in partitions(t, t - 1):
-                c = [0] * r
-                for p in parts:
-                    c[p - 1] += 1
-                if max(c) <= MAX_PER_RANK:
-                    counts.append(c)
-                    targets.append(t)
-        self.p_count = np.array(counts, dtype=np.intp)  # (P, R)
-        self.p_target = np.array(targets, dtype=np.intp)  # (P,)
-        self.p_cards = self.p_count.sum(axis=1)  # (P,)
-        self.rank_bits = np.int64(1) << np.arange(r, dtype=np.int64)  # (R,)
-        self.p_bits = (self.p_count > 0).astype(np.int64) @ self.rank_bits  # (P,) ranks a partition uses
+        self.num_cards = mt.num_cards
+        self.rank = mt.rank
+        self.value = mt.value
+        self.p_count = mt.p_count
+        self.p_cards = mt.p_cards
+        self.sum_targets = mt.sum_targets
+        self.seg_start = mt.seg_start
         self.lookup_base = np.arange(r) * 2 * (MAX_PER_RANK + 1)  # (R,) row of each rank in the static lookups
-        width = int((self.p_count > 0).sum(axis=1).max())
+        counts = mt.p_count
+        width = int((counts > 0).sum(axis=1).max())
         # Gather index into topw flattened as (R + 1, MAX_PER_RANK + 1); rank R is an all-zero dummy column.
         flat = np.full((len(counts), width), r * (MAX_PER_RANK + 1), dtype=np.intp)
-        for p, c in enumerate(counts):
+        for p, c in enumerate(counts.tolist()):
             used = [(k, n) for k, n in enumerate(c) if n]
             for j, (k, n) in enumerate(used):
                 flat[p, j] = k * (MAX_PER_RANK + 1) + n
         self.p_flat = flat
-        # Partitions are sorted by target: where each target's segment starts, and its length (by value 0..R).
-        self.sum_targets = np.unique(self.p_target)
-        self.seg_start = np.searchsorted(self.p_target, self.sum_targets)
-        self.seg_begin = np.searchsorted(self.p_target, np.arange(r + 1))
-        self.seg_len = np.searchsorted(self.p_target, np.arange(r + 1), side="right") - self.seg_begin
-        # For each target t and set of ranks below t present on a table (bit mask): the partitions of t that use
-        # only those ranks, as a flat list with offsets (CSR), so a move generator expands only these.
-        num_masks = 1 << (r - 1)
-        masks = np.arange(num_masks, dtype=np.int64)
-        self.fit_start = np.zeros((r + 1, num_masks), dtype=np.intp)
-        self.fit_len = np.zeros((r + 1, num_masks), dtype=np.intp)
-        flat_parts: list[npt.NDArray[np.intp]] = []
-        at = 0
-        for t in range(2, r + 1):
-            seg = np.arange(self.seg_begin[t], self.seg_begin[t] + self.seg_len[t])
-            ok = (self.p_bits[seg][:, None] & ~masks[None, :]) == 0  # (P_t, masks)
-            self.fit_len[t] = ok.sum(axis=0)
-            self.fit_start[t] = at + np.concatenate([[0], np.cumsum(self.fit_len[t])[:-1]])
-            _, pi = np.nonzero(ok.T)
-            flat_parts.append(seg[pi])
-            at += pi.size
-        self.fit_parts = np.concatenate(flat_parts).astype(np.intp)
-        self.below = (np.int64(1) << np.maximum(np.arange(r + 1) - 1, 0)) - 1  # ranks with value < t, by t
 
 
 @lru_cache(maxsize=32)
-def _tables(rules: Rules) -> _Tables:
-    return _Tables(rules)
+def _tables(rules: Rules) -> _FeatureTables:
+    return _FeatureTables(rules)
 
 
 @lru_cache(maxsize=64)
@@ -483,84 +442,53 @@ class Moves:
         return self._capture
 
 
-def _context(rules: Rules, state: State, games: npt.NDArray[np.intp], w: npt.NDArray[np.float64]) -> MoveContext:
+def _context(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    w: npt.NDArray[np.float64],
+    choose: bool,
+    last_play: npt.NDArray[np.bool_],
+) -> MoveContext:
     seat = state.current[games].astype(np.intp)
     hand = state.hands[games, seat]
     table = state.table[games]
-    choose = state.phase[games] == Phase.CHOOSE
-    picked = state.picked[games] if choose.any() else None
-    in_hands = state.hands[games].sum(axis=(1, 2)) + choose
-    last_play = (state.stock_pos[games] >= rules.num_cards) & (in_hands == 1)
+    picked = state.picked[games] if choose else None
     return MoveContext(games, seat, hand, table, w, last_play, evaluate_tables(rules, table, w, picked))
 
 
 def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDArray[np.float64] | None = None) -> Moves:
     """Candidate whole moves of each game in ``games`` (which must be in the PLAY or CHOOSE phase).
 
-    ``w``: (D,) or (len(games), D) capture values (default: the static ``card_weights``); ``moves.context``
-    keeps what the heuristics reuse. Every game gets at least one candidate; candidates are ordered by card, then
-    partition. Captures by sum are listed once per rank multiset, taking the best suits (see the module doc).
+    One candidate per legal move class of the core's enumerator (``core.move_classes``: card, kind, rank multiset),
+    with the best suits by weight and the weights won. ``w``: (D,) or (len(games), D) capture values (default: the
+    static ``card_weights``); ``moves.context`` keeps what the heuristics reuse. Every game gets at least one
+    candidate; candidates are ordered by card, then partition. Captures by sum are listed once per rank multiset,
+    taking the best suits (see the module doc).
     """
     tb = _tables(rules)
     games = np.asarray(games, dtype=np.intp).reshape(-1)
     if w is None:
         w = card_weights(rules)
     phase = state.phase[games]
-    if (phase == Phase.DONE).any():
-        bad = int(games[np.flatnonzero(phase == Phase.DONE)[0]])
-        raise ValueError(f"generate_moves: game {bad} is finished (phase DONE); pass only games that are running")
-    ctx = _context(rules, state, games, w)
+    choose = False
+    if (phase != _PLAY).any():
+        if (phase == _DONE).any():
+            bad = int(games[np.flatnonzero(phase == _DONE)[0]])
+            raise ValueError(f"generate_moves: game {bad} is finished (phase DONE); pass only games that are running")
+        choose = True
+    cls = core.move_classes(rules, state, games)
+    ctx = _context(rules, state, games, w, choose, cls.last_play)
     te = ctx.table_eval
-    n = games.size
-    choose = phase == Phase.CHOOSE
-    playable = ctx.hand
-    if choose.any():
-        playable = playable.copy()
-        ci = np.flatnonzero(choose)
-        playable[ci] = False
-        playable[ci, state.pending[games[ci]].astype(np.intp)] = True
-    pr, pc = np.nonzero(playable)  # pairs sorted by row, then card
-    rank, value = tb.rank[pc], tb.value[pc]
-    equal = te.counts[pr, rank] > 0
-    if rules.ace_takes_all:
-        ace_all = (rank == 0) & ~equal & (te.num_cards[pr] > 0)
-    else:
-        ace_all = np.zeros(pr.size, dtype=np.bool_)
-    sums = np.flatnonzero(~equal & ~ace_all)
-    # The partitions of each summing card's value that use only ranks on the table; keep those that fit.
-    present = (te.counts > 0).astype(np.int64) @ tb.rank_bits  # (n,) ranks on each table
-    t_sum = value[sums]
-    fit = present[pr[sums]] & tb.below[t_sum]
-    lens = tb.fit_len[t_sum, fit]
-    pp_pair = np.repeat(sums, lens)
-    offset = np.arange(pp_pair.size) - np.repeat(np.cumsum(lens) - lens, lens)
-    pp_part = tb.fit_parts[np.repeat(tb.fit_start[t_sum, fit], lens) + offset]
-    pp_val = te.part_values(pr[pp_pair], pp_part)
-    fits = pp_val > -BIG / 2
-    pp_pair, pp_part, pp_val = pp_pair[fits], pp_part[fits], pp_val[fits]
-    has_sum = np.zeros(pr.size, dtype=np.bool_)
-    has_sum[pp_pair] = True
-    single = np.flatnonzero(~has_sum)
-    pair = np.concatenate([single, pp_pair])
-    part = np.concatenate([np.full(single.size, -1, dtype=np.intp), pp_part])
-    taken_w = np.concatenate([np.zeros(single.size), pp_val])
-    order = np.lexsort((part, pair))
-    pair, part, taken_w = pair[order], part[order], taken_w[order]
-    row, card = pr[pair], pc[pair].astype(np.int64)
-    kind = np.where(equal[pair], MoveKind.EQUAL, np.where(ace_all[pair], MoveKind.ACE_ALL, MoveKind.LAY))
-    kind = np.where(part >= 0, MoveKind.SUM, kind).astype(np.int8)
-    eq = kind == MoveKind.EQUAL
-    taken_w = np.where(eq, te.topw_at(row, rank[pair], 1), taken_w)
-    ace = kind == MoveKind.ACE_ALL
-    taken_w = np.where(ace, te.total_weight[row], taken_w)
-    num_taken = np.where(part >= 0, tb.p_cards[np.maximum(part, 0)], eq.astype(np.intp))
-    num_taken = np.where(ace, te.num_cards[row], num_taken)
+    row, card, kind, part = cls.row, cls.card, cls.kind, cls.part
+    taken_w = np.zeros(row.size)
+    is_sum = np.flatnonzero(part >= 0)
+    taken_w[is_sum] = te.part_values(row[is_sum], part[is_sum])
+    taken_w = np.where(kind == _EQUAL, te.topw_at(row, tb.rank[card], 1), taken_w)
+    taken_w = np.where(kind == _ACE_ALL, te.total_weight[row], taken_w)
     w_card = w[row, card] if w.ndim == 2 else w[card]
-    captured = kind != MoveKind.LAY
-    gain = np.where(captured, taken_w + w_card, 0.0)
-    scopa = captured & (num_taken == te.num_cards[row]) & ~ctx.last_play[row] & ~ace
-    starts = np.searchsorted(row, np.arange(n + 1))
-    return Moves(row, card, kind, part, gain, num_taken, scopa, starts, ctx)
+    gain = np.where(kind != _LAY, taken_w + w_card, 0.0)
+    return Moves(row, card, kind, part, gain, cls.num_taken, cls.scopa, cls.starts, ctx)
 
 
 def segment_argmax(values: npt.NDArray[np.float64], starts: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:

@@ -34,23 +34,32 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env.captures import capture_table
+from scopa_env.moves import MoveClasses, MoveKind, enumerate_moves, expand_captures
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import NUM_POINT_FIELDS, match_winners, score_hands
 from scopa_env.shuffle import derive_seed, first_dealer, shuffled_decks
 
 __all__ = [
+    "NO_END",
     "OBS_VERSION",
     "IllegalActionError",
+    "MoveClasses",
+    "MoveKind",
     "Phase",
     "State",
     "StepInfo",
     "enumerate_captures",
+    "is_last_play",
+    "is_open",
     "legal_action_mask",
+    "legal_move_lists",
     "legal_moves",
     "move_actions",
+    "move_classes",
     "observation_layout",
     "observation_size",
     "observe",
+    "remaining_plies",
     "reset",
     "rules_key",
     "step",
@@ -71,6 +80,9 @@ class Phase(IntEnum):
     PLAY = 0
     CHOOSE = 1
     DONE = 2
+
+
+_PLAY, _CHOOSE, _DONE = int(Phase.PLAY), int(Phase.CHOOSE), int(Phase.DONE)  # plain ints compare faster
 
 
 class IllegalActionError(ValueError):
@@ -626,57 +638,156 @@ def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepIn
 # --------------------------------------------------------------------------------------------------- moves
 
 
+NO_END = 10**6
+"""``remaining_plies`` of a hand whose stock is not empty yet (more cards will be dealt)."""
+
+
+def _game_rows(state: State, games: npt.ArrayLike | None) -> npt.NDArray[np.intp]:
+    """``games`` as an intp index array into the state's games (every game when None), else a ``ValueError``."""
+    if games is None:
+        return np.arange(state.batch_size)
+    rows = np.asarray(games)
+    if rows.dtype.kind not in "iu":
+        raise TypeError(f"games must be integer indices into the state's games, got dtype {rows.dtype}")
+    rows = rows.astype(np.intp, copy=False).reshape(-1)
+    if rows.size and (rows.min() < 0 or rows.max() >= state.batch_size):
+        raise ValueError(f"games must be indices 0..{state.batch_size - 1} into the state's games, got {games!r}")
+    return rows
+
+
+def remaining_plies(rules: Rules | str, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.intp]:
+    """(n,) moves left in the hand of each game in ``games`` (default: all), counting a capture being chosen as one
+    move; ``NO_END`` while the stock is not empty (more cards will be dealt)."""
+    rules = get_rules(rules)
+    _checked_tables(rules, state)
+    return _remaining_plies(rules, state, _game_rows(state, games))
+
+
+def _remaining_plies(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """``remaining_plies`` without the argument checks."""
+    in_hands = state.hands[g].sum(axis=(1, 2)) + (state.phase[g] == _CHOOSE)
+    return np.where(state.stock_pos[g] >= rules.num_cards, in_hands, NO_END).astype(np.intp)
+
+
+def is_last_play(rules: Rules | str, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]:
+    """(n,) the move to make is the hand's last play (stock empty, one card left in all the hands): it never
+    scores a scopa, and the cards left on the table go to the last side that captured."""
+    return remaining_plies(rules, state, games) == 1
+
+
+def is_open(rules: Rules | str, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]:
+    """(n,) an open book: the stock is empty and at most one seat other than the acting one holds cards, so the
+    acting seat can deduce every hidden card (where each unseen card is)."""
+    rules = get_rules(rules)
+    _checked_tables(rules, state)
+    g = _game_rows(state, games)
+    seat = state.current[g].astype(np.intp)
+    sizes = state.hands[g].sum(axis=2)  # (n, N)
+    sizes[np.arange(g.size), seat] = 0
+    return (state.stock_pos[g] >= rules.num_cards) & ((sizes > 0).sum(axis=1) <= 1)
+
+
+def move_classes(rules: Rules | str, state: State, games: npt.ArrayLike | None = None) -> MoveClasses:
+    """Every legal move class of each game in ``games`` (default: all), by ``scopa_env.moves.enumerate_moves``.
+
+    In the PLAY phase the acting seat's hand may be played; in the CHOOSE phase only the pending card, with the
+    classes that can still include the cards picked so far. Finished games (DONE) have no classes. Expand the
+    classes into captured-card sets with ``scopa_env.moves.expand_captures(rules, classes, state.table[games],
+    state.picked[games])``.
+    """
+    rules = get_rules(rules)
+    tb = _checked_tables(rules, state)
+    g = _game_rows(state, games)
+    return _move_classes(rules, tb, state, g, _remaining_plies(rules, state, g) == 1)
+
+
+def _move_classes(
+    rules: Rules, tb: _Tables, state: State, g: npt.NDArray[np.intp], last_play: npt.NDArray[np.bool_] | None
+) -> MoveClasses:
+    """``move_classes`` without the argument checks."""
+    phase = state.phase[g]
+    table = state.table[g]
+    playable = state.hands[g, state.current[g]]
+    counts = _rank_counts(table, tb.r)
+    picked_counts = None
+    if (phase != _PLAY).any():
+        choose = np.flatnonzero(phase == _CHOOSE)
+        if choose.size:
+            playable[choose] = False
+            playable[choose, state.pending[g[choose]]] = True
+            picked_counts = np.zeros_like(counts)
+            picked_counts[choose] = _rank_counts(state.picked[g[choose]] & table[choose], tb.r)
+        playable[phase == _DONE] = False
+    return enumerate_moves(rules, playable, counts, picked_counts, last_play)
+
+
+def _listed(
+    rules: Rules, classes: MoveClasses, table: npt.NDArray[np.bool_], picked: npt.NDArray[np.bool_] | None
+) -> list[list[tuple[int, frozenset[int]]]]:
+    """The classes of each position expanded to ``(card, captured cards)`` lists, each sorted by card, then by the
+    sorted captured cards."""
+    index, captured = expand_captures(rules, classes, table, picked)
+    n = classes.starts.size - 1
+    rows = classes.row[index]
+    per_row = np.bincount(rows, minlength=n).tolist()
+    cards = classes.card[index].tolist()
+    sizes = captured.sum(axis=1).tolist()
+    ids = np.nonzero(captured)[1].tolist()
+    out: list[list[tuple[int, frozenset[int]]]] = []
+    at = k = 0
+    for count in per_row:
+        moves: list[tuple[tuple[int, list[int]], tuple[int, frozenset[int]]]] = []
+        for i in range(k, k + count):
+            taken = ids[at : at + sizes[i]]
+            at += sizes[i]
+            moves.append(((cards[i], taken), (cards[i], frozenset(taken))))
+        k += count
+        moves.sort(key=lambda m: m[0])
+        out.append([m for _, m in moves])
+    return out
+
+
+def legal_move_lists(
+    rules: Rules | str, state: State, games: npt.ArrayLike | None = None
+) -> list[list[tuple[int, frozenset[int]]]]:
+    """``legal_moves`` of every game in ``games`` (default: all), enumerated together (much faster than one
+    ``legal_moves`` call per game)."""
+    rules = get_rules(rules)
+    tb = _checked_tables(rules, state)
+    g = _game_rows(state, games)
+    phase = state.phase[g]
+    choosing = phase == _CHOOSE
+    picked = state.picked[g] if choosing.any() else None
+    lists = _listed(rules, _move_classes(rules, tb, state, g, None), state.table[g], picked)
+    for i in np.flatnonzero(choosing).tolist():  # the pending card's captures only (never a lay)
+        lists[i] = [m for m in lists[i] if m[1]]
+    return lists
+
+
 def enumerate_captures(rules: Rules, table: list[int], card: int) -> list[frozenset[int]]:
     """Every legal capture of playing ``card`` on ``table`` (list of card ids); ``[]`` means a lay."""
     tb = _tables(rules)
-    rank = tb.rank[card]
-    same = [c for c in table if tb.rank[c] == rank]
-    if same:
-        return [frozenset([c]) for c in sorted(same)]
-    if rules.ace_takes_all and rank == tb.ace_rank and table:
-        return [frozenset(table)]
-    v = int(tb.value[card])
-    cand = sorted((c for c in table if tb.value[c] < v), key=lambda c: (-int(tb.value[c]), c))
-    out: list[frozenset[int]] = []
-
-    def rec(i: int, remaining: int, chosen: list[int]) -> None:
-        if remaining == 0:
-            out.append(frozenset(chosen))
-            return
-        for j in range(i, len(cand)):
-            cv = int(tb.value[cand[j]])
-            if cv <= remaining:
-                chosen.append(cand[j])
-                rec(j + 1, remaining - cv, chosen)
-                chosen.pop()
-
-    rec(0, v, [])
-    return sorted((c for c in out if len(c) >= 2), key=lambda s: sorted(s))
+    on_table = np.zeros((1, tb.d), dtype=np.bool_)
+    on_table[0, table] = True
+    playable = np.zeros((1, tb.d), dtype=np.bool_)
+    playable[0, card] = True
+    classes = enumerate_moves(rules, playable, _rank_counts(on_table, tb.r))
+    return [cap for _, cap in _listed(rules, classes, on_table, None)[0] if cap]
 
 
 def legal_moves(rules: Rules | str, state: State, game: int) -> list[tuple[int, frozenset[int]]]:
-    """The legal moves of one game as ``(card, captured cards)``; a lay has an empty set.
+    """The legal moves of one game as ``(card, captured cards)``, sorted by card, then by the sorted captured
+    cards; a lay has an empty set.
 
     In the CHOOSE phase only the pending card's captures consistent with the cards picked so far are listed.
+    Built on ``move_classes`` (every suit choice of each class, ``scopa_env.moves.expand_captures``); for many
+    games at once, ``legal_move_lists``.
     """
     rules = get_rules(rules)
     _checked_tables(rules, state)
     if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
         raise ValueError(f"game must be an index 0..{state.batch_size - 1} into the state's games, got {game!r}")
-    phase = int(state.phase[game])
-    table = [int(c) for c in np.flatnonzero(state.table[game])]
-    if phase == Phase.DONE:
-        return []
-    if phase == Phase.CHOOSE:
-        card = int(state.pending[game])
-        picked = frozenset(int(c) for c in np.flatnonzero(state.picked[game]))
-        return [(card, cap) for cap in enumerate_captures(rules, table, card) if picked <= cap]
-    hand = np.flatnonzero(state.hands[game, state.current[game]])
-    moves: list[tuple[int, frozenset[int]]] = []
-    for c in hand:
-        caps = enumerate_captures(rules, table, int(c))
-        moves.extend((int(c), cap) for cap in caps) if caps else moves.append((int(c), frozenset()))
-    return moves
+    return legal_move_lists(rules, state, [game])[0]
 
 
 def move_actions(state: State, cards: npt.ArrayLike, captures: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
