@@ -18,9 +18,9 @@ from agents.features import (
     require_state,
 )
 from agents.greedy import greedy_moves
-from agents.lookahead import _move_margins, _remaining_plies, is_open
+from agents.lookahead import _move_margins
 from scopa_env import core
-from scopa_env.core import Phase, State
+from scopa_env.core import Phase, State, is_open, remaining_plies
 from scopa_env.rules import Rules
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
 def open_endgame_rows(rules: Rules, state: State, games: npt.NDArray[np.intp], max_plies: int) -> npt.NDArray[np.intp]:
     """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left (finished games
     excluded)."""
-    left = _remaining_plies(rules, state, games)
+    left = remaining_plies(rules, state, games)
     return np.flatnonzero(is_open(rules, state, games) & (left <= max_plies) & (state.phase[games] != Phase.DONE))
 
 
@@ -80,7 +80,7 @@ def _solve_open_margins(
     if not is_open(rules, state, games).all():
         raise ValueError(f"{caller}: some positions still hide cards; use open_endgame_rows to select open ones")
     counts = np.ones(games.size, dtype=np.intp)
-    limits = _remaining_plies(rules, state, games)
+    limits = remaining_plies(rules, state, games)
     # The only world is the true one, but it is rebuilt from the unseen set; the generator is never drawn from
     # in a way that matters (one deal is possible), so a fixed one keeps this function pure.
     return _move_margins(rules, state, games, counts, limits, greedy_moves, np.random.default_rng(0))

@@ -583,8 +583,7 @@ def expert_scores(
     everyone_out = (hand_next[row] == 0) & (mine_left == 0)
     h = np.where(everyone_out & (stock[row] > 0), sizes[np.minimum(deal_no[row] + 1, len(sizes) - 1)], hand_next[row])
     opponent = side_of[nxt] != side_of[seat]
-    in_hands = state.hands[games].sum(axis=(1, 2))[row] - (state.phase[games][row] == Phase.PLAY)
-    reply_is_last = (stock[row] == 0) & (in_hands == 1)
+    reply_is_last = (core.remaining_plies(rules, state, games) == 2)[row]  # the reply is the hand's last play
     p_hit = hit_probability(num_unseen[row][:, None], rank_unseen[row], h[:, None])  # (m, R)
     p_hit *= opponent[row][:, None]
     played_w = (unseen.reshape(n, 4, r) * w.reshape(n, 4, r)).sum(axis=1) / np.maximum(rank_unseen, 1)

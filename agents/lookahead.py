@@ -4,8 +4,9 @@ Worlds (``sample_worlds``: the unseen cards dealt at random into the other hands
 where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the depth-limited max^n tree
 (``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``). ``agents.search``
 (``pimc``, ``ismcts``) and ``agents.endgame`` (the open-book solver ``expert`` and the bots play end games with)
-build on them. The value of a finished hand for a side is its hand points minus the mean of the other sides'
-(``scopa_env.scoring.margin_vs_mean_of_others``).
+build on them. The open-book test ``is_open`` and the plies left in a hand (``remaining_plies``) are the core's
+(``scopa_env.core``; ``is_open`` is re-exported here). The value of a finished hand for a side is its hand points
+minus the mean of the other sides' (``scopa_env.scoring.margin_vs_mean_of_others``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from agents.features import (
     unseen_cards,
 )
 from scopa_env import core
-from scopa_env.core import Phase, State
+from scopa_env.core import Phase, State, is_open
 from scopa_env.rules import Rules
 from scopa_env.scoring import margin_vs_mean_of_others
 
@@ -35,14 +36,6 @@ RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.
 
 
 # --------------------------------------------------------------------------------------------------- worlds
-
-
-def is_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """(n,) the acting seat can deduce every hidden card: the stock is empty and one other seat holds cards."""
-    seat = state.current[games].astype(np.intp)
-    sizes = state.hands[games].sum(axis=2)  # (n, N)
-    sizes[np.arange(games.size), seat] = 0
-    return (state.stock_pos[games] >= rules.num_cards) & ((sizes > 0).sum(axis=1) <= 1)
 
 
 def sample_worlds(
@@ -214,12 +207,6 @@ def search_tree(
         best = segment_argmax(own, moves.starts)
         level_value[lv][expand] = vals[best]
     return level_moves[0], level_value[1]
-
-
-def _remaining_plies(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
-    """(n,) moves left in the hand, counting a capture being chosen as one; large while the stock is not empty."""
-    in_hands = state.hands[games].sum(axis=(1, 2)) + (state.phase[games] == Phase.CHOOSE)
-    return np.where(state.stock_pos[games] >= rules.num_cards, in_hands, 10**6).astype(np.intp)
 
 
 def _move_margins(

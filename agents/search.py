@@ -55,15 +55,13 @@ from agents.greedy import greedy_moves
 from agents.lookahead import (
     RolloutPolicy,
     _move_margins,
-    _remaining_plies,
     apply_moves,
-    is_open,
     rollout,
     sample_worlds,
     search_tree,
 )
 from scopa_env import core
-from scopa_env.core import Phase
+from scopa_env.core import Phase, is_open, remaining_plies
 from scopa_env.rules import Rules
 from scopa_env.scoring import margin_vs_mean_of_others
 
@@ -134,7 +132,7 @@ class PIMCAgent(Policy):
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
         rules = self.rules
-        remaining = _remaining_plies(rules, state, games)
+        remaining = remaining_plies(rules, state, games)
         exact = remaining <= self.endgame
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
