@@ -1,7 +1,8 @@
 """Tests of the rule-based agents (agents/greedy.py, agents/expert.py) and their shared helpers (agents/features.py).
 
 Hand-built positions draw the table in a comment; random games of every variant check that every agent only plays
-legal moves (``core.step`` raises on an illegal action) and that the candidate moves match the core's legal moves.
+legal moves (``core.step`` raises on an illegal action). The candidate moves are checked against the reference
+engine's legal moves in ``tests/test_moves.py``.
 """
 
 from __future__ import annotations
@@ -117,47 +118,7 @@ def test_agents_need_the_state() -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Candidate moves against the core.
-
-
-def _canonical(rules_name: str, table: list[int], card: int, cap: frozenset[int]) -> tuple[int, tuple[int, ...]]:
-    """A move up to the suits of the captured cards: (card, sorted ranks captured)."""
-    rank = get_rules(rules_name).deck.rank
-    return card, tuple(sorted(int(rank[c]) for c in cap))
-
-
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_generated_moves_match_legal_moves(variant: str) -> None:
-    """Every candidate is legal, and every legal move's card and captured ranks appear among the candidates."""
-    rules = get_rules(variant)
-    rng = np.random.default_rng(0)
-    st = core.reset(rules, np.arange(12, dtype=np.uint64))
-    checked_choose = 0
-    for _ in range(120):
-        live = np.flatnonzero(st.phase != Phase.DONE)
-        if live.size == 0:
-            break
-        moves = generate_moves(rules, st, live)
-        for a, g in enumerate(live):
-            legal = set(core.legal_moves(rules, st, int(g)))
-            table = [int(c) for c in np.flatnonzero(st.table[g])]
-            gen = [
-                (int(moves.card[i]), frozenset(int(c) for c in np.flatnonzero(moves.capture[i])))
-                for i in range(moves.starts[a], moves.starts[a + 1])
-            ]
-            assert gen, f"{variant}: no candidate in game {g}"
-            for m in gen:
-                assert m in legal, f"{variant}: generated move {m} is not legal in game {g}"
-            want = {_canonical(variant, table, c, cap) for c, cap in legal}
-            got = {_canonical(variant, table, c, cap) for c, cap in gen}
-            assert got == want, f"{variant}: candidates {got} differ from the legal moves {want} in game {g}"
-            checked_choose += int(st.phase[g] == Phase.CHOOSE)
-        mask = core.legal_action_mask(rules, st)
-        keys = rng.random(mask.shape)
-        keys[~mask] = -1
-        core.step(rules, st, keys.argmax(axis=1))
-    if variant == "classic":
-        assert checked_choose > 0, "the random games never reached the CHOOSE phase; the test lost its CHOOSE cases"
+# Candidate moves (checked against the reference engine on random games in tests/test_moves.py).
 
 
 def test_generated_gain_and_scopa() -> None:
