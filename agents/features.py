@@ -5,11 +5,12 @@ section 7): its own hand, the table, the piles, hand sizes, the stock size and t
 
 - ``card_weights`` / ``CardWeights``: the immediate value of capturing each card, in rough hand points
   (carte, denari, settebello, primiera).
-- ``generate_moves``: the candidate whole moves ``(card, capture)`` of each game. A capture by sum is listed once
+- ``generate_moves``: the candidate whole moves ``(card, capture)`` of each game: one per move class of the core's
+  enumerator (``scopa_env.core.move_classes``; the capture rules live there only). A capture by sum is listed once
   per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
   (coins first): captures that differ only in the suits taken within a rank are merged (the other choices can only
   matter for the primiera's suit coverage). In the CHOOSE phase only completions of the cards already picked are
-  listed.
+  listed. This module adds only what depends on the card weights (the gains, the best suits).
 - ``greedy_scores``: the greedy heuristic (immediate value: cards, coins, settebello, primiera cards, scopa).
 - ``expert_scores``: greedy with pile-aware weights, minus the expected value of the next opponent's best reply
   (scope, sevens and coins left on the table), estimated from the unseen cards (card counting), plus a bonus for
@@ -316,17 +317,21 @@ def evaluate_tables(
     table: npt.NDArray[np.bool_],
     w: npt.NDArray[np.float64],
     picked: npt.NDArray[np.bool_] | None = None,
+    counts: npt.NDArray[np.integer] | None = None,
 ) -> TableEval:
     """Rank counts and the best weights that k cards of each rank can bring, for tables (n, D).
 
     ``w``: (D,) or (n, D) card weights of the shape ``check_weights`` accepts. ``picked``: (n, D) cards already
-    picked in the CHOOSE phase, which any capture must include.
+    picked in the CHOOSE phase, which any capture must include. ``counts``: (n, R) the tables' cards of each rank
+    when already known (``core.move_classes(...).counts``), else counted here.
     """
     tb = _tables(rules)
     n, r, k1 = table.shape[0], tb.num_ranks, MAX_PER_RANK + 1
     t4 = table.reshape(n, 4, r)
     u4 = t4.view(np.uint8)
-    counts = (u4[:, 0] + u4[:, 1] + u4[:, 2] + u4[:, 3]).astype(np.intp)
+    if counts is None:
+        counts = u4[:, 0] + u4[:, 1] + u4[:, 2] + u4[:, 3]
+    counts = counts.astype(np.intp)
     coin = t4[:, 0, :]
     ks = np.arange(k1)
     topw = np.zeros((n, r + 1, k1))
@@ -448,13 +453,14 @@ def _context(
     games: npt.NDArray[np.intp],
     w: npt.NDArray[np.float64],
     choose: bool,
-    last_play: npt.NDArray[np.bool_],
+    classes: core.MoveClasses,
 ) -> MoveContext:
     seat = state.current[games].astype(np.intp)
     hand = state.hands[games, seat]
     table = state.table[games]
     picked = state.picked[games] if choose else None
-    return MoveContext(games, seat, hand, table, w, last_play, evaluate_tables(rules, table, w, picked))
+    te = evaluate_tables(rules, table, w, picked, classes.counts)
+    return MoveContext(games, seat, hand, table, w, classes.last_play, te)
 
 
 def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDArray[np.float64] | None = None) -> Moves:
@@ -478,7 +484,7 @@ def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDAr
             raise ValueError(f"generate_moves: game {bad} is finished (phase DONE); pass only games that are running")
         choose = True
     cls = core.move_classes(rules, state, games)
-    ctx = _context(rules, state, games, w, choose, cls.last_play)
+    ctx = _context(rules, state, games, w, choose, cls)
     te = ctx.table_eval
     row, card, kind, part = cls.row, cls.card, cls.kind, cls.part
     taken_w = np.zeros(row.size)

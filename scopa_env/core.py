@@ -13,8 +13,11 @@ Action space: one ``Discrete(num_cards)`` space whose ids are card ids (``scopa_
   picked so far. As soon as the picked cards determine a single capture, it is completed automatically. Every legal
   capture is reachable, and every pick sequence ends in a legal capture.
 
-``legal_moves`` lists the legal moves of one game as ``(card, captured set)`` pairs for search agents, and
-``move_actions`` turns chosen moves into the next action of each game.
+Moves: ``move_classes`` lists the legal move classes of many games (card, kind, rank multiset) with the one batched
+enumerator of ``scopa_env.moves``, which the agents' candidate moves also build on; ``legal_moves`` (one game) and
+``legal_move_lists`` (many) expand them into every ``(card, captured set)`` pair, and ``move_actions`` turns chosen
+moves into the next action of each game. ``remaining_plies``, ``is_last_play`` and ``is_open`` tell how a hand
+ends: the plies left, the last play (never a scopa), an open book (every hidden card deducible).
 
 Arguments are checked with a ``TypeError`` or ``ValueError`` naming them, at a cost of O(1) or one comparison per
 game: seeds, ``batch`` (at most ``MAX_BATCH``), actions, ``seats``, ``game``, ``on_illegal``, ``autoreset``, and
@@ -647,9 +650,10 @@ def _game_rows(state: State, games: npt.ArrayLike | None) -> npt.NDArray[np.intp
     if games is None:
         return np.arange(state.batch_size)
     rows = np.asarray(games)
-    if rows.dtype.kind not in "iu":
-        raise TypeError(f"games must be integer indices into the state's games, got dtype {rows.dtype}")
-    rows = rows.astype(np.intp, copy=False).reshape(-1)
+    if rows.dtype != np.intp or rows.ndim != 1:
+        if rows.dtype.kind not in "iu":
+            raise TypeError(f"games must be integer indices into the state's games, got dtype {rows.dtype}")
+        rows = rows.astype(np.intp).reshape(-1)
     if rows.size and (rows.min() < 0 or rows.max() >= state.batch_size):
         raise ValueError(f"games must be indices 0..{state.batch_size - 1} into the state's games, got {games!r}")
     return rows
@@ -715,8 +719,7 @@ def _move_classes(
         if choose.size:
             playable[choose] = False
             playable[choose, state.pending[g[choose]]] = True
-            picked_counts = np.zeros_like(counts)
-            picked_counts[choose] = _rank_counts(state.picked[g[choose]] & table[choose], tb.r)
+            picked_counts = _rank_counts(state.picked[g] & table, tb.r)  # nothing is picked outside CHOOSE
         playable[phase == _DONE] = False
     return enumerate_moves(rules, playable, counts, picked_counts, last_play)
 

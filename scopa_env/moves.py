@@ -178,6 +178,8 @@ class MoveClasses:
     """(n + 1,) segment offsets."""
     last_play: npt.NDArray[np.bool_]
     """(n,) per position: the move to make is the hand's last play (as passed to ``enumerate_moves``)."""
+    counts: npt.NDArray[np.integer]
+    """(n, R) per position: table cards of each rank (as passed to ``enumerate_moves``)."""
 
     def __len__(self) -> int:
         return int(self.row.size)
@@ -248,7 +250,7 @@ def enumerate_moves(
     else:
         scopa &= ~last_play[row]
     starts = np.searchsorted(row, np.arange(n + 1))
-    return MoveClasses(row, card, kind, part, num_taken, scopa, starts, last_play)
+    return MoveClasses(row, card, kind, part, num_taken, scopa, starts, last_play, counts)
 
 
 def expand_captures(

@@ -238,3 +238,14 @@ def test_last_play_sweep_is_not_a_scopa_and_done_games_have_no_classes() -> None
     classes = core.move_classes(rules, st)
     assert len(classes) == 0 and classes.starts.tolist() == [0, 0]
     assert core.legal_moves(rules, st, 0) == [] and core.legal_move_lists(rules, st) == [[]]
+
+
+def test_the_core_move_functions_check_their_arguments() -> None:
+    st = core.reset("classic", [0, 1])
+    with pytest.raises(ValueError, match="started under 'classic'"):
+        core.move_classes("scopa-d-assi", st)
+    with pytest.raises(ValueError, match=r"games must be indices 0\.\.1"):
+        core.legal_move_lists("classic", st, [2])
+    with pytest.raises(TypeError, match="games must be integer indices"):
+        core.is_open("classic", st, [0.5])
+    assert core.move_classes("classic", st).starts.size == 3 and len(core.legal_move_lists("classic", st)) == 2
