@@ -331,20 +331,20 @@ def evaluate_tables(
     u4 = t4.view(np.uint8)
     if counts is None:
         counts = u4[:, 0] + u4[:, 1] + u4[:, 2] + u4[:, 3]
-    counts = counts.astype(np.intp)
+    rank_counts: npt.NDArray[np.intp] = counts.astype(np.intp)
     coin = t4[:, 0, :]
     ks = np.arange(k1)
     topw = np.zeros((n, r + 1, k1))
     if w.ndim == 1:  # one weight vector: look the answers up by (rank, count, coin on the table)
         lookup, lookup_total = _static_lookup(rules, w)
-        key = tb.lookup_base + 2 * counts + u4[:, 0]
+        key = tb.lookup_base + 2 * rank_counts + u4[:, 0]
         topw[:, :r, :] = np.take(lookup.reshape(-1, k1), key, axis=0)
         total = np.take(lookup_total.reshape(-1), key).sum(axis=1)
     else:
         w_coin, w_plain = w[:, :r], w[:, r : 2 * r]  # (n, R)
         topw[:, :r, :] = w_plain[:, :, None] * ks + (coin * (w_coin - w_plain))[:, :, None] * (ks >= 1)
-        topw[:, :r, :] -= BIG * (ks[None, None, :] > counts[:, :, None])
-        total = (counts * w_plain).sum(axis=1) + (coin * (w_coin - w_plain)).sum(axis=1)
+        topw[:, :r, :] -= BIG * (ks[None, None, :] > rank_counts[:, :, None])
+        total = (rank_counts * w_plain).sum(axis=1) + (coin * (w_coin - w_plain)).sum(axis=1)
     has_picks = picked is not None and bool(picked.any())
     if has_picks:
         assert picked is not None
@@ -358,15 +358,15 @@ def evaluate_tables(
         for k in range(1, k1):
             topw[rows, :r, k] = (tw4 * (pos4 < k)).sum(axis=1)
         topw[rows, :r, :] -= BIG * (
-            (ks[None, None, :] < first[:, :, None]) | (ks[None, None, :] > counts[rows, :, None])
+            (ks[None, None, :] < first[:, :, None]) | (ks[None, None, :] > rank_counts[rows, :, None])
         )
     return TableEval(
         rules=rules,
         table=table,
         picked=picked if has_picks else None,
-        counts=counts,
+        counts=rank_counts,
         topw=topw.reshape(n, -1),
-        num_cards=counts.sum(axis=1),
+        num_cards=rank_counts.sum(axis=1),
         total_weight=total,
     )
 
