@@ -669,7 +669,9 @@ def remaining_plies(rules: Rules | str, state: State, games: npt.ArrayLike | Non
 
 def _remaining_plies(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
     """``remaining_plies`` without the argument checks."""
-    in_hands = state.hands[g].sum(axis=(1, 2)) + (state.phase[g] == _CHOOSE)
+    hands = state.hands[g].reshape(g.size, -1)
+    in_hands = (hands.astype(np.float32) @ np.ones(hands.shape[1], dtype=np.float32)).astype(np.intp)  # exact
+    in_hands += state.phase[g] == _CHOOSE
     return np.where(state.stock_pos[g] >= rules.num_cards, in_hands, NO_END).astype(np.intp)
 
 
