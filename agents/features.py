@@ -628,6 +628,6 @@ def require_state(batch: ActBatch, agent: str) -> tuple[State, npt.NDArray[np.in
     if batch.state is None or batch.games is None:
         raise ValueError(
             f"agent {agent!r} needs the game state: build ActBatch(rules, obs, mask, state=state, games=rows) "
-            "(agents.arena.play and the envs do this; check the agent's needs_state attribute)"
+            "(scopa_env.driver and the envs do this; check the agent's needs_state attribute)"
         )
     return batch.state, np.asarray(batch.games, dtype=np.intp)

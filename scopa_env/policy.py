@@ -73,7 +73,9 @@ class Policy(ABC):
 
     name: str = "policy"
     needs_state: bool = False
-    """True if ``act`` needs ``batch.state`` (rule-based and search agents)."""
+    """True if ``act`` needs ``batch.state`` (rule-based and search agents). The driver and the envs always pass
+    the state; ``scopa_env.interop.act_observation`` (an action from an observation alone) refuses such a policy
+    and points to ``act_env``."""
     needs_obs: bool = True
     """False if ``act`` never reads ``batch.obs``: callers may then pass a zero-width array and skip
     computing observations (rule-based and search agents)."""
