@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import ActBatch, make_agent
+from agents.bot import MODEL_CARD
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.driver import decide
@@ -51,7 +52,6 @@ __all__ = [
     "PlayError",
     "Session",
     "Terminal",
-    "build_agent",
     "default_opponent",
     "main",
     "prepare",
@@ -60,7 +60,6 @@ __all__ = [
 
 SHIPPED_BOTS = Path(__file__).resolve().parent / "bots"
 """Shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
-MODEL_CARD = "model_card.json"
 DEFAULT_FALLBACKS = ("expert", "greedy", "random")
 """Opponent specs tried in order when the variant has no shipped bot."""
 _ONE_SEAT = np.zeros(1, dtype=np.int64)
@@ -134,15 +133,6 @@ class Terminal:
 # --------------------------------------------------------------------------------------------------- agents
 
 
-def build_agent(spec: str, rules: Rules, seed: int | None) -> Policy:
-    """An agent from a spec string (``agents.base.make_agent``: names, checkpoints, export directories, ``bot:``).
-
-    Raises ``agents.base.AgentSpecError`` (a ``ValueError``) when the spec is unusable.
-    """
-
-    return make_agent(spec, rules, seed)
-
-
 def default_opponent(rules: Rules) -> tuple[str, list[str]]:
     """The default opponent spec for ``rules`` and notes on the candidates that could not be loaded."""
     notes: list[str] = []
@@ -154,7 +144,7 @@ def default_opponent(rules: Rules) -> tuple[str, list[str]]:
         notes.append(f"no shipped bot for {rules.name!r} (looked in {shipped}); using a rule-based opponent")
     for spec in candidates:
         try:
-            build_agent(spec, rules, 0)
+            make_agent(spec, rules, 0)
         except (ImportError, ValueError) as e:
             notes.append(f"opponent {spec!r} is not available ({e}); trying the next one")
             continue
@@ -616,7 +606,7 @@ class Session:
 
 def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
     try:
-        return build_agent(spec, rules, seed)
+        return make_agent(spec, rules, seed)
     except Exception as e:  # whatever a user's spec or file does wrong is a message, never a traceback
         detail = str(e) if isinstance(e, (ImportError, ValueError)) else f"{type(e).__name__}: {e}"
         raise PlayError(f"{flag}: cannot load the agent: {' '.join(detail.split())}") from None

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agents import play
-from agents.base import ActBatch
+from agents.base import ActBatch, make_agent
 from agents.bot import make_bot_policy, new_card, write_numpy_export
 from agents.random_agent import RandomAgent
 from scopa_env import core
@@ -264,7 +264,7 @@ def test_default_opponent_prefers_the_shipped_bot(tmp_path: Path, monkeypatch: p
     _numpy_bot(tmp_path / "classic", rules)
     spec, notes = play.default_opponent(rules)
     assert spec == str(tmp_path / "classic") and not notes
-    agent = play.build_agent(spec, rules, 0)
+    agent = make_agent(spec, rules, 0)
     assert hasattr(agent, "action_probs")
     rc, text = run_text("hint\n", variant="classic", seed=0)
     assert rc == 0 and f"opponents: {tmp_path / 'classic'}" in text and "suggested:" in text
@@ -284,7 +284,7 @@ def test_hint_from_a_checkpoint_opponent(tmp_path: Path) -> None:
 def test_bot_specs_are_checked(tmp_path: Path) -> None:
     rules = get_rules("classic")
     bot_dir = _numpy_bot(tmp_path / "bot", rules)
-    agent = play.build_agent(f"bot:path={bot_dir},prefer=numpy,sample=true", rules, 0)
+    agent = make_agent(f"bot:path={bot_dir},prefer=numpy,sample=true", rules, 0)
     assert agent.name.startswith("bot:path=") and hasattr(agent, "action_probs")
     for spec, message in [
         ("bot", "needs the export directory"),
