@@ -1,0 +1,401 @@
+"""One browser game: a match between a person and the server's bots, and its public JSON view.
+
+The rules run only here, on the batched core (``scopa_env.core``) and the one game loop's ``decide``; the page
+sends whole moves (a card and the cards it takes) and draws what ``WebGame.view`` returns. The view holds only
+what the person's seat may know (RULES.md section 7): their hand, the table, hand sizes, the stock size, pile
+summaries, scores and the moves played; never another hand, the stock order or the seed
+(``tests/test_web.py`` checks every card of a response against the hidden ones).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch
+from scopa_env import core
+from scopa_env.cards import format_card
+from scopa_env.driver import decide
+from scopa_env.rules import Rules
+from scopa_env.scoring import POINT_FIELDS
+from scopa_env.shuffle import derive_seed
+
+if TYPE_CHECKING:
+    from agents.base import Policy
+
+__all__ = ["SUIT_NAMES", "MoveError", "WebGame", "card_json"]
+
+_ONE = np.zeros(1, dtype=np.int64)
+"""``decide``'s actor for the one game of a match: the one agent asked."""
+SUIT_NAMES = ("coins", "cups", "swords", "clubs")
+"""Suits in card-id order (letters ``d c s b``: denari, coppe, spade, bastoni)."""
+MAX_BOT_STEPS = 10_000
+"""A bound on the core steps of one bot stretch (a match of any variant needs far fewer)."""
+
+
+class MoveError(ValueError):
+    """A move the person cannot make now (not their turn, a card they lack, a capture that is not legal)."""
+
+
+def card_json(card: int, rules: Rules) -> dict[str, Any]:
+    """A card for the page: its notation (``7d``), rank symbol, suit letter and name, value."""
+    deck = rules.deck
+    suit, rank = divmod(int(card), deck.num_ranks)
+    return {
+        "code": format_card(int(card), deck),
+        "rank": deck.ranks[rank],
+        "suit": "dcsb"[suit],
+        "suit_name": SUIT_NAMES[suit],
+        "value": int(deck.rank_values[rank]),
+    }
+
+
+def _ids(mask: npt.NDArray[np.bool_], rules: Rules) -> list[int]:
+    """Card ids of a boolean mask in rank order, then suit (how the hand is drawn)."""
+    r = rules.deck.num_ranks
+    return sorted((int(c) for c in np.flatnonzero(mask)), key=lambda c: (c % r, c // r))
+
+
+@dataclass
+class Seat:
+    """A seat of the match: who plays it."""
+
+    seat: int
+    side: int
+    label: str
+    """``you``, ``partner (expert)``, ``opponent (greedy)``."""
+    agent_name: str | None
+    """The bot's name on the server's list; None for the person."""
+
+
+class WebGame:
+    """A match: the person at ``human``, a policy at every other seat, a hint policy; its own lock.
+
+    Every public method takes the lock, so one game is never stepped by two requests at once; different games
+    share nothing mutable (each has its own state and its own agent instances).
+    """
+
+    def __init__(
+        self,
+        game_id: str,
+        rules: Rules,
+        human: int,
+        seat_agents: dict[int, Policy],
+        seat_names: dict[int, str],
+        hint_agent: Policy | None,
+        seed: int,
+        hint_name: str | None = None,
+    ) -> None:
+        self.id = game_id
+        self.rules = rules
+        self.human = human
+        self.human_side = rules.seat_side[human]
+        self.seat_agents = seat_agents
+        self.hint_agent = hint_agent
+        self.hint_name = hint_name or (hint_agent.name if hint_agent is not None else None)
+        self.seats = [
+            Seat(
+                s,
+                rules.seat_side[s],
+                "you"
+                if s == human
+                else ("partner" if rules.seat_side[s] == self.human_side else "opponent") + f" ({seat_names[s]})",
+                None if s == human else seat_names[s],
+            )
+            for s in range(rules.num_players)
+        ]
+        self.lock = threading.Lock()
+        self.last_used = time.monotonic()
+        self.matches = 0
+        self._seed = np.array([seed], dtype=np.uint64)
+        self._new_match()
+
+    # ------------------------------------------------------------------ match life
+
+    def _new_match(self) -> None:
+        self.state = core.reset(self.rules, self._seed)
+        self.matches += 1
+        self.hand_log: list[dict[str, Any]] = []
+        self.past_hands: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self._play_bots()
+
+    def rematch(self) -> dict[str, Any]:
+        """Start the next match of this game's seed chain (same seats and bots) and return its view."""
+        with self.lock:
+            self.touch()
+            self._seed = derive_seed(self._seed)
+            for agent in {id(a): a for a in self.seat_agents.values()}.values():
+                agent.seed(int(self._seed[0] % np.uint64(2**32)))
+            self._new_match()
+            return self._view()
+
+    def touch(self) -> None:
+        """Mark the game used now (idle games expire)."""
+        self.last_used = time.monotonic()
+
+    # ------------------------------------------------------------------ moves
+
+    def legal_moves(self) -> list[tuple[int, frozenset[int]]]:
+        """The person's legal moves now (empty when it is not their turn or the match is over)."""
+        st = self.state
+        if st.done[0] or int(st.current[0]) != self.human:
+            return []
+        return core.legal_moves(self.rules, st, 0)
+
+    def move(self, card: int, capture: frozenset[int]) -> dict[str, Any]:
+        """Play the person's whole move, then the bots' until the person is to act again; return the view.
+
+        Raises ``MoveError`` (with a message for the person) when the move is not legal now.
+        """
+        with self.lock:
+            self.touch()
+            self.events = []
+            st = self.state
+            if st.done[0]:
+                raise MoveError("the match is over; start a rematch or a new game")
+            if int(st.current[0]) != self.human:
+                raise MoveError(f"it is not your turn (seat {int(st.current[0])} is to play)")
+            legal = core.legal_moves(self.rules, st, 0)
+            if (card, capture) not in legal:
+                deck = self.rules.deck
+                if not st.hands[0, self.human, card]:
+                    raise MoveError(f"you don't hold {format_card(card, deck)}")
+                options = [sorted(format_card(c, deck) for c in cap) for k, cap in legal if k == card]
+                raise MoveError(
+                    f"{format_card(card, deck)} cannot take {sorted(format_card(c, deck) for c in capture)}; "
+                    f"its legal captures: {options if any(options) else 'none (lay it: an empty capture)'}"
+                )
+            cap_mask = np.zeros((1, self.rules.num_cards), dtype=np.bool_)
+            cap_mask[0, list(capture)] = True
+            while True:
+                info = core.step(self.rules, st, core.move_actions(st, np.array([card]), cap_mask))
+                self._record(info)
+                if info.move_done[0]:
+                    break
+            self._play_bots()
+            return self._view()
+
+    def _play_bots(self) -> None:
+        """Let the bots move until it is the person's turn or the match is over."""
+        st = self.state
+        for _ in range(MAX_BOT_STEPS):
+            if st.done[0] or int(st.current[0]) == self.human:
+                return
+            agent = self.seat_agents[int(st.current[0])]
+            action = decide(self.rules, st, [agent], _ONE)
+            mask = core.legal_action_mask(self.rules, st)
+            if not (0 <= action[0] < mask.shape[1] and mask[0, action[0]]):  # a broken bot must not stop the game
+                action = np.flatnonzero(mask[0])[:1].astype(np.int64)
+            self._record(core.step(self.rules, st, action))
+        raise RuntimeError(f"the bots made {MAX_BOT_STEPS} steps without reaching the person's turn")
+
+    def _record(self, info: core.StepInfo) -> None:
+        """Log what one core step did (a finished move, a hand's points, the match end)."""
+        rules = self.rules
+        if info.move_done[0]:
+            entry = {
+                "type": "move",
+                "seat": int(info.seat[0]),
+                "who": self.seats[int(info.seat[0])].label,
+                "card": card_json(int(info.card[0]), rules),
+                "capture": [card_json(c, rules) for c in _ids(info.capture[0], rules)],
+                "scopa": bool(info.scopa[0]),
+            }
+            self.hand_log.append(entry)
+            self.events.append(entry)
+        if info.hand_over[0]:
+            left = info.leftover[0]
+            side = int(info.leftover_side[0])
+            points = [
+                {f: int(v) for f, v in zip(POINT_FIELDS, info.hand_points[0, s], strict=True)}
+                for s in range(rules.num_sides)
+            ]
+            summary = {
+                "type": "hand_over",
+                "hand": len(self.past_hands) + 1,
+                "leftover": [card_json(c, rules) for c in _ids(left, rules)],
+                "leftover_side": side,
+                "points": points,
+                "scores": [int(x) for x in info.final_scores[0]],
+                "moves": self.hand_log,
+            }
+            self.events.append(summary)
+            self.past_hands.append({k: v for k, v in summary.items() if k not in ("moves", "leftover")})
+            self.hand_log = []
+        if info.match_over[0]:
+            self.events.append(
+                {"type": "match_over", "winner": int(info.winner[0]), "scores": [int(x) for x in info.final_scores[0]]}
+            )
+
+    # ------------------------------------------------------------------ hint
+
+    def hint(self) -> dict[str, Any]:
+        """The hint bot's advice for the person's position: its move, and its probabilities when it has them."""
+        with self.lock:
+            self.touch()
+            agent = self.hint_agent
+            if agent is None:
+                raise MoveError("this game has no hint bot")
+            if self.state.done[0] or int(self.state.current[0]) != self.human:
+                raise MoveError("a hint is for your turn; it is not your turn now")
+            rules = self.rules
+            probs_fn = _probs_function(agent)
+            options: list[dict[str, Any]] = []
+            if probs_fn is not None:
+                probs = _move_probabilities(probs_fn, rules, self.state)
+                ranked = sorted(probs.items(), key=lambda kv: (-kv[1], kv[0][0], sorted(kv[0][1])))
+                options = [
+                    {
+                        "card": card_json(c, rules),
+                        "capture": [card_json(x, rules) for x in sorted(cap)],
+                        "prob": round(p, 4),
+                    }
+                    for (c, cap), p in ranked
+                ]
+                best_card, best_cap = ranked[0][0]
+            else:
+                st = self.state.copy()
+                while True:
+                    info = core.step(rules, st, decide(rules, st, [agent], _ONE))
+                    if info.move_done[0]:
+                        best_card = int(info.card[0])
+                        best_cap = frozenset(int(c) for c in np.flatnonzero(info.capture[0]))
+                        break
+            return {
+                "bot": self.hint_name,
+                "card": card_json(best_card, rules),
+                "capture": [card_json(c, rules) for c in _ids(_mask(best_cap, rules), rules)],
+                "options": options,
+            }
+
+    # ------------------------------------------------------------------ the view
+
+    def view(self) -> dict[str, Any]:
+        """The person's view of the game (JSON-ready), with the events of the last request."""
+        with self.lock:
+            self.touch()
+            return self._view()
+
+    def _view(self) -> dict[str, Any]:
+        rules, st = self.rules, self.state
+        deck = rules.deck
+        seven = deck.ranks.index("7")
+        legal = self.legal_moves()
+        moves: dict[str, list[list[str]]] = {}
+        for card, cap in legal:
+            moves.setdefault(format_card(card, deck), []).append(
+                [format_card(c, deck) for c in _ids(_mask(cap, rules), rules)]
+            )
+        sides = []
+        for s, seats in enumerate(rules.sides):
+            pile = st.piles[0, s]
+            sides.append(
+                {
+                    "side": s,
+                    "seats": list(seats),
+                    "name": self._side_name(s),
+                    "mine": s == self.human_side,
+                    "score": int(st.scores[0, s]),
+                    "cards": int(pile.sum()),
+                    "coins": int(pile[: deck.num_ranks].sum()),
+                    "settebello": bool(pile[deck.settebello]),
+                    "sevens": int(pile.reshape(4, deck.num_ranks)[:, seven].sum()),
+                    "scope": int(st.scope[0, s]),
+                }
+            )
+        done = bool(st.done[0])
+        return {
+            "id": self.id,
+            "variant": rules.name,
+            "description": rules.description,
+            "target": rules.target,
+            "deck": deck.name,
+            "you": self.human,
+            "seats": [
+                {
+                    "seat": s.seat,
+                    "side": s.side,
+                    "label": s.label,
+                    "bot": s.agent_name,
+                    "cards_in_hand": int(st.hands[0, s.seat].sum()),
+                }
+                for s in self.seats
+            ],
+            "sides": sides,
+            "hand": [card_json(c, rules) for c in _ids(st.hands[0, self.human], rules)],
+            "table": [card_json(c, rules) for c in _ids(st.table[0], rules)],
+            "stock": int(rules.num_cards - int(st.stock_pos[0])),
+            "hand_no": int(st.hand_no[0]) + 1,
+            "deal_no": int(st.deal_no[0]) + 1,
+            "num_deals": len(rules.deal_sizes),
+            "dealer": int(st.dealer[0]),
+            "current": int(st.current[0]),
+            "your_turn": bool(legal),
+            "moves": moves,
+            "hand_log": self.hand_log,
+            "past_hands": self.past_hands,
+            "events": self.events,
+            "done": done,
+            "winner": int(st.winner[0]) if done else None,
+            "you_won": bool(done and int(st.winner[0]) == self.human_side),
+            "match": self.matches,
+            "hint_bot": self.hint_name,
+        }
+
+    def _side_name(self, side: int) -> str:
+        seats = self.rules.sides[side]
+        if side == self.human_side:
+            return "you" if len(seats) == 1 else "your team"
+        return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
+
+
+def _mask(cards: frozenset[int], rules: Rules) -> npt.NDArray[np.bool_]:
+    out = np.zeros(rules.num_cards, dtype=np.bool_)
+    out[list(cards)] = True
+    return out
+
+
+def _probs_function(agent: Policy) -> Callable[[ActBatch], npt.NDArray[np.floating]] | None:
+    """The agent's masked action probabilities as a function of an ``ActBatch``, if it has them (as in the
+    terminal game: ``action_probs`` of exported bots, ``logits`` of checkpoints through the masked softmax)."""
+    probs = getattr(agent, "action_probs", None)
+    if callable(probs):
+        return probs  # type: ignore[no-any-return]
+    logits = getattr(agent, "logits", None)
+    if callable(logits):
+        from agents.bot import masked_softmax
+
+        return lambda batch: masked_softmax(logits(batch.obs, batch.mask), batch.mask)  # type: ignore[no-any-return]
+    return None
+
+
+def _move_probabilities(
+    probs_fn: Callable[[ActBatch], npt.NDArray[np.floating]], rules: Rules, state: core.State
+) -> dict[tuple[int, frozenset[int]], float]:
+    """Every legal whole move with its probability; a capture's pick orders (CHOOSE phase) summed. The game is
+    stepped only on copies."""
+    out: dict[tuple[int, frozenset[int]], float] = {}
+
+    def expand(st: core.State, weight: float) -> None:
+        mask = core.legal_action_mask(rules, st)
+        batch = ActBatch(rules, core.observe(rules, st), mask, st, np.array([0]))
+        p = np.asarray(probs_fn(batch), dtype=np.float64)[0]
+        for action in np.flatnonzero(mask[0]):
+            child = st.copy()
+            info = core.step(rules, child, np.array([action]))
+            w = weight * float(p[action])
+            if info.move_done[0]:
+                key = (int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0])))
+                out[key] = out.get(key, 0.0) + w
+            else:
+                expand(child, w)
+
+    expand(state.take([0]), 1.0)
+    return out
