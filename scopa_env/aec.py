@@ -167,7 +167,7 @@ from scopa_env import core
 from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_max_hands, validate_reward
 from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
-from scopa_env.scoring import margin_vs_best_other
+from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
 from scopa_env.state_io import state_from_json
 
@@ -183,8 +183,6 @@ __all__ = [
 ]
 
 ENV_NAME = "scopa_v0"
-hand_margins = margin_vs_best_other
-"""Old name of ``scopa_env.scoring.margin_vs_best_other``, kept while ``train.py`` imports it from here."""
 _BOUNDED_BLOCKS = {
     "hand", "table", "pending", "picked", "unseen", "piles", "stock", "hand_sizes", "dealer", "seat",
     "last_capturer", "choosing",
@@ -220,14 +218,6 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
                 "add it to scopa_env.aec.observation_bounds"
             )
     return np.zeros(size, dtype=np.float32), high
-
-
-def match_results(winner: npt.NDArray[np.integer], num_sides: int) -> npt.NDArray[np.int8]:
-    """(n, S) +1 for the winning side, -1 for the others, all 0 where ``winner`` is -1 (no winner)."""
-    win = np.asarray(winner, dtype=np.int64)
-    out = np.where(np.arange(num_sides)[None, :] == win[:, None], 1, -1).astype(np.int8)
-    out[win < 0] = 0
-    return out
 
 
 def _saved_state(rules: Rules, saved: Any) -> core.State:

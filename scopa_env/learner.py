@@ -22,7 +22,7 @@ from scopa_env import core
 from scopa_env.driver import decide
 from scopa_env.policy import Policy, resolve_policy
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import margin_vs_best_other
+from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
 
 __all__ = [
@@ -482,7 +482,7 @@ class LearnerGames:
             over = info.match_over[g]
             truncated = ~over & (self.hands[games] >= self.max_hands)
             ended = over | truncated
-            result = np.where(over, np.where(info.winner[g] == side, 1, -1), 0)
+            result = np.where(over, match_results(info.winner[g], self.rules.num_sides)[np.arange(g.size), side], 0)
         if not ended.any():
             return
         e = games[ended]

@@ -19,6 +19,7 @@ __all__ = [
     "POINT_FIELDS",
     "margin_vs_best_other",
     "margin_vs_mean_of_others",
+    "match_results",
     "match_winners",
     "score_hands",
 ]
@@ -72,6 +73,15 @@ def match_winners(rules: Rules, scores: npt.NDArray[np.integer]) -> npt.NDArray[
     unique = (scores == top[:, None]).sum(axis=1) == 1
     done = (top >= rules.target) & unique
     return np.where(done, scores.argmax(axis=1), -1).astype(np.int8)
+
+
+def match_results(winner: npt.NDArray[np.integer], num_sides: int) -> npt.NDArray[np.int8]:
+    """(n, S) +1 for the winning side, -1 for the others, all 0 where ``winner`` is -1 (no winner): the envs'
+    ``reward="match"`` reward."""
+    win = np.asarray(winner, dtype=np.int64)
+    out = np.where(np.arange(num_sides)[None, :] == win[:, None], 1, -1).astype(np.int8)
+    out[win < 0] = 0
+    return out
 
 
 def margin_vs_best_other(points: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
