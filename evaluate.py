@@ -3,6 +3,7 @@
     python evaluate.py --variant classic --agents random greedy expert --hands 2000
     python evaluate.py --variant classic --gauntlet runs/x/best.zip --agents greedy expert --matches 500
     python evaluate.py --variant classic --gauntlet cand=runs/x/best.zip --agents greedy --sprt 0,20 --hands 100000
+    python evaluate.py --variant classic --agents random greedy expert --hands 100000 --ray auto   # on a Ray cluster
 
 Every deal is played once per seat rotation (both ways round with two sides), so the luck of the cards cancels.
 The crosstable, ratings and pairings are printed and saved under ``--out`` as Markdown, CSV and JSON, with PNG plots.
@@ -59,6 +60,7 @@ OPTION_SETTINGS = (
     "records",
     "plugins",
     "start_method",
+    "ray",
 )
 """``EvalConfig`` fields with an option of their own (``--hands N`` / ``--matches N`` set ``mode`` and ``deals``)."""
 
@@ -185,6 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="import MODULE to register agents",
     )
     p.add_argument("--start-method", choices=START_METHODS, help="worker start method (spawn)")
+    p.add_argument(
+        "--ray",
+        type=_setting("ray"),
+        metavar="ADDRESS",
+        help="play the tasks on Ray: local (start Ray here), auto (this machine's cluster) or HOST:PORT; --workers is "
+        "then the most tasks in flight (0 = the cluster's CPUs). Needs pip install 'scopa[ray]' (docs/ray.md)",
+    )
     p.add_argument("--out", type=_path, metavar="DIR", help="output folder (default runs/eval__<variant>__<time>/)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the PNG plots")
     bar = p.add_mutually_exclusive_group()

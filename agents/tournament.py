@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -72,6 +72,9 @@ from agents.schedule import (
 )
 from agents.tournament_errors import TournamentError
 from scopa_env.rules import Rules, get_rules, variant_names
+
+if TYPE_CHECKING:
+    from agents.ray_backend import RayTaskRunner
 
 __all__ = [  # this module's own names and, re-exported, the public names of the modules it is made of
     "DEALS_FORMAT",
@@ -209,6 +212,8 @@ def setting_hint(name: str) -> str:
         "records": "give the path of the .jsonl file to write, e.g. games.jsonl",
         "plugins": "give a list of importable module names, e.g. [my_agents]",
         "start_method": f"give one of {', '.join(START_METHODS)}",
+        "ray": "give local (start Ray on this machine), auto (join this machine's Ray cluster) or a cluster address "
+        "HOST:PORT, e.g. 127.0.0.1:6379",
     }
     return hints[name]
 
@@ -271,7 +276,7 @@ def check_setting(name: str, value: Any) -> Any:
     Raises ``SettingError`` naming the value, what is wrong and the fix. Used alike for YAML files, the command line
     and Python, so a setting is refused the same way wherever it comes from.
     """
-    if name in ("gauntlet", "mode", "deals", "deals_file", "save_deals", "batch", "anchor", "sprt", "records"):
+    if name in ("gauntlet", "mode", "deals", "deals_file", "save_deals", "batch", "anchor", "sprt", "records", "ray"):
         if value is None:
             return None
     if name == "variant":
@@ -331,6 +336,13 @@ def check_setting(name: str, value: Any) -> Any:
         if value not in START_METHODS:
             raise SettingError(name, f"got {_shown(value)}; {setting_hint(name)}")
         return value
+    if name == "ray":
+        from agents.ray_backend import check_ray_address  # imports no Ray: the address is checked without it
+
+        try:
+            return check_ray_address(_text(name, value, "a Ray address"))
+        except ValueError as e:
+            raise SettingError(name, str(e)) from None
     raise KeyError(name)
 
 
@@ -383,6 +395,12 @@ class EvalConfig:
         default_factory=list,
     )
     start_method: str = setting("spawn", "Multiprocessing start method of the workers (``spawn`` is safe with torch).")
+    ray: str | None = setting(
+        None,
+        "Play the tasks on Ray instead of local processes: ``local`` (start Ray here), ``auto`` (this machine's "
+        "cluster) or a cluster address ``HOST:PORT``; ``workers`` is then the most tasks in flight (0: the "
+        "cluster's CPUs). Needs ``pip install 'scopa[ray]'``.",
+    )
 
     def __post_init__(self) -> None:
         self.check_settings()
@@ -668,6 +686,10 @@ def run_tournament(
     """
     config = replace(config, agents=list(config.agents), plugins=list(config.plugins))
     config.validate()
+    if config.ray is not None:
+        from agents.ray_backend import require_ray
+
+        require_ray()  # not installed: say how to install it, before anything is written
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         _probe_writable_dir(out_dir, "--out")
@@ -703,6 +725,8 @@ def _run(
 
     tasks = make_tasks(schedule, deals.seeds, batch, [e.label for e in entries])
     workers = max(1, min(config.num_workers, len(tasks)))
+    if config.ray is not None:  # Ray: the most tasks in flight, 0 = the cluster's CPUs (known once connected)
+        workers = config.workers
     created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     played = _Played({p: [] for p in range(len(schedule))})
     t0 = time.perf_counter()
@@ -736,20 +760,37 @@ def _run(
     bar = _progress_bar(len(deals) * num_rot * len(schedule), unit, progress)
     failure: BaseException | None = None
     try:
-        runner = TaskRunner(
-            rules,
-            entries,
-            agents,
-            seed=config.seed,
-            mode=deals.mode,
-            plugins=config.plugins,
-            start_method=config.start_method,
-            record=config.records is not None,
-            workers=workers,
-            bar=bar,
-            play_games=play,  # this module's name, looked up now (tests replace agents.tournament.play)
-        )
+        runner: TaskRunner | RayTaskRunner
+        if config.ray is not None:
+            from agents.ray_backend import RayTaskRunner
+
+            runner = RayTaskRunner(
+                rules,
+                entries,
+                address=config.ray,
+                seed=config.seed,
+                mode=deals.mode,
+                plugins=config.plugins,
+                record=config.records is not None,
+                workers=workers,
+                bar=bar,
+            )
+        else:
+            runner = TaskRunner(
+                rules,
+                entries,
+                agents,
+                seed=config.seed,
+                mode=deals.mode,
+                plugins=config.plugins,
+                start_method=config.start_method,
+                record=config.records is not None,
+                workers=workers,
+                bar=bar,
+                play_games=play,  # this module's name, looked up now (tests replace agents.tournament.play)
+            )
         with runner:
+            workers = max(1, min(runner.workers, len(tasks)))  # Ray: the cluster's CPUs when workers is 0
             if config.sprt is None:
                 for res in runner.run(tasks):
                     with stop.hold():
