@@ -1,0 +1,564 @@
+"""One game of Scopa in plain Python: the fast path under the single-game envs (``scopa_env.aec``, ``scopa_env.gym``).
+
+The batched core (``scopa_env.core``) pays a fixed numpy cost per call whatever the batch size, which dominates
+when the batch holds one game (PettingZoo's and Gymnasium's loops, and every library built on them).
+``SingleGame`` keeps the state of ONE game in Python ints: each card set (a hand, the table, a pile, the picks) is
+a bit mask with bit ``c`` for card id ``c``, so a move is a few integer operations. It plays exactly the core's
+rules, with the core's own building blocks where they are not per-move: the same deals (``scopa_env.shuffle``),
+the same capture tables (``scopa_env.captures``, read one entry at a time), the same hand scoring
+(``scopa_env.scoring``), and observations laid out as ``core.observe`` (``core.OBS_VERSION``), bit for bit.
+``tests/test_single.py`` checks it move for move, mask for mask and observation for observation against the core on
+random games of every variant.
+
+    game = SingleGame("classic", seed=7)
+    obs = game.observe(game.current)           # == core.observe(rules, core.reset(rules, [7]))[0]
+    result = game.step(int(np.flatnonzero(game.mask())[0]))
+    state = game.to_state()                    # a core.State batch of one, for the core, the agents, state_io
+
+``to_state`` / ``from_state`` convert to and from a ``core.State`` (a copy either way), for everything that works on
+the batched core (the agents, ``driver.decide``, ``state_io``, rendering).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env import core
+from scopa_env.captures import capture_table
+from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import match_winners, score_hands
+from scopa_env.shuffle import first_dealer, shuffled_decks
+
+__all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of"]
+
+_PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.DONE)
+_PLAY_CACHE_LIMIT = 1 << 16
+"""Play-feature blocks kept per variant (keyed by the table); the cache is cleared when it grows past this."""
+
+
+def bits_of(cards: npt.ArrayLike) -> int:
+    """A (D,) bool card mask as an int bit mask (bit ``c`` set for card ``c``)."""
+    arr = np.asarray(cards, dtype=np.bool_).reshape(-1)
+    return int.from_bytes(np.packbits(arr, bitorder="little").tobytes(), "little")
+
+
+def cards_of(bits: int, num_cards: int) -> npt.NDArray[np.bool_]:
+    """An int bit mask as a (num_cards,) bool card mask."""
+    raw = np.frombuffer(bits.to_bytes((num_cards + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, count=num_cards, bitorder="little").view(np.bool_)
+
+
+class _Consts:
+    """Per-rules constants of the single-game engine, computed once per process."""
+
+    def __init__(self, rules: Rules) -> None:
+        deck = rules.deck
+        self.rules = rules
+        self.d = d = rules.num_cards
+        self.r = r = deck.num_ranks
+        self.n = n = rules.num_players
+        self.s = s = rules.num_sides
+        self.full = (1 << d) - 1
+        self.rank = deck.rank.astype(np.int64).tolist()
+        self.value = deck.value.astype(np.int64).tolist()
+        self.rank_cards = [sum(1 << c for c in range(d) if self.rank[c] == k) for k in range(r)]
+        self.side_of = list(rules.seat_side)
+        self.deal_sizes = list(rules.deal_sizes)
+        self.table_cards = rules.table_cards
+        self.king = deck.king_rank
+        self.ace_takes_all = rules.ace_takes_all
+        self.settebello = deck.settebello
+        self.seven = deck.ranks.index("7")
+        self.key = int(core.rules_key(rules))
+        ct = capture_table(r, r)
+        self.caps = ct.caps.tolist()
+        self.weights = ct.weights.tolist()
+        self.num_keys = ct.num_keys
+        self.num_parts, self.union, self.sum_cards = ct.num_parts, ct.union, ct.sum_cards
+        # observation layout (core.observation_layout)
+        self.obs_size = core.observation_size(rules)
+        self.card_bits = (5 + s) * d
+        self.card_bytes = (self.card_bits + 7) // 8
+        self.mask_bytes = (d + 7) // 8
+        pos = self.card_bits
+        self.counters = pos  # scores (S), scope (S), stock (1), hand_sizes (N)
+        pos += 2 * s + 1 + n
+        self.dealer_pos = pos
+        self.seat_pos = pos + n
+        self.last_pos = pos + 2 * n
+        self.onehots = pos
+        self.onehots_stop = pos + 2 * n + s + 1
+        self.choosing_pos = self.onehots_stop
+        self.plays_pos = self.choosing_pos + 1
+        if self.plays_pos + 1 + 4 * r != self.obs_size:
+            raise RuntimeError(
+                f"scopa_env.single builds observation version {core.OBS_VERSION} and the core's layout has changed "
+                f"(size {self.obs_size}); update SingleGame.observe with it"
+            )
+        self.target = rules.target
+        self.max_hand = rules.max_hand_size
+        self.plays: dict[int, npt.NDArray[np.float32]] = {}
+
+    def lookup(self, counts: list[int], target: int) -> tuple[int, int, bool]:
+        """``CaptureTable.lookup`` for one game: (partitions that fit, rank bit mask of their union, unique)."""
+        caps, weights = self.caps, self.weights
+        key = 0
+        for k, c in enumerate(counts):
+            if c:
+                key += (c if c < caps[k] else caps[k]) * weights[k]
+        idx = key + target * self.num_keys
+        nparts = self.num_parts.item(idx)
+        union = self.union.item(idx)
+        unique = False
+        if nparts == 1:
+            used = sum(c for k, c in enumerate(counts) if union >> k & 1)
+            unique = used == self.sum_cards.item(idx)
+        return nparts, union, unique
+
+    def counts(self, cards: int) -> list[int]:
+        """Cards of each rank in ``cards``."""
+        return [(cards & m).bit_count() for m in self.rank_cards]
+
+    def union_cards(self, union: int) -> int:
+        """The cards of the ranks in the rank bit mask ``union``."""
+        out = 0
+        for k, m in enumerate(self.rank_cards):
+            if union >> k & 1:
+                out |= m
+        return out
+
+    def play_features(self, table: int) -> npt.NDArray[np.float32]:
+        """The ``plays`` block with ``table_sum`` in front (``core._play_features`` of one table), cached."""
+        out = self.plays.get(table)
+        if out is not None:
+            return out
+        r, seven = self.r, self.seven
+        counts = self.counts(table)
+        sette_on = table >> self.settebello & 1
+        total = sum(c * (k + 1) for k, c in enumerate(counts))
+        keep = (1 << (r + 1)) - 1
+        sums_without = 1
+        for k, c in enumerate(counts):
+            for _ in range(c - (sette_on if k == seven else 0)):
+                sums_without = (sums_without | sums_without << (k + 1)) & keep
+        sums = sums_without | (sums_without << (seven + 1)) if sette_on else sums_without
+        vals: list[float] = [total / 40.0]
+        for k in range(r):
+            v = k + 1
+            equal = counts[k] > 0
+            by_sum = bool(sums >> v & 1) and not equal
+            captures = equal or by_sum
+            if k == seven:
+                sette = bool(sette_on)
+            elif k > seven:
+                sette = bool(sette_on) and by_sum and bool(sums_without >> (v - (seven + 1)) & 1)
+            else:
+                sette = False
+            after = total - v if captures else total + v
+            scopa = captures and after == 0
+            if k == 0 and self.ace_takes_all and not equal and total > 0:
+                captures, sette, after, scopa = True, sette or bool(sette_on), 0, False
+            vals += [float(captures), float(scopa), float(sette), after / 40.0]
+        out = np.array(vals, dtype=np.float32)
+        if len(self.plays) >= _PLAY_CACHE_LIMIT:
+            self.plays.clear()
+        self.plays[table] = out
+        return out
+
+
+_CONSTS: dict[Rules, _Consts] = {}
+
+
+def _consts(rules: Rules) -> _Consts:
+    c = _CONSTS.get(rules)
+    if c is None:
+        c = _CONSTS[rules] = _Consts(rules)
+    return c
+
+
+@dataclass
+class SingleStep:
+    """What one ``SingleGame.step`` did (``core.StepInfo`` of one game, card sets as bit masks)."""
+
+    seat: int
+    """Seat that acted."""
+    move_done: bool
+    """A whole move (play plus capture or lay) was completed."""
+    card: int
+    """Card played by the completed move, else -1."""
+    capture: int
+    """Table cards taken by the completed move (bit mask; 0 for a lay)."""
+    scopa: bool
+    hand_over: bool
+    """The hand ended with this move and was scored."""
+    hand_points: npt.NDArray[np.int16] | None
+    """(S, 6) points of the hand that ended (``scoring.POINT_FIELDS``), else None."""
+    leftover_side: int
+    leftover: int
+    """Cards left on the table at the end of the hand (bit mask)."""
+    match_over: bool
+    winner: int
+    """Winning side of a match that ended (else -1)."""
+    new_hand: bool
+
+
+class SingleGame:
+    """One game of Scopa in plain Python ints, equal to the batched core's game of the same seed move for move.
+
+    Attributes mirror ``core.State``'s fields for one game (card sets as int bit masks: ``hands`` is a list of N
+    masks, ``piles`` of S). ``SingleGame(rules, seed)`` starts the match of ``seed`` (``core.reset``).
+    """
+
+    __slots__ = (
+        "_c",
+        "current",
+        "deal_no",
+        "dealer",
+        "deck",
+        "hand_no",
+        "hands",
+        "last_capturer",
+        "pending",
+        "phase",
+        "picked",
+        "piles",
+        "rules",
+        "scope",
+        "scores",
+        "seed",
+        "stock_pos",
+        "table",
+        "winner",
+    )
+
+    def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
+        self.rules = rules = get_rules(rules)
+        self._c = _consts(rules)
+        n, s = self._c.n, self._c.s
+        self.hands = [0] * n
+        self.table = 0
+        self.piles = [0] * s
+        self.deck: list[int] = []
+        self.stock_pos = 0
+        self.current = 0
+        self.dealer = 0
+        self.phase = _PLAY
+        self.pending = -1
+        self.picked = 0
+        self.last_capturer = -1
+        self.scope = [0] * s
+        self.scores = [0] * s
+        self.hand_no = 0
+        self.deal_no = 0
+        self.seed = 0
+        self.winner = -1
+        if seed is not None:
+            self.new_match(seed)
+
+    # ------------------------------------------------------------------------------------------------ state
+
+    def new_match(self, seed: int) -> None:
+        """Start the match of ``seed`` (``core.reset``)."""
+        seed = int(seed)
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {seed}")
+        self.seed = seed
+        self.scores = [0] * self._c.s
+        self.winner = -1
+        self.hand_no = 0
+        self.dealer = int(first_dealer(np.array([seed], dtype=np.uint64), self._c.n)[0])
+        self._start_hand()
+
+    @classmethod
+    def from_state(cls, rules: Rules | str, state: core.State, game: int = 0) -> SingleGame:
+        """Game ``game`` of a core ``State`` (started under ``rules``) as a ``SingleGame`` (a copy)."""
+        rules = get_rules(rules)
+        if not isinstance(state, core.State):
+            raise TypeError(f"state must be a scopa_env.core.State, got {type(state).__name__}")
+        core.legal_action_mask(rules, state.take([game]))  # refuses a state of other rules, naming both
+        g = cls(rules)
+        g.hands = [bits_of(h) for h in state.hands[game]]
+        g.table = bits_of(state.table[game])
+        g.piles = [bits_of(p) for p in state.piles[game]]
+        g.deck = state.deck[game].astype(np.int64).tolist()
+        g.stock_pos = int(state.stock_pos[game])
+        g.current = int(state.current[game])
+        g.dealer = int(state.dealer[game])
+        g.phase = int(state.phase[game])
+        g.pending = int(state.pending[game])
+        g.picked = bits_of(state.picked[game])
+        g.last_capturer = int(state.last_capturer[game])
+        g.scope = state.scope[game].astype(np.int64).tolist()
+        g.scores = state.scores[game].astype(np.int64).tolist()
+        g.hand_no = int(state.hand_no[game])
+        g.deal_no = int(state.deal_no[game])
+        g.seed = int(state.seed[game])
+        g.winner = int(state.winner[game])
+        return g
+
+    def to_state(self) -> core.State:
+        """This game as a ``core.State`` batch of one (new arrays: changing them does not change this game)."""
+        c = self._c
+        d = c.d
+        return core.State(
+            hands=np.stack([cards_of(h, d) for h in self.hands])[None],
+            table=cards_of(self.table, d)[None].copy(),
+            piles=np.stack([cards_of(p, d) for p in self.piles])[None],
+            deck=np.array([self.deck], dtype=np.int8),
+            stock_pos=np.array([self.stock_pos], dtype=np.int16),
+            current=np.array([self.current], dtype=np.int8),
+            dealer=np.array([self.dealer], dtype=np.int8),
+            phase=np.array([self.phase], dtype=np.int8),
+            pending=np.array([self.pending], dtype=np.int8),
+            picked=cards_of(self.picked, d)[None].copy(),
+            last_capturer=np.array([self.last_capturer], dtype=np.int8),
+            scope=np.array([self.scope], dtype=np.int16),
+            scores=np.array([self.scores], dtype=np.int16),
+            hand_no=np.array([self.hand_no], dtype=np.int32),
+            deal_no=np.array([self.deal_no], dtype=np.int8),
+            seed=np.array([self.seed], dtype=np.uint64),
+            winner=np.array([self.winner], dtype=np.int8),
+            rules_key=np.array([c.key], dtype=np.uint32),
+        )
+
+    @property
+    def done(self) -> bool:
+        """The match is over."""
+        return self.phase == _DONE
+
+    # ------------------------------------------------------------------------------------------------ dealing
+
+    def _start_hand(self) -> None:
+        c = self._c
+        seed = np.array([self.seed], dtype=np.uint64)
+        hand_no = np.array([self.hand_no])
+        attempt = 0
+        deck = shuffled_decks(seed, hand_no, np.array([attempt]), c.d)[0].tolist()
+        k = c.table_cards
+        if self.rules.void_on_kings and k:
+            while sum(1 for x in deck[:k] if c.rank[x] == c.king) >= 3:
+                attempt += 1
+                deck = shuffled_decks(seed, hand_no, np.array([attempt]), c.d)[0].tolist()
+        self.deck = deck
+        self.hands = [0] * c.n
+        self.piles = [0] * c.s
+        self.picked = 0
+        self.scope = [0] * c.s
+        self.last_capturer = -1
+        self.pending = -1
+        self.phase = _PLAY
+        table = 0
+        for x in deck[:k]:
+            table |= 1 << x
+        self.table = table
+        self.stock_pos = k
+        self.deal_no = 0
+        self._deal_round()
+        self.current = (self.dealer + 1) % c.n
+
+    def _deal_round(self) -> None:
+        c = self._c
+        size = c.deal_sizes[self.deal_no]
+        pos = self.stock_pos
+        for i in range(c.n):
+            seat = (self.dealer + 1 + i) % c.n
+            h = self.hands[seat]
+            for x in self.deck[pos + i * size : pos + (i + 1) * size]:
+                h |= 1 << x
+            self.hands[seat] = h
+        self.stock_pos = pos + c.n * size
+
+    # ------------------------------------------------------------------------------------------------ legality
+
+    def _choose_bits(self) -> int:
+        c = self._c
+        card = self.pending
+        table = self.table
+        same_rank = table & c.rank_cards[c.rank[card]]
+        if same_rank:
+            return same_rank
+        avail = table & ~self.picked
+        picked, target = self.picked, c.value[card]
+        while picked:
+            low = picked & -picked
+            target -= c.value[low.bit_length() - 1]
+            picked ^= low
+        _, union, _ = c.lookup(c.counts(avail), target)
+        return avail & c.union_cards(union)
+
+    def legal_bits(self) -> int:
+        """The legal actions as a bit mask (0 once the match is over)."""
+        if self.phase == _PLAY:
+            return self.hands[self.current]
+        if self.phase == _CHOOSE:
+            return self._choose_bits()
+        return 0
+
+    def mask(self) -> npt.NDArray[np.bool_]:
+        """(D,) bool: the legal actions (``core.legal_action_mask`` of this game)."""
+        return cards_of(self.legal_bits(), self._c.d)
+
+    def mask_int8(self) -> npt.NDArray[np.int8]:
+        """(D,) int8: the legal actions as 0 / 1 (the AEC env's ``action_mask``)."""
+        bits = self.legal_bits()
+        raw = np.frombuffer(bits.to_bytes(self._c.mask_bytes, "little"), dtype=np.uint8)
+        return np.unpackbits(raw, count=self._c.d, bitorder="little").view(np.int8)
+
+    # ------------------------------------------------------------------------------------------------ step
+
+    def step(self, action: int) -> SingleStep:
+        """Apply one action in place (``core.step`` of one game); ``core.IllegalActionError`` if it is not legal.
+
+        A finished match ignores the action (as the core does).
+        """
+        c = self._c
+        d = c.d
+        act = int(action)
+        phase = self.phase
+        seat = self.current
+        if phase == _DONE:
+            return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
+        if not (0 <= act < d and self.legal_bits() >> act & 1):
+            self._raise_illegal(act)
+        play = phase == _PLAY
+        if play:
+            card = act
+            self.hands[seat] &= ~(1 << act)
+            self.pending = act
+        else:
+            card = self.pending
+            self.picked |= 1 << act
+        table, picked = self.table, self.picked
+        rank, value = c.rank[card], c.value[card]
+        counts = c.counts(table)
+        n_equal = counts[rank]
+        equal = play and n_equal > 0
+        ace_all = c.ace_takes_all and play and not equal and rank == 0 and table != 0
+        lay = sum_done = False
+        capture = 0
+        if (play and not equal and not ace_all) or not play:
+            target = value
+            if not play:
+                p = picked
+                while p:
+                    low = p & -p
+                    k = low.bit_length() - 1
+                    counts[c.rank[k]] -= 1
+                    target -= c.value[k]
+                    p ^= low
+            nparts, union, unique = c.lookup(counts, target)
+            lay = play and nparts == 0
+            sum_done = target == 0 or unique
+            if sum_done:
+                capture = picked | (c.union_cards(union) & table)
+        equal_done = equal and n_equal == 1
+        if equal_done:
+            capture = table & c.rank_cards[rank]
+        if ace_all:
+            capture = table
+        captures = sum_done or equal_done or ace_all
+        if not (captures or lay):
+            self.phase = _CHOOSE
+            return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
+        side = c.side_of[seat]
+        table &= ~capture
+        if captures:
+            self.piles[side] |= capture | (1 << card)
+            self.last_capturer = side
+        else:
+            table |= 1 << card
+        self.table = table
+        hands_empty = not any(self.hands)
+        last_play = hands_empty and self.stock_pos >= d
+        scopa = captures and table == 0 and not last_play and not ace_all
+        if scopa:
+            self.scope[side] += 1
+        self.phase = _PLAY
+        self.pending = -1
+        self.picked = 0
+        self.current = (seat + 1) % c.n
+        if hands_empty and not last_play:
+            self.deal_no += 1
+            self._deal_round()
+        if not last_play:
+            return SingleStep(seat, True, card, capture, scopa, False, None, -1, 0, False, -1, False)
+        return self._end_hand(SingleStep(seat, True, card, capture, scopa, True, None, -1, 0, False, -1, False))
+
+    def _end_hand(self, info: SingleStep) -> SingleStep:
+        c = self._c
+        last, left = self.last_capturer, self.table
+        info.leftover = left
+        if last >= 0 and left:
+            info.leftover_side = last
+            self.piles[last] |= left
+        self.table = 0
+        piles = np.stack([cards_of(p, c.d) for p in self.piles])[None]
+        points = score_hands(self.rules, piles, np.array([self.scope]))[0]
+        info.hand_points = points
+        self.scores = [a + int(b) for a, b in zip(self.scores, points[:, -1].tolist(), strict=True)]
+        win = int(match_winners(self.rules, np.array([self.scores]))[0])
+        info.winner = self.winner = win
+        if win >= 0:
+            info.match_over = True
+            self.phase = _DONE
+        else:
+            self.hand_no += 1
+            self.dealer = (self.dealer + 1) % c.n
+            self._start_hand()
+            info.new_hand = True
+        return info
+
+    def _raise_illegal(self, act: int) -> None:
+        from scopa_env.cards import format_card
+
+        deck = self.rules.deck
+        legal = [f"{x} ({format_card(x, deck)})" for x in range(self._c.d) if self.legal_bits() >> x & 1]
+        what = f"{act} ({format_card(act, deck)})" if 0 <= act < self._c.d else str(act)
+        raise core.IllegalActionError(
+            f"game 0: action {what} is illegal for seat {self.current} in phase {core.Phase(self.phase).name}; "
+            f"legal actions: {', '.join(legal)}"
+        )
+
+    # ------------------------------------------------------------------------------------------------ observation
+
+    def observe(self, seat: int | None = None) -> npt.NDArray[np.float32]:
+        """(obs_size,) float32: ``core.observe`` of this game for ``seat`` (default: the seat to act)."""
+        c = self._c
+        d, s, n = c.d, c.s, c.n
+        seat = self.current if seat is None else seat
+        if not 0 <= seat < n:
+            raise ValueError(f"seat must be in 0..{n - 1} (this variant's seats), got {seat}")
+        own = c.side_of[seat]
+        hand = self.hands[seat]
+        pend = 1 << self.pending if self.pending >= 0 else 0
+        seen = hand | self.table | self.picked | pend
+        big = hand | self.table << d | pend << 2 * d | self.picked << 3 * d
+        piles, scores, scope = self.piles, self.scores, self.scope
+        counters: list[float] = []
+        for i in range(s):
+            j = (own + i) % s
+            seen |= piles[j]
+            big |= piles[j] << (5 + i) * d
+            counters.append(scores[j] / c.target)
+        for i in range(s):
+            counters.append(scope[(own + i) % s] / 10.0)
+        counters.append((d - self.stock_pos) / d)
+        hands = self.hands
+        for i in range(n):
+            counters.append(hands[(seat + i) % n].bit_count() / c.max_hand)
+        big |= (c.full & ~seen) << 4 * d
+        obs = np.empty(c.obs_size, dtype=np.float32)
+        raw = np.frombuffer(big.to_bytes(c.card_bytes, "little"), dtype=np.uint8)
+        obs[: c.card_bits] = np.unpackbits(raw, count=c.card_bits, bitorder="little")
+        obs[c.counters : c.onehots] = counters
+        obs[c.onehots : c.onehots_stop] = 0.0
+        obs[c.dealer_pos + (self.dealer - seat) % n] = 1.0
+        obs[c.seat_pos + seat] = 1.0
+        last = self.last_capturer
+        obs[c.last_pos + (s if last < 0 else (last - own) % s)] = 1.0
+        obs[c.choosing_pos] = self.phase == _CHOOSE
+        obs[c.plays_pos :] = c.play_features(self.table)
+        return obs
