@@ -99,6 +99,9 @@ class ServerConfig:
     idle_minutes: float = 30.0
     """A game untouched for this long is forgotten."""
     variants: tuple[str, ...] = tuple(VARIANTS)
+    seed: int | None = None
+    """Seed of the first game (the next games count up from it), for reproducible demos and tests; None: every
+    game gets a random seed."""
 
 
 class GameRegistry:
@@ -109,6 +112,7 @@ class GameRegistry:
         self.bots = {name: _probe_bot(name, spec, config.variants) for name, spec in config.bots.items()}
         self._games: dict[str, WebGame] = {}
         self._lock = threading.Lock()
+        self._next_seed = config.seed
 
     def bots_for(self, variant: str) -> list[str]:
         """Names of the bots that can play ``variant``."""
@@ -192,7 +196,10 @@ class GameRegistry:
                 400, f"seat: must be a whole number 0..{rules.num_players - 1} for {variant}, got {seat!r}"
             )
         seed = body.get("seed")
-        if seed is None:
+        if seed is None and self._next_seed is not None:
+            with self._lock:
+                seed, self._next_seed = self._next_seed, (self._next_seed + 1) % (MAX_SEED + 1)
+        elif seed is None:
             seed = secrets.randbits(63)
         elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
             raise RequestError(400, f"seed: must be a whole number 0..2**63-1, got {seed!r}")
@@ -447,6 +454,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--max-games", type=int, default=200, help="games alive at once (default 200)")
     parser.add_argument("--idle-minutes", type=float, default=30.0, help="forget games idle this long (default 30)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the first game, the next ones count up (reproducible demos); default: random deals",
+    )
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
@@ -455,12 +468,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--max-games must be at least 1, got {args.max_games}")
     if not args.idle_minutes > 0:
         parser.error(f"--idle-minutes must be positive, got {args.idle_minutes}")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        parser.error(f"--seed must be 0..2**63-1, got {args.seed}")
     bots = default_bots() if args.bot is None else {}
     for name, spec in args.bot or []:
         if name in bots:
             parser.error(f"--bot: the name {name!r} is given twice")
         bots[name] = spec
-    config = ServerConfig(bots=bots, max_games=args.max_games, idle_minutes=args.idle_minutes)
+    config = ServerConfig(bots=bots, max_games=args.max_games, idle_minutes=args.idle_minutes, seed=args.seed)
     try:
         registry = GameRegistry(config)
     except KeyboardInterrupt:

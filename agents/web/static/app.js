@@ -84,7 +84,11 @@ function cardEl(card, small) {
   return c;
 }
 
-const cardText = (card) => `${rankLabel(card.rank)} of ${SUIT_NAMES[card.suit]}`;
+const RANK_NAMES = {
+  italian: { A: "Asso", J: "Fante", Q: "Cavallo", K: "Re", T: "10" },
+  french: { A: "Ace", J: "Jack", Q: "Queen", K: "King", T: "10" },
+};
+const cardText = (card) => `${RANK_NAMES[faces()][card.rank] || card.rank} of ${SUIT_NAMES[card.suit]}`;
 const captureText = (cards) => cards.map(cardText).join(", ");
 
 // ------------------------------------------------------------------------------------------------ API
@@ -201,6 +205,7 @@ async function getHint() {
 
 function show(game) {
   state.game = game;
+  document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
   state.hint = null;
   $("hint").textContent = "";
   $("game").hidden = false;
@@ -302,7 +307,9 @@ function render() {
   const scores = $("scores");
   scores.replaceChildren();
   const head = el("tr");
-  ["", "score", "cards", "coins", "7s", "settebello", "scope"].forEach((h) => head.appendChild(el("th", null, h)));
+  const headers = [["", ""], ["score", "match points"], ["cards", "cards taken this hand"], ["coins", "coins taken"],
+    ["7s", "sevens taken"], ["sb.", "settebello (the 7 of coins) taken"], ["scope", "scope this hand"]];
+  headers.forEach(([h, title]) => { const th = el("th", null, h); th.title = title; head.appendChild(th); });
   scores.appendChild(head);
   for (const s of g.sides) {
     const tr = el("tr", s.mine ? "mine" : "");
