@@ -4,6 +4,7 @@ and a load test of 50 concurrent games. The page itself is driven in a real brow
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -12,6 +13,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -311,3 +313,13 @@ def test_load_50_concurrent_games(server: WebServer) -> None:
     # each game is isolated: the same seed played alone gives the same first-hand score
     solo = one(7)
     assert solo == results[7]
+
+
+def test_the_docs_api_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/web.md[python]", "exec"), {"__name__": "__docs__"})
+    out = capsys.readouterr().out
+    assert "you won" in out or "greedy won" in out
+    assert max(int(x) for x in re.findall(r"\d+", out.split("[", 1)[1])) >= 11
