@@ -259,6 +259,20 @@ def test_idle_games_expire_and_the_game_count_is_bounded() -> None:
     reg.create({"variant": "classic"})  # room again
 
 
+def test_the_serving_loop_sweeps_idle_games(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.web.server as web_server
+
+    monkeypatch.setattr(web_server, "EXPIRE_EVERY_S", 0.0)
+    srv = make_server(ServerConfig(bots={"random": "random"}, idle_minutes=1.0))
+    try:
+        game = srv.registry.create({"variant": "classic"})
+        game.last_used -= 120.0
+        srv.service_actions()  # what serve_forever calls between requests
+        assert len(srv.registry) == 0
+    finally:
+        srv.server_close()
+
+
 def test_command_line_help_errors_and_serving(tmp_path: Any) -> None:
     run = [sys.executable, "-m", "agents.web"]
     out = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60)

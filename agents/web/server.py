@@ -39,6 +39,8 @@ __all__ = ["BotEntry", "GameRegistry", "RequestError", "ServerConfig", "default_
 MAX_BODY = 4096
 """Largest request body accepted, in bytes (a move is well under 200)."""
 MAX_SEED = 2**63 - 1
+EXPIRE_EVERY_S = 10.0
+"""How often the serving loop sweeps idle games away."""
 HINT_SEED = 12345
 """Seed of the separate hint-bot instance (hints never change the opponents' random draws)."""
 STATIC_FILES = {
@@ -401,6 +403,15 @@ class WebServer(ThreadingHTTPServer):
         super().__init__(address, Handler)
         self.registry = registry
         self.verbose = verbose
+        self._last_sweep = time.monotonic()
+
+    def service_actions(self) -> None:
+        """Called by ``serve_forever`` between requests: forget idle games every few seconds, even when no
+        request comes."""
+        now = time.monotonic()
+        if now - self._last_sweep >= EXPIRE_EVERY_S:
+            self._last_sweep = now
+            self.registry.expire()
 
     @property
     def url(self) -> str:
