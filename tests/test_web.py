@@ -144,6 +144,15 @@ def test_team_variant_with_a_bot_partner_plays_a_hand(server: WebServer) -> None
     assert view["past_hands"], "a whole hand was played"
 
 
+@pytest.mark.parametrize("variant", ["scopa-d-assi", "scopone-scientifico", "simple-3", "simple-6-teams", "simple-8"])
+def test_other_variants_play_a_hand(server: WebServer, variant: str) -> None:
+    status, view = call(server, "POST", "/api/games", {"variant": variant, "opponent": "random", "seed": 4})
+    assert status == 201, view
+    assert len(view["seats"]) == len({s for side in view["sides"] for s in side["seats"]})
+    view = play_out(server, view, check_hidden=True, hands=1)
+    assert view["past_hands"] and len(view["past_hands"][0]["points"]) == len(view["sides"])
+
+
 def test_a_chosen_capture_is_the_one_played(server: WebServer) -> None:
     """Find a position where a card captures in several ways; each choice is carried out as sent."""
     for seed in range(60):
@@ -273,18 +282,31 @@ def test_the_serving_loop_sweeps_idle_games(monkeypatch: pytest.MonkeyPatch) -> 
         srv.server_close()
 
 
-def test_command_line_help_errors_and_serving(tmp_path: Any) -> None:
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--bot", "nospec"], "NAME=SPEC"),
+        (["--bot", "x=does/not/exist.zip"], "cannot play any variant"),
+        (["--bot", "a=random", "--bot", "a=greedy"], "given twice"),
+        (["--port", "70000"], "--port"),
+        (["--max-games", "0"], "--max-games"),
+        (["--idle-minutes", "0"], "--idle-minutes"),
+        (["--seed", "-1"], "--seed"),
+    ],
+)
+def test_command_line_errors(args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.web.server import main
+
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.strip().splitlines()[-1].startswith("scopa-web: error:") and words in err, err
+
+
+def test_command_line_help_and_serving() -> None:
     run = [sys.executable, "-m", "agents.web"]
     out = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--bot NAME=SPEC" in out.stdout and "127.0.0.1" in out.stdout
-    for args, words in [
-        (["--bot", "nospec"], "NAME=SPEC"),
-        (["--bot", "x=does/not/exist.zip"], "cannot play any variant"),
-        (["--port", "70000"], "--port"),
-        (["--max-games", "0"], "--max-games"),
-    ]:
-        out = subprocess.run([*run, *args], capture_output=True, text=True, timeout=60)
-        assert out.returncode == 2 and "error:" in out.stderr and words in out.stderr, (args, out.stderr)
     proc = subprocess.Popen(
         [*run, "--port", "0", "--bot", "r=random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

@@ -37,7 +37,10 @@ const ITALIAN_SUITS = {
 const FRENCH_SUITS = { d: ["♦", "#c0121b"], c: ["♥", "#c0121b"], s: ["♠", "#111"], b: ["♣", "#111"] };
 const ITALIAN_RANKS = { J: "F", Q: "C", K: "R", T: "10" };
 const ITALIAN_FACES = { J: "Fante", Q: "Cavallo", K: "Re" };
-const SUIT_NAMES = { d: "coins", c: "cups", s: "swords", b: "clubs" };
+const SUIT_NAMES = {
+  italian: { d: "coins", c: "cups", s: "swords", b: "clubs" },
+  french: { d: "diamonds", c: "hearts", s: "spades", b: "clubs" },
+};
 
 function suitSvg(suit) {
   const svg = document.createElementNS(SVG_NS, "svg");
@@ -69,7 +72,7 @@ function rankLabel(rank) {
 function cardEl(card, small) {
   const c = el("div", `card s-${card.suit}` + (small ? " small" : ""));
   c.dataset.card = card.code;
-  c.title = `${card.rank === "T" ? "10" : card.rank} of ${card.suit_name} (${card.code}), value ${card.value}`;
+  c.title = `${cardText(card)} (${card.code}), value ${card.value}`;
   c.setAttribute("aria-label", c.title);
   for (const pos of ["tl", "br"]) {
     const corner = el("div", `corner ${pos}`, rankLabel(card.rank));
@@ -88,7 +91,7 @@ const RANK_NAMES = {
   italian: { A: "Asso", J: "Fante", Q: "Cavallo", K: "Re", T: "10" },
   french: { A: "Ace", J: "Jack", Q: "Queen", K: "King", T: "10" },
 };
-const cardText = (card) => `${RANK_NAMES[faces()][card.rank] || card.rank} of ${SUIT_NAMES[card.suit]}`;
+const cardText = (card) => `${RANK_NAMES[faces()][card.rank] || card.rank} of ${SUIT_NAMES[faces()][card.suit]}`;
 const captureText = (cards) => cards.map(cardText).join(", ");
 
 // ------------------------------------------------------------------------------------------------ API
@@ -144,6 +147,7 @@ async function init() {
 async function newGame() {
   const v = variantInfo();
   const body = { variant: v.name, opponent: $("opponent").value };
+  if (v.deck === "french52") $("faces").value = "french";  // a 52-card deck: French faces fit it
   if (v.teams) body.partner = $("partner").value;
   try {
     show(await api("POST", "/api/games", body));
@@ -298,7 +302,10 @@ function render() {
     e.classList.add(g.moves[c.code] ? "playable" : "unplayable");
     if (hinted.has(c.code)) e.classList.add("hinted");
     if (lastPlayed.has(c.code)) e.classList.add("just-played");
+    e.tabIndex = 0;
+    e.setAttribute("role", "button");
     e.addEventListener("click", () => onHandClick(c));
+    e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); onHandClick(c); } });
     return e;
   }));
   $("turn-info").textContent = g.done ? "· match over" : g.your_turn ? "· your turn: click a card" : "";
