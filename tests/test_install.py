@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ("scopa-train", "scopa-evaluate", "scopa-play", "scopa-record", "scopa-export", "scopa-bench")
+COMMANDS = ("scopa-train", "scopa-evaluate", "scopa-play", "scopa-record", "scopa-export", "scopa-bench", "scopa-web")
 
 
 @pytest.fixture(scope="module")
