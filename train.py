@@ -19,6 +19,7 @@ Each run writes ``runs/<variant>__<name>__<seed>__<time>/``:
 ``history.jsonl``       one line per start, resume, interrupt and finish
 ``events.out.tfevents``  TensorBoard: ``charts/`` (steps/s, episode results), ``losses/``, ``league/``, ``eval/``
 ``eval.jsonl``          one line per evaluation: step, wall-clock seconds, margins against each eval opponent
+``eval.png``            ``eval.jsonl`` drawn: margins with 95% bands against steps and wall-clock time
 ``last.zip``            the latest checkpoint, with the state needed to resume the run exactly
 ``best.zip``            the checkpoint with the best evaluation margin against the last of ``eval_opponents``
 ``checkpoints/``        ``step_<steps>.zip`` every ``checkpoint_every`` steps (the newest ``keep_checkpoints``)

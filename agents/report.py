@@ -431,7 +431,7 @@ def plot_ratings(result: TournamentResult, path: str | Path) -> Path:
     r = result.ratings
     y = np.arange(len(order))
     vals = r.ratings[order]
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.5))
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.5), layout="constrained")
     if np.isfinite(r.low).all():
         err = np.vstack([vals - r.low[order], r.high[order] - vals])
         ax.errorbar(vals, y, xerr=err, fmt="o", capsize=4)
@@ -442,10 +442,11 @@ def plot_ratings(result: TournamentResult, path: str | Path) -> Path:
     ax.set_xlabel(
         f"rating (Elo, {result.labels[result.anchor]} = {r.anchor_rating:g}), {100 * result.config.level:g}% CI"
     )
-    ax.set_title(f"{result.config.variant}: {result.config.mode} mode, {len(result.deals)} deals per pairing")
-    fig.tight_layout()
+    # The title spans the figure, not the axes: long agent labels shrink the axes and pushed an axes title off the
+    # right edge. "tight" grows the saved picture to whatever is drawn, so no text is cut.
+    fig.suptitle(f"{result.config.variant}: {result.config.mode} mode, {len(result.deals)} deals per pairing")
     with atomic_open(Path(path), "wb") as f:
-        fig.savefig(f, dpi=120, format="png")
+        fig.savefig(f, dpi=120, format="png", bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
     return Path(path)
 

@@ -764,6 +764,13 @@ class Trainer:
             "margins": {r.opponent: dataclasses.asdict(r) for r in results},
         }
         append_jsonl(self.run_dir / "eval.jsonl", record)
+        try:  # eval.png: a side output, so a failure to draw is reported and training goes on
+            from agents.curves import plot_eval_curves, read_eval_log
+
+            records = read_eval_log(self.run_dir / "eval.jsonl")
+            plot_eval_curves(records, self.run_dir / "eval.png", title=f"{self.run_dir.name}: evaluation margins")
+        except Exception as exc:
+            self._say(f"warning: eval.png not updated ({type(exc).__name__}: {exc})")
         self.state["last_eval"] = {"step": steps, **{r.opponent: r.margin for r in results}}
         self.writer.add_scalar("eval/seconds", sum(r.seconds for r in results), steps)
         improved = key.margin > self.state["best_margin"]
