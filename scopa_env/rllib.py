@@ -197,10 +197,12 @@ def _build() -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    """The RLlib classes, built once on first use (module attributes from then on)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in globals():
         globals().update(_build())
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return globals()[name]
 
 
 def _to_shared(agent_id: Any, *args: Any, **kwargs: Any) -> str:
@@ -221,7 +223,7 @@ def masked_ppo_config(variant: str = "classic", **env_config: Any) -> PPOConfig:
     from scopa_env.rules import get_rules
 
     get_rules(variant)  # an unknown variant fails here, with the list of variants
-    module = __getattr__("ActionMaskingPPOModule")
+    module = __getattr__("ActionMaskingPPOModule")  # the module's classes (built on the first call only)
     return (
         PPOConfig()
         .environment(

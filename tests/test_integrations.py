@@ -75,8 +75,12 @@ def test_rllib_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     """One match through ``ScopaMultiAgentEnv`` by hand: RLlib's keys, one agent at a time, every agent at the end."""
     pytest.importorskip("ray.rllib")
     monkeypatch.setattr(scopa_v0, "env", _strict_env)
-    from scopa_env.rllib import ScopaMultiAgentEnv
+    import pickle
 
+    from scopa_env.rllib import ScopaMultiAgentEnv, masked_ppo_config
+
+    assert masked_ppo_config("classic").env is ScopaMultiAgentEnv  # the classes are built once
+    assert pickle.loads(pickle.dumps(ScopaMultiAgentEnv)) is ScopaMultiAgentEnv  # and pickle by reference
     env = ScopaMultiAgentEnv({"variant": "scopa-a-quattro", "reward": "match"})
     assert set(env.observation_spaces) == set(env.possible_agents) == {f"player_{i}" for i in range(4)}
     obs, _ = env.reset(seed=3)
