@@ -25,8 +25,9 @@ most cards (*carte*), most coins (*denari*), the seven of coins (*settebello*), 
 `classic-21`, `scopa-d-assi`), four in two teams (`scopa-a-quattro`, `scopone-scientifico`, `simple-4-teams`),
 six in three teams (`simple-6-teams`) and the beginners' games for 2 to 8 players (`simple-N`).
 
-This environment is a thin layer over the batched numpy rules core (`scopa_env.core`) playing one game: it maps
-seats to agent names, calls `core.step`, and pays rewards from what the core reports. Seat `i` is agent
+This environment plays one game on `scopa_env.single.SingleGame`, the single-game engine that plays exactly the
+batched numpy core's rules (`scopa_env.core`; `tests/test_single.py` checks them move for move and observation for
+observation): it maps seats to agent names, steps the game, and pays rewards from what it reports. Seat `i` is agent
 `player_i`; play goes `player_0 -> player_1 -> ...`, starting each hand after the dealer (the first dealer is drawn
 from the game's seed). With teams, seats `{0, 2}` play against `{1, 3}` (and `{0, 3} {1, 4} {2, 5}` with six).
 
@@ -162,6 +163,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from scopa_env import core
 from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_max_hands, validate_reward
@@ -169,14 +171,17 @@ from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
+from scopa_env.single import SingleGame
 from scopa_env.state_io import state_from_json
 
 __all__ = [
     "REWARD_MODES",
+    "ClassicWrapper",
     "check_action",
     "env",
     "match_results",
     "observation_bounds",
+    "pettingzoo_wrapped",
     "raw_env",
     "validate_max_hands",
     "validate_reward",
@@ -237,6 +242,16 @@ def _saved_state(rules: Rules, saved: Any) -> core.State:
 def env(**kwargs: Any) -> AECEnv:
     """The Scopa AEC env wrapped like PettingZoo's classic games (illegal move = loss, bounds and order checks).
 
+    Arguments as for ``raw_env``. The four checks of ``pettingzoo_wrapped`` (PettingZoo's ``TerminateIllegalWrapper``,
+    ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` around this package's action-type check) run in one
+    layer, ``ClassicWrapper``, which behaves the same at a fraction of the cost per turn.
+    """
+    return ClassicWrapper(raw_env(**kwargs))
+
+
+def pettingzoo_wrapped(**kwargs: Any) -> AECEnv:
+    """``env``'s checks as the stack of PettingZoo's own wrappers (the reference ``ClassicWrapper`` is tested against).
+
     Arguments as for ``raw_env``.
     """
     aec: AECEnv = raw_env(**kwargs)
@@ -247,6 +262,110 @@ def env(**kwargs: Any) -> AECEnv:
     return aec
 
 
+_BEFORE_RESET = frozenset(
+    {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
+)
+"""Attributes ``OrderEnforcingWrapper`` refuses to read before ``reset``."""
+
+
+class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
+    """``pettingzoo_wrapped``'s four wrappers in one layer around a ``raw_env``, with the same behaviour.
+
+    - order (``OrderEnforcingWrapper``, which this class is): ``reset()`` before ``step``, ``observe``, ``render``,
+      ``agent_iter`` and the attributes ``agents``, ``terminations``...; a warning for a step after the end;
+    - action type (``check_action``): ``TypeError`` for an action that is not a card id;
+    - bounds (``AssertOutOfBoundsWrapper``): ``check_action`` has refused every action outside the action space by
+      then, so its assertion cannot fail and is not repeated;
+    - illegal moves (``TerminateIllegalWrapper(illegal_reward=-1)``): an action outside the ``action_mask`` last
+      observed for the agent to act ends the game, -1 for its author and 0 for the others, with PettingZoo's warning.
+
+    Attributes are read from the raw env directly instead of through four ``__getattr__`` in turn; PettingZoo's loops
+    read them several times a turn. ``tests/test_single.py`` plays the same random games, illegal moves, wrong types
+    and out-of-order calls included, on both and compares every result, warning and error.
+    """
+
+    def __init__(self, env: raw_env, illegal_reward: float = -1) -> None:
+        if not isinstance(env, raw_env):
+            raise TypeError(f"ClassicWrapper wraps a scopa_env.aec.raw_env, got {type(env).__name__}")
+        super().__init__(env)
+        self._raw = env
+        self._illegal_value = illegal_reward
+        self._prev_obs: dict[str, npt.NDArray[Any]] | None = None
+        self._terminated = False  # terminated by an illegal move
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _BEFORE_RESET and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        if name.startswith("_") and name != "_cumulative_rewards":
+            raise AttributeError(f"accessing private attribute '{name}' is prohibited")
+        return getattr(self._raw, name)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._terminated = False
+        self._prev_obs = None
+        super().reset(seed=seed, options=options)
+
+    def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        obs = self._raw.observe(agent)
+        if agent == self._raw.agent_selection:
+            self._prev_obs = obs
+        return obs
+
+    def last(
+        self, observe: bool = True
+    ) -> tuple[dict[str, npt.NDArray[Any]] | None, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        raw = self._raw
+        agent = raw.agent_selection
+        observation = None
+        if observe:
+            observation = self._prev_obs = raw.observe(agent)  # ``observe`` of the agent to act
+        return (
+            observation,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not raw.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        check_action(raw, action)
+        agent = raw.agent_selection
+        if self._prev_obs is None:
+            self.observe(agent)
+        assert self._prev_obs is not None
+        mask = self._prev_obs["action_mask"]
+        self._prev_obs = None
+        done = raw.terminations[agent] or raw.truncations[agent]
+        if self._terminated and done:
+            raw._was_dead_step(action)
+        elif not done and not mask[action]:
+            EnvLogger.warn_on_illegal_move()
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = float(self._illegal_value)
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            self._terminated = True
+        else:
+            raw._step(action)  # check_action has passed
+
+    def __str__(self) -> str:
+        return str(self._raw)
+
+
 def check_action(aec: Any, action: Any) -> None:
     """Raise unless ``action`` can be given to ``aec.step`` (the raw env, or a wrapper around it) right now.
 
@@ -254,17 +373,20 @@ def check_action(aec: Any, action: Any) -> None:
     or ``None`` for an agent that is already done; once every agent has passed its final step there is none to take.
     A card id out of range raises ``scopa_env.core.IllegalActionError``; whether it is legal, the env decides.
     """
-    if not aec.agents:
+    raw = aec.unwrapped  # read the raw env's attributes once, not through every wrapper's __getattr__
+    if not raw.agents:
         raise RuntimeError("the match is over and every agent has passed its final step: call reset() to play again")
-    agent = aec.agent_selection
+    agent = raw.agent_selection
     if action is None:
-        if not (aec.terminations[agent] or aec.truncations[agent]):
+        if not (raw.terminations[agent] or raw.truncations[agent]):
             raise ValueError(f"{agent} is still playing: step() needs a card id, got None")
+        return
+    if type(action) is int and 0 <= action < raw._num_cards:  # the common case, checked first
         return
     is_int = isinstance(action, (int, np.integer)) or (
         isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
     )
-    num_cards = aec.unwrapped.rules.num_cards
+    num_cards = raw._num_cards
     if isinstance(action, (bool, np.bool_)) or not is_int:
         raise TypeError(
             f"the action must be a card id, an integer 0..{num_cards - 1} (None for an agent that is done), "
@@ -275,7 +397,21 @@ def check_action(aec: Any, action: Any) -> None:
 
 
 class _CheckActionType(wrappers.BaseWrapper):  # type: ignore[type-arg]
-    """Refuses actions of the wrong type with ``check_action``'s ``TypeError`` before the other wrappers see them."""
+    """Refuses actions of the wrong type with ``check_action``'s ``TypeError`` before the other wrappers see them.
+
+    It also reads the raw env's public attributes (``agents``, ``terminations``...) straight from the raw env instead
+    of through every wrapper's ``__getattr__`` in turn: the wrappers below it define none of them, so the values are
+    the same, and PettingZoo's loops read them several times a turn.
+    """
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") and name != "_cumulative_rewards":
+            raise AttributeError(f"accessing private attribute '{name}' is prohibited")
+        return getattr(self._raw, name)
 
     def step(self, action: Any) -> None:
         check_action(self, action)
@@ -311,6 +447,7 @@ class raw_env(AECEnv, EzPickle):
         self.reward_mode = validate_reward(reward)
         self.max_hands = validate_max_hands(max_hands)
         n, d = self.rules.num_players, self.rules.num_cards
+        self._num_cards = d
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self._side_of = np.array(self.rules.seat_side, dtype=np.int64)
@@ -325,7 +462,7 @@ class raw_env(AECEnv, EzPickle):
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(d) for a in self.possible_agents}
-        self._state: core.State | None = None  # the game (batch of one): hidden cards and seed, never shown to agents
+        self._game: SingleGame | None = None  # the game: hidden cards and seed, never shown to agents
         self.hands_played = 0
         """Hands finished in the current game."""
         self._next_seed: int | None = None
@@ -360,28 +497,27 @@ class raw_env(AECEnv, EzPickle):
         else:
             game_seed = int(np.random.default_rng().integers(MAX_SEED))
         self._next_seed = int(derive_seed(np.array([game_seed], dtype=np.uint64))[0])
-        if saved is None:
-            state = core.reset(self.rules, np.array([game_seed], dtype=np.uint64))
-        self._state = state
-        self.hands_played = int(state.hand_no[0])
+        game = SingleGame(self.rules, game_seed) if saved is None else SingleGame.from_state(self.rules, state)
+        self._game = game
+        self.hands_played = game.hand_no
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[int(self._state.current[0])]
+        self.agent_selection = self.possible_agents[game.current]
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
         """``{"observation": (obs_size,) float32, "action_mask": (D,) int8}`` for ``agent``'s seat."""
-        state = self._require_state()
+        game = self._require_game()
         seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
-        obs = core.observe(self.rules, state, seats=np.array([seat]))[0]
-        over = state.done[0] or self.hands_played >= self.max_hands  # a match cut off at max_hands is over too
+        obs = game.observe(seat)
+        over = game.done or self.hands_played >= self.max_hands  # a match cut off at max_hands is over too
         if agent == self.agent_selection and not over:
-            mask = core.legal_action_mask(self.rules, state)[0].astype(np.int8)
+            mask = game.mask_int8()
         else:
             mask = np.zeros(self.rules.num_cards, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
@@ -393,28 +529,34 @@ class raw_env(AECEnv, EzPickle):
         an action that is not an integer (or ``None``), ``ValueError`` for ``None`` from an agent still playing
         and ``scopa_env.core.IllegalActionError`` (a ``ValueError``) for a card id that is not legal.
         """
-        state = self._require_state()
+        self._require_game()
         check_action(self, action)
+        self._step(action)
+
+    def _step(self, action: int | np.integer | None) -> None:
+        """``step`` once ``check_action`` has passed."""
+        game = self._require_game()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        info = core.step(self.rules, state, np.array([int(action)], dtype=np.int64))  # type: ignore[arg-type]
-        if info.hand_over[0]:
+        info = game.step(int(action))  # type: ignore[arg-type]
+        if info.hand_over:
             self.hands_played += 1
             if self.reward_mode == "points":
-                side_rewards = margin_vs_best_other(info.hand_points[:, :, -1])[0]
+                assert info.hand_points is not None
+                side_rewards = margin_vs_best_other(info.hand_points[None, :, -1])[0]
                 self._pay(side_rewards)
-            if info.match_over[0]:
+            if info.match_over:
                 if self.reward_mode == "match":
-                    self._pay(match_results(info.winner, self.rules.num_sides)[0])
+                    self._pay(match_results(np.array([info.winner]), self.rules.num_sides)[0])
                 self.terminations = dict.fromkeys(self.agents, True)
             elif self.hands_played >= self.max_hands:
                 self.truncations = dict.fromkeys(self.agents, True)
-        self._accumulate_rewards()
-        self.agent_selection = self.possible_agents[int(state.current[0])]
+            self._accumulate_rewards()  # rewards are paid at the end of a hand only: otherwise they are all 0
+        self.agent_selection = self.possible_agents[game.current]
         if self.render_mode == "human":
             self.render()
 
@@ -438,10 +580,26 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------------------------------------ helpers
 
-    def _require_state(self) -> core.State:
-        if self._state is None:
+    @property
+    def _state(self) -> core.State | None:
+        """The game as a ``core.State`` batch of one (a new copy at every read; None before ``reset``), for the
+        agents that read the state (``scopa_env.interop.act_env``), rendering and ``state_io``. Assigning a
+        ``core.State`` of one game replaces the game with it."""
+        return None if self._game is None else self._game.to_state()
+
+    @_state.setter
+    def _state(self, state: core.State | None) -> None:
+        if state is not None and state.batch_size != 1:
+            raise ValueError(f"the env plays one game, got a state of {state.batch_size}")
+        self._game = None if state is None else SingleGame.from_state(self.rules, state)
+
+    def _require_game(self) -> SingleGame:
+        if self._game is None:
             raise RuntimeError("the env has no game yet: call reset() first")
-        return self._state
+        return self._game
+
+    def _require_state(self) -> core.State:
+        return self._require_game().to_state()
 
     def _pay(self, side_rewards: npt.NDArray[np.integer]) -> None:
         for agent in self.agents:

@@ -21,6 +21,7 @@ the batched core (the agents, ``driver.decide``, ``state_io``, rendering).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,14 +30,27 @@ import numpy.typing as npt
 from scopa_env import core
 from scopa_env.captures import capture_table
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import match_winners, score_hands
-from scopa_env.shuffle import first_dealer, shuffled_decks
+from scopa_env.shuffle import first_dealer, splitmix64
 
 __all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of"]
 
 _PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.DONE)
 _PLAY_CACHE_LIMIT = 1 << 16
+_LOOKUP_CACHE_LIMIT = 1 << 17
+"""Capture look-ups kept per variant (keyed by the available cards' rank counts and the target)."""
 """Play-feature blocks kept per variant (keyed by the table); the cache is cleared when it grows past this."""
+
+
+_U64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15  # scopa_env.shuffle's SplitMix64 constants
+
+
+def _splitmix(x: int) -> int:
+    """``shuffle.splitmix64`` of one value, in Python ints."""
+    z = (x + _GOLDEN) & _U64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _U64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _U64
+    return z ^ (z >> 31)
 
 
 def bits_of(cards: npt.ArrayLike) -> int:
@@ -73,6 +87,13 @@ class _Consts:
         self.settebello = deck.settebello
         self.seven = deck.ranks.index("7")
         self.key = int(core.rules_key(rules))
+        with np.errstate(over="ignore"):
+            self.card_golden = np.arange(d, dtype=np.uint64) * np.uint64(_GOLDEN)
+        self.coins = (1 << r) - 1  # suit 0, the coins (denari)
+        prim = deck.primiera[:r].astype(np.int64).tolist()
+        self.primiera_order = [
+            sorted(((suit * r + k, prim[k]) for k in range(r)), key=lambda cv: -cv[1]) for suit in range(4)
+        ]
         ct = capture_table(r, r)
         self.caps = ct.caps.tolist()
         self.weights = ct.weights.tolist()
@@ -91,6 +112,12 @@ class _Consts:
         self.last_pos = pos + 2 * n
         self.onehots = pos
         self.onehots_stop = pos + 2 * n + s + 1
+        self.zeros = [0.0] * (2 * n + s + 2)  # the one-hot blocks and ``choosing``
+        self.onehot_base = 2 * s + 1 + n  # where the one-hot blocks start in observe's tail list
+        self.shifts = [i * d for i in range(5 + s)]
+        self.side_rot = [[(own + i) % s for i in range(s)] for own in range(s)]
+        self.seat_rot = [[(seat + i) % n for i in range(n)] for seat in range(n)]
+        self.hand_f = [k / rules.max_hand_size for k in range(d + 1)]
         self.choosing_pos = self.onehots_stop
         self.plays_pos = self.choosing_pos + 1
         if self.plays_pos + 1 + 4 * r != self.obs_size:
@@ -100,7 +127,86 @@ class _Consts:
             )
         self.target = rules.target
         self.max_hand = rules.max_hand_size
-        self.plays: dict[int, npt.NDArray[np.float32]] = {}
+        self.plays: dict[int, bytes] = {}
+        self.lookups: dict[int, tuple[int, int, bool]] = {}
+        # the play features depend on the table's rank counts and on the settebello only: cache them by a key of
+        # those (base 5 digits, one per rank, and a top digit for the settebello), summed card by card
+        self.count_key = [5 ** self.rank[x] + (5**r if x == self.settebello else 0) for x in range(d)]
+        self.byte_floats = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(
+            np.float32
+        )
+        """(256, 8) float32: the bits of every byte, for writing card blocks 8 cards at a time."""
+        self.byte_f32 = [row.tobytes() for row in self.byte_floats]
+        """The float32 bytes of the 8 bits of every byte."""
+        self.byte_i8 = [row.astype(np.int8).tobytes() for row in self.byte_floats]
+        self.pack_tail = struct.Struct(f"<{self.plays_pos - self.card_bits}f").pack
+
+    def deck_order(self, seed: int, hand_no: int, attempt: int) -> list[int]:
+        """``shuffle.shuffled_decks`` of one game: the per-hand key in Python ints, the card keys in numpy."""
+        key = _splitmix(_splitmix(seed ^ _splitmix((hand_no * 1_000_003 + attempt) & _U64)))
+        keys = splitmix64(np.uint64(key) + self.card_golden)
+        order: list[int] = np.argsort(keys, kind="stable").tolist()
+        return order
+
+    def _award(self, values: list[int], majority_of: int | None = None) -> list[int]:
+        """``scoring._award`` for one hand: 1 to the side strictly ahead (or every side sharing a positive lead)."""
+        top = max(values)
+        if self.rules.shared_lead_scores:
+            return [int(v == top and top > 0) for v in values]
+        if majority_of is not None and self.rules.majority_needed:
+            return [int(2 * v > majority_of) for v in values]
+        alone = values.count(top) == 1 and top > 0
+        return [int(alone and v == top) for v in values]
+
+    def score(self, piles: list[int], scope: list[int]) -> list[list[int]]:
+        """``scoring.score_hands`` of one hand: (S, 6) points per side in ``scoring.POINT_FIELDS`` order."""
+        carte = [p.bit_count() for p in piles]
+        denari = [(p & self.coins).bit_count() for p in piles]
+        sette = [p >> self.settebello & 1 for p in piles]
+        if self.rules.simple_primiera:
+            prim = [(p & self.rank_cards[self.seven]).bit_count() for p in piles]
+        else:
+            prim = []
+            for p in piles:
+                best = []
+                for order in self.primiera_order:  # each suit's cards, best primiera value first
+                    best.append(next((v for x, v in order if p >> x & 1), 0))
+                prim.append(sum(best) if all(best) else 0)
+        columns = [
+            self._award(carte, self.d),
+            self._award(denari, self.r),
+            self._award(sette),
+            self._award(prim),
+            list(scope),
+        ]
+        out = [list(row) for row in zip(*columns, strict=True)]
+        for row in out:
+            row.append(sum(row))
+        return out
+
+    def lookup_key(self, cards: int, key: int, target: int) -> tuple[int, int, bool]:
+        """``lookup_cards``, cached by the count key ``key`` of ``cards`` and the target."""
+        k = key * 64 + target
+        out = self.lookups.get(k)
+        if out is None:
+            if len(self.lookups) >= _LOOKUP_CACHE_LIMIT:
+                self.lookups.clear()
+            out = self.lookups[k] = self.lookup_cards(cards, target)
+        return out
+
+    def lookup_cards(self, cards: int, target: int) -> tuple[int, int, bool]:
+        """``CaptureTable.lookup`` for the rank counts of the cards ``cards`` (one pass over them)."""
+        caps, weights, rank = self.caps, self.weights, self.rank
+        counts = [0] * self.r
+        key = 0
+        while cards:
+            low = cards & -cards
+            k = rank[low.bit_length() - 1]
+            if counts[k] < caps[k]:
+                key += weights[k]
+            counts[k] += 1
+            cards ^= low
+        return self._lookup(counts, key + target * self.num_keys)
 
     def lookup(self, counts: list[int], target: int) -> tuple[int, int, bool]:
         """``CaptureTable.lookup`` for one game: (partitions that fit, rank bit mask of their union, unique)."""
@@ -109,7 +215,9 @@ class _Consts:
         for k, c in enumerate(counts):
             if c:
                 key += (c if c < caps[k] else caps[k]) * weights[k]
-        idx = key + target * self.num_keys
+        return self._lookup(counts, key + target * self.num_keys)
+
+    def _lookup(self, counts: list[int], idx: int) -> tuple[int, int, bool]:
         nparts = self.num_parts.item(idx)
         union = self.union.item(idx)
         unique = False
@@ -120,7 +228,12 @@ class _Consts:
 
     def counts(self, cards: int) -> list[int]:
         """Cards of each rank in ``cards``."""
-        return [(cards & m).bit_count() for m in self.rank_cards]
+        out, rank = [0] * self.r, self.rank
+        while cards:
+            low = cards & -cards
+            out[rank[low.bit_length() - 1]] += 1
+            cards ^= low
+        return out
 
     def union_cards(self, union: int) -> int:
         """The cards of the ranks in the rank bit mask ``union``."""
@@ -130,9 +243,19 @@ class _Consts:
                 out |= m
         return out
 
-    def play_features(self, table: int) -> npt.NDArray[np.float32]:
-        """The ``plays`` block with ``table_sum`` in front (``core._play_features`` of one table), cached."""
-        out = self.plays.get(table)
+    def key_of(self, cards: int) -> int:
+        """The count key of ``cards`` (the sum of ``count_key`` over them)."""
+        key, count_key = 0, self.count_key
+        while cards:
+            low = cards & -cards
+            key += count_key[low.bit_length() - 1]
+            cards ^= low
+        return key
+
+    def play_features(self, table: int, key: int) -> bytes:
+        """The ``plays`` block with ``table_sum`` in front (``core._play_features`` of one table) as float32 bytes,
+        cached by the table's count key ``key``."""
+        out = self.plays.get(key)
         if out is not None:
             return out
         r, seven = self.r, self.seven
@@ -162,10 +285,10 @@ class _Consts:
             if k == 0 and self.ace_takes_all and not equal and total > 0:
                 captures, sette, after, scopa = True, sette or bool(sette_on), 0, False
             vals += [float(captures), float(scopa), float(sette), after / 40.0]
-        out = np.array(vals, dtype=np.float32)
+        out = np.array(vals, dtype="<f4").tobytes()
         if len(self.plays) >= _PLAY_CACHE_LIMIT:
             self.plays.clear()
-        self.plays[table] = out
+        self.plays[key] = out
         return out
 
 
@@ -231,6 +354,7 @@ class SingleGame:
         "seed",
         "stock_pos",
         "table",
+        "table_key",
         "winner",
     )
 
@@ -240,6 +364,8 @@ class SingleGame:
         n, s = self._c.n, self._c.s
         self.hands = [0] * n
         self.table = 0
+        self.table_key = 0
+        """The count key of the table (``_Consts.key_of``), kept up to date move by move."""
         self.piles = [0] * s
         self.deck: list[int] = []
         self.stock_pos = 0
@@ -282,6 +408,7 @@ class SingleGame:
         g = cls(rules)
         g.hands = [bits_of(h) for h in state.hands[game]]
         g.table = bits_of(state.table[game])
+        g.table_key = g._c.key_of(g.table)
         g.piles = [bits_of(p) for p in state.piles[game]]
         g.deck = state.deck[game].astype(np.int64).tolist()
         g.stock_pos = int(state.stock_pos[game])
@@ -333,15 +460,13 @@ class SingleGame:
 
     def _start_hand(self) -> None:
         c = self._c
-        seed = np.array([self.seed], dtype=np.uint64)
-        hand_no = np.array([self.hand_no])
         attempt = 0
-        deck = shuffled_decks(seed, hand_no, np.array([attempt]), c.d)[0].tolist()
+        deck = c.deck_order(self.seed, self.hand_no, attempt)
         k = c.table_cards
         if self.rules.void_on_kings and k:
             while sum(1 for x in deck[:k] if c.rank[x] == c.king) >= 3:
                 attempt += 1
-                deck = shuffled_decks(seed, hand_no, np.array([attempt]), c.d)[0].tolist()
+                deck = c.deck_order(self.seed, self.hand_no, attempt)
         self.deck = deck
         self.hands = [0] * c.n
         self.piles = [0] * c.s
@@ -354,6 +479,7 @@ class SingleGame:
         for x in deck[:k]:
             table |= 1 << x
         self.table = table
+        self.table_key = c.key_of(table)
         self.stock_pos = k
         self.deal_no = 0
         self._deal_round()
@@ -381,12 +507,14 @@ class SingleGame:
         if same_rank:
             return same_rank
         avail = table & ~self.picked
-        picked, target = self.picked, c.value[card]
+        picked, target, key = self.picked, c.value[card], self.table_key
         while picked:
             low = picked & -picked
-            target -= c.value[low.bit_length() - 1]
+            x = low.bit_length() - 1
+            target -= c.value[x]
+            key -= c.count_key[x]
             picked ^= low
-        _, union, _ = c.lookup(c.counts(avail), target)
+        _, union, _ = c.lookup_key(avail, key, target)
         return avail & c.union_cards(union)
 
     def legal_bits(self) -> int:
@@ -403,9 +531,10 @@ class SingleGame:
 
     def mask_int8(self) -> npt.NDArray[np.int8]:
         """(D,) int8: the legal actions as 0 / 1 (the AEC env's ``action_mask``)."""
-        bits = self.legal_bits()
-        raw = np.frombuffer(bits.to_bytes(self._c.mask_bytes, "little"), dtype=np.uint8)
-        return np.unpackbits(raw, count=self._c.d, bitorder="little").view(np.int8)
+        c = self._c
+        data = bytearray(b"".join(map(c.byte_i8.__getitem__, self.legal_bits().to_bytes(c.mask_bytes, "little"))))
+        del data[c.d :]
+        return np.frombuffer(data, dtype=np.int8)
 
     # ------------------------------------------------------------------------------------------------ step
 
@@ -433,23 +562,20 @@ class SingleGame:
             self.picked |= 1 << act
         table, picked = self.table, self.picked
         rank, value = c.rank[card], c.value[card]
-        counts = c.counts(table)
-        n_equal = counts[rank]
+        n_equal = (table & c.rank_cards[rank]).bit_count()
         equal = play and n_equal > 0
         ace_all = c.ace_takes_all and play and not equal and rank == 0 and table != 0
         lay = sum_done = False
         capture = 0
         if (play and not equal and not ace_all) or not play:
-            target = value
-            if not play:
-                p = picked
-                while p:
-                    low = p & -p
-                    k = low.bit_length() - 1
-                    counts[c.rank[k]] -= 1
-                    target -= c.value[k]
-                    p ^= low
-            nparts, union, unique = c.lookup(counts, target)
+            target, key, p = value, self.table_key, picked
+            while p:
+                low = p & -p
+                x = low.bit_length() - 1
+                target -= c.value[x]
+                key -= c.count_key[x]
+                p ^= low
+            nparts, union, unique = c.lookup_key(table & ~picked, key, target)
             lay = play and nparts == 0
             sum_done = target == 0 or unique
             if sum_done:
@@ -468,8 +594,10 @@ class SingleGame:
         if captures:
             self.piles[side] |= capture | (1 << card)
             self.last_capturer = side
+            self.table_key -= c.key_of(capture)
         else:
             table |= 1 << card
+            self.table_key += c.count_key[card]
         self.table = table
         hands_empty = not any(self.hands)
         last_play = hands_empty and self.stock_pos >= d
@@ -495,11 +623,12 @@ class SingleGame:
             info.leftover_side = last
             self.piles[last] |= left
         self.table = 0
-        piles = np.stack([cards_of(p, c.d) for p in self.piles])[None]
-        points = score_hands(self.rules, piles, np.array([self.scope]))[0]
-        info.hand_points = points
-        self.scores = [a + int(b) for a, b in zip(self.scores, points[:, -1].tolist(), strict=True)]
-        win = int(match_winners(self.rules, np.array([self.scores]))[0])
+        self.table_key = 0
+        points = c.score(self.piles, self.scope)
+        info.hand_points = np.array(points, dtype=np.int16)
+        self.scores = scores = [a + p[-1] for a, p in zip(self.scores, points, strict=True)]
+        top = max(scores)
+        win = scores.index(top) if top >= c.target and scores.count(top) == 1 else -1  # scoring.match_winners
         info.winner = self.winner = win
         if win >= 0:
             info.match_over = True
@@ -532,33 +661,35 @@ class SingleGame:
         if not 0 <= seat < n:
             raise ValueError(f"seat must be in 0..{n - 1} (this variant's seats), got {seat}")
         own = c.side_of[seat]
-        hand = self.hands[seat]
+        hand, table, picked = self.hands[seat], self.table, self.picked
         pend = 1 << self.pending if self.pending >= 0 else 0
-        seen = hand | self.table | self.picked | pend
-        big = hand | self.table << d | pend << 2 * d | self.picked << 3 * d
+        seen = hand | table | picked | pend
+        big = hand | table << d | pend << c.shifts[2] | picked << c.shifts[3]
+        sides = c.side_rot[own]
         piles, scores, scope = self.piles, self.scores, self.scope
-        counters: list[float] = []
         for i in range(s):
-            j = (own + i) % s
-            seen |= piles[j]
-            big |= piles[j] << (5 + i) * d
-            counters.append(scores[j] / c.target)
-        for i in range(s):
-            counters.append(scope[(own + i) % s] / 10.0)
-        counters.append((d - self.stock_pos) / d)
-        hands = self.hands
-        for i in range(n):
-            counters.append(hands[(seat + i) % n].bit_count() / c.max_hand)
-        big |= (c.full & ~seen) << 4 * d
-        obs = np.empty(c.obs_size, dtype=np.float32)
-        raw = np.frombuffer(big.to_bytes(c.card_bytes, "little"), dtype=np.uint8)
-        obs[: c.card_bits] = np.unpackbits(raw, count=c.card_bits, bitorder="little")
-        obs[c.counters : c.onehots] = counters
-        obs[c.onehots : c.onehots_stop] = 0.0
-        obs[c.dealer_pos + (self.dealer - seat) % n] = 1.0
-        obs[c.seat_pos + seat] = 1.0
+            p = piles[sides[i]]
+            seen |= p
+            big |= p << c.shifts[5 + i]
+        big |= (c.full & ~seen) << c.shifts[4]
+        # the counters, the one-hot blocks and ``choosing``, contiguous, as one list
+        target = c.target
+        tail = [scores[j] / target for j in sides]
+        tail += [scope[j] / 10.0 for j in sides]
+        tail.append((d - self.stock_pos) / d)
+        hands, hand_f = self.hands, c.hand_f
+        tail += [hand_f[hands[k].bit_count()] for k in c.seat_rot[seat]]
+        tail += c.zeros
+        base = c.onehot_base
+        tail[base + (self.dealer - seat) % n] = 1.0
+        tail[base + n + seat] = 1.0
         last = self.last_capturer
-        obs[c.last_pos + (s if last < 0 else (last - own) % s)] = 1.0
-        obs[c.choosing_pos] = self.phase == _CHOOSE
-        obs[c.plays_pos :] = c.play_features(self.table)
-        return obs
+        tail[base + 2 * n + (s if last < 0 else (last - own) % s)] = 1.0
+        if self.phase == _CHOOSE:
+            tail[-1] = 1.0
+        # the float32 bytes of the card blocks 8 cards at a time, then the tail and the play features
+        data = bytearray(b"".join(map(c.byte_f32.__getitem__, big.to_bytes(c.card_bytes, "little"))))
+        del data[c.card_bits * 4 :]
+        data += c.pack_tail(*tail)
+        data += c.play_features(table, self.table_key)
+        return np.frombuffer(data, dtype=np.float32)
