@@ -6,7 +6,7 @@ acting seat's side (the quantity ``train.py`` rewards with ``reward="points"``, 
 The policy's actor is fitted by cross-entropy on the masked logits and its critic by mean squared error on the
 returns, so PPO starts from the teacher's play with a matching value function instead of from random play.
 
-    data = collect_teacher_data("classic", "expert", num_hands=20_000, seed=0)
+    data = collect_teacher_data("classic", "expert", num_hands=20_000, seed=0)   # ray="auto": on a Ray cluster
     losses = pretrain_policy(model.policy, data, epochs=3)
 
 ``distill_actions`` is the same actor loss as a step of training: ``train.py`` uses it after each PPO update to pull
@@ -16,6 +16,7 @@ the states come from the learner's play, the labels from the solver).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -66,15 +67,87 @@ def collect_teacher_data(
     seed: int = 0,
     batch: int = 512,
     progress: Callable[[int], None] | None = None,
+    ray: str | None = None,
 ) -> TeacherData:
-    """Play ``num_hands`` hands (one hand per game, seeds ``seed, seed+1, ...``) with ``teacher`` in every seat."""
+    """Play ``num_hands`` hands (one hand per game, seeds ``seed, seed+1, ...``) with ``teacher`` in every seat.
+
+    The hands are played in batches of ``batch``; the teacher is seeded again with ``seed + lo`` before the batch
+    whose first hand is ``lo`` (``lo`` = 0, batch, 2 batch, ...), so each batch depends on its own seeds only, not on
+    the batches before it. With ``ray`` (``local``, ``auto`` or a cluster address: ``agents.ray_backend.connect``;
+    needs ``pip install 'scopa[ray]'``) the batches are played as Ray tasks, the teacher built from its spec on
+    every worker, and concatenated in order: the arrays are identical to those of this process.
+    ``progress(hands)`` is called as hands finish.
+    """
     rules = get_rules(rules)
-    agent = make_agent(teacher, rules, seed=seed)
-    chunks = [
-        _teacher_games(rules, agent, np.arange(seed + lo, seed + min(num_hands, lo + batch), dtype=np.uint64), progress)
-        for lo in range(0, num_hands, batch)
-    ]
+    starts = list(range(0, num_hands, batch))
+    if ray is not None:
+        chunks = _teacher_chunks_on_ray(ray, rules.name, teacher, num_hands, seed, batch, starts, progress)
+    else:
+        agent = make_agent(teacher, rules, seed=seed)
+        chunks = [_teacher_batch(rules, agent, seed, lo, min(num_hands, lo + batch), progress) for lo in starts]
     return TeacherData(*(np.concatenate([c[i] for c in chunks]) for i in range(4)))
+
+
+def _teacher_batch(
+    rules: Rules, agent: Policy, seed: int, lo: int, hi: int, progress: Callable[[int], None] | None
+) -> tuple[npt.NDArray[Any], ...]:
+    """Hands ``lo`` to ``hi - 1`` (deal seeds ``seed + lo`` ...), the teacher seeded with ``seed + lo``."""
+    agent.seed(seed + lo)
+    return _teacher_games(rules, agent, np.arange(seed + lo, seed + hi, dtype=np.uint64), progress)
+
+
+_RAY_TEACHERS: dict[tuple[str, str, int], Policy] = {}
+"""In a Ray worker process: the teacher built for (variant, spec, seed), reused by that worker's later batches."""
+
+
+def teacher_batch_remote(variant: str, teacher: str, seed: int, lo: int, hi: int) -> tuple[npt.NDArray[Any], ...]:
+    """One batch of teacher hands in a Ray worker (``_teacher_batch``), the teacher built there from its spec."""
+    key = (variant, teacher, seed)
+    if key not in _RAY_TEACHERS:
+        _RAY_TEACHERS.clear()
+        _RAY_TEACHERS[key] = make_agent(teacher, get_rules(variant), seed=seed)
+    return _teacher_batch(get_rules(variant), _RAY_TEACHERS[key], seed, lo, hi, None)
+
+
+def _teacher_chunks_on_ray(
+    address: str,
+    variant: str,
+    teacher: str,
+    num_hands: int,
+    seed: int,
+    batch: int,
+    starts: list[int],
+    progress: Callable[[int], None] | None,
+) -> list[tuple[npt.NDArray[Any], ...]]:
+    """Every batch as a Ray task (at most twice the cluster's CPUs in flight), results in batch order."""
+    from agents.ray_backend import RAY_MAX_RETRIES, cluster_cpus, connect, ray_error
+
+    make_agent(teacher, get_rules(variant), seed=seed)  # a bad spec fails here, not on every worker
+    chunks: dict[int, tuple[npt.NDArray[Any], ...]] = {}
+    with connect(address) as ray:
+        remote = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES, retry_exceptions=False)(teacher_batch_remote)
+        window = 2 * cluster_cpus(ray)
+        todo = starts[::-1]
+        pending: dict[Any, int] = {}
+        try:
+            while todo or pending:
+                while todo and len(pending) < window:
+                    lo = todo.pop()
+                    pending[remote.remote(variant, teacher, seed, lo, min(num_hands, lo + batch))] = lo
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    lo = pending.pop(ref)
+                    try:
+                        chunks[lo] = ray.get(ref)
+                    except ray.exceptions.RayError as e:
+                        raise ray_error(ray, e, f"teacher hands {lo} to {min(num_hands, lo + batch) - 1}") from e
+                    if progress is not None:
+                        progress(min(num_hands, lo + batch) - lo)
+        finally:
+            for ref in pending:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+    return [chunks[lo] for lo in starts]
 
 
 def _teacher_games(

@@ -108,6 +108,7 @@ def bad_arguments(tmp: Path) -> list[tuple[str, list[str]]]:
         ("--out", ["", f["file"], f["under_file"], *nul]),
         ("--config", ["", f["missing"], f["dir"], f["binary"], f["bad_yaml"], f["evil_yaml"], f["big_yaml"]]),
         ("--config", [f["deep_yaml"], f["not_dict"], *nul]),
+        ("--ray", ["", " ", "nowhere", "host:", ":6379", "ray://", "a b:1", "127.0.0.1:123456", *nul]),
     ]
     return cases
 
@@ -233,6 +234,7 @@ def bad_settings() -> list[tuple[str, Any]]:
         "records": [5, "", [1]],
         "plugins": [5, [5], ["../x"], [""], {"a": 1}],
         "start_method": ["thread", 5, None, ""],
+        "ray": [5, "", "nowhere", ["local"], True, "host:"],
     }
     for key in cases:
         if key not in ("agents", "gauntlet", "anchor", "deals_file", "save_deals", "records"):  # junk is no path

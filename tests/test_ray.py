@@ -1,0 +1,179 @@
+"""Tournaments and teacher data on a real two-node Ray cluster (``ray.cluster_utils.Cluster`` on this machine): the
+results equal those of one process for the same seed, also when a worker process is killed mid-tournament and its
+task retried; without Ray installed ``--ray`` says how to install it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import evaluate
+from agents.tournament import EvalConfig, SettingError, TournamentError, check_setting, run_tournament
+
+KILL_PLUGIN = '''"""A test agent: greedy, except that the first time it acts in a Ray worker it kills that worker."""
+import os
+from pathlib import Path
+
+from agents.base import register_agent
+from agents.greedy import GreedyAgent
+
+HERE = Path(__file__).parent
+
+
+class KillOnce(GreedyAgent):
+    def act(self, batch):
+        if os.getpid() != int((HERE / "driver.pid").read_text()):  # never the test process itself
+            try:
+                fd = os.open(HERE / "killed", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                pass  # killed once already: this is the retry, play on
+            else:
+                os.write(fd, str(os.getpid()).encode())
+                os.close(fd)
+                os._exit(1)  # the worker process dies mid-task, as if killed
+        return super().act(batch)
+
+
+@register_agent("killonce", "greedy that kills its Ray worker process once (tests/test_ray.py)")
+def _make(rules, seed=None):
+    return KillOnce(rules, seed)
+'''
+
+
+@pytest.fixture(scope="module")
+def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("ray_plugin")
+    (d / "scopa_killonce_plugin.py").write_text(KILL_PLUGIN)
+    (d / "driver.pid").write_text(str(os.getpid()))
+    return d
+
+
+@pytest.fixture(scope="module")
+def cluster(plugin_dir: Path) -> Iterator[str]:
+    """A head node and a second node (one CPU each) on this machine, this process connected; yields the address."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *([saved] if saved else [])])  # the nodes' workers
+    sys.path.insert(0, str(plugin_dir))  # this process (the --workers 1 reference runs)
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        c.add_node(num_cpus=1)
+        ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
+        assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+        yield str(c.address)
+    finally:
+        ray.shutdown()
+        c.shutdown()
+        sys.path.remove(str(plugin_dir))
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
+def _same_results(a: Path, b: Path) -> None:
+    ra, rb = (json.loads((p / "results.json").read_text()) for p in (a, b))
+    assert ra["status"] == rb["status"] == "complete"
+    for key in ("pairings", "ratings", "agents", "deals", "games", "sprt"):
+        assert ra[key] == rb[key], key
+    for name in ("pairings.csv", "crosstable.csv", "ratings.csv"):
+        assert (a / name).read_text() == (b / name).read_text(), name
+
+
+def test_tournament_on_two_nodes_equals_one_worker(cluster: str, tmp_path: Path) -> None:
+    common = ["--agents", "random", "greedy", "expert", "--hands", "24", "--batch", "4", "--seed", "11"]
+    common += ["--bootstrap", "30", "--no-plot", "--quiet", "--no-progress"]
+    out1, outr = tmp_path / "one", tmp_path / "ray"
+    assert evaluate.main([*common, "--workers", "1", "--out", str(out1), "--records", str(tmp_path / "1.jsonl")]) == 0
+    argv = [*common, "--ray", cluster, "--workers", "0", "--out", str(outr), "--records", str(tmp_path / "r.jsonl")]
+    assert evaluate.main(argv) == 0
+    _same_results(out1, outr)
+    assert (tmp_path / "1.jsonl").read_text() == (tmp_path / "r.jsonl").read_text()  # records in schedule order
+    res = json.loads((outr / "results.json").read_text())
+    assert res["config"]["ray"] == cluster and res["speed"]["workers"] == 2  # both nodes' CPUs
+
+
+def test_sprt_on_ray_decides_as_one_worker(cluster: str) -> None:
+    cfg = {"gauntlet": "expert", "agents": ["random"], "deals": 400, "batch": 20, "sprt": (0, 100), "bootstrap": 0}
+    one = run_tournament(EvalConfig(**cfg, workers=1))
+    on_ray = run_tournament(EvalConfig(**cfg, workers=2, ray=cluster))
+    assert one.sprt is not None and on_ray.sprt is not None
+    assert one.sprt.decision == on_ray.sprt.decision != "inconclusive"
+    assert np.array_equal(one.pairings[0].half_points, on_ray.pairings[0].half_points)
+
+
+def test_killed_worker_is_retried_and_results_are_identical(cluster: str, plugin_dir: Path, tmp_path: Path) -> None:
+    common = ["--agents", "killonce", "random", "--hands", "16", "--batch", "4", "--seed", "5", "--bootstrap", "0"]
+    common += ["--plugin", "scopa_killonce_plugin", "--no-plot", "--quiet", "--no-progress"]
+    out1, outr = tmp_path / "one", tmp_path / "ray"
+    assert evaluate.main([*common, "--workers", "1", "--out", str(out1)]) == 0
+    assert not (plugin_dir / "killed").exists()  # the test process never kills itself
+    assert evaluate.main([*common, "--ray", cluster, "--out", str(outr)]) == 0
+    assert (plugin_dir / "killed").exists(), "no worker was killed: the test proves nothing"
+    killed_pid = int((plugin_dir / "killed").read_text())
+    assert killed_pid != os.getpid()
+    _same_results(out1, outr)
+
+
+def test_teacher_data_on_ray_is_identical(cluster: str) -> None:
+    from agents.imitation import collect_teacher_data
+
+    # random: a teacher that draws from its generator, so the batches' seeding matters
+    here = collect_teacher_data("classic", "random", num_hands=40, seed=2, batch=8)
+    seen: list[int] = []
+    there = collect_teacher_data("classic", "random", num_hands=40, seed=2, batch=8, ray=cluster, progress=seen.append)
+    for name in ("obs", "mask", "action", "ret"):
+        assert np.array_equal(getattr(here, name), getattr(there, name)), name
+    assert sum(seen) == 40
+
+
+def test_unknown_agent_on_ray_is_a_clean_error(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agents.base import register_agent
+    from agents.greedy import GreedyAgent
+
+    @register_agent("only_in_main_ray_test")
+    def _make(rules: Any, seed: int | None = None) -> GreedyAgent:
+        return GreedyAgent(rules, seed)
+
+    argv = ["--agents", "only_in_main_ray_test", "random", "--hands", "4", "--ray", cluster, "--bootstrap", "0"]
+    assert evaluate.main([*argv, "--out", str(tmp_path / "o"), "--no-progress", "--quiet", "--no-plot"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("evaluate.py: error: ") and "--plugin" in err[-1], err
+
+
+def test_ray_addresses_are_checked() -> None:
+    for good, norm in (("local", "local"), ("AUTO", "auto"), ("127.0.0.1:6379", None), ("ray://head:10001", None)):
+        assert check_setting("ray", good) == (norm or good)
+    assert check_setting("ray", None) is None
+    for bad in ("", "nowhere", "host:", ":6379", 5, ["local"]):
+        with pytest.raises(SettingError, match=r"^ray: "):
+            check_setting("ray", bad)
+
+
+def test_without_ray_the_option_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as when it is not installed
+    out = tmp_path / "out"
+    argv = ["--agents", "random", "greedy", "--hands", "4", "--ray", "local", "--out", str(out), "--no-progress"]
+    assert evaluate.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("evaluate.py: error: ") and "pip install" in err[0], err
+    assert not out.exists()  # refused before anything was written
+    with pytest.raises(TournamentError, match="pip install"):
+        from agents.imitation import collect_teacher_data
+
+        collect_teacher_data("classic", "greedy", 4, ray="local")
+    # and the rest works without it
+    assert run_tournament(EvalConfig(agents=["random", "greedy"], deals=4, workers=1, bootstrap=0)).status == "complete"
