@@ -1,0 +1,172 @@
+"""Speed of one game: the PettingZoo AEC env and the Gymnasium env against PettingZoo's ``leduc_holdem_v4``.
+
+    pip install -e '.[bench]'                       # rlcard and pygame, which leduc_holdem_v4 needs
+    python bench/single_game.py                     # classic and scopa-a-quattro, 3 rounds (about 1 minute)
+    python bench/single_game.py --variants classic --rounds 5 --gym-seconds 5
+
+Each round runs ``pettingzoo.test.performance_benchmark`` (5 s of random legal play, ``env.last()`` /
+``env.step()``, wrappers included) on ``leduc_holdem_v4.env()`` and on ``scopa_v0.env(variant=...)`` in turn, in this
+process, then times the single-agent Gymnasium env (``scopa_env.gym.ScopaEnv``, ``opponents="random"``) with the
+same kind of loop (random legal action, ``step``, ``reset`` at the end of an episode). It prints the median
+turns/s of each env over the rounds and the ratios to leduc's median, then one JSON line. Rounds alternate the
+envs, so a busy machine slows them alike; compare the ratios, not the absolute numbers. A Gymnasium step is one
+learner decision, the opponents' moves up to its next decision included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import platform
+import random
+import re
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from scopa_env.rules import get_rules, variant_names
+
+__all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
+
+
+def leduc_env() -> Any:
+    """PettingZoo's ``leduc_holdem_v4.env()``; ``RuntimeError`` saying how to install rlcard and pygame if missing."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from pettingzoo.classic import leduc_holdem_v4
+    except ImportError as e:  # pettingzoo.classic imports pygame; leduc_holdem_v4 imports rlcard
+        raise RuntimeError(
+            f"PettingZoo's leduc_holdem_v4 needs rlcard and pygame ({e}); install them with "
+            "pip install -e '.[bench]' (or pip install rlcard pygame)"
+        ) from None
+    return leduc_holdem_v4.env()
+
+
+def performance_turns_per_s(env: Any) -> float:
+    """Turns/s of ``pettingzoo.test.performance_benchmark(env)`` (5 s), read from what it prints."""
+    from pettingzoo.test import performance_benchmark
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        performance_benchmark(env)
+    found = re.search(r"([0-9.eE+-]+) turns per second", out.getvalue())
+    if found is None:
+        raise RuntimeError(f"performance_benchmark printed no 'turns per second' line: {out.getvalue()!r}")
+    return float(found.group(1))
+
+
+def gym_steps_per_s(variant: str, seconds: float, seed: int = 0) -> float:
+    """Learner steps/s of ``ScopaEnv(variant, opponents="random")`` under random legal actions for ``seconds``."""
+    from scopa_env.gym import ScopaEnv
+
+    env = ScopaEnv(variant, opponents="random")
+    rnd = random.Random(seed)
+    env.reset(seed=seed)
+    steps = 0
+    t0 = time.perf_counter()
+    while (elapsed := time.perf_counter() - t0) < seconds:
+        action = rnd.choice(np.flatnonzero(env.action_masks()).tolist())
+        _, _, terminated, truncated, _ = env.step(action)
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    return steps / elapsed
+
+
+def _positive(kind: Callable[[str], float | int], what: str) -> Callable[[str], Any]:
+    def parse(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = -1
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_game.py") -> int:
+    """Run the benchmark (see the module docstring); 0 on success, 2 with one ``error:`` line on bad input."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--variants",
+        default="classic,scopa-a-quattro",
+        help="comma-separated variants to time with performance_benchmark (default: classic,scopa-a-quattro)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=_positive(int, "a whole number of rounds >= 1"),
+        default=3,
+        help="rounds of 5 s per env, alternating the envs; medians are reported (default 3)",
+    )
+    p.add_argument(
+        "--gym-seconds",
+        type=_positive(float, "a number of seconds > 0"),
+        default=3.0,
+        help="seconds of the Gymnasium env's loop per round (default 3)",
+    )
+    p.add_argument("--no-gym", action="store_true", help="skip the Gymnasium env")
+    args = p.parse_args(argv)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if not variants:
+        p.error("--variants: give at least one variant")
+    for v in variants:
+        try:
+            get_rules(v)
+        except (KeyError, ValueError):
+            p.error(f"--variants: unknown variant {v!r}; the variants are {', '.join(variant_names())}")
+    try:
+        leduc = leduc_env()
+    except RuntimeError as e:
+        print(f"{p.prog}: error: {e}", file=sys.stderr)
+        return 2
+    from scopa_env import scopa_v0
+
+    envs: dict[str, Any] = {"leduc_holdem_v4": leduc}
+    envs.update({f"scopa_v0 {v}": scopa_v0.env(variant=v) for v in variants})
+    turns: dict[str, list[float]] = {name: [] for name in envs}
+    gym: dict[str, list[float]] = {v: [] for v in variants}
+    for r in range(args.rounds):
+        for name, env in envs.items():
+            turns[name].append(performance_turns_per_s(env))
+            print(f"round {r + 1}/{args.rounds}: {name}: {turns[name][-1]:,.0f} turns/s", file=sys.stderr, flush=True)
+        if not args.no_gym:
+            for v in variants:
+                gym[v].append(gym_steps_per_s(v, args.gym_seconds, seed=r))
+                print(f"round {r + 1}/{args.rounds}: ScopaEnv {v}: {gym[v][-1]:,.0f} steps/s", file=sys.stderr)
+    med = {name: statistics.median(x) for name, x in turns.items()}
+    base = med["leduc_holdem_v4"]
+    print(f"{'env':<34} {'median turns/s':>15} {'x leduc':>8}   ({args.rounds} rounds of 5 s)")
+    for name, value in med.items():
+        print(f"{name:<34} {value:>15,.0f} {value / base:>8.2f}")
+    result: dict[str, Any] = {
+        "rounds": args.rounds,
+        "leduc_turns_per_s": round(base, 1),
+        "aec": {v: {"turns_per_s": round(med[f"scopa_v0 {v}"], 1)} for v in variants},
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+    }
+    for v in variants:
+        result["aec"][v]["ratio_to_leduc"] = round(med[f"scopa_v0 {v}"] / base, 3)
+    if not args.no_gym:
+        result["gym"] = {}
+        for v in variants:
+            value = statistics.median(gym[v])
+            print(f"{'ScopaEnv ' + v + ' (steps/s)':<34} {value:>15,.0f} {value / base:>8.2f}")
+            result["gym"][v] = {"steps_per_s": round(value, 1), "ratio_to_leduc": round(value / base, 3)}
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
