@@ -48,7 +48,7 @@ __all__ = [
     "require_ray",
 ]
 
-RAY_INSTALL_HINT = "pip install 'scopa[ray]' (in a checkout: pip install -e '.[ray]', or pip install 'ray>=2.9')"
+RAY_INSTALL_HINT = "pip install 'scopa[ray]' (in a checkout: pip install -e '.[ray]')"
 """How to install the optional Ray dependency (printed when ``--ray`` is given without it)."""
 RAY_MAX_RETRIES = 3
 """Times a Ray task is run again after its worker process died (killed, out of memory, its node lost)."""
