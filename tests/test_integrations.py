@@ -9,6 +9,7 @@ so a library that ignored the masks fails here instead of learning silently from
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,9 @@ def _strict_env(**kwargs: Any) -> Any:
 
 
 def _run_block(name: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    if name == "tianshou" and "numba" not in sys.modules:
+        # Tianshou's returns are numba functions: compiling them takes ~10 s, plain Python runs 300 steps in less
+        monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
     for module in NEEDS[name]:
         pytest.importorskip(module)
     monkeypatch.setattr(scopa_v0, "env", _strict_env)
@@ -108,7 +112,6 @@ def test_rllib_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_rllib_module_is_lazy_and_says_what_to_install() -> None:
     """Importing ``scopa_env.rllib`` loads no Ray; without RLlib the classes' ImportError names the extra."""
     import subprocess
-    import sys
 
     code = (
         "import sys\n"
