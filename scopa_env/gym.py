@@ -3,7 +3,9 @@
 A *learner* plays one seat (or, with ``partner="self"``, every seat of its side) and the other seats are played
 by ``scopa_env.policy.Policy`` objects, called in batches between the learner's decisions. Both envs are thin
 faces over ``scopa_env.learner.LearnerGames``, which maps seats to the learner, its partner and its opponents,
-drives ``core.step`` and pays rewards from the core's ``StepInfo``; no rule of the game lives here.
+drives ``core.step`` and pays rewards from the core's ``StepInfo``; no rule of the game lives here. ``ScopaEnv``
+plays its one game on ``SingleLearnerGame``, the same engine on the single-game fast path
+(``scopa_env.single.SingleGame``, checked move for move against the core).
 
     env = ScopaEnv("classic", opponents="random")                 # gymnasium.Env, one game
     venv = ScopaVecEnv("classic", num_envs=1024, opponents="random", seed=0)   # SB3 VecEnv, 1024 games
@@ -62,6 +64,7 @@ from scopa_env.learner import (
     LearnerGames,
     MaskFilter,
     OpponentSpec,
+    SingleLearnerGame,
     check_seed,
     validate_mask_filter,
 )
@@ -113,6 +116,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
+    _games_class: type[LearnerGames] = SingleLearnerGame
+    """The engine: the single-game one; ``LearnerGames`` (batched core, B = 1) plays the same games, slower."""
 
     def __init__(
         self,
@@ -133,7 +138,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
-        self.games = LearnerGames(
+        self.games = self._games_class(
             self.rules,
             1,
             opponents,

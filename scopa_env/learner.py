@@ -24,6 +24,7 @@ from scopa_env.policy import Policy, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
+from scopa_env.single import SingleGame, SingleStep
 
 __all__ = [
     "EPISODE_MODES",
@@ -35,6 +36,7 @@ __all__ = [
     "LearnerGames",
     "MaskFilter",
     "OpponentSpec",
+    "SingleLearnerGame",
     "check_seed",
     "validate_mask_filter",
     "validate_max_hands",
@@ -365,6 +367,26 @@ class LearnerGames:
 
         Finished games (without autoreset) ignore their action.
         """
+        act, live, bad = self._learner_actions(actions)
+        self.reward_acc[:] = 0.0
+        self._ends = []
+        if live.all():
+            info = core.step(self.rules, self.state, act)
+            self._account(None, info)
+        else:
+            rows = np.flatnonzero(live)
+            sub = _take(self.state, rows)
+            info = core.step(self.rules, sub, act[rows])
+            self.state.put(rows, sub)
+            self._account(rows, info)
+        self._play_others()
+        self.mask = self._learner_mask()
+        return self.reward_acc.copy(), self._collect_ends(), bad
+
+    def _learner_actions(
+        self, actions: npt.ArrayLike
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """``step``'s actions checked: (B,) actions (illegal ones replaced, or raised), (B,) live, (B,) replaced."""
         b, d = self.num_games, self.rules.num_cards
         act = np.asarray(actions)
         if act.shape != (b,):
@@ -392,20 +414,7 @@ class LearnerGames:
             keys = self.rng.random((rows.size, d))
             keys[~self.mask[rows]] = -1.0
             act[rows] = keys.argmax(axis=1)
-        self.reward_acc[:] = 0.0
-        self._ends = []
-        if live.all():
-            info = core.step(self.rules, self.state, act)
-            self._account(None, info)
-        else:
-            rows = np.flatnonzero(live)
-            sub = _take(self.state, rows)
-            info = core.step(self.rules, sub, act[rows])
-            self.state.put(rows, sub)
-            self._account(rows, info)
-        self._play_others()
-        self.mask = self._learner_mask()
-        return self.reward_acc.copy(), self._collect_ends(), bad
+        return act, live, bad
 
     def observe(self) -> npt.NDArray[np.float32]:
         """(B, obs_size) each game's observation for the learner seat to act (final position if finished)."""
@@ -529,3 +538,132 @@ class LearnerGames:
         return EpisodeEnds(
             *(np.concatenate([getattr(p, f) for p in parts]) for f in EpisodeEnds.__dataclass_fields__)  # type: ignore[arg-type]
         )
+
+
+class SingleLearnerGame(LearnerGames):
+    """``LearnerGames`` of one game on the single-game engine (``scopa_env.single.SingleGame``): the same games.
+
+    Everything a ``LearnerGames`` with ``num_games=1`` does, move for move and draw for draw (seats, opponents,
+    illegal-action replacements, the policies' calls through ``driver.decide``, rewards, episode ends), but the game
+    is a ``SingleGame``: the learner's moves, observations and masks cost no batched core call. The opponents and
+    ``mask_filter`` still see a ``core.State``, built for them at each of their decisions; ``state`` is such a copy
+    (assigning a ``core.State`` of one game replaces the game). ``scopa_env.gym.ScopaEnv`` plays on it;
+    ``tests/test_single.py`` plays the same episodes on both and compares every result.
+    """
+
+    def __init__(self, rules: Rules | str, num_games: int = 1, *args: Any, **kwargs: Any) -> None:
+        if num_games != 1:
+            raise ValueError(f"SingleLearnerGame plays one game, got num_games={num_games!r}; use LearnerGames")
+        super().__init__(rules, 1, *args, **kwargs)
+
+    @property  # type: ignore[override]
+    def state(self) -> core.State:
+        """The game as a ``core.State`` batch of one (a new copy at every read)."""
+        return self.game.to_state()
+
+    @state.setter
+    def state(self, state: core.State) -> None:
+        self.game = SingleGame.from_state(self.rules, state)
+
+    def start(self, idx: npt.NDArray[np.intp], seeds: npt.NDArray[np.uint64]) -> None:
+        idx = np.asarray(idx, dtype=np.intp)
+        seeds = np.asarray(seeds).astype(np.uint64)
+        if idx.tolist() != [0] or seeds.shape != (1,):
+            raise ValueError(f"SingleLearnerGame has one game slot, 0: got slots {idx.tolist()}, seeds {seeds}")
+        self.game = SingleGame(self.rules, int(seeds[0]))
+        self._assign(idx)
+        self._ending[idx] = False
+        self._ends = []
+        self._play_others()
+        self.mask = self._learner_mask()
+
+    def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
+        act, live, bad = self._learner_actions(actions)
+        self.reward_acc[:] = 0.0
+        self._ends = []
+        if live[0]:
+            self._account_single(self.game.step(int(act[0])))
+        self._play_others()
+        self.mask = self._learner_mask()
+        return self.reward_acc.copy(), self._collect_ends(), bad
+
+    def observe(self) -> npt.NDArray[np.float32]:
+        game = self.game
+        seat = int(self.learner_seat[0]) if self.finished[0] else game.current
+        return game.observe(seat)[None]
+
+    def _learner_mask(self) -> npt.NDArray[np.bool_]:
+        if self.finished[0]:
+            return np.zeros((1, self.rules.num_cards), dtype=np.bool_)
+        mask = self.game.mask()[None]
+        if self.mask_filter is not None:
+            mask = np.asarray(self.mask_filter(self.rules, self.state, np.zeros(1, dtype=np.intp), mask))
+        return mask
+
+    def _play_others(self) -> None:
+        """``LearnerGames._play_others`` for the one game."""
+        game, rounds = self.game, 0
+        one = np.zeros(1, dtype=np.intp)
+        while True:
+            if rounds and self._ending[0]:
+                self._end_episodes()
+            actor = int(self.seat_actor[0, game.current])
+            if actor < 0 or self.finished[0] or self._ending[0]:
+                if not self._ending[0]:
+                    return
+                self._end_episodes()
+                rounds += 1
+                continue
+            rounds += 1
+            action = decide(
+                self.rules, game.to_state(), self._actors, np.array([actor], dtype=np.int32), one, check=True
+            )
+            self._account_single(game.step(int(action[0])))
+
+    def _account_single(self, info: SingleStep) -> None:
+        """``LearnerGames._account`` for the one game."""
+        if not info.hand_over:
+            return
+        assert info.hand_points is not None
+        side = int(self.learner_side[0])
+        margin = int(margin_vs_best_other(info.hand_points[None, :, -1])[0, side])
+        self.margin[0] += margin
+        self.hands[0] += 1
+        if self.reward == "points":
+            self.reward_acc[0] += margin
+        if self.episode == "hand":
+            ended, truncated, result = True, False, int(np.sign(margin))
+        else:
+            over = info.match_over
+            truncated = not over and int(self.hands[0]) >= self.max_hands
+            ended = over or truncated
+            result = (1 if info.winner == side else -1) if over else 0
+        if not ended:
+            return
+        if self.reward == "match":
+            self.reward_acc[0] += result
+        self._ending[0] = True
+        self._result[0] = result
+        self._truncated[0] = truncated
+
+    def _end_episodes(self) -> None:
+        """``LearnerGames._end_episodes`` for the one game."""
+        idx = np.zeros(1, dtype=np.intp)
+        self._ending[0] = False
+        self._ends.append(
+            EpisodeEnds(
+                idx=idx,
+                observation=self.game.observe(int(self.learner_seat[0]))[None],
+                truncated=self._truncated[idx].copy(),
+                result=self._result[idx].copy(),
+                margin=self.margin[idx].copy(),
+                opponent=self.opponent[idx].copy(),
+                pool=self.opponent_pool[idx].copy(),
+            )
+        )
+        if self.autoreset:
+            self.game.new_match(int(derive_seed(np.array([self.game.seed], dtype=np.uint64))[0]))
+            self._assign(idx)
+        else:
+            self.game.phase = int(core.Phase.DONE)  # a hand episode's next hand is never played
+            self.finished[0] = True

@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 
 from scopa_env import aec, core, scopa_v0
+from scopa_env.gym import ScopaEnv
+from scopa_env.learner import LearnerGames, SingleLearnerGame
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.single import SingleGame, bits_of, cards_of
 
@@ -214,3 +216,43 @@ def test_fused_wrapper_behaves_like_pettingzoos_wrappers(variant: str) -> None:
             assert fast.agents == ref.agents and fast.rewards == ref.rewards
             assert fast.terminations == ref.terminations and fast.truncations == ref.truncations
             assert fast._cumulative_rewards == ref._cumulative_rewards
+
+
+# --------------------------------------------------------------------------------------------------- the Gymnasium env
+
+
+class _BatchedScopaEnv(ScopaEnv):
+    _games_class = LearnerGames  # the batched core with B = 1: the reference
+
+
+@pytest.mark.parametrize(
+    ("variant", "kwargs"),
+    [
+        ("classic", {}),
+        ("classic", {"reward": "points", "episode": "hand", "learner_seat": "rotate"}),
+        ("scopa-a-quattro", {"partner": "random", "learner_seat": 1}),
+        ("simple-3", {"reward": "points", "max_hands": 2}),
+        ("scopone-scientifico", {"opponents": ["random", "random"], "probs": [0.3, 0.7]}),
+    ],
+)
+def test_gymnasium_env_plays_the_same_episodes_as_on_the_batched_core(variant: str, kwargs: dict[str, Any]) -> None:
+    fast, ref = ScopaEnv(variant, **kwargs), _BatchedScopaEnv(variant, **kwargs)
+    assert isinstance(fast.games, SingleLearnerGame) and not isinstance(ref.games, SingleLearnerGame)
+    rng = np.random.default_rng(3)
+    d = get_rules(variant).num_cards
+    for episode in range(4):
+        seed = 40 + episode if episode % 2 == 0 else None  # seeded, then the next game of the chain
+        (obs_a, info_a), (obs_b, info_b) = fast.reset(seed=seed), ref.reset(seed=seed)
+        assert np.array_equal(obs_a, obs_b) and info_a == info_b
+        done = False
+        while not done:
+            mask = fast.action_masks()
+            assert np.array_equal(mask, ref.action_masks())
+            legal = np.flatnonzero(mask)
+            action = int(rng.integers(d)) if rng.random() < 0.05 else int(rng.choice(legal))  # some illegal
+            out_a, out_b = fast.step(action), ref.step(action)
+            assert np.array_equal(out_a[0], out_b[0]) and out_a[0].dtype == out_b[0].dtype
+            assert out_a[1:] == out_b[1:], (out_a[1:], out_b[1:])
+            done = out_a[2] or out_a[3]
+            for f in fields(core.State):
+                assert np.array_equal(getattr(fast.games.state, f.name), getattr(ref.games.state, f.name)), f.name
