@@ -69,7 +69,11 @@ def test_torchrl(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rllib(monkeypatch: pytest.MonkeyPatch) -> None:
-    ns = _run_block("rllib", monkeypatch)
+    try:
+        ns = _run_block("rllib", monkeypatch)
+    finally:  # a failed block must not leave its Ray cluster to the next test of this process
+        if "ray" in sys.modules and sys.modules["ray"] is not None and sys.modules["ray"].is_initialized():
+            sys.modules["ray"].shutdown()
     runners, learner = ns["result"]["env_runners"], ns["result"]["learners"]["shared"]
     assert runners["num_env_steps_sampled_lifetime"] >= 256
     assert learner["num_module_steps_trained"] > 0 and np.isfinite(learner["total_loss"])
