@@ -15,15 +15,15 @@ the cluster of this machine (``ray start --head`` / ``RAY_ADDRESS``), anything e
 is used and left open.
 
 Plugin modules (``--plugin``) and checkpoint files must be importable / readable on every node: install the plugin
-module on the nodes (or keep it in the folder the tournament is started from with ``--ray local``) and give
-checkpoint paths that exist on every node (a shared file system). See docs/ray.md.
+module on the nodes (with ``--ray local`` Ray gives the workers this process's import path, as the process pool
+does) and give checkpoint paths that exist on every node (a shared file system). See docs/ray.md.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
+import socket
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -44,6 +44,7 @@ __all__ = [
     "check_ray_address",
     "cluster_cpus",
     "connect",
+    "probe_address",
     "ray_error",
     "require_ray",
 ]
@@ -85,11 +86,19 @@ def require_ray() -> Any:
     return ray
 
 
-def _worker_path_env() -> dict[str, str]:
-    """PYTHONPATH for the workers of a local Ray instance: this process's working folder first (plugin modules next
-    to the command, as with the process pool), then the caller's own PYTHONPATH."""
-    parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(parts))}
+def probe_address(address: str, timeout: float = 5.0) -> None:
+    """For a ``HOST:PORT`` address, check that something answers there (Ray itself would retry for minutes);
+    ``local`` and ``auto`` pass. Raises ``TournamentError`` saying how to fix it."""
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise TournamentError(
+            f"nothing answers at the Ray address {address} ({e.strerror or e}); check the address (ray status on the "
+            "head node prints it), start the cluster with 'ray start --head', or use --ray local"
+        ) from None
 
 
 @contextmanager
@@ -105,14 +114,17 @@ def connect(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    probe_address(address)
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False}
     try:
         if address == "local":
-            ray.init(num_cpus=num_cpus, runtime_env={"env_vars": _worker_path_env()}, **kwargs)
+            ray.init(address="local", num_cpus=num_cpus, **kwargs)  # a new instance, even if a cluster runs here
         else:
             ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if address == "local":
+            raise TournamentError(f"cannot start Ray on this machine ({first}); see docs/ray.md") from None
         where = "this machine's Ray cluster" if address == "auto" else f"the Ray cluster at {address}"
         raise TournamentError(
             f"cannot connect to {where} ({first}); start one with 'ray start --head' (and 'ray start --address "

@@ -687,9 +687,10 @@ def run_tournament(
     config = replace(config, agents=list(config.agents), plugins=list(config.plugins))
     config.validate()
     if config.ray is not None:
-        from agents.ray_backend import require_ray
+        from agents.ray_backend import probe_address, require_ray
 
         require_ray()  # not installed: say how to install it, before anything is written
+        probe_address(config.ray)
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         _probe_writable_dir(out_dir, "--out")

@@ -177,3 +177,52 @@ def test_without_ray_the_option_says_how_to_install(
         collect_teacher_data("classic", "greedy", 4, ray="local")
     # and the rest works without it
     assert run_tournament(EvalConfig(agents=["random", "greedy"], deals=4, workers=1, bootstrap=0)).status == "complete"
+
+
+LOCAL_PLUGIN = """from agents.base import register_agent
+from agents.greedy import GreedyAgent
+
+
+@register_agent("greedy_from_cwd", "greedy, registered by a plugin module in the working folder")
+def _make(rules, seed=None):
+    return GreedyAgent(rules, seed)
+"""
+
+
+def test_ray_local_starts_ray_here_and_finds_plugins_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--ray local`` in a fresh process: a one-CPU Ray instance started and stopped by the command, its workers
+    importing a plugin module that only the command's import path holds (as the process pool's do)."""
+    pytest.importorskip("ray")
+    import subprocess
+
+    (tmp_path / "cwd_plugin_mod.py").write_text(LOCAL_PLUGIN)
+    common = ["--agents", "greedy_from_cwd", "random", "--hands", "8", "--batch", "4", "--seed", "9"]
+    common += ["--bootstrap", "0"]
+    common += ["--plugin", "cwd_plugin_mod", "--no-plot", "--quiet", "--no-progress"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert evaluate.main([*common, "--workers", "1", "--out", "one"]) == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
+    proc = subprocess.run(  # python -m: the working folder is on this process's import path, not on PYTHONPATH
+        [sys.executable, "-m", "evaluate", *common, "--ray", "local", "--workers", "1", "--out", "ray"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    _same_results(tmp_path / "one", tmp_path / "ray")
+
+
+def test_an_address_where_nothing_answers_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ray")
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "out"
+    argv = ["--agents", "random", "greedy", "--hands", "4", "--ray", f"127.0.0.1:{port}", "--out", str(out)]
+    assert evaluate.main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("evaluate.py: error: nothing answers at the Ray address"), err
+    assert not out.exists()
