@@ -339,7 +339,8 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
         if not raw.agents:
             EnvLogger.warn_step_after_terminated_truncated()
             return
-        check_action(raw, action)
+        if not (type(action) is int and 0 <= action < raw._num_cards):  # check_action's common case, inline
+            check_action(raw, action)
         agent = raw.agent_selection
         if self._prev_obs is None:
             self.observe(agent)
@@ -364,6 +365,25 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
 
     def __str__(self) -> str:
         return str(self._raw)
+
+
+def _raw_attribute(name: str, checked: bool) -> property:
+    """A property of ``ClassicWrapper`` reading (and writing) the raw env's ``name``; with ``checked``, refused before
+    ``reset`` as ``OrderEnforcingWrapper`` does. Faster than ``__getattr__``, which runs after a failed look-up."""
+
+    def get(self: ClassicWrapper) -> Any:
+        if checked and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    def put(self: ClassicWrapper, value: Any) -> None:
+        setattr(self._raw, name, value)
+
+    return property(get, put, doc=f"The raw env's ``{name}``.")
+
+
+for _name in (*sorted(_BEFORE_RESET - {"num_agents"}), "_cumulative_rewards"):
+    setattr(ClassicWrapper, _name, _raw_attribute(_name, checked=_name in _BEFORE_RESET))
 
 
 def check_action(aec: Any, action: Any) -> None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from itertools import repeat
+from operator import truediv
 
 import numpy as np
 import numpy.typing as npt
@@ -139,6 +141,7 @@ class _Consts:
         self.byte_f32 = [row.tobytes() for row in self.byte_floats]
         """The float32 bytes of the 8 bits of every byte."""
         self.byte_i8 = [row.astype(np.int8).tobytes() for row in self.byte_floats]
+        self.byte_bool = [row.astype(np.bool_).tobytes() for row in self.byte_floats]
         self.pack_tail = struct.Struct(f"<{self.plays_pos - self.card_bits}f").pack
 
     def deck_order(self, seed: int, hand_no: int, attempt: int) -> list[int]:
@@ -429,18 +432,24 @@ class SingleGame:
     def to_state(self) -> core.State:
         """This game as a ``core.State`` batch of one (new arrays: changing them does not change this game)."""
         c = self._c
-        d = c.d
+        d, n, s = c.d, c.n, c.s
+        big = 0  # every card set in one int: the hands, the table, the piles, the picks, d bits each
+        for i, x in enumerate((*self.hands, self.table, *self.piles, self.picked)):
+            big |= x << i * d
+        nbits = (n + s + 2) * d
+        data = bytearray(b"".join(map(c.byte_bool.__getitem__, big.to_bytes((nbits + 7) // 8, "little"))))
+        cards = np.frombuffer(data, dtype=np.bool_)
         return core.State(
-            hands=np.stack([cards_of(h, d) for h in self.hands])[None],
-            table=cards_of(self.table, d)[None].copy(),
-            piles=np.stack([cards_of(p, d) for p in self.piles])[None],
+            hands=cards[: n * d].reshape(1, n, d),
+            table=cards[n * d : (n + 1) * d].reshape(1, d),
+            piles=cards[(n + 1) * d : (n + 1 + s) * d].reshape(1, s, d),
             deck=np.array([self.deck], dtype=np.int8),
             stock_pos=np.array([self.stock_pos], dtype=np.int16),
             current=np.array([self.current], dtype=np.int8),
             dealer=np.array([self.dealer], dtype=np.int8),
             phase=np.array([self.phase], dtype=np.int8),
             pending=np.array([self.pending], dtype=np.int8),
-            picked=cards_of(self.picked, d)[None].copy(),
+            picked=cards[(n + 1 + s) * d : nbits].reshape(1, d),
             last_capturer=np.array([self.last_capturer], dtype=np.int8),
             scope=np.array([self.scope], dtype=np.int16),
             scores=np.array([self.scores], dtype=np.int16),
@@ -673,12 +682,10 @@ class SingleGame:
             big |= p << c.shifts[5 + i]
         big |= (c.full & ~seen) << c.shifts[4]
         # the counters, the one-hot blocks and ``choosing``, contiguous, as one list
-        target = c.target
-        tail = [scores[j] / target for j in sides]
-        tail += [scope[j] / 10.0 for j in sides]
+        tail = list(map(truediv, map(scores.__getitem__, sides), repeat(c.target, s)))
+        tail += map(truediv, map(scope.__getitem__, sides), repeat(10.0, s))
         tail.append((d - self.stock_pos) / d)
-        hands, hand_f = self.hands, c.hand_f
-        tail += [hand_f[hands[k].bit_count()] for k in c.seat_rot[seat]]
+        tail += map(c.hand_f.__getitem__, map(int.bit_count, map(self.hands.__getitem__, c.seat_rot[seat])))
         tail += c.zeros
         base = c.onehot_base
         tail[base + (self.dealer - seat) % n] = 1.0
@@ -689,7 +696,8 @@ class SingleGame:
             tail[-1] = 1.0
         # the float32 bytes of the card blocks 8 cards at a time, then the tail and the play features
         data = bytearray(b"".join(map(c.byte_f32.__getitem__, big.to_bytes(c.card_bytes, "little"))))
-        del data[c.card_bits * 4 :]
+        if c.card_bits % 8:
+            del data[c.card_bits * 4 :]
         data += c.pack_tail(*tail)
         data += c.play_features(table, self.table_key)
         return np.frombuffer(data, dtype=np.float32)
