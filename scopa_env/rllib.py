@@ -7,7 +7,8 @@ agent's reward arrives with its next observation (PettingZoo's cumulative reward
 agent gets its last observation and reward at once. ``ActionMaskingPPOModule`` is RLlib's default PPO torch module
 run on the ``observations`` part, with the logits of illegal cards pushed to the float minimum.
 ``masked_ppo_config(variant, ...)`` puts both together: one shared policy for every seat, the env checker off
-(it samples random actions, illegal ones included). Example (docs/integrations.md)::
+(it steps the env with random actions, masks ignored: harmless on ``scopa_v0.env``, where an illegal card just ends
+the match, but not a check of anything the masked module will do). Example (docs/integrations.md)::
 
     import ray
     from scopa_env.rllib import masked_ppo_config
@@ -123,7 +124,7 @@ def _build() -> dict[str, Any]:
                 if not (term or trunc):
                     break
                 self.env.step(None)  # a finished agent passes its final step
-            self.agents = list(self.env.agents)
+            # self.agents stays the match's seats until the next reset: the last step reports every one of them
             over = not self.env.agents
             terminated["__all__"] = over and any(terminated.values())
             truncated["__all__"] = over and not terminated["__all__"]
