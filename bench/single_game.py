@@ -8,7 +8,8 @@ Each round runs ``pettingzoo.test.performance_benchmark`` (5 s of random legal p
 ``env.step()``, wrappers included) on ``leduc_holdem_v4.env()`` and on ``scopa_v0.env(variant=...)`` in turn, in this
 process, then times the single-agent Gymnasium env (``scopa_env.gym.ScopaEnv``, ``opponents="random"``) with the
 same kind of loop (random legal action, ``step``, ``reset`` at the end of an episode). It prints the median
-turns/s of each env over the rounds and the ratios to leduc's median, then one JSON line. Rounds alternate the
+turns/s of each env over the rounds, its ratio to leduc's median and the median over the rounds of its ratio to
+that round's leduc run, then one JSON line. Rounds alternate the
 envs, so a busy machine slows them alike; compare the ratios, not the absolute numbers. A Gymnasium step is one
 learner decision, the opponents' moves up to its next decision included.
 """
@@ -146,9 +147,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
                 print(f"round {r + 1}/{args.rounds}: ScopaEnv {v}: {gym[v][-1]:,.0f} steps/s", file=sys.stderr)
     med = {name: statistics.median(x) for name, x in turns.items()}
     base = med["leduc_holdem_v4"]
-    print(f"{'env':<34} {'median turns/s':>15} {'x leduc':>8}   ({args.rounds} rounds of 5 s)")
+    # each round's ratio to the leduc run just before it: the two ran under the same load
+    round_ratio = {
+        name: statistics.median(a / b for a, b in zip(x, turns["leduc_holdem_v4"], strict=True))
+        for name, x in turns.items()
+    }
+    print(f"{'env':<34} {'median turns/s':>15} {'x leduc':>8} {'median of rounds':>17}   ({args.rounds} rounds of 5 s)")
     for name, value in med.items():
-        print(f"{name:<34} {value:>15,.0f} {value / base:>8.2f}")
+        print(f"{name:<34} {value:>15,.0f} {value / base:>8.2f} {round_ratio[name]:>17.2f}")
     result: dict[str, Any] = {
         "rounds": args.rounds,
         "leduc_turns_per_s": round(base, 1),
@@ -158,6 +164,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
     }
     for v in variants:
         result["aec"][v]["ratio_to_leduc"] = round(med[f"scopa_v0 {v}"] / base, 3)
+        result["aec"][v]["median_round_ratio"] = round(round_ratio[f"scopa_v0 {v}"], 3)
+        result["aec"][v]["rounds_turns_per_s"] = [round(x, 1) for x in turns[f"scopa_v0 {v}"]]
+    result["leduc_rounds_turns_per_s"] = [round(x, 1) for x in turns["leduc_holdem_v4"]]
     if not args.no_gym:
         result["gym"] = {}
         for v in variants:
