@@ -92,7 +92,10 @@ it spells out the capture arithmetic a player does at a glance, which a small ne
 `observation["action_mask"]` is an int8 vector of length D with a 1 for every legal action of the agent to act, and
 all zeros for the other agents and once the game is over. `scopa_v0.env` wraps the raw env like PettingZoo's
 classic games: an illegal action ends the game with a reward of -1 for the offending agent and 0 for the others
-(`TerminateIllegalWrapper`); `raw_env` raises `scopa_env.core.IllegalActionError` naming the legal actions.
+(`TerminateIllegalWrapper`'s rule; the checks of PettingZoo's `TerminateIllegalWrapper`, `AssertOutOfBoundsWrapper`
+and `OrderEnforcingWrapper` run in one layer, `ClassicWrapper`, tested against that stack, which
+`scopa_env.aec.pettingzoo_wrapped` builds); `raw_env` raises `scopa_env.core.IllegalActionError` naming the legal
+actions.
 Both refuse an action that is not an integer card id (`step(24.7)`, `step("24")`, `step(True)`: `TypeError`;
 `None` is the action of an agent that is done), and `raw_env.step` raises `RuntimeError` before `reset()` and once
 every agent has passed its final step.

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core
 from scopa_env.driver import decide
-from scopa_env.policy import Policy, resolve_policy
+from scopa_env.policy import Policy, RandomAgent, resolve_policy, uniform_legal
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
@@ -116,6 +116,7 @@ def _as_policy(spec: OpponentSpec, rules: Rules, what: str) -> Policy:
     return spec
 
 
+_PLAY = int(core.Phase.PLAY)
 _STATE_FIELDS = tuple(f.name for f in fields(core.State))
 
 
@@ -615,9 +616,13 @@ class SingleLearnerGame(LearnerGames):
                 rounds += 1
                 continue
             rounds += 1
-            action = decide(
-                self.rules, game.to_state(), self._actors, np.array([actor], dtype=np.int32), one, check=True
-            )
+            policy = self._actors[actor]
+            if type(policy) is RandomAgent and game.phase == _PLAY:
+                # RandomAgent.act on a PLAY decision is uniform_legal alone: the same draw, no core.State needed
+                action = uniform_legal(game.mask()[None], policy.rng)
+            else:
+                actors = np.array([actor], dtype=np.int32)
+                action = decide(self.rules, game.to_state(), self._actors, actors, one, check=True)
             self._account_single(game.step(int(action[0])))
 
     def _account_single(self, info: SingleStep) -> None:
