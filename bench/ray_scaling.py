@@ -1,0 +1,112 @@
+"""Tournament speed on Ray against the local process pool: hands per second by worker count, and Ray's cost per task.
+
+    python bench/ray_scaling.py                                   # greedy vs greedy, 1 and 2 workers, 3 repeats
+    python bench/ray_scaling.py --workers 1 2 4 --hands 4000 --agents expert greedy
+
+For each worker count it plays the same tournament (``--hands`` deals, ``--batch`` deals per task) with the process
+pool (``--workers N``) and on a local Ray instance started once with the largest count of CPUs (``--ray``, N tasks in
+flight), ``--repeats`` times after one warm-up run, and prints the median hands per second. The per-task overhead is
+measured with tasks of one deal of random against random: (Ray's seconds - one process's seconds) / tasks, both
+with one worker. Ray's start (a few seconds) is not counted: a cluster is started once and reused. Needs
+``pip install 'scopa[ray]'``. Numbers for this machine are in docs/ray.md.
+"""
+
+from __future__ import annotations
+
+from agents.threads import pin_blas_threads
+
+pin_blas_threads()  # before numpy loads
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. 2") from None
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"got {value}, out of range; give a whole number from 1 to 64")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ray_scaling.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--workers", type=_positive, nargs="+", default=[1, 2], help="worker counts to measure (1 2)")
+    p.add_argument("--hands", type=_positive_big, default=2000, help="deals per pairing (2000)")
+    p.add_argument("--batch", type=_positive_big, default=100, help="deals per task (100)")
+    p.add_argument("--agents", nargs=2, default=["greedy", "greedy"], metavar="SPEC", help="the two agents (greedy)")
+    p.add_argument("--repeats", type=_positive, default=3, help="timed runs per setting, after a warm-up (3)")
+    p.add_argument("--overhead-tasks", type=_positive_big, default=200, help="one-deal tasks for the overhead (200)")
+    return p
+
+
+def _positive_big(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. 1000") from None
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"got {value}, out of range; give a whole number from 1 to 1000000")
+    return value
+
+
+def _timed(config: Any, repeats: int) -> tuple[float, int]:
+    """Median seconds of ``repeats`` runs after one warm-up, and the hands of one run."""
+    from agents.tournament import run_tournament
+
+    run_tournament(config)
+    seconds, hands = [], 0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        hands = run_tournament(config).hands_played
+        seconds.append(time.perf_counter() - t0)
+    return statistics.median(seconds), hands
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; returns the exit status (2: bad input or no Ray)."""
+    args = build_parser().parse_args(argv)
+    try:
+        import ray
+    except ImportError:
+        print("ray_scaling.py: error: needs Ray: pip install 'scopa[ray]'", file=sys.stderr)
+        return 2
+    from agents.tournament import EvalConfig, TournamentError
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"{cores} cores; {args.agents[0]} vs {args.agents[1]}, {args.hands} deals, batch {args.batch}, median of "
+          f"{args.repeats} runs after a warm-up")  # fmt: skip
+    base = {"agents": args.agents, "deals": args.hands, "batch": args.batch, "bootstrap": 0}
+    ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
+    try:
+        print(f"{'workers':>7} {'pool hands/s':>13} {'ray hands/s':>12} {'ray/pool':>9}")
+        for w in args.workers:
+            pool_s, hands = _timed(EvalConfig(**base, workers=w), args.repeats)
+            ray_s, _ = _timed(EvalConfig(**base, workers=w, ray="local"), args.repeats)
+            print(f"{w:>7} {hands / pool_s:>13,.0f} {hands / ray_s:>12,.0f} {pool_s / ray_s:>9.2f}", flush=True)
+        tiny = {"agents": ["random", "random"], "deals": args.overhead_tasks, "batch": 1, "bootstrap": 0}
+        here_s, _ = _timed(EvalConfig(**tiny, workers=1), args.repeats)
+        ray_s, _ = _timed(EvalConfig(**tiny, workers=1, ray="local"), args.repeats)
+        per_task = (ray_s - here_s) / args.overhead_tasks
+        print(f"per-task overhead (one worker, {args.overhead_tasks} one-deal tasks): {per_task * 1e3:.2f} ms "
+              f"(ray {ray_s:.2f} s, one process {here_s:.2f} s)")  # fmt: skip
+    except TournamentError as e:
+        print(f"ray_scaling.py: error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
