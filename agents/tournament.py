@@ -6,7 +6,8 @@ results, stopping cleanly on a signal or an error with the results so far.
 agent) on duplicate deals with the sides rotated, and reduces the games to per-deal margins and scores for
 ``agents.ratings``. Results are reproducible for a seed, agent list and batch size, whatever the number of workers.
 The parts live beside it: ``agents.deals`` (the deal set and deal files), ``agents.entries`` (agent arguments and
-building the agents), ``agents.schedule`` (rotations, tasks, playing them, the worker pool) and ``agents.report``
+building the agents), ``agents.schedule`` (rotations, tasks, playing them, the worker pool), ``agents.ray_backend``
+(the same tasks on a Ray cluster: the ``ray`` setting) and ``agents.report``
 (the results, ``results.json``, the tables and plots); this module re-exports their public names.
 
     result = run_tournament(EvalConfig(variant="classic", agents=["random", "greedy"], deals=200, workers=1))
