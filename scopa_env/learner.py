@@ -240,6 +240,7 @@ class LearnerGames:
         self._truncated = np.zeros(b, dtype=np.bool_)
         self._ends: list[EpisodeEnds] = []
         self.mask = np.zeros((b, rules.num_cards), dtype=np.bool_)
+        self._obs_size = core.observation_size(rules)
         """(B, D) legal actions of the learner in each game (all False for a finished game)."""
 
     # ------------------------------------------------------------------------------------------------ policies
@@ -531,7 +532,7 @@ class LearnerGames:
             return self._ends[0]
         if not self._ends:
             empty = np.zeros(0, dtype=np.int32)
-            obs = np.zeros((0, core.observation_size(self.rules)), dtype=np.float32)
+            obs = np.zeros((0, self._obs_size), dtype=np.float32)
             return EpisodeEnds(
                 empty.astype(np.intp), obs, empty.astype(np.bool_), empty.astype(np.int8), empty, empty, empty
             )
@@ -579,7 +580,12 @@ class SingleLearnerGame(LearnerGames):
         self.mask = self._learner_mask()
 
     def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
-        act, live, bad = self._learner_actions(actions)
+        act = np.asarray(actions)
+        a = int(act[0]) if act.shape == (1,) and act.dtype.kind in "iu" else -1
+        if 0 <= a < self.rules.num_cards and self.mask[0, a]:  # a legal action: _learner_actions' checks all pass
+            act, live, bad = act.astype(np.int64), ~self.finished, np.zeros(1, dtype=np.bool_)
+        else:
+            act, live, bad = self._learner_actions(actions)
         self.reward_acc[:] = 0.0
         self._ends = []
         if live[0]:
