@@ -153,6 +153,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             mask_filter=mask_filter,
         )
         self.games.finished[:] = True
+        self._single = self.games if isinstance(self.games, SingleLearnerGame) else None
+        """The engine when it is the single-game one (``step`` and ``action_masks`` take its scalar paths)."""
         obs_space, act_space = _spaces(self.rules, max_hands)
         self.observation_space = obs_space  # type: ignore[assignment]  # Box of float32, as declared
         self.action_space = act_space  # type: ignore[assignment]
@@ -187,8 +189,13 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
 
     def step(self, action: int | np.integer) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the other seats up to its next decision or the end of the episode."""
-        if self.games.finished[0]:
+        games = self.games
+        if games.finished[0]:
             raise RuntimeError("the episode is over: call reset() before step()")
+        if self._single is not None and (type(action) is int or isinstance(action, np.integer)):
+            a = int(action)
+            if self._single.is_legal(a):  # the single game's path: Python scalars, the same results
+                return self._step_legal(self._single, a)
         try:
             act = np.asarray(action)
         except (TypeError, ValueError, OverflowError):
@@ -209,11 +216,34 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             self.render()
         return obs, float(reward[0]), terminated, truncated, info
 
+    def _step_legal(
+        self, games: SingleLearnerGame, action: int
+    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        """``step`` of a legal action on ``SingleLearnerGame``: what the generic path returns, without arrays."""
+        reward = games.step_legal(action)
+        info: dict[str, Any] = {"learner_seat": int(games.learner_seat[0])}
+        ends = games.last_ends
+        if ends:
+            obs, truncated, result, margin, opponent, pool = ends[0]
+            info["TimeLimit.truncated"] = truncated
+            info["episode_opponent"] = opponent
+            info["episode_pool"] = pool
+            info["episode_result"] = result
+            info["episode_margin"] = margin
+            terminated = not truncated
+        else:
+            obs, terminated, truncated = games.observe_one(), False, False
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, terminated, truncated, info
+
     def _info(self) -> dict[str, Any]:
         return {"learner_seat": int(self.games.learner_seat[0])}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(num_cards,) bool: the learner's legal actions (all False once the episode is over)."""
+        if self._single is not None:
+            return self._single.learner_mask()
         return self.games.mask[0].copy()
 
     def render(self) -> str | None:

@@ -24,7 +24,7 @@ from scopa_env.policy import Policy, RandomAgent, resolve_policy, uniform_legal
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import SingleGame, SingleStep
+from scopa_env.single import SingleGame, SingleStep, bits_of
 
 __all__ = [
     "EPISODE_MODES",
@@ -549,14 +549,24 @@ class SingleLearnerGame(LearnerGames):
     illegal-action replacements, the policies' calls through ``driver.decide``, rewards, episode ends), but the game
     is a ``SingleGame``: the learner's moves, observations and masks cost no batched core call. The opponents and
     ``mask_filter`` still see a ``core.State``, built for them at each of their decisions; ``state`` is such a copy
-    (assigning a ``core.State`` of one game replaces the game). ``scopa_env.gym.ScopaEnv`` plays on it;
-    ``tests/test_single.py`` plays the same episodes on both and compares every result.
+    (assigning a ``core.State`` of one game replaces the game). A ``scopa_env.policy.RandomAgent`` (the class
+    itself, not a subclass) is played without one: its draws (``uniform_legal``, ``uniform_capture_picks``) are made
+    here in Python ints from the same generator, so they are the same numbers. ``mask`` is read-only (rebuilt after
+    every step). ``scopa_env.gym.ScopaEnv`` plays on it, on ``step_legal`` when the action is a legal card id;
+    ``tests/test_single.py`` plays the same episodes on both engines and compares every result.
     """
 
     def __init__(self, rules: Rules | str, num_games: int = 1, *args: Any, **kwargs: Any) -> None:
         if num_games != 1:
             raise ValueError(f"SingleLearnerGame plays one game, got num_games={num_games!r}; use LearnerGames")
+        self._mask_bits = 0
+        self._mask_array: npt.NDArray[np.bool_] | None = None
+        self._single_ends: list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]] = []
+        self._ending_one: tuple[int, bool] | None = None
+        """(result, truncated) of the episode that ended in the last move, until ``_end_episodes`` records it."""
         super().__init__(rules, 1, *args, **kwargs)
+        self._actor_row: list[int] = self.seat_actor[0].tolist()
+        self._d = self.rules.num_cards
 
     @property  # type: ignore[override]
     def state(self) -> core.State:
@@ -567,6 +577,29 @@ class SingleLearnerGame(LearnerGames):
     def state(self, state: core.State) -> None:
         self.game = SingleGame.from_state(self.rules, state)
 
+    @property  # type: ignore[override]
+    def mask(self) -> npt.NDArray[np.bool_]:
+        """(1, D) the learner's legal actions (all False once finished); rebuilt after every step."""
+        if self._mask_array is None:
+            self._mask_array = self.game._c.bool_mask(self._mask_bits)[None]
+        return self._mask_array
+
+    @mask.setter
+    def mask(self, mask: npt.NDArray[np.bool_]) -> None:
+        mask = np.asarray(mask)
+        self._mask_array = mask
+        self._mask_bits = bits_of(mask[0]) if mask.shape[0] else 0
+
+    def learner_mask(self) -> npt.NDArray[np.bool_]:
+        """(D,) a new copy of ``mask[0]`` (``ScopaEnv.action_masks``)."""
+        if self._mask_array is None:
+            return self.game._c.bool_mask(self._mask_bits)
+        return self._mask_array[0].copy()
+
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` (an int) is a legal learner action now (False once finished)."""
+        return 0 <= action < self._d and bool(self._mask_bits >> action & 1)
+
     def start(self, idx: npt.NDArray[np.intp], seeds: npt.NDArray[np.uint64]) -> None:
         idx = np.asarray(idx, dtype=np.intp)
         seeds = np.asarray(seeds).astype(np.uint64)
@@ -574,62 +607,155 @@ class SingleLearnerGame(LearnerGames):
             raise ValueError(f"SingleLearnerGame has one game slot, 0: got slots {idx.tolist()}, seeds {seeds}")
         self.game = SingleGame(self.rules, int(seeds[0]))
         self._assign(idx)
-        self._ending[idx] = False
-        self._ends = []
+        self._ending_one = None
+        self._single_ends = []
         self._play_others()
-        self.mask = self._learner_mask()
+        self._learner_mask()
+
+    def _assign(self, idx: npt.NDArray[np.intp]) -> None:
+        super()._assign(idx)
+        self._actor_row = self.seat_actor[0].tolist()
 
     def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
         act = np.asarray(actions)
         a = int(act[0]) if act.shape == (1,) and act.dtype.kind in "iu" else -1
-        if 0 <= a < self.rules.num_cards and self.mask[0, a]:  # a legal action: _learner_actions' checks all pass
-            act, live, bad = act.astype(np.int64), ~self.finished, np.zeros(1, dtype=np.bool_)
+        if self.is_legal(a):  # a legal action: _learner_actions' checks all pass
+            self.step_legal(a)
+            bad = np.zeros(1, dtype=np.bool_)
         else:
             act, live, bad = self._learner_actions(actions)
-        self.reward_acc[:] = 0.0
-        self._ends = []
-        if live[0]:
-            self._account_single(self.game.step(int(act[0])))
-        self._play_others()
-        self.mask = self._learner_mask()
+            if live[0]:
+                self.step_legal(int(act[0]))
+            else:
+                self.reward_acc[0] = 0.0
+                self._single_ends = []
+                self._play_others()
+                self._learner_mask()
         return self.reward_acc.copy(), self._collect_ends(), bad
 
-    def observe(self) -> npt.NDArray[np.float32]:
-        game = self.game
-        seat = int(self.learner_seat[0]) if self.finished[0] else game.current
-        return game.observe(seat)[None]
+    def step_legal(self, action: int) -> float:
+        """``step`` of one legal learner action (``is_legal``): the reward; ``last_ends`` has the ended episodes."""
+        self._single_ends = []
+        self.reward_acc[0] = 0.0
+        self._account_single(self.game.step(action))
+        self._play_others()
+        self._learner_mask()
+        return float(self.reward_acc[0])
 
-    def _learner_mask(self) -> npt.NDArray[np.bool_]:
+    @property
+    def last_ends(self) -> list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]]:
+        """The episodes that ended in the last step: (observation, truncated, result, margin, opponent, pool) each."""
+        return self._single_ends
+
+    def _collect_ends(self) -> EpisodeEnds:
+        ends = self._single_ends
+        if not ends:
+            empty = np.zeros(0, dtype=np.int32)
+            obs = np.zeros((0, self._obs_size), dtype=np.float32)
+            return EpisodeEnds(
+                empty.astype(np.intp), obs, empty.astype(np.bool_), empty.astype(np.int8), empty, empty, empty
+            )
+        k = len(ends)
+        return EpisodeEnds(
+            idx=np.zeros(k, dtype=np.intp),
+            observation=np.stack([e[0] for e in ends]),
+            truncated=np.array([e[1] for e in ends], dtype=np.bool_),
+            result=np.array([e[2] for e in ends], dtype=np.int8),
+            margin=np.array([e[3] for e in ends], dtype=np.int32),
+            opponent=np.array([e[4] for e in ends], dtype=np.int32),
+            pool=np.array([e[5] for e in ends], dtype=np.int32),
+        )
+
+    def observe(self) -> npt.NDArray[np.float32]:
+        return self.observe_one()[None]
+
+    def observe_one(self) -> npt.NDArray[np.float32]:
+        """(obs_size,) ``observe()[0]``: the learner seat's observation (final position if finished)."""
+        game = self.game
+        return game.observe(int(self.learner_seat[0]) if self.finished[0] else game.current)
+
+    def _learner_mask(self) -> npt.NDArray[np.bool_]:  # type: ignore[override]
+        """Set the learner's mask (bits, and the filter's array with a ``mask_filter``)."""
+        self._mask_array = None
         if self.finished[0]:
-            return np.zeros((1, self.rules.num_cards), dtype=np.bool_)
-        mask = self.game.mask()[None]
-        if self.mask_filter is not None:
-            mask = np.asarray(self.mask_filter(self.rules, self.state, np.zeros(1, dtype=np.intp), mask))
-        return mask
+            self._mask_bits = 0
+        elif self.mask_filter is None:
+            self._mask_bits = self.game.legal_bits()
+        else:
+            mask = self.game.mask()[None]
+            self.mask = np.asarray(self.mask_filter(self.rules, self.state, np.zeros(1, dtype=np.intp), mask))
+        return self.mask
 
     def _play_others(self) -> None:
         """``LearnerGames._play_others`` for the one game."""
         game, rounds = self.game, 0
-        one = np.zeros(1, dtype=np.intp)
+        actors, row = self._actors, self._actor_row
         while True:
-            if rounds and self._ending[0]:
+            if rounds and self._ending_one is not None:
                 self._end_episodes()
-            actor = int(self.seat_actor[0, game.current])
-            if actor < 0 or self.finished[0] or self._ending[0]:
-                if not self._ending[0]:
+                row = self._actor_row
+            actor = row[game.current]
+            if actor < 0 or self._ending_one is not None or self.finished[0]:
+                if self._ending_one is None:
                     return
                 self._end_episodes()
+                row = self._actor_row
                 rounds += 1
                 continue
             rounds += 1
-            policy = self._actors[actor]
-            if type(policy) is RandomAgent and game.phase == _PLAY:
-                # RandomAgent.act on a PLAY decision is uniform_legal alone: the same draw, no core.State needed
-                action = uniform_legal(game.mask()[None], policy.rng)
+            policy = actors[actor]
+            if type(policy) is RandomAgent:
+                # RandomAgent.act drawn here: the same numbers from its generator, no core.State needed
+                action = self._random_action(policy.rng) if game.phase == _PLAY else self._random_pick(policy.rng)
             else:
-                actors = np.array([actor], dtype=np.int32)
-                action = decide(self.rules, game.to_state(), self._actors, actors, one, check=True)
-            self._account_single(game.step(int(action[0])))
+                acts = np.array([actor], dtype=np.int32)
+                action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
+            self._account_single(game.step(action))
+
+    def _random_action(self, rng: np.random.Generator) -> int:
+        """``uniform_legal`` of the game's mask: the argmax of ``rng.random(D)`` over the legal cards."""
+        keys = rng.random(self._d).tolist()
+        bits, best, top = self.game.legal_bits(), -1, -2.0
+        while bits:
+            low = bits & -bits
+            x = low.bit_length() - 1
+            if keys[x] > top:  # strictly: the first of equal keys, as argmax
+                best, top = x, keys[x]
+            bits ^= low
+        return best
+
+    def _random_pick(self, rng: np.random.Generator) -> int:
+        """``RandomAgent.act`` in the CHOOSE phase: ``uniform_legal``'s draw, then ``uniform_capture_picks``."""
+        game = self.game
+        c, d = game._c, self._d
+        rng.random((1, d))  # RandomAgent.act draws uniform_legal's keys first (and replaces them by the pick)
+        value, table, picked, pending = c.value, game.table, game.picked, game.pending
+        if table & c.rank_cards[c.rank[pending]]:  # equal: uniform over the mask
+            legal = game.legal_bits()
+            weights = [float(legal >> x & 1) for x in range(d)]
+        else:
+            target = value[pending]
+            p = picked
+            while p:
+                low = p & -p
+                target -= value[low.bit_length() - 1]
+                p ^= low
+            top = picked.bit_length() - 1  # -1 with no picks
+            avail = table & ~picked
+            counts = [0.0] * (target + 1)  # counts[t]: subsets of the available cards above k adding up to t
+            counts[0] = 1.0
+            weights = [0.0] * d
+            for k in range(d - 1, -1, -1):
+                v = value[k]
+                if not avail >> k & 1 or v > target:
+                    continue
+                if k > top:
+                    weights[k] = counts[target - v]
+                counts = counts[:v] + [counts[t] + counts[t - v] for t in range(v, target + 1)]
+        w = np.array([weights], dtype=np.float64)
+        keys = rng.random(w.shape) ** (1.0 / np.maximum(w, 1e-300))  # as uniform_capture_picks, same shapes
+        keys[w <= 0] = -1.0
+        return int(keys.argmax(axis=1)[0])
 
     def _account_single(self, info: SingleStep) -> None:
         """``LearnerGames._account`` for the one game."""
@@ -637,13 +763,14 @@ class SingleLearnerGame(LearnerGames):
             return
         assert info.hand_points is not None
         side = int(self.learner_side[0])
-        margin = int(margin_vs_best_other(info.hand_points[None, :, -1])[0, side])
+        points = info.hand_points[:, -1].tolist()
+        margin = points[side] - max(x for i, x in enumerate(points) if i != side)  # margin_vs_best_other
         self.margin[0] += margin
         self.hands[0] += 1
         if self.reward == "points":
             self.reward_acc[0] += margin
         if self.episode == "hand":
-            ended, truncated, result = True, False, int(np.sign(margin))
+            ended, truncated, result = True, False, (margin > 0) - (margin < 0)
         else:
             over = info.match_over
             truncated = not over and int(self.hands[0]) >= self.max_hands
@@ -653,28 +780,28 @@ class SingleLearnerGame(LearnerGames):
             return
         if self.reward == "match":
             self.reward_acc[0] += result
-        self._ending[0] = True
-        self._result[0] = result
-        self._truncated[0] = truncated
+        self._ending_one = (result, truncated)
 
     def _end_episodes(self) -> None:
         """``LearnerGames._end_episodes`` for the one game."""
-        idx = np.zeros(1, dtype=np.intp)
-        self._ending[0] = False
-        self._ends.append(
-            EpisodeEnds(
-                idx=idx,
-                observation=self.game.observe(int(self.learner_seat[0]))[None],
-                truncated=self._truncated[idx].copy(),
-                result=self._result[idx].copy(),
-                margin=self.margin[idx].copy(),
-                opponent=self.opponent[idx].copy(),
-                pool=self.opponent_pool[idx].copy(),
+        assert self._ending_one is not None
+        result, truncated = self._ending_one
+        self._ending_one = None
+        self._result[0] = result
+        self._truncated[0] = truncated
+        self._single_ends.append(
+            (
+                self.game.observe(int(self.learner_seat[0])),
+                truncated,
+                result,
+                int(self.margin[0]),
+                int(self.opponent[0]),
+                int(self.opponent_pool[0]),
             )
         )
         if self.autoreset:
             self.game.new_match(int(derive_seed(np.array([self.game.seed], dtype=np.uint64))[0]))
-            self._assign(idx)
+            self._assign(np.zeros(1, dtype=np.intp))
         else:
             self.game.phase = int(core.Phase.DONE)  # a hand episode's next hand is never played
             self.finished[0] = True

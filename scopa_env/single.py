@@ -144,6 +144,12 @@ class _Consts:
         self.byte_bool = [row.astype(np.bool_).tobytes() for row in self.byte_floats]
         self.pack_tail = struct.Struct(f"<{self.plays_pos - self.card_bits}f").pack
 
+    def bool_mask(self, bits: int) -> npt.NDArray[np.bool_]:
+        """(D,) bool, a new writable array: ``cards_of(bits, D)`` by byte look-ups (one numpy call)."""
+        data = bytearray(b"".join(map(self.byte_bool.__getitem__, bits.to_bytes(self.mask_bytes, "little"))))
+        del data[self.d :]
+        return np.frombuffer(data, dtype=np.bool_)
+
     def deck_order(self, seed: int, hand_no: int, attempt: int) -> list[int]:
         """``shuffle.shuffled_decks`` of one game: the per-hand key in Python ints, the card keys in numpy."""
         key = _splitmix(_splitmix(seed ^ _splitmix((hand_no * 1_000_003 + attempt) & _U64)))
@@ -535,8 +541,8 @@ class SingleGame:
         return 0
 
     def mask(self) -> npt.NDArray[np.bool_]:
-        """(D,) bool: the legal actions (``core.legal_action_mask`` of this game)."""
-        return cards_of(self.legal_bits(), self._c.d)
+        """(D,) bool: the legal actions (``core.legal_action_mask`` of this game), a new array."""
+        return self._c.bool_mask(self.legal_bits())
 
     def mask_int8(self) -> npt.NDArray[np.int8]:
         """(D,) int8: the legal actions as 0 / 1 (the AEC env's ``action_mask``)."""
