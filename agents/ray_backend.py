@@ -1,5 +1,5 @@
-"""Running the tournament's tasks and the warm start's teacher games on a Ray cluster (optional: ``pip install
-'scopa[ray]'``).
+"""Running the tournament's tasks, the warm start's teacher games and the trainer's evaluations on a Ray cluster
+(optional: ``pip install 'scopa[ray]'``).
 
 ``evaluate.py --ray local|auto|ADDRESS`` plays the tournament's tasks (``agents.schedule.Task``: ``batch`` deals of
 one pairing, every rotation) as Ray tasks instead of in a local process pool: ``RayTaskRunner`` has the interface of
@@ -47,6 +47,7 @@ __all__ = [
     "probe_address",
     "ray_error",
     "require_ray",
+    "single_thread",
 ]
 
 RAY_INSTALL_HINT = "pip install 'scopa[ray]' (in a checkout: pip install -e '.[ray]')"
@@ -163,7 +164,8 @@ _CACHE: dict[tuple[Any, ...], tuple[Rules, dict[int, Policy]]] = {}
 plugins)."""
 
 
-def _single_thread() -> None:
+def single_thread() -> None:
+    """Pin this Ray worker to one thread (BLAS for the processes it starts, torch if loaded)."""
     pin_blas_threads(force=True)  # for processes this worker starts; its own BLAS is loaded already
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
@@ -172,7 +174,7 @@ def _single_thread() -> None:
 def _worker_agent(key: tuple[Any, ...], entries: Sequence[AgentEntry], i: int) -> tuple[Rules, Policy]:
     variant, _, seed, plugins = key
     if key not in _CACHE:
-        _single_thread()
+        single_thread()
         import_plugins(list(plugins))
         _CACHE.clear()  # one tournament at a time: drop the agents of an earlier one
         _CACHE[key] = (get_rules(variant), {})
@@ -185,7 +187,7 @@ def _worker_agent(key: tuple[Any, ...], entries: Sequence[AgentEntry], i: int) -
                 f"on a Ray worker: {e}. An agent registered only in the main script is unknown to the workers: put "
                 "it in a module importable on every node and pass --plugin MODULE, or use --workers 1 without --ray"
             ) from None
-        _single_thread()  # the agent may have imported torch
+        single_thread()  # the agent may have imported torch
     return rules, agents[i]
 
 

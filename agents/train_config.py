@@ -205,6 +205,11 @@ class TrainConfig:
         default_factory=lambda: ["random", "greedy", "expert"],
     )
     eval_seed: int = setting(1_000_000_000, "First seed of the evaluation deals (disjoint from the training games).")
+    ray: str = setting(
+        "",
+        "Ray cluster for the warm start's teacher games and the evaluations: '' (this process), local, auto or "
+        "HOST:PORT.",
+    )
 
     checkpoint_every: int = setting(1_000_000, "Steps between checkpoints (checkpoints/step_<steps>.zip and last.zip).")
     keep_checkpoints: int = setting(5, "step_*.zip files kept in checkpoints/ (the newest).")
@@ -300,6 +305,15 @@ class TrainConfig:
         need(self.distill_endgame >= 1, f"distill_endgame must be a positive integer, got {self.distill_endgame}")
         need(0 < self.distill_fraction <= 1, f"distill_fraction must be in (0, 1], got {self.distill_fraction}")
         need(bool(self.baselines) or self.max_snapshots > 0, "the league needs baselines or max_snapshots > 0")
+        if self.ray.strip():
+            from agents.ray_backend import check_ray_address  # imports no Ray: the address is checked without it
+
+            try:
+                self.ray = check_ray_address(self.ray)
+            except ValueError as e:
+                raise ConfigError(f"ray: {e} (or '' to play them in this process)") from None
+        else:
+            self.ray = ""
         need(bool(self.eval_opponents), "eval_opponents must name at least one agent (e.g. greedy)")
         need(
             not (self.init_from and self.pretrain_teacher.strip().lower() not in ("", "none")),

@@ -8,6 +8,7 @@ files are ``agents.run_dir``'s, the settings ``agents.train_config.TrainConfig``
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
@@ -55,6 +56,7 @@ from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
+    "EVAL_CHUNK",
     "MODEL_COUNTERS",
     "RESUMABLE_FIELDS",
     "STOP_SIGNALS",
@@ -62,6 +64,8 @@ __all__ = [
     "StopTraining",
     "Trainer",
     "duplicate_eval",
+    "duplicate_eval_on_ray",
+    "eval_chunk_remote",
     "handle_signals",
     "rotation_lineups",
 ]
@@ -78,7 +82,7 @@ MODEL_COUNTERS = (
 """The ``MaskablePPO`` attributes besides weights and optimizer that a resumed run restores."""
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 """Signals that make the trainer save ``last.zip`` and exit (128 + the signal's number)."""
-RESUMABLE_FIELDS = ("total_steps", "progress", "torch_threads")
+RESUMABLE_FIELDS = ("total_steps", "progress", "torch_threads", "ray")
 """Config fields a resumed run may change; the others must match the run's saved config."""
 
 
@@ -108,7 +112,7 @@ class EvalResult:
     hands: int
     """Hands played."""
     seconds: float
-    """Wall-clock time of the evaluation."""
+    """Wall-clock time of the evaluation (on Ray: of all the opponents' evaluations, shared equally)."""
 
 
 def rotation_lineups(rules: Rules) -> npt.NDArray[np.int64]:
@@ -125,6 +129,10 @@ def rotation_lineups(rules: Rules) -> npt.NDArray[np.int64]:
     return np.array([(side != r).astype(np.int64) for r in range(rules.num_sides)])
 
 
+EVAL_CHUNK = 100
+"""Deals per Ray task of an evaluation with the ``ray`` setting (``duplicate_eval(..., chunk=EVAL_CHUNK)``)."""
+
+
 def duplicate_eval(
     rules: Rules | str,
     agent: Policy,
@@ -132,31 +140,176 @@ def duplicate_eval(
     deals: int,
     seed: int = 0,
     on_step: Any = None,
+    chunk: int = 0,
 ) -> EvalResult:
     """Play ``deals`` one-hand deals (seeds ``seed..seed+deals-1``), each once per side rotation.
 
     The margin of a game is the points of ``agent``'s side minus the best other side's; a deal's margin is the mean
     over its rotations, and the interval is over deals (the rotations of a deal share its cards).
+
+    ``chunk`` 0 plays all deals in one batch with the agents as seeded by the caller. ``chunk`` > 0 plays them in
+    chunks of ``chunk`` deals, both agents seeded again with ``seed + lo`` before the chunk whose first deal is ``lo``,
+    so each chunk depends on its own deals only: ``duplicate_eval_on_ray`` plays such chunks on Ray workers and
+    returns exactly this result. Deterministic agents (greedy, expert, a network's argmax) play the same moves either
+    way; a stochastic one (random) draws differently when the chunks differ.
     """
+    rules = get_rules(rules)
+    t0 = time.perf_counter()
+    if chunk <= 0:
+        margins = _eval_margins(rules, agent, opponent, seed, 0, deals, on_step)
+    else:
+        parts = []
+        for lo in range(0, deals, chunk):
+            agent.seed(seed + lo)
+            opponent.seed(seed + lo)
+            parts.append(_eval_margins(rules, agent, opponent, seed, lo, min(deals, lo + chunk), on_step))
+        margins = np.concatenate(parts)
+    return _eval_result(rules, opponent.name, margins, deals, time.perf_counter() - t0)
+
+
+def _eval_margins(
+    rules: Rules, agent: Policy, opponent: Policy, seed: int, lo: int, hi: int, on_step: Any = None
+) -> npt.NDArray[np.float64]:
+    """(deals * sides,) margins of ``agent``'s side in deals ``lo..hi-1`` (deal seeds ``seed + lo`` ...), every deal
+    once per side rotation, in deal order."""
     from agents.arena import play
     from scopa_env.scoring import margin_vs_best_other
 
-    rules = get_rules(rules)
-    t0 = time.perf_counter()
     rot = rotation_lineups(rules)
     s = rules.num_sides
-    seeds = np.repeat(np.arange(deals, dtype=np.uint64) + np.uint64(seed), s)
-    lineups = np.tile(rot, (deals, 1))
+    n = hi - lo
+    seeds = np.repeat(np.arange(lo, hi, dtype=np.uint64) + np.uint64(seed), s)
+    lineups = np.tile(rot, (n, 1))
     res = play(rules, [agent, opponent], lineups, seeds, mode="hands", on_step=on_step)
-    learner_side = np.tile(np.arange(s), deals)
-    margins = margin_vs_best_other(res.hand_points)[np.arange(seeds.size), learner_side].astype(np.float64)
-    per_deal = margins.reshape(deals, s).mean(axis=1)
+    learner_side = np.tile(np.arange(s), n)
+    return margin_vs_best_other(res.hand_points)[np.arange(seeds.size), learner_side].astype(np.float64)
+
+
+def _eval_result(
+    rules: Rules, opponent: str, margins: npt.NDArray[np.float64], deals: int, seconds: float
+) -> EvalResult:
+    """The ``EvalResult`` of per-game margins (``_eval_margins``, all deals in order)."""
+    per_deal = margins.reshape(deals, rules.num_sides).mean(axis=1)
     mean = float(per_deal.mean())
     half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(deals) if deals > 1 else float("nan")
     wins = float(((margins > 0) + 0.5 * (margins == 0)).mean())
-    return EvalResult(
-        opponent.name, mean, mean - half, mean + half, wins, deals, int(seeds.size), time.perf_counter() - t0
-    )
+    return EvalResult(opponent, mean, mean - half, mean + half, wins, deals, int(margins.size), seconds)
+
+
+# --------------------------------------------------------------------------------------------------- evaluation on Ray
+
+_RAY_EVAL: dict[str, Any] = {}
+"""In a Ray worker process: the learner network of the evaluation being played (rebuilt once per evaluation) and the
+opponents built from their specs (reused by that worker's later chunks)."""
+
+
+def eval_chunk_remote(
+    variant: str,
+    token: str,
+    weights: dict[str, npt.NDArray[Any]],
+    activation: str,
+    endgame: int,
+    opponent: str,
+    seed: int,
+    lo: int,
+    hi: int,
+) -> npt.NDArray[np.float64]:
+    """Deals ``lo..hi-1`` of an evaluation in a Ray worker: the learner rebuilt from its weights (numpy arrays of the
+    SB3 policy's state dict, ``agents.neural.policy_from_weights``: no pickle of ours, no code from a file) and its
+    activation, the opponent built from its spec; both seeded with ``seed + lo`` as ``duplicate_eval(chunk=...)``."""
+    import torch
+
+    from agents.neural import NeuralPolicy, policy_from_weights
+    from agents.ray_backend import single_thread
+
+    rules = get_rules(variant)
+    if _RAY_EVAL.get("token") != (variant, token):
+        single_thread()
+        state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
+        policy = policy_from_weights(state, activation, rules, "the learner's weights")
+        learner = NeuralPolicy.from_sb3_policy(policy, rules, name="learner", endgame=endgame)
+        opponents = _RAY_EVAL.get("opponents", {}) if _RAY_EVAL.get("variant") == variant else {}
+        _RAY_EVAL.clear()
+        _RAY_EVAL.update(token=(variant, token), variant=variant, learner=learner, opponents=opponents)
+    learner = _RAY_EVAL["learner"]
+    opponents = _RAY_EVAL["opponents"]
+    if opponent not in opponents:
+        opponents[opponent] = make_agent(opponent, rules, seed + lo)
+        single_thread()  # the agent may have imported torch
+    opp = opponents[opponent]
+    learner.seed(seed + lo)
+    opp.seed(seed + lo)
+    return _eval_margins(rules, learner, opp, seed, lo, hi)
+
+
+def duplicate_eval_on_ray(
+    address: str,
+    rules: Rules | str,
+    policy: Any,
+    activation: str,
+    opponents: Sequence[str],
+    deals: int,
+    seed: int = 0,
+    *,
+    chunk: int = EVAL_CHUNK,
+    endgame: int = 0,
+    names: Sequence[str] | None = None,
+    stop: Any = None,
+) -> list[EvalResult]:
+    """``duplicate_eval(rules, learner, opponent, deals, seed, chunk=chunk)`` against each of ``opponents`` (agent
+    specs), its chunks played as Ray tasks on the cluster at ``address`` (``agents.ray_backend.connect``; an open Ray
+    session is used as it is): the same ``EvalResult`` margins, interval and win rate as in this process.
+
+    The learner is ``policy``, an SB3 actor-critic policy (``MaskablePPO``'s), sent to the workers as numpy arrays of
+    its state dict with ``activation`` (a ``torch.nn`` class name, e.g. ``ReLU``) and ``endgame``; every worker
+    rebuilds it and builds the opponents from their specs. ``names`` are the results' opponent names (default: the
+    names of the agents the specs make here); ``stop()`` returning true cancels the tasks and raises
+    ``StopTraining``. ``seconds`` of each result is the evaluation's wall-clock time shared equally.
+    """
+    from agents.ray_backend import RAY_MAX_RETRIES, cluster_cpus, connect, ray_error
+
+    rules = get_rules(rules)
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive number of deals, got {chunk}")
+    if names is None:
+        names = [make_agent(spec, rules, seed).name for spec in opponents]  # a bad spec fails here
+    weights = {k: v.detach().cpu().numpy() for k, v in policy.state_dict().items()}
+    token = f"{os.getpid()}-{time.time_ns()}"
+    t0 = time.perf_counter()
+    starts = list(range(0, deals, chunk))
+    results: dict[tuple[int, int], npt.NDArray[np.float64]] = {}
+    with connect(address) as ray:
+        remote = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES, retry_exceptions=False)(eval_chunk_remote)
+        ref = ray.put(weights)
+        todo = [(i, lo) for i in range(len(opponents)) for lo in starts][::-1]
+        window = 2 * cluster_cpus(ray)
+        pending: dict[Any, tuple[int, int]] = {}
+        try:
+            while todo or pending:
+                while todo and len(pending) < window:
+                    i, lo = todo.pop()
+                    hi = min(deals, lo + chunk)
+                    args = (rules.name, token, ref, activation, endgame, opponents[i], seed, lo, hi)
+                    pending[remote.remote(*args)] = (i, lo)
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+                if stop is not None and stop():
+                    raise StopTraining
+                for r in done:
+                    i, lo = pending.pop(r)
+                    try:
+                        results[i, lo] = ray.get(r)
+                    except ray.exceptions.RayError as e:
+                        what = f"evaluation against {opponents[i]!r}, deals {lo} to {min(deals, lo + chunk) - 1}"
+                        raise ray_error(ray, e, what) from e
+        finally:
+            for r in pending:
+                with contextlib.suppress(Exception):  # already finished or its worker gone: nothing to stop
+                    ray.cancel(r, force=True)
+    seconds = (time.perf_counter() - t0) / max(1, len(opponents))
+    return [
+        _eval_result(rules, names[i], np.concatenate([results[i, lo] for lo in starts]), deals, seconds)
+        for i in range(len(opponents))
+    ]
 
 
 # --------------------------------------------------------------------------------------------------- trainer
@@ -216,6 +369,7 @@ class Trainer:
         self.model: Any = None
         self.env: Any = None
         self.league: Any = None
+        self._ray_session: Any = None
 
     # ------------------------------------------------------------------------------------------------ building
 
@@ -234,6 +388,7 @@ class Trainer:
         if warm_start:
             _make(cfg.pretrain_teacher, rules, cfg.seed, "pretrain_teacher")  # fail before the run directory exists
         init_state = _init_weights(cfg) if cfg.init_from else None
+        _check_ray(cfg)
         run_dir = make_run_dir(cfg.run_root, f"{cfg.variant}__{cfg.name}__{cfg.seed}")
         self = cls(cfg, run_dir)
         self.eval_agents = eval_agents
@@ -261,7 +416,9 @@ class Trainer:
         cfg = self.cfg
         t0 = time.perf_counter()
         print(f"warm start: recording {cfg.pretrain_hands:,} hands of {cfg.pretrain_teacher!r} ...", flush=True)
-        data = collect_teacher_data(self.rules, cfg.pretrain_teacher, cfg.pretrain_hands, seed=cfg.seed + 7_000_000)
+        data = collect_teacher_data(
+            self.rules, cfg.pretrain_teacher, cfg.pretrain_hands, seed=cfg.seed + 7_000_000, ray=self._ray_address()
+        )
         stats = pretrain_policy(self.model.policy, data, epochs=cfg.pretrain_epochs, seed=cfg.seed)
         stats.update(decisions=len(data), seconds=round(time.perf_counter() - t0, 1))
         self.state["elapsed_s"] += stats["seconds"]  # milestones count the warm start's wall-clock time too
@@ -271,6 +428,28 @@ class Trainer:
             f"{stats['accuracy']:.1%} ({stats['seconds']:.0f} s)",
             flush=True,
         )
+
+    def _ray_address(self) -> str | None:
+        """The ``ray`` setting (None when empty), with a Ray session opened on first use and kept for the run (a
+        ``local`` instance starts once), closed by ``_close_ray``."""
+        if not self.cfg.ray:
+            return None
+        if self._ray_session is None:
+            from agents.ray_backend import connect
+            from agents.tournament_errors import TournamentError
+
+            session = connect(self.cfg.ray)
+            try:
+                session.__enter__()
+            except TournamentError as e:
+                raise ConfigError(f"ray: {e}") from None
+            self._ray_session = session
+        return self.cfg.ray
+
+    def _close_ray(self) -> None:
+        if self._ray_session is not None:
+            session, self._ray_session = self._ray_session, None
+            session.__exit__(None, None, None)
 
     def _build_new(self, baselines: list[Policy], partner: Policy | str) -> None:
         import torch
@@ -401,6 +580,7 @@ class Trainer:
         if not os.access(run, os.W_OK):
             raise RunDirError(f"--resume {str(run)!r}: the run directory is not writable")
         eval_agents = [_make(spec, cfg.rules, cfg.eval_seed, "eval_opponents") for spec in cfg.eval_opponents]
+        _check_ray(cfg)
         self = cls(cfg, run)
         self.eval_agents = eval_agents
         self.resumed = True
@@ -506,6 +686,7 @@ class Trainer:
             status = self._interrupted()
         finally:
             restore()
+            self._close_ray()
             if self._bar is not None:
                 self._bar.close()
             if self.writer is not None:
@@ -747,11 +928,25 @@ class Trainer:
             if self.stop_requested:
                 raise StopTraining
 
-        results = []
-        for agent in self.eval_agents:
-            agent.seed(cfg.eval_seed)
-            r = duplicate_eval(self.rules, me, agent, cfg.eval_deals, cfg.eval_seed, on_step=check_stop)
-            results.append(r)
+        if cfg.ray:  # chunks of EVAL_CHUNK deals on Ray workers: duplicate_eval(..., chunk=EVAL_CHUNK)'s results
+            results = duplicate_eval_on_ray(
+                self._ray_address() or cfg.ray,
+                self.rules,
+                self.model.policy,
+                ACTIVATIONS[cfg.activation],
+                cfg.eval_opponents,
+                cfg.eval_deals,
+                cfg.eval_seed,
+                endgame=cfg.endgame,
+                names=[a.name for a in self.eval_agents],
+                stop=lambda: self.stop_requested,
+            )
+        else:
+            results = []
+            for agent in self.eval_agents:
+                agent.seed(cfg.eval_seed)
+                results.append(duplicate_eval(self.rules, me, agent, cfg.eval_deals, cfg.eval_seed, on_step=check_stop))
+        for r in results:
             self.writer.add_scalar(f"eval/margin/{r.opponent}", r.margin, steps)
             self.writer.add_scalar(f"eval/margin_low/{r.opponent}", r.low, steps)
             self.writer.add_scalar(f"eval/win_rate/{r.opponent}", r.win_rate, steps)
@@ -935,6 +1130,20 @@ def _init_weights(cfg: TrainConfig) -> dict[str, Any]:
     except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as e:
         raise ConfigError(f"init_from {str(path)!r}: unreadable checkpoint ({e}); the file is corrupt") from None
     return state
+
+
+def _check_ray(cfg: TrainConfig) -> None:
+    """With the ``ray`` setting: Ray installed and something answering at its address, else ``ConfigError``."""
+    if not cfg.ray:
+        return
+    from agents.ray_backend import probe_address, require_ray
+    from agents.tournament_errors import TournamentError
+
+    try:
+        require_ray()
+        probe_address(cfg.ray)
+    except TournamentError as e:
+        raise ConfigError(f"ray: {str(e).removeprefix('--ray ')}") from None
 
 
 def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:

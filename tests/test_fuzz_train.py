@@ -34,6 +34,7 @@ STRINGS: dict[str, list[str]] = {
     "eval_opponents": ["nope", ""],
     "init_from": ["/missing.zip", str(ROOT / "README.md"), str(ROOT)],
     "run_root": [str(ROOT / "README.md")],
+    "ray": ["nowhere", "host:", "a b:1", "http://x:1"],
 }
 CHECKED_AT_START = {"device", "partner", "pretrain_teacher", "baselines", "eval_opponents", "init_from", "run_root"}
 """Fields checked when the run starts (agents built, files read, the run directory made), not by the config."""

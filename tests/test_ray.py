@@ -226,3 +226,77 @@ def test_an_address_where_nothing_answers_is_a_clean_error(tmp_path: Path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("evaluate.py: error: nothing answers at the Ray address"), err
     assert not out.exists()
+
+
+def _tiny_policy(seed: int = 3) -> Any:
+    """A small untrained MaskablePPO policy (smoke-config shape) with seeded weights: the learner of an evaluation."""
+    import torch
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from scopa_env import core
+    from scopa_env.rules import get_rules
+
+    rules = get_rules("classic")
+    torch.manual_seed(seed)
+    obs = spaces.Box(low=-np.inf, high=np.inf, shape=(core.observation_size(rules),), dtype=np.float32)
+    return MaskableActorCriticPolicy(
+        obs, spaces.Discrete(rules.num_cards), lambda _: 0.0, net_arch=[32, 32], activation_fn=torch.nn.ReLU
+    )
+
+
+def test_trainer_evaluation_on_ray_is_identical(cluster: str) -> None:
+    """The learner's weights sent as arrays, rebuilt on the workers, the opponents built from their specs: the same
+    margins, interval and win rate as ``duplicate_eval(..., chunk=...)`` in this process, chunk by chunk."""
+    from agents.base import make_agent
+    from agents.neural import NeuralPolicy
+    from agents.trainer import duplicate_eval, duplicate_eval_on_ray
+
+    policy = _tiny_policy()
+    specs = ["random", "greedy"]
+    on_ray = duplicate_eval_on_ray(cluster, "classic", policy, "ReLU", specs, deals=30, seed=11, chunk=8)
+    for spec, there in zip(specs, on_ray, strict=True):
+        me = NeuralPolicy.from_sb3_policy(policy, "classic", name="learner")
+        here = duplicate_eval("classic", me, make_agent(spec, "classic", 11), 30, 11, chunk=8)
+        assert (here.opponent, here.deals, here.hands) == (there.opponent, there.deals, there.hands) == (spec, 30, 60)
+        for field in ("margin", "low", "high", "win_rate"):
+            assert getattr(here, field) == getattr(there, field), (spec, field)
+    # a deterministic opponent plays the same moves in one batch: the numbers of an evaluation without Ray
+    me = NeuralPolicy.from_sb3_policy(policy, "classic", name="learner")
+    whole = duplicate_eval("classic", me, make_agent("greedy", "classic", 11), 30, 11)
+    assert (whole.margin, whole.low, whole.win_rate) == (on_ray[1].margin, on_ray[1].low, on_ray[1].win_rate)
+    with pytest.raises(TournamentError, match="nope"):
+        duplicate_eval_on_ray(cluster, "classic", policy, "ReLU", ["nope"], deals=4, names=["nope"])
+
+
+def test_train_with_ray_plays_warm_start_and_evaluations_there(cluster: str, tmp_path: Path) -> None:
+    """``train.py --ray ADDRESS``: the warm start's teacher games and the evaluations on the cluster, with the numbers
+    of a run in one process (a deterministic eval opponent, so one batch and chunks play the same moves)."""
+    import train
+
+    common = ["--config", "smoke", "--total-steps", "1024", "--eval-opponents", "greedy", "--eval-deals", "120"]
+    common += ["--no-progress", "--name", "r"]
+    assert train.main([*common, "--run-root", str(tmp_path / "here")]) == 0
+    assert train.main([*common, "--run-root", str(tmp_path / "ray"), "--ray", cluster]) == 0
+    (here,), (there,) = (list((tmp_path / d).iterdir()) for d in ("here", "ray"))
+    assert f"ray: '{cluster}'" in (there / "config.yaml").read_text()
+    a, b = (json.loads((d / "pretrain.json").read_text()) for d in (here, there))
+    assert (a["decisions"], a["accuracy"]) == (b["decisions"], b["accuracy"])  # the same teacher data, same fit
+    evals = [[json.loads(line) for line in (d / "eval.jsonl").read_text().splitlines()] for d in (here, there)]
+    assert [e["step"] for e in evals[0]] == [e["step"] for e in evals[1]] and len(evals[0]) >= 2
+    for x, y in zip(*evals, strict=True):
+        for field in ("margin", "low", "high", "win_rate", "hands"):
+            assert x["margins"]["greedy"][field] == y["margins"]["greedy"][field], field
+
+
+def test_train_ray_setting_without_ray_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import train
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as when it is not installed
+    runs = tmp_path / "runs"
+    assert train.main(["--config", "smoke", "--ray", "local", "--run-root", str(runs)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("train.py: error: ray: ") and "pip install 'scopa[ray]'" in err[0]
+    assert not runs.exists()  # refused before the run directory was made
