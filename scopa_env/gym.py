@@ -72,6 +72,7 @@ from scopa_env.policy import Policy
 from scopa_env.render import render_text
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shuffle import derive_seed
+from scopa_env.single import next_seed
 
 # The engine both envs drive (``LearnerGames`` and its types) lives in ``scopa_env.learner``; re-exported here.
 __all__ = [
@@ -177,12 +178,15 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             game_seed = seed
             self.games.reseed(game_seed)
         elif self._seed is not None:
-            game_seed = int(derive_seed(np.array([self._seed], dtype=np.uint64))[0])
+            game_seed = next_seed(self._seed)  # shuffle.derive_seed
         else:
             game_seed = int(self.np_random.integers(MAX_SEED))
             self.games.reseed(game_seed)
         self._seed = game_seed
-        self.games.start(np.zeros(1, dtype=np.intp), np.array([game_seed], dtype=np.uint64))
+        if self._single is not None:
+            self._single.start_seed(game_seed)
+        else:
+            self.games.start(np.zeros(1, dtype=np.intp), np.array([game_seed], dtype=np.uint64))
         if self.render_mode == "human":
             self.render()
         return self.games.observe()[0], self._info()

@@ -24,7 +24,7 @@ from scopa_env.policy import Policy, RandomAgent, resolve_policy, uniform_legal
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import SingleGame, SingleStep, bits_of
+from scopa_env.single import SingleGame, SingleStep, bits_of, next_seed
 
 __all__ = [
     "EPISODE_MODES",
@@ -562,6 +562,8 @@ class SingleLearnerGame(LearnerGames):
         self._mask_bits = 0
         self._mask_array: npt.NDArray[np.bool_] | None = None
         self._single_ends: list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]] = []
+        self._reward = 0.0
+        """The learner's reward in the current step (``reward_acc[0]``, float32 sums of small ints: the same)."""
         self._ending_one: tuple[int, bool] | None = None
         """(result, truncated) of the episode that ended in the last move, until ``_end_episodes`` records it."""
         super().__init__(rules, 1, *args, **kwargs)
@@ -605,27 +607,60 @@ class SingleLearnerGame(LearnerGames):
         seeds = np.asarray(seeds).astype(np.uint64)
         if idx.tolist() != [0] or seeds.shape != (1,):
             raise ValueError(f"SingleLearnerGame has one game slot, 0: got slots {idx.tolist()}, seeds {seeds}")
-        self.game = SingleGame(self.rules, int(seeds[0]))
-        self._assign(idx)
+        self.start_seed(int(seeds[0]))
+
+    def start_seed(self, seed: int) -> None:
+        """``start([0], [seed])``: a new episode with the game of ``seed`` (an int in [0, 2**64))."""
+        self.game = SingleGame(self.rules, seed)
+        self._assign_one()
         self._ending_one = None
         self._single_ends = []
         self._play_others()
         self._learner_mask()
 
     def _assign(self, idx: npt.NDArray[np.intp]) -> None:
-        super()._assign(idx)
-        self._actor_row = self.seat_actor[0].tolist()
+        self._assign_one()
+
+    def _assign_one(self) -> None:
+        """``LearnerGames._assign`` of slot 0 in Python ints: the same draws from ``rng``, the same arrays."""
+        rules = self.rules
+        n = rules.num_players
+        mode = self.learner_seat_mode
+        if mode == "rotate":
+            seat = int(self.episodes[0]) % n
+        elif mode == "random":
+            seat = int(self.rng.integers(n, size=1)[0])
+        else:
+            seat = int(mode)
+        opp = 0 if len(self._pool) == 1 else int(self.rng.choice(len(self._pool), size=1, p=self._pool_probs)[0])
+        side = rules.seat_side[seat]
+        team = rules.sides[side]
+        actor = self._pool[opp]
+        if self._partner < 0:
+            row = [-1 if i in team else actor for i in range(n)]
+        else:
+            row = [-1 if i == seat else self._partner if i in team else actor for i in range(n)]
+        self._actor_row = row
+        self.seat_actor[0] = row
+        self.learner_seat[0] = seat
+        self.learner_side[0] = side
+        self.opponent[0] = opp
+        self.opponent_pool[0] = self.pool_generation
+        self.episodes[0] += 1
+        self.hands[0] = 0
+        self.margin[0] = 0
+        self.finished[0] = False
 
     def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
         act = np.asarray(actions)
         a = int(act[0]) if act.shape == (1,) and act.dtype.kind in "iu" else -1
         if self.is_legal(a):  # a legal action: _learner_actions' checks all pass
-            self.step_legal(a)
+            self.reward_acc[0] = self.step_legal(a)
             bad = np.zeros(1, dtype=np.bool_)
         else:
             act, live, bad = self._learner_actions(actions)
             if live[0]:
-                self.step_legal(int(act[0]))
+                self.reward_acc[0] = self.step_legal(int(act[0]))
             else:
                 self.reward_acc[0] = 0.0
                 self._single_ends = []
@@ -636,11 +671,11 @@ class SingleLearnerGame(LearnerGames):
     def step_legal(self, action: int) -> float:
         """``step`` of one legal learner action (``is_legal``): the reward; ``last_ends`` has the ended episodes."""
         self._single_ends = []
-        self.reward_acc[0] = 0.0
+        self._reward = 0.0
         self._account_single(self.game.step(action))
         self._play_others()
         self._learner_mask()
-        return float(self.reward_acc[0])
+        return self._reward
 
     @property
     def last_ends(self) -> list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]]:
@@ -768,7 +803,7 @@ class SingleLearnerGame(LearnerGames):
         self.margin[0] += margin
         self.hands[0] += 1
         if self.reward == "points":
-            self.reward_acc[0] += margin
+            self._reward += margin
         if self.episode == "hand":
             ended, truncated, result = True, False, (margin > 0) - (margin < 0)
         else:
@@ -779,7 +814,7 @@ class SingleLearnerGame(LearnerGames):
         if not ended:
             return
         if self.reward == "match":
-            self.reward_acc[0] += result
+            self._reward += result
         self._ending_one = (result, truncated)
 
     def _end_episodes(self) -> None:
@@ -800,8 +835,8 @@ class SingleLearnerGame(LearnerGames):
             )
         )
         if self.autoreset:
-            self.game.new_match(int(derive_seed(np.array([self.game.seed], dtype=np.uint64))[0]))
-            self._assign(np.zeros(1, dtype=np.intp))
+            self.game.new_match(next_seed(self.game.seed))
+            self._assign_one()
         else:
             self.game.phase = int(core.Phase.DONE)  # a hand episode's next hand is never played
             self.finished[0] = True

@@ -32,9 +32,8 @@ import numpy.typing as npt
 from scopa_env import core
 from scopa_env.captures import capture_table
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shuffle import first_dealer, splitmix64
 
-__all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of"]
+__all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "next_seed"]
 
 _PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.DONE)
 _PLAY_CACHE_LIMIT = 1 << 16
@@ -45,6 +44,8 @@ _LOOKUP_CACHE_LIMIT = 1 << 17
 
 _U64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15  # scopa_env.shuffle's SplitMix64 constants
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
 def _splitmix(x: int) -> int:
@@ -53,6 +54,11 @@ def _splitmix(x: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _U64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _U64
     return z ^ (z >> 31)
+
+
+def next_seed(seed: int) -> int:
+    """``shuffle.derive_seed`` of one seed, in Python ints: the seed of the next game of the chain."""
+    return _splitmix((seed ^ 0x5C0FA) & _U64)
 
 
 def bits_of(cards: npt.ArrayLike) -> int:
@@ -153,7 +159,14 @@ class _Consts:
     def deck_order(self, seed: int, hand_no: int, attempt: int) -> list[int]:
         """``shuffle.shuffled_decks`` of one game: the per-hand key in Python ints, the card keys in numpy."""
         key = _splitmix(_splitmix(seed ^ _splitmix((hand_no * 1_000_003 + attempt) & _U64)))
-        keys = splitmix64(np.uint64(key) + self.card_golden)
+        # shuffle.splitmix64 of the card keys, in place (uint64 arrays wrap without a warning)
+        z = self.card_golden + np.uint64((key + _GOLDEN) & _U64)
+        z ^= z >> _S30
+        z *= _M1
+        z ^= z >> _S27
+        z *= _M2
+        z ^= z >> _S31
+        keys = z
         order: list[int] = np.argsort(keys, kind="stable").tolist()
         return order
 
@@ -404,7 +417,7 @@ class SingleGame:
         self.scores = [0] * self._c.s
         self.winner = -1
         self.hand_no = 0
-        self.dealer = int(first_dealer(np.array([seed], dtype=np.uint64), self._c.n)[0])
+        self.dealer = _splitmix(seed ^ 0xD1CE) % self._c.n  # shuffle.first_dealer
         self._start_hand()
 
     @classmethod
