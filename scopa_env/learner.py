@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core
 from scopa_env.driver import decide
-from scopa_env.policy import Policy, RandomAgent, resolve_policy, uniform_legal
+from scopa_env.policy import Policy, RandomAgent, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
