@@ -89,7 +89,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 _LIGHT_MODULES = ("agents.random_agent", "agents.greedy", "agents.expert", "agents.search", "agents.bot")
-_TORCH_MODULES = ("agents.neural",)  # imports torch: loaded only when a spec needs it
+_TORCH_MODULES = ("agents.neural", "agents.rllib_agent")  # imports torch: loaded only when a spec needs it
 
 
 def _load_builtin(with_torch: bool = True) -> None:

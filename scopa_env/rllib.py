@@ -6,7 +6,9 @@ env with RLlib's keys (the mask as ``float32`` 0/1): each step returns the obser
 agent's reward arrives with its next observation (PettingZoo's cumulative rewards), and when the match ends every
 agent gets its last observation and reward at once. ``ActionMaskingPPOModule`` is RLlib's default PPO torch module
 run on the ``observations`` part, with the logits of illegal cards pushed to the float minimum.
-``masked_ppo_config(variant, ...)`` puts both together: one shared policy for every seat, the env checker off
+With ``opponents`` in its config (agent specs: ``"expert"``, ``["greedy", "expert"]``) the env plays those seats
+itself and shows RLlib one side only (the project's baselines as fixed opponents). ``masked_ppo_config(variant, ...)``
+puts both together: one shared policy for every seat, the env checker off
 (it steps the env with random actions, masks ignored: harmless on ``scopa_v0.env``, where an illegal card just ends
 the match, but not a check of anything the masked module will do). Example (docs/integrations.md)::
 
@@ -60,17 +62,32 @@ def _build() -> dict[str, Any]:
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
     from scopa_env import scopa_v0
+    from scopa_env.interop import act_env
+    from scopa_env.policy import Policy, resolve_policy
 
     class ScopaMultiAgentEnv(MultiAgentEnv):
         """``scopa_v0.env(**config)`` as an RLlib multi-agent env with ``observations`` / ``action_mask`` keys.
 
         ``config`` (RLlib's ``env_config``) takes ``scopa_v0.env``'s keywords: ``variant``, ``reward``,
         ``max_hands``, ``render_mode``. An illegal card ends the match with -1 for its agent, as in ``scopa_v0.env``.
+
+        ``opponents`` (an agent spec such as ``"expert"``, a ``Policy``, or a list of them: one drawn per match) makes
+        the env play fixed opponents itself: the learner holds one side (every seat of it; side ``k % num_sides`` in
+        the env's k-th match, so it plays every side in turn), the opponents all the other seats, and RLlib sees only
+        the learner's seats (observations, rewards, ends). The specs are built by ``scopa_env.policy.resolve_policy``
+        (the project's agents: ``greedy``, ``expert``, ``pimc:worlds=8``, a checkpoint path), seeded with
+        ``opponent_seed`` (default 0) and again with the ``seed`` of every ``reset(seed=...)``; they read the game
+        state inside the env (``scopa_env.interop.act_env``), which the learner never sees. Without ``opponents``
+        every seat is RLlib's (self-play).
         """
 
         def __init__(self, config: dict[str, Any] | None = None) -> None:
             super().__init__()
-            self.env = scopa_v0.env(**dict(config or {}))
+            config = dict(config or {})
+            opponents = config.pop("opponents", None)
+            opponent_seed = int(config.pop("opponent_seed", 0))
+            self.env = scopa_v0.env(**config)
+            rules = self.env.unwrapped.rules
             agents: list[str] = list(self.env.possible_agents)
             inner = self.env.observation_space(agents[0])
             num_cards = int(inner["action_mask"].shape[0])
@@ -88,6 +105,18 @@ def _build() -> dict[str, Any]:
             self.action_spaces: dict[Any, gymnasium.Space[Any]] = dict(action_spaces)
             self.observation_space = gymnasium.spaces.Dict(observation_spaces)
             self.action_space = gymnasium.spaces.Dict(action_spaces)
+            self.opponents: list[Policy] = []
+            if opponents is not None:
+                specs = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+                if not specs:
+                    raise ValueError("opponents must name at least one agent, e.g. 'greedy' (or leave it out)")
+                self.opponents = [resolve_policy(s, rules, opponent_seed, what="opponents") for s in specs]
+            self._sides = [[agents[seat] for seat in side] for side in rules.sides]
+            self._matches = 0
+            self._rng = np.random.default_rng(opponent_seed)
+            self._opponent: Policy | None = None
+            self.learners: list[str] = list(agents)
+            """The seats RLlib plays in the current match (all of them without ``opponents``)."""
 
         def _observe(self, observation: dict[str, Any]) -> dict[str, Any]:
             return {
@@ -98,18 +127,34 @@ def _build() -> dict[str, Any]:
         def reset(
             self, *, seed: int | None = None, options: dict[str, Any] | None = None
         ) -> tuple[dict[Any, Any], dict[Any, Any]]:
-            """Deal a new match; the observation of the agent to act first."""
+            """Deal a new match; the observation of the (learner's) agent to act first."""
             self.env.reset(seed=seed, options=options)
-            self.agents = list(self.env.agents)
+            if self.opponents:
+                if seed is not None:
+                    self._rng = np.random.default_rng(seed)
+                    for p in self.opponents:
+                        p.seed(seed)
+                self.learners = self._sides[self._matches % len(self._sides)]
+                self._opponent = self.opponents[int(self._rng.integers(len(self.opponents)))]
+                self._matches += 1
+                self.agents = list(self.learners)
+                obs, _, _, _, infos = self._advance()
+                return obs, infos
             agent = self.env.agent_selection
             return {agent: self._observe(self.env.observe(agent))}, {agent: {}}
 
         def step(self, action_dict: dict[Any, Any]) -> Any:  # type: ignore[override]  # (gymnasium.Env's is 1-agent)
-            """Play the acting agent's card; the next agent's observation, or every agent's at the match's end."""
+            """Play the acting agent's card; the next (learner's) agent's observation, or every (learner's) agent's
+            at the match's end."""
             agent = self.env.agent_selection
             if agent not in action_dict:
                 raise ValueError(f"{agent} is to act, but the actions are for {sorted(action_dict)}")
             self.env.step(int(action_dict[agent]))
+            return self._advance()
+
+        def _advance(self) -> Any:
+            """Play the opponents' turns and the finished agents' passes up to the next learner decision or the
+            match's end; what RLlib sees of it."""
             obs: dict[str, Any] = {}
             rewards: dict[str, float] = {}
             terminated: dict[str, bool] = {}
@@ -118,6 +163,9 @@ def _build() -> dict[str, Any]:
             while self.env.agents:
                 observation, reward, term, trunc, info = self.env.last()
                 agent = self.env.agent_selection
+                if agent not in self.learners:  # a fixed opponent: its card, or its pass once the match is over
+                    self.env.step(None if (term or trunc) else act_env(self._opponent or self.opponents[0], self.env))
+                    continue
                 obs[agent] = self._observe(observation)
                 rewards[agent] = float(reward)
                 terminated[agent], truncated[agent], infos[agent] = bool(term), bool(trunc), dict(info)
@@ -213,8 +261,9 @@ def _to_shared(agent_id: Any, *args: Any, **kwargs: Any) -> str:
 def masked_ppo_config(variant: str = "classic", **env_config: Any) -> PPOConfig:
     """A ``PPOConfig`` for self-play on ``variant``: every seat plays one shared, action-masked PPO module.
 
-    ``env_config`` goes to ``scopa_v0.env`` (``reward="points"``, ``max_hands=...``). The result is an ordinary
-    ``PPOConfig``: set ``env_runners``, ``training``, ``learners`` on it as usual, then ``build_algo()``.
+    ``env_config`` goes to ``ScopaMultiAgentEnv``: ``scopa_v0.env``'s keywords (``reward="points"``,
+    ``max_hands=...``) and ``opponents=`` / ``opponent_seed=`` (fixed opponents the env plays itself). The result
+    is an ordinary ``PPOConfig``: set ``env_runners``, ``training``, ``learners`` on it as usual, then ``build_algo()``.
     """
     _require_rllib()
     from ray.rllib.algorithms.ppo import PPOConfig

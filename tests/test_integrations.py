@@ -135,3 +135,120 @@ def test_rllib_module_is_lazy_and_says_what_to_install() -> None:
 def test_sb3(monkeypatch: pytest.MonkeyPatch) -> None:
     ns = _run_block("sb3", monkeypatch)
     assert ns["model"].num_timesteps >= 256
+
+
+class _Touch:
+    """Unpickling this creates ``path`` (tests/test_security.py's payload: a stand-in for any code)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (self.path, "w"))
+
+
+def test_rllib_against_fixed_opponents_then_evaluate_py(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One PPO iteration against ``greedy`` (the env plays its seats), the checkpoint saved with its loadable files,
+    the rebuilt actor's logits equal to the RLlib module's, ``evaluate.py --agents rllib:path=...`` plays it, and
+    pickle payloads planted in the checkpoint never run."""
+    pytest.importorskip("ray.rllib")
+    import pickle
+    import shutil
+
+    import ray
+    import torch
+
+    import evaluate
+    from agents.base import AgentSpecError, make_agent
+    from agents.rllib_agent import META_FILE, WEIGHTS_FILE, main, save_rllib_checkpoint
+    from scopa_env.rllib import masked_ppo_config
+
+    monkeypatch.setattr(scopa_v0, "env", _strict_env)  # the opponents' cards are legal too
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        config = (
+            masked_ppo_config("classic", opponents="greedy")
+            .env_runners(num_env_runners=0)
+            .learners(num_learners=0)
+            .training(train_batch_size_per_learner=128, minibatch_size=64, num_epochs=1)
+            .rl_module(model_config={"fcnet_hiddens": [32], "head_fcnet_hiddens": [16]})
+            .debugging(seed=0)
+        )
+        algo = config.build_algo()
+        result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 128
+        ckpt = save_rllib_checkpoint(algo, tmp_path / "ckpt")
+        module = algo.get_module("shared")
+        env = scopa_v0.env(variant="classic")
+        env.reset(seed=4)
+        obs = env.observe(env.agent_selection)
+        batch = {"obs": {"observations": torch.as_tensor(obs["observation"][None]),
+                         "action_mask": torch.as_tensor(obs["action_mask"][None].astype(np.float32))}}  # fmt: skip
+        with torch.no_grad():
+            theirs = module.forward_inference(batch)["action_dist_inputs"].numpy()[0]
+        plain = tmp_path / "plain"
+        algo.save(str(plain))  # RLlib's files only
+        algo.stop()
+    finally:
+        ray.shutdown()
+    agent = make_agent(f"rllib:path={ckpt}", "classic", seed=0)
+    ours = agent.logits(obs["observation"][None], obs["action_mask"][None].astype(bool))[0]
+    legal = obs["action_mask"].astype(bool)
+    assert np.allclose(ours[legal], theirs[legal], atol=1e-5) and (theirs[~legal] < -1e30).all()
+
+    out = tmp_path / "eval"
+    argv = ["--agents", f"rllib:path={ckpt}", "greedy", "--hands", "20", "--workers", "1", "--out", str(out)]
+    assert evaluate.main([*argv, "--no-progress", "--quiet", "--no-plot", "--bootstrap", "0"]) == 0
+    assert (out / "results.json").is_file()
+
+    # payloads in every pickle file of the checkpoint: loading it reads the JSON and the tensors only
+    marker = tmp_path / "pwned"
+    for pkl in ckpt.rglob("*.pkl"):
+        pkl.write_bytes(pickle.dumps(_Touch(marker)))
+    make_agent(f"rllib:path={ckpt}", "classic", seed=0)
+    with pytest.raises(AgentSpecError, match=r"not a state dict|unreadable"):  # a payload as the weights: refused
+        (ckpt / WEIGHTS_FILE).write_bytes(pickle.dumps(_Touch(marker)))
+        make_agent(f"rllib:path={ckpt}", "classic", seed=0)
+    assert not marker.exists()
+    # a checkpoint saved by algo.save alone: refused with the way out, its pickles unread
+    shutil.copytree(plain, tmp_path / "plain_payload")
+    for pkl in (tmp_path / "plain_payload").rglob("*.pkl"):
+        pkl.write_bytes(pickle.dumps(_Touch(marker)))
+    with pytest.raises(AgentSpecError, match=r"pickle.*python -m agents.rllib_agent"):
+        make_agent(f"rllib:path={tmp_path / 'plain_payload'}", "classic", seed=0)
+    assert not marker.exists()
+    # ... and the command adds the files to a checkpoint one trusts: the same agent
+    assert main([str(plain)]) == 0 and (plain / META_FILE).is_file()
+    again = make_agent(f"rllib:path={plain}", "classic", seed=0)
+    assert np.array_equal(again.logits(obs["observation"][None], legal[None]), ours[None])
+
+
+def test_rllib_env_plays_fixed_opponents_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``opponents=``: the env plays those seats (project agents, reading the state inside the env); RLlib sees one
+    side only, a different side each match, and the match's end for every learner seat."""
+    pytest.importorskip("ray.rllib")
+    monkeypatch.setattr(scopa_v0, "env", _strict_env)  # an illegal card by an opponent would raise
+    from scopa_env.rllib import ScopaMultiAgentEnv
+
+    env = ScopaMultiAgentEnv({"variant": "scopa-a-quattro", "reward": "match", "opponents": ["greedy", "expert"]})
+    rng = np.random.default_rng(0)
+    sides = []
+    for match in range(2):
+        obs, _ = env.reset(seed=match)
+        sides.append(tuple(env.learners))
+        seen, totals = set(), {}
+        while True:
+            (agent,) = obs
+            seen.add(agent)
+            obs, rewards, terminated, truncated, _ = env.step(
+                {agent: int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))}
+            )
+            for a, r in rewards.items():
+                totals[a] = totals.get(a, 0.0) + r
+            if terminated["__all__"] or truncated["__all__"]:
+                break
+        assert seen == set(obs) == set(totals) == set(env.learners) and len(seen) == 2
+        assert len(set(totals.values())) == 1 and abs(next(iter(totals.values()))) == 1.0  # the team wins or loses
+    assert sides == [("player_0", "player_2"), ("player_1", "player_3")]
+    with pytest.raises(ValueError, match="unknown agent"):
+        ScopaMultiAgentEnv({"variant": "classic", "opponents": "nope"})
