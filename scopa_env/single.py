@@ -32,6 +32,7 @@ import numpy.typing as npt
 from scopa_env import core
 from scopa_env.captures import capture_table
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shuffle import splitmix64
 
 __all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "next_seed"]
 
@@ -44,8 +45,6 @@ _LOOKUP_CACHE_LIMIT = 1 << 17
 
 _U64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15  # scopa_env.shuffle's SplitMix64 constants
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
 def _splitmix(x: int) -> int:
@@ -107,6 +106,8 @@ class _Consts:
         self.weights = ct.weights.tolist()
         self.num_keys = ct.num_keys
         self.num_parts, self.union, self.sum_cards = ct.num_parts, ct.union, ct.sum_cards
+        self.union_bits = self._union_bits()
+        """``union_cards`` of every rank bit mask, by the mask."""
         # observation layout (core.observation_layout)
         self.obs_size = core.observation_size(rules)
         self.card_bits = (5 + s) * d
@@ -159,14 +160,7 @@ class _Consts:
     def deck_order(self, seed: int, hand_no: int, attempt: int) -> list[int]:
         """``shuffle.shuffled_decks`` of one game: the per-hand key in Python ints, the card keys in numpy."""
         key = _splitmix(_splitmix(seed ^ _splitmix((hand_no * 1_000_003 + attempt) & _U64)))
-        # shuffle.splitmix64 of the card keys, in place (uint64 arrays wrap without a warning)
-        z = self.card_golden + np.uint64((key + _GOLDEN) & _U64)
-        z ^= z >> _S30
-        z *= _M1
-        z ^= z >> _S27
-        z *= _M2
-        z ^= z >> _S31
-        keys = z
+        keys = splitmix64(np.uint64(key) + self.card_golden)
         order: list[int] = np.argsort(keys, kind="stable").tolist()
         return order
 
@@ -256,6 +250,10 @@ class _Consts:
             out[rank[low.bit_length() - 1]] += 1
             cards ^= low
         return out
+
+    def _union_bits(self) -> list[int]:
+        """``union_cards`` of every rank bit mask (index: the mask)."""
+        return [self.union_cards(u) for u in range(1 << self.r)]
 
     def union_cards(self, union: int) -> int:
         """The cards of the ranks in the rank bit mask ``union``."""
@@ -572,31 +570,37 @@ class SingleGame:
         A finished match ignores the action (as the core does).
         """
         c = self._c
-        d = c.d
         act = int(action)
         phase = self.phase
         seat = self.current
-        if phase == _DONE:
+        if phase == _PLAY:
+            legal = self.hands[seat]
+        elif phase == _CHOOSE:
+            legal = self._choose_bits()
+        else:
             return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
-        if not (0 <= act < d and self.legal_bits() >> act & 1):
+        if not (0 <= act < c.d and legal >> act & 1):
             self._raise_illegal(act)
+        bit = 1 << act
         play = phase == _PLAY
+        table = self.table
         if play:
             card = act
-            self.hands[seat] &= ~(1 << act)
+            self.hands[seat] = legal ^ bit
             self.pending = act
+            picked = self.picked
+            same = table & c.rank_cards[c.rank[act]]
+            equal = same != 0
         else:
             card = self.pending
-            self.picked |= 1 << act
-        table, picked = self.table, self.picked
-        rank, value = c.rank[card], c.value[card]
-        n_equal = (table & c.rank_cards[rank]).bit_count()
-        equal = play and n_equal > 0
-        ace_all = c.ace_takes_all and play and not equal and rank == 0 and table != 0
+            self.picked = picked = self.picked | bit
+            same = 0
+            equal = False
+        ace_all = play and not equal and table != 0 and c.ace_takes_all and c.rank[card] == 0
         lay = sum_done = False
         capture = 0
-        if (play and not equal and not ace_all) or not play:
-            target, key, p = value, self.table_key, picked
+        if not (equal or ace_all):
+            target, key, p = c.value[card], self.table_key, picked
             while p:
                 low = p & -p
                 x = low.bit_length() - 1
@@ -607,10 +611,10 @@ class SingleGame:
             lay = play and nparts == 0
             sum_done = target == 0 or unique
             if sum_done:
-                capture = picked | (c.union_cards(union) & table)
-        equal_done = equal and n_equal == 1
+                capture = picked | (c.union_bits[union] & table)
+        equal_done = equal and (same & (same - 1)) == 0  # exactly one table card of the played rank
         if equal_done:
-            capture = table & c.rank_cards[rank]
+            capture = same
         if ace_all:
             capture = table
         captures = sum_done or equal_done or ace_all
@@ -618,8 +622,8 @@ class SingleGame:
             self.phase = _CHOOSE
             return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
         side = c.side_of[seat]
-        table &= ~capture
         if captures:
+            table &= ~capture
             self.piles[side] |= capture | (1 << card)
             self.last_capturer = side
             self.table_key -= c.key_of(capture)
@@ -628,7 +632,7 @@ class SingleGame:
             self.table_key += c.count_key[card]
         self.table = table
         hands_empty = not any(self.hands)
-        last_play = hands_empty and self.stock_pos >= d
+        last_play = hands_empty and self.stock_pos >= c.d
         scopa = captures and table == 0 and not last_play and not ace_all
         if scopa:
             self.scope[side] += 1
@@ -701,10 +705,17 @@ class SingleGame:
             big |= p << c.shifts[5 + i]
         big |= (c.full & ~seen) << c.shifts[4]
         # the counters, the one-hot blocks and ``choosing``, contiguous, as one list
-        tail = list(map(truediv, map(scores.__getitem__, sides), repeat(c.target, s)))
-        tail += map(truediv, map(scope.__getitem__, sides), repeat(10.0, s))
-        tail.append((d - self.stock_pos) / d)
-        tail += map(c.hand_f.__getitem__, map(int.bit_count, map(self.hands.__getitem__, c.seat_rot[seat])))
+        stock = (d - self.stock_pos) / d
+        if s == 2:
+            a, b = sides
+            target = c.target
+            tail = [scores[a] / target, scores[b] / target, scope[a] / 10.0, scope[b] / 10.0, stock]
+        else:
+            tail = list(map(truediv, map(scores.__getitem__, sides), repeat(c.target, s)))
+            tail += map(truediv, map(scope.__getitem__, sides), repeat(10.0, s))
+            tail.append(stock)
+        hands, hand_f = self.hands, c.hand_f
+        tail += [hand_f[hands[i].bit_count()] for i in c.seat_rot[seat]]
         tail += c.zeros
         base = c.onehot_base
         tail[base + (self.dealer - seat) % n] = 1.0
@@ -714,9 +725,10 @@ class SingleGame:
         if self.phase == _CHOOSE:
             tail[-1] = 1.0
         # the float32 bytes of the card blocks 8 cards at a time, then the tail and the play features
-        data = bytearray(b"".join(map(c.byte_f32.__getitem__, big.to_bytes(c.card_bytes, "little"))))
+        chunks = list(map(c.byte_f32.__getitem__, big.to_bytes(c.card_bytes, "little")))
         if c.card_bits % 8:
-            del data[c.card_bits * 4 :]
-        data += c.pack_tail(*tail)
-        data += c.play_features(table, self.table_key)
+            chunks[-1] = chunks[-1][: (c.card_bits % 8) * 4]
+        chunks.append(c.pack_tail(*tail))
+        chunks.append(c.play_features(table, self.table_key))
+        data = bytearray().join(chunks)
         return np.frombuffer(data, dtype=np.float32)
