@@ -484,7 +484,7 @@ class raw_env(AECEnv, EzPickle):
             )
             for a in self.possible_agents
         }
-        self.action_spaces = {a: spaces.Discrete(d) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(d) for a in self.possible_agents}
         self._game: SingleGame | None = None  # the game: hidden cards and seed, never shown to agents
         self.hands_played = 0
         """Hands finished in the current game."""
