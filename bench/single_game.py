@@ -7,7 +7,8 @@
 Each round runs ``pettingzoo.test.performance_benchmark`` (5 s of random legal play, ``env.last()`` /
 ``env.step()``, wrappers included) on ``leduc_holdem_v4.env()`` and on ``scopa_v0.env(variant=...)`` in turn, in this
 process, then times the single-agent Gymnasium env (``scopa_env.gym.ScopaEnv``, ``opponents="random"``) with the
-same kind of loop (random legal action, ``step``, ``reset`` at the end of an episode). It prints the median
+same kind of loop (random legal action, ``step``, ``reset`` at the end of an episode), built directly and through
+``gymnasium.make("scopa/<Variant>-v0")`` (which adds Gymnasium's checker wrappers). It prints the median
 turns/s of each env over the rounds, its ratio to leduc's median and the median over the rounds of its ratio to
 that round's leduc run, then one JSON line. Rounds alternate the
 envs, so a busy machine slows them alike; compare the ratios, not the absolute numbers. A Gymnasium step is one
@@ -65,17 +66,30 @@ def performance_turns_per_s(env: Any) -> float:
     return float(found.group(1))
 
 
-def gym_steps_per_s(variant: str, seconds: float, seed: int = 0) -> float:
-    """Learner steps/s of ``ScopaEnv(variant, opponents="random")`` under random legal actions for ``seconds``."""
+def gym_steps_per_s(variant: str, seconds: float, seed: int = 0, make: bool = False) -> float:
+    """Learner steps/s of ``ScopaEnv(variant, opponents="random")`` under random legal actions for ``seconds``.
+
+    With ``make``, of ``gymnasium.make(env_id(variant))`` instead (the same env inside Gymnasium's
+    ``PassiveEnvChecker`` and ``OrderEnforcing`` wrappers); masks come from ``env.unwrapped.action_masks()``.
+    """
     from scopa_env.gym import ScopaEnv
 
-    env = ScopaEnv(variant, opponents="random")
+    if make:
+        import gymnasium
+
+        from scopa_env.registration import env_id
+
+        env: Any = gymnasium.make(env_id(variant), opponents="random")
+        masks = env.unwrapped.action_masks
+    else:
+        env = ScopaEnv(variant, opponents="random")
+        masks = env.action_masks
     rnd = random.Random(seed)
     env.reset(seed=seed)
     steps = 0
     t0 = time.perf_counter()
     while (elapsed := time.perf_counter() - t0) < seconds:
-        action = rnd.choice(np.flatnonzero(env.action_masks()).tolist())
+        action = rnd.choice(np.flatnonzero(masks()).tolist())
         _, _, terminated, truncated, _ = env.step(action)
         steps += 1
         if terminated or truncated:
@@ -137,6 +151,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
     envs.update({f"scopa_v0 {v}": scopa_v0.env(variant=v) for v in variants})
     turns: dict[str, list[float]] = {name: [] for name in envs}
     gym: dict[str, list[float]] = {v: [] for v in variants}
+    gym_make: dict[str, list[float]] = {v: [] for v in variants}
     for r in range(args.rounds):
         for name, env in envs.items():
             turns[name].append(performance_turns_per_s(env))
@@ -145,6 +160,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
             for v in variants:
                 gym[v].append(gym_steps_per_s(v, args.gym_seconds, seed=r))
                 print(f"round {r + 1}/{args.rounds}: ScopaEnv {v}: {gym[v][-1]:,.0f} steps/s", file=sys.stderr)
+                gym_make[v].append(gym_steps_per_s(v, args.gym_seconds, seed=r, make=True))
+                print(
+                    f"round {r + 1}/{args.rounds}: gymnasium.make {v}: {gym_make[v][-1]:,.0f} steps/s", file=sys.stderr
+                )
     med = {name: statistics.median(x) for name, x in turns.items()}
     base = med["leduc_holdem_v4"]
     # each round's ratio to the leduc run just before it: the two ran under the same load
@@ -169,10 +188,22 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
     result["leduc_rounds_turns_per_s"] = [round(x, 1) for x in turns["leduc_holdem_v4"]]
     if not args.no_gym:
         result["gym"] = {}
+        leduc_rounds = turns["leduc_holdem_v4"]
         for v in variants:
-            value = statistics.median(gym[v])
-            print(f"{'ScopaEnv ' + v + ' (steps/s)':<34} {value:>15,.0f} {value / base:>8.2f}")
-            result["gym"][v] = {"steps_per_s": round(value, 1), "ratio_to_leduc": round(value / base, 3)}
+            entries = []
+            for label, runs in (("ScopaEnv", gym[v]), ("gymnasium.make", gym_make[v])):
+                value = statistics.median(runs)
+                per_round = statistics.median(a / b for a, b in zip(runs, leduc_rounds, strict=True))
+                print(f"{label + ' ' + v + ' (steps/s)':<34} {value:>15,.0f} {value / base:>8.2f} {per_round:>17.2f}")
+                entries.append(
+                    {
+                        "steps_per_s": round(value, 1),
+                        "ratio_to_leduc": round(value / base, 3),
+                        "median_round_ratio": round(per_round, 3),
+                        "rounds_steps_per_s": [round(x, 1) for x in runs],
+                    }
+                )
+            result["gym"][v] = {**entries[0], "make": entries[1]}  # ScopaEnv(...) itself, then gymnasium.make's
     print(json.dumps(result))
     return 0
 

@@ -257,3 +257,40 @@ def test_gymnasium_env_plays_the_same_episodes_as_on_the_batched_core(variant: s
             done = out_a[2] or out_a[3]
             for f in fields(core.State):
                 assert np.array_equal(getattr(fast.games.state, f.name), getattr(ref.games.state, f.name)), f.name
+
+
+def test_gymnasium_env_scalar_path_equals_its_array_path() -> None:
+    """``ScopaEnv.step`` of an int / numpy integer (``SingleLearnerGame.step_legal``) against the same env fed
+    (1,) arrays (the generic path), with a points reward and hand episodes, and through ``gymnasium.make``."""
+    import gymnasium
+
+    from scopa_env.policy import RandomAgent
+    from scopa_env.registration import env_id
+
+    class Other(RandomAgent):  # a subclass: played through driver.decide, not the Python draws
+        pass
+
+    def settings(variant: str) -> dict[str, Any]:  # new policies for each env: no generator shared
+        if variant == "classic":
+            return {"reward": "points", "episode": "hand", "learner_seat": "rotate"}
+        return {"opponents": ["random", Other(variant)], "partner": "random"}
+
+    for variant in ["classic", "scopa-a-quattro"]:
+        fast = gymnasium.make(env_id(variant), **settings(variant))
+        ref = ScopaEnv(variant, **settings(variant))
+        assert isinstance(fast.unwrapped, ScopaEnv) and fast.unwrapped._single is not None
+        rng = np.random.default_rng(5)
+        for episode in range(6):
+            seed = 7 + episode if episode % 3 == 0 else None
+            (obs_a, info_a), (obs_b, info_b) = fast.reset(seed=seed), ref.reset(seed=seed)
+            assert np.array_equal(obs_a, obs_b) and info_a == info_b
+            done = False
+            while not done:
+                mask = fast.unwrapped.action_masks()
+                assert mask.dtype == np.bool_ and np.array_equal(mask, ref.action_masks())
+                action = int(rng.choice(np.flatnonzero(mask)))
+                scalar = action if rng.random() < 0.5 else np.int64(action)
+                out_a, out_b = fast.step(scalar), ref.step(np.array([action]))
+                assert np.array_equal(out_a[0], out_b[0]) and out_a[0].dtype == out_b[0].dtype
+                assert out_a[1:] == out_b[1:] and type(out_a[1]) is float, (out_a[1:], out_b[1:])
+                done = out_a[2] or out_a[3]
