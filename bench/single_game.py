@@ -171,9 +171,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
         name: statistics.median(a / b for a, b in zip(x, turns["leduc_holdem_v4"], strict=True))
         for name, x in turns.items()
     }
-    print(f"{'env':<34} {'median turns/s':>15} {'x leduc':>8} {'median of rounds':>17}   ({args.rounds} rounds of 5 s)")
+    print(f"{'env':<40} {'median turns/s':>15} {'x leduc':>8} {'median of rounds':>17}   ({args.rounds} rounds of 5 s)")
     for name, value in med.items():
-        print(f"{name:<34} {value:>15,.0f} {value / base:>8.2f} {round_ratio[name]:>17.2f}")
+        print(f"{name:<40} {value:>15,.0f} {value / base:>8.2f} {round_ratio[name]:>17.2f}")
     result: dict[str, Any] = {
         "rounds": args.rounds,
         "leduc_turns_per_s": round(base, 1),
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
             for label, runs in (("ScopaEnv", gym[v]), ("gymnasium.make", gym_make[v])):
                 value = statistics.median(runs)
                 per_round = statistics.median(a / b for a, b in zip(runs, leduc_rounds, strict=True))
-                print(f"{label + ' ' + v + ' (steps/s)':<34} {value:>15,.0f} {value / base:>8.2f} {per_round:>17.2f}")
+                print(f"{label + ' ' + v + ' (steps/s)':<40} {value:>15,.0f} {value / base:>8.2f} {per_round:>17.2f}")
                 entries.append(
                     {
                         "steps_per_s": round(value, 1),

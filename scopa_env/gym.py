@@ -250,7 +250,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             return self._single.learner_mask()
         return self.games.mask[0].copy()
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # gymnasium 1.2 types frames, not ansi text
         """``"ansi"``: a text picture from the learner's seat; ``"human"``: print it."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render() without a render_mode; pass render_mode='ansi' or 'human'.")

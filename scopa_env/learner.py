@@ -616,7 +616,7 @@ class SingleLearnerGame(LearnerGames):
         self._ending_one = None
         self._single_ends = []
         self._play_others()
-        self._learner_mask()
+        self._set_mask()
 
     def _assign(self, idx: npt.NDArray[np.intp]) -> None:
         self._assign_one()
@@ -665,7 +665,7 @@ class SingleLearnerGame(LearnerGames):
                 self.reward_acc[0] = 0.0
                 self._single_ends = []
                 self._play_others()
-                self._learner_mask()
+                self._set_mask()
         return self.reward_acc.copy(), self._collect_ends(), bad
 
     def step_legal(self, action: int) -> float:
@@ -674,7 +674,7 @@ class SingleLearnerGame(LearnerGames):
         self._reward = 0.0
         self._account_single(self.game.step(action))
         self._play_others()
-        self._learner_mask()
+        self._set_mask()
         return self._reward
 
     @property
@@ -709,8 +709,13 @@ class SingleLearnerGame(LearnerGames):
         game = self.game
         return game.observe(int(self.learner_seat[0]) if self.finished[0] else game.current)
 
-    def _learner_mask(self) -> npt.NDArray[np.bool_]:  # type: ignore[override]
-        """Set the learner's mask (bits, and the filter's array with a ``mask_filter``)."""
+    def _learner_mask(self) -> npt.NDArray[np.bool_]:
+        """Set the learner's mask and return it."""
+        self._set_mask()
+        return self.mask
+
+    def _set_mask(self) -> None:
+        """Set the learner's mask (bits, and the filter's array with a ``mask_filter``); no array built without."""
         self._mask_array = None
         if self.finished[0]:
             self._mask_bits = 0
@@ -719,7 +724,6 @@ class SingleLearnerGame(LearnerGames):
         else:
             mask = self.game.mask()[None]
             self.mask = np.asarray(self.mask_filter(self.rules, self.state, np.zeros(1, dtype=np.intp), mask))
-        return self.mask
 
     def _play_others(self) -> None:
         """``LearnerGames._play_others`` for the one game."""
@@ -745,7 +749,9 @@ class SingleLearnerGame(LearnerGames):
             else:
                 acts = np.array([actor], dtype=np.int32)
                 action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
-            self._account_single(game.step(action))
+            info = game.step(action)
+            if info.hand_over:
+                self._account_single(info)
 
     def _random_action(self, rng: np.random.Generator) -> int:
         """``uniform_legal`` of the game's mask: the argmax of ``rng.random(D)`` over the legal cards."""
