@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import ActBatch
+from agents.hints import move_probabilities, probs_function
 from scopa_env import core
 from scopa_env.cards import format_card
 from scopa_env.driver import decide
@@ -246,10 +245,10 @@ class WebGame:
             if self.state.done[0] or int(self.state.current[0]) != self.human:
                 raise MoveError("a hint is for your turn; it is not your turn now")
             rules = self.rules
-            probs_fn = _probs_function(agent)
+            probs_fn = probs_function(agent)
             options: list[dict[str, Any]] = []
             if probs_fn is not None:
-                probs = _move_probabilities(probs_fn, rules, self.state)
+                probs = {(m.card, m.capture): m.prob for m in move_probabilities(probs_fn, rules, self.state)}
                 ranked = sorted(probs.items(), key=lambda kv: (-kv[1], kv[0][0], sorted(kv[0][1])))
                 options = [
                     {
@@ -359,43 +358,4 @@ class WebGame:
 def _mask(cards: frozenset[int], rules: Rules) -> npt.NDArray[np.bool_]:
     out = np.zeros(rules.num_cards, dtype=np.bool_)
     out[list(cards)] = True
-    return out
-
-
-def _probs_function(agent: Policy) -> Callable[[ActBatch], npt.NDArray[np.floating]] | None:
-    """The agent's masked action probabilities as a function of an ``ActBatch``, if it has them (as in the
-    terminal game: ``action_probs`` of exported bots, ``logits`` of checkpoints through the masked softmax)."""
-    probs = getattr(agent, "action_probs", None)
-    if callable(probs):
-        return probs  # type: ignore[no-any-return]
-    logits = getattr(agent, "logits", None)
-    if callable(logits):
-        from agents.bot import masked_softmax
-
-        return lambda batch: masked_softmax(logits(batch.obs, batch.mask), batch.mask)  # type: ignore[no-any-return]
-    return None
-
-
-def _move_probabilities(
-    probs_fn: Callable[[ActBatch], npt.NDArray[np.floating]], rules: Rules, state: core.State
-) -> dict[tuple[int, frozenset[int]], float]:
-    """Every legal whole move with its probability; a capture's pick orders (CHOOSE phase) summed. The game is
-    stepped only on copies."""
-    out: dict[tuple[int, frozenset[int]], float] = {}
-
-    def expand(st: core.State, weight: float) -> None:
-        mask = core.legal_action_mask(rules, st)
-        batch = ActBatch(rules, core.observe(rules, st), mask, st, np.array([0]))
-        p = np.asarray(probs_fn(batch), dtype=np.float64)[0]
-        for action in np.flatnonzero(mask[0]):
-            child = st.copy()
-            info = core.step(rules, child, np.array([action]))
-            w = weight * float(p[action])
-            if info.move_done[0]:
-                key = (int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0])))
-                out[key] = out.get(key, 0.0) + w
-            else:
-                expand(child, w)
-
-    expand(state.take([0]), 1.0)
     return out
