@@ -225,7 +225,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
     ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """``step`` of a legal action on ``SingleLearnerGame``: what the generic path returns, without arrays."""
         reward = games.step_legal(action)
-        info: dict[str, Any] = {"learner_seat": int(games.learner_seat[0])}
+        info: dict[str, Any] = {"learner_seat": games.seat}
         ends = games.last_ends
         if ends:
             obs, truncated, result, margin, opponent, pool = ends[0]
@@ -236,7 +236,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             info["episode_margin"] = margin
             terminated = not truncated
         else:
-            obs, terminated, truncated = games.observe_one(), False, False
+            obs, terminated, truncated = games.game.observe(), False, False  # not finished: the seat to act
         if self.render_mode == "human":
             self.render()
         return obs, reward, terminated, truncated, info

@@ -562,6 +562,7 @@ class SingleLearnerGame(LearnerGames):
         self._mask_bits = 0
         self._mask_array: npt.NDArray[np.bool_] | None = None
         self._single_ends: list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]] = []
+        self.seat = 0
         self._reward = 0.0
         """The learner's reward in the current step (``reward_acc[0]``, float32 sums of small ints: the same)."""
         self._ending_one: tuple[int, bool] | None = None
@@ -641,6 +642,8 @@ class SingleLearnerGame(LearnerGames):
         else:
             row = [-1 if i == seat else self._partner if i in team else actor for i in range(n)]
         self._actor_row = row
+        self.seat = seat
+        """The learner's seat (``learner_seat[0]`` as an int)."""
         self.seat_actor[0] = row
         self.learner_seat[0] = seat
         self.learner_side[0] = side
