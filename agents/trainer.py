@@ -928,7 +928,8 @@ class Trainer:
             if self.stop_requested:
                 raise StopTraining
 
-        if cfg.ray:  # chunks of EVAL_CHUNK deals on Ray workers: duplicate_eval(..., chunk=EVAL_CHUNK)'s results
+        # Chunks of EVAL_CHUNK deals, each seeded from its first deal: the same results in this process and on Ray.
+        if cfg.ray:
             results = duplicate_eval_on_ray(
                 self._ray_address() or cfg.ray,
                 self.rules,
@@ -945,7 +946,11 @@ class Trainer:
             results = []
             for agent in self.eval_agents:
                 agent.seed(cfg.eval_seed)
-                results.append(duplicate_eval(self.rules, me, agent, cfg.eval_deals, cfg.eval_seed, on_step=check_stop))
+                results.append(
+                    duplicate_eval(
+                        self.rules, me, agent, cfg.eval_deals, cfg.eval_seed, on_step=check_stop, chunk=EVAL_CHUNK
+                    )
+                )
         for r in results:
             self.writer.add_scalar(f"eval/margin/{r.opponent}", r.margin, steps)
             self.writer.add_scalar(f"eval/margin_low/{r.opponent}", r.low, steps)

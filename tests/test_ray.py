@@ -271,10 +271,11 @@ def test_trainer_evaluation_on_ray_is_identical(cluster: str) -> None:
 
 def test_train_with_ray_plays_warm_start_and_evaluations_there(cluster: str, tmp_path: Path) -> None:
     """``train.py --ray ADDRESS``: the warm start's teacher games and the evaluations on the cluster, with the numbers
-    of a run in one process (a deterministic eval opponent, so one batch and chunks play the same moves)."""
+    of a run in one process, against a stochastic eval opponent too (both play the same seeded chunks)."""
     import train
 
-    common = ["--config", "smoke", "--total-steps", "1024", "--eval-opponents", "greedy", "--eval-deals", "120"]
+    common = ["--config", "smoke", "--total-steps", "1024", "--eval-opponents", "random", "greedy"]
+    common += ["--eval-deals", "120"]
     common += ["--no-progress", "--name", "r"]
     assert train.main([*common, "--run-root", str(tmp_path / "here")]) == 0
     assert train.main([*common, "--run-root", str(tmp_path / "ray"), "--ray", cluster]) == 0
@@ -285,8 +286,9 @@ def test_train_with_ray_plays_warm_start_and_evaluations_there(cluster: str, tmp
     evals = [[json.loads(line) for line in (d / "eval.jsonl").read_text().splitlines()] for d in (here, there)]
     assert [e["step"] for e in evals[0]] == [e["step"] for e in evals[1]] and len(evals[0]) >= 2
     for x, y in zip(*evals, strict=True):
-        for field in ("margin", "low", "high", "win_rate", "hands"):
-            assert x["margins"]["greedy"][field] == y["margins"]["greedy"][field], field
+        for opponent in ("random", "greedy"):
+            for field in ("margin", "low", "high", "win_rate", "hands"):
+                assert x["margins"][opponent][field] == y["margins"][opponent][field], (opponent, field)
 
 
 def test_train_ray_setting_without_ray_says_how_to_install(
