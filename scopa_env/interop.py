@@ -1,10 +1,10 @@
 """Any project agent as a player in another library's loop: ``act_env(policy, env)`` gives its action.
 
-    from agents.base import make_agent            # or: from scopa_env.policy import resolve_policy
     from scopa_env import scopa_v0
     from scopa_env.interop import act_env
+    from scopa_env.policy import resolve_policy   # agent specs, once the agents package is installed
 
-    expert = make_agent("expert", "classic", seed=0)
+    expert = resolve_policy("expert", "classic", seed=0)
     env = scopa_v0.env(variant="classic")
     env.reset(seed=1)
     for agent in env.agent_iter():
