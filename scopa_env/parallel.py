@@ -32,7 +32,6 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import ParallelEnv
 
-from scopa_env import core
 from scopa_env.aec import ENV_NAME, check_action, raw_env
 from scopa_env.rules import Rules
 
@@ -113,7 +112,7 @@ class parallel_env(ParallelEnv, EzPickle):  # type: ignore[type-arg]
         if action is None:
             raise TypeError(f"{actor} is to act: its action must be a card id, got None")
         check_action(aec, action)
-        legal = bool(core.legal_action_mask(self.rules, aec._require_state())[0, int(action)])
+        legal = bool(aec._require_game().legal_bits() >> int(action) & 1)  # the game's own mask, no core.State
         illegal = False
         if legal:
             aec.step(int(action))
