@@ -203,6 +203,10 @@ class StepInfo:
     """The game was finished and automatically reset to a new match."""
 
 
+_CIRULLA_FIELDS = frozenset({"fifteens", "knocks", "table_take", "void_on_aces", "napoli_grande"})
+"""Rules fields added for cirulla: left out of ``rules_key`` when off, so every other variant keeps its key."""
+
+
 def rules_key(rules: Rules | str) -> int:
     """A 32-bit fingerprint of the rules (every field but the description), the same in every process.
 
@@ -210,7 +214,11 @@ def rules_key(rules: Rules | str) -> int:
     ``legal_moves`` refuse a state started under other rules (one comparison per game).
     """
     rules = get_rules(rules)
-    parts = tuple((f.name, getattr(rules, f.name)) for f in fields(rules) if f.compare)
+    parts = tuple(
+        (f.name, getattr(rules, f.name))
+        for f in fields(rules)
+        if f.compare and not (f.name in _CIRULLA_FIELDS and not getattr(rules, f.name))
+    )
     return zlib.crc32(repr(parts).encode("utf-8"))
 
 

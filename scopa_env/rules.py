@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from scopa_env.cards import DECKS, Deck
 
-__all__ = ["CATEGORIES", "VARIANTS", "Rules", "get_rules", "variant_names"]
+__all__ = ["CATEGORIES", "CIRULLA_VARIANTS", "VARIANTS", "Rules", "get_rules", "variant_names"]
 
 CATEGORIES = ("carte", "denari", "settebello", "primiera", "scope")
 """Hand-point categories, in the order of the last axis of the core's ``hand_points`` (``total`` follows)."""
@@ -43,6 +43,16 @@ class Rules:
     """Beginners' rule: an initial table with three or four kings is re-dealt."""
     shared_lead_scores: bool = False
     """simple-8: a category tied at the top gives its point to every side sharing the lead."""
+    fifteens: bool = False
+    """Cirulla: a card may also capture table cards that add up to 15 with it (beside equal rank and sums)."""
+    knocks: bool = False
+    """Cirulla: after each deal a qualifying hand may knock (sum <= 9: 3 points; three of a kind: 10)."""
+    table_take: bool = False
+    """Cirulla: an initial table totalling 15 (30) goes to the dealer's side with one (two) scope; ``7c`` is wild."""
+    void_on_aces: bool = False
+    """Cirulla: an initial table with two or more aces is re-dealt."""
+    napoli_grande: bool = False
+    """Cirulla: extra hand points for napoli (Ad 2d 3d ...) and grande (Jd Qd Kd)."""
     description: str = field(default="", compare=False)
     """One line for ``--help`` texts and docs."""
 
@@ -66,6 +76,16 @@ class Rules:
             )
         if self.target < 1:
             raise ValueError(f"rules {self.name!r}: target must be positive, got {self.target}")
+
+    @property
+    def cirulla(self) -> bool:
+        """Any of cirulla's rules is on (its actions, phases, point fields and observation blocks apply)."""
+        return self.fifteens or self.knocks or self.table_take or self.void_on_aces or self.napoli_grande
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: the card ids, plus ``stop``, ``knock-sum`` and ``knock-tris`` in cirulla."""
+        return self.num_cards + 3 if self.cirulla else self.num_cards
 
     @property
     def deck(self) -> Deck:
@@ -180,6 +200,35 @@ def _make_variants() -> dict[str, Rules]:
 
 VARIANTS: dict[str, Rules] = _make_variants()
 """Named variants. ``cirulla`` is specified in RULES.md but not implemented yet."""
+
+
+def _cirulla(name: str, n: int, sides: tuple[tuple[int, ...], ...], description: str) -> Rules:
+    return Rules(
+        name,
+        n,
+        sides,
+        deal_sizes=(3,) * (36 // (3 * n)),
+        target=51,
+        ace_takes_all=True,
+        fifteens=True,
+        knocks=True,
+        table_take=True,
+        void_on_aces=True,
+        napoli_grande=True,
+        description=description,
+    )
+
+
+CIRULLA_VARIANTS: dict[str, Rules] = {
+    r.name: r
+    for r in (
+        _cirulla("cirulla", 2, _pairs(2), "Cirulla: fifteens, ace takes all, knocks, napoli and grande, to 51."),
+        _cirulla("cirulla-3", 3, _pairs(3), "Cirulla for 3 players, each for themselves, to 51."),
+        _cirulla("cirulla-4", 4, _teams(4), "Cirulla for 4 players in two teams, to 51."),
+    )
+}
+"""Cirulla's variants while the layers are being built: not in ``VARIANTS`` and not found by name yet; every function
+that takes rules accepts these objects."""
 
 PLANNED = {"cirulla": "Cirulla (knocks, fifteens, la matta) is not implemented yet; it is planned."}
 
