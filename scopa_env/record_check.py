@@ -4,8 +4,9 @@
     check_file("games.jsonl")          # (number of records, None) or (line number, reason)
     replay_record(record)              # raises RecordError naming the first problem
 
-``replay_record`` checks one record from scratch with no help from the batched core: it replays the deals and
-the moves on the plain reference engine (``scopa_env.reference``, the rules oracle) and compares every field.
+``replay_record`` checks one record from scratch with no help from the batched core: it replays the deals, the
+knocks (cirulla) and the moves on the plain reference engine (``scopa_env.reference``, the rules oracle) and
+compares every field.
 ``check_file`` reads a ``.jsonl`` file (``python -m scopa_env.record --check FILE``): besides the replay it
 refuses text that is not UTF-8 or not JSON, booleans or fractions where numbers belong, empty ``hands``, repeated
 records and unmarked unfinished matches (see ``scopa_env.record``).
@@ -21,6 +22,8 @@ from typing import Any, BinaryIO, cast
 
 from scopa_env.cards import Deck, format_card, parse_card
 from scopa_env.reference import (
+    FIFTEEN,
+    KNOCK_POINTS,
     MAX_REDEAL_ATTEMPTS,
     ReferenceGame,
     _describe,
@@ -29,9 +32,11 @@ from scopa_env.reference import (
     captures,
     deal_schedule,
     hand_deck,
-    is_void_table,
+    knock_kinds,
+    knock_why_not,
+    void_reason,
 )
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 
 __all__ = ["BOOL_KEYS", "MAX_DEPTH", "RecordError", "RecordFileError", "check_file", "replay_record"]
 
@@ -89,7 +94,7 @@ def replay_record(record: Mapping[str, Any]) -> None:
     _require(isinstance(record, Mapping), f"record: expected a JSON object, got {type(record).__name__}")
     variant = _field(record, "variant", "record")
     try:
-        rules = get_rules(variant)
+        rules = record_rules(variant)
     except (TypeError, ValueError) as err:
         raise RecordError(f"record variant: {err}") from None
     seed = _field(record, "seed", "record")
@@ -134,6 +139,14 @@ def replay_record(record: Mapping[str, Any]) -> None:
         )
 
 
+def record_rules(variant: str) -> Rules:
+    """The rules a record's ``variant`` names: a registered variant, or one of cirulla's (``CIRULLA_VARIANTS``,
+    which ``get_rules`` does not find by name until every layer plays them). Raises ``ValueError`` when unknown."""
+    if isinstance(variant, str) and variant.strip().lower() in CIRULLA_VARIANTS:
+        return CIRULLA_VARIANTS[variant.strip().lower()]
+    return get_rules(variant)
+
+
 def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> None:
     """Schedule, each card once, no void table, and equality with the seed's deal of hand ``h``."""
     deck, n = rules.deck, rules.num_players
@@ -158,10 +171,10 @@ def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> No
                 len(table) == rules.table_cards,
                 f"{where} table: {rules.name!r} lays {rules.table_cards} cards, got {len(table)}",
             )
+            void = void_reason(rules, table)
             _require(
-                not is_void_table(rules, table),
-                f"{where} table: {_fmt(table, deck)} holds three or more kings, so the deal is void and must be "
-                f"redone ({rules.name!r})",
+                void is None,
+                f"{where} table: {_fmt(table, deck)}: {void}, so the deal is void and must be redone ({rules.name!r})",
             )
             note(table, f"{where} table")
             got_table = set(table)
@@ -227,11 +240,16 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
     deals = _field(hand, "deals", where)
     _check_deals(rules, h, deals, game.dealer, game.seed)
     knocks = hand.get("knocks", [])
-    _require(knocks == [], f"{where} knocks: knocking is a cirulla rule; {rules.name!r} has none, got {knocks!r}")
+    if rules.knocks:
+        _check_knock_entries(rules, h, knocks, deals)
+    else:
+        _require(knocks == [], f"{where} knocks: knocking is a cirulla rule; {rules.name!r} has none, got {knocks!r}")
+    _check_table_take(rules, game, h, hand)
     moves = _field(hand, "moves", where)
     _require(isinstance(moves, list), f"{where} moves: expected a list, got {type(moves).__name__}")
 
     result: dict[str, Any] | None = None
+    used = 0  # knock entries replayed so far
     for i, move in enumerate(moves):
         at = f"{where} move {i}"
         _require(
@@ -239,6 +257,7 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
             f"{at}: the hand ended after move {i - 1} (every card played) but the record has {len(moves) - i} "
             f"more move(s)",
         )
+        used = _replay_knocks(rules, game, h, knocks, used, deals)
         seat = _field(move, "seat", at)
         _require(seat == game.current, f"{at}: seat {game.current} is to act, got seat {seat!r}")
         card_text = _field(move, "card", at)
@@ -255,8 +274,9 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
         if legal:
             _require(
                 capture in legal,
-                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}; the legal "
-                f"captures are {[_fmt(c, deck) for c in legal]}",
+                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}"
+                f"{_why_illegal(rules, game.table, card, capture)}; the legal captures are "
+                f"{[_fmt(c, deck) for c in legal]}",
             )
         else:
             _require(
@@ -278,6 +298,13 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
             )
 
     if result is None or not result["hand_over"]:
+        used = _replay_knocks(rules, game, h, knocks, used, deals, cut=True)
+        if used < len(knocks):
+            raise RecordError(
+                f"{where} knocks entry {used} (seat {knocks[used]['seat']}, deal {knocks[used]['deal']}): not made; "
+                f"only {game.deal_no + 1} deal(s) were dealt by the last recorded move, and knocks are listed in the "
+                f"order they were made"
+            )
         dealt = game.deal_no + 1
         _require(
             len(deals) == dealt,
@@ -290,6 +317,8 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
             )
         return False
 
+    if used < len(knocks):
+        raise RecordError(f"{where} knocks entry {used} ({knocks[used]}): never made")
     leftover_side, leftover_cards = result["leftover"]
     leftover = _field(hand, "leftover", where)
     got_side = _field(leftover, "side", f"{where} leftover")
@@ -312,6 +341,122 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
     scores = _field(hand, "scores", where)
     _require(scores == game.scores, f"{where} scores: expected cumulative {game.scores}, got {scores!r}")
     return True
+
+
+def _why_illegal(rules: Rules, table: set[int], card: int, capture: frozenset[int]) -> str:
+    """A few words on why a capture of table cards is not legal under cirulla's fifteens (else empty)."""
+    if not rules.fifteens or not capture or not capture <= table:
+        return ""
+    n = rules.deck.num_ranks
+    if rules.ace_takes_all and card % n == 0 and all(c % n != 0 for c in table):
+        return " (an ace on a table without aces takes the whole table, its only capture)"
+    value = card % n + 1
+    taken = sum(c % n + 1 for c in capture)
+    return (
+        f" (played and taken cards add up to {value + taken}, not {FIFTEEN}; nor are the taken cards an equal rank "
+        f"or a sum of two or more worth {value})"
+    )
+
+
+def _check_knock_entries(rules: Rules, h: int, knocks: Any, deals: list[Any]) -> None:
+    """The shape of a cirulla hand's ``knocks``: a list of ``{seat, deal, kind, cards, points}`` entries."""
+    where = f"hand {h} knocks"
+    _require(isinstance(knocks, list), f"{where}: expected a list, got {type(knocks).__name__}")
+    for k, entry in enumerate(knocks):
+        at = f"{where} entry {k}"
+        _require(isinstance(entry, Mapping), f"{at}: expected an object, got {type(entry).__name__}")
+        keys = {"seat", "deal", "kind", "cards", "points"}
+        _require(set(entry) == keys, f"{at}: expected the keys {sorted(keys)}, got {sorted(entry)}")
+        _require(
+            _is_int(entry["seat"]) and 0 <= entry["seat"] < rules.num_players,
+            f"{at} seat: expected a seat 0..{rules.num_players - 1}, got {entry['seat']!r}",
+        )
+        _require(
+            _is_int(entry["deal"]) and 0 <= entry["deal"] < len(deals),
+            f"{at} deal: expected an index into this hand's {len(deals)} deal(s), got {entry['deal']!r}",
+        )
+        _require(entry["kind"] in KNOCK_POINTS, f"{at} kind: expected 'sum' or 'tris', got {entry['kind']!r}")
+        _parse_list(entry["cards"], rules.deck, f"{at} cards")
+
+
+def _replay_knocks(
+    rules: Rules, game: ReferenceGame, h: int, knocks: list[Any], used: int, deals: list[Any], cut: bool = False
+) -> int:
+    """Replay the knock phase of the current deal from ``knocks[used:]``; return how many entries are used now.
+
+    Every seat that may knock and has no entry next in the list declines. ``cut``: the record ends here, so stop
+    once no entry for this deal is left (the remaining seats' decisions are not recorded)."""
+    deck = rules.deck
+    deal = game.deal_no
+    while game.phase == "knock":
+        seat = game.current
+        entry = knocks[used] if used < len(knocks) else None
+        if entry is None or entry["deal"] != deal or entry["seat"] != seat:
+            if cut and not any(e["deal"] == deal for e in knocks[used:]):
+                break
+            game.knock(None)
+            continue
+        at = f"hand {h} knocks entry {used} (seat {seat}, deal {deal})"
+        hand = game.hands[seat]
+        cards = frozenset(_parse_list(entry["cards"], deck, f"{at} cards"))
+        kind = entry["kind"]
+        _require(
+            kind in game.knock_options(),
+            f"{at}: a {kind!r} knock is not legal: seat {seat}'s hand {_fmt(hand, deck)} does not qualify "
+            f"({knock_why_not(rules, hand, kind)})",
+        )
+        _require(
+            cards == hand,
+            f"{at} cards: a knock reveals the seat's hand {_fmt(hand, deck)}, got {_fmt(cards, deck)}",
+        )
+        _require(
+            entry["points"] == KNOCK_POINTS[kind],
+            f"{at} points: a {kind!r} knock scores {KNOCK_POINTS[kind]}, got {entry['points']!r}",
+        )
+        game.knock(kind)
+        used += 1
+    if used < len(knocks) and knocks[used]["deal"] <= deal:
+        entry = knocks[used]
+        seat, d = entry["seat"], entry["deal"]
+        dealt = frozenset(_parse_list(deals[d]["hands"][seat], deck, f"hand {h} deal {d} seat {seat}"))
+        kinds = knock_kinds(rules, dealt)
+        at = f"hand {h} knocks entry {used} (seat {seat}, deal {d})"
+        if entry["kind"] not in kinds:
+            raise RecordError(
+                f"{at}: seat {seat}'s hand {_fmt(dealt, deck)} at deal {d} does not qualify for a {entry['kind']!r} "
+                f"knock ({knock_why_not(rules, dealt, entry['kind'])})"
+            )
+        raise RecordError(
+            f"{at}: out of order; knocks are listed in the order they were made: deal by deal, each deal's in play "
+            f"order from the player after the dealer"
+        )
+    return used
+
+
+def _check_table_take(rules: Rules, game: ReferenceGame, h: int, hand: Mapping[str, Any]) -> None:
+    """Cirulla's ``table_take`` of hand ``h`` (null or absent when the table was not taken)."""
+    got = hand.get("table_take")
+    take = game.table_take
+    if take is None:
+        _require(
+            got is None,
+            f"hand {h} table_take: the initial table does not total 15 or 30 (7c counting any value) or the variant "
+            f"has no table take, so it must be null, got {got!r}",
+        )
+        return
+    want = {"side": take["side"], "cards": _fmt(take["cards"], rules.deck), "scope": take["scope"]}
+    ok = (
+        isinstance(got, Mapping)
+        and set(got) == set(want)
+        and got["side"] == want["side"]
+        and got["scope"] == want["scope"]
+        and frozenset(_parse_list(got["cards"], rules.deck, f"hand {h} table_take cards")) == take["cards"]
+    )
+    _require(
+        ok,
+        f"hand {h} table_take: the initial table totals {FIFTEEN * take['scope']} (7c counting any value), so the "
+        f"dealer's side takes it: expected {want}, got {got!r}",
+    )
 
 
 # --------------------------------------------------------------------------------------------------- a file
