@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -776,3 +778,19 @@ def test_an_unfinished_record_cut_in_the_knock_phase_is_checked(tmp_path) -> Non
     twice["hands"][0]["knocks"].append(first_deal[-1])
     with pytest.raises(RecordError, match="knocks entry"):
         replay_record(twice)
+
+
+def test_the_cirulla_docs_example_runs_and_its_record_excerpt_is_real() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text()
+    section = text.split("## Cirulla", 1)[1].split("\n## ", 1)[0]
+    code = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert len(code) == 1
+    exec(compile(code[0], "docs/rules.md[cirulla example]", "exec"), {"__name__": "__docs__"})
+    excerpt = json.loads(re.findall(r"```json\n(.*?)```", section, flags=re.S)[0])
+    game = ReferenceGame(CIR, 36)
+    play_random(game, random.Random(36))
+    hand = game.records[0]
+    assert {k: v for k, v in hand.items() if k not in ("deals", "moves")} == {
+        k: v for k, v in excerpt.items() if k not in ("deals", "moves")
+    }
+    assert hand["deals"][:2] == excerpt["deals"] and hand["moves"][:3] == excerpt["moves"]
