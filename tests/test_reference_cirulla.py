@@ -794,3 +794,28 @@ def test_the_cirulla_docs_example_runs_and_its_record_excerpt_is_real() -> None:
         k: v for k, v in excerpt.items() if k not in ("deals", "moves")
     }
     assert hand["deals"][:2] == excerpt["deals"] and hand["moves"][:3] == excerpt["moves"]
+
+
+def test_record_check_cli_on_cirulla_records(tmp_path, capsys) -> None:
+    from scopa_env.record import main
+
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(_random_record(CIR3, 5)) + "\n")
+    assert main(["--check", str(good)]) == 0
+    assert "all 1 records replay correctly" in capsys.readouterr().out
+    record = _random_record(CIR3, 5)
+    entry = next((k for h in record["hands"] for k in h["knocks"]), None)
+    assert entry is not None
+    entry["points"] = 7
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(record) + "\n")
+    assert main(["--check", str(bad)]) == 1
+    assert re.search(r"bad\.jsonl:1: .*knock scores \d+, got 7", capsys.readouterr().err)
+
+
+def test_other_variants_have_no_knock_phase() -> None:
+    game = ReferenceGame("classic", 3)
+    assert game.phase == "play" and game.knock_options() == [] and game.knock_queue == []
+    with pytest.raises(ValueError, match="knock 'sum' is not a legal action now: the game is in the play phase"):
+        game.knock("sum")
+    assert len(observe(game)) == 336
