@@ -1,0 +1,256 @@
+"""``az``: sampled-deal search with a trained network inside — its policy as rollout policy and as prior.
+
+The search is ``pimc``'s (``agents.search``): the cards the acting seat has not seen are dealt at random into
+``worlds`` determinizations (only the unseen *set* is read, so the agent is blind to hidden cards), every candidate
+move is searched ``depth`` plies deep in each world, and positions at the horizon are played out to the end of the
+hand. What the network changes:
+
+- **rollouts**: the horizon positions are played out by the network (``rollout=net``, the default): at every ply
+  each world's seat to act plays the card of highest logit in its own observation of that world, and the capture
+  that ``greedy`` would pick for that card (``rollout=greedy`` keeps pimc's rollout policy);
+- **prior**: the mean margin of each move gets ``prior`` times the network's log-probability of the move's card
+  (clipped at -5) instead of pimc's hand-written expert heuristic; ``prior=0`` ranks the moves by the search
+  alone;
+- **end game**: as pimc, the last ``endgame`` plies of a hand (stock empty) are solved exactly in each world.
+
+The network is a ``bot:`` export directory (numpy, torch-free: the shipped search bot) or a ``train.py`` checkpoint
+(``.zip``, read as weights only). Everything runs batched: all worlds of all decisions of a batch advance together,
+and a rollout ply is one ``core.observe``, one forward pass and one ``core.step`` on the whole batch.
+
+Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollout=net``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import ActBatch, AgentSpecError, Policy, register_agent
+from agents.endgame import _best_actions
+from agents.features import Moves, generate_moves, greedy_scores, pick_best, require_state
+from agents.greedy import greedy_moves
+from agents.lookahead import RolloutPolicy, sample_worlds, search_tree
+from scopa_env import core
+from scopa_env.core import State, is_open, remaining_plies
+from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import margin_vs_mean_of_others
+
+__all__ = ["AZAgent", "NetEvaluator", "load_net", "net_rollout_policy"]
+
+Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
+
+PRIOR_FLOOR = -5.0
+"""Lowest log-probability the prior adds (a move the network all but rules out is not pushed further down)."""
+
+
+_BLAS: Any = None
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """A context in which numpy's BLAS uses one thread (``threadpoolctl``): the search's many small products are
+    far slower spread over threads, and much slower still on a loaded machine (measured 0.5 ms against 36 ms per
+    forward pass of 8 rows on the 2-core VM at load 5). A no-op without ``threadpoolctl``."""
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - a dependency; kept optional for stripped installs
+            _BLAS = False
+        else:
+            _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas") if _BLAS else contextlib.nullcontext()
+
+
+class NetEvaluator:
+    """A policy network's card logits in numpy: layers ``(weight (in, out), bias)`` and an activation."""
+
+    def __init__(self, rules: Rules, layers: Layers, activation: str, source: str) -> None:
+        from agents.bot import ACTIVATIONS
+
+        self.rules = rules
+        self.layers = [(np.ascontiguousarray(w, dtype=np.float32), b.astype(np.float32)) for w, b in layers]
+        self.act_fn = ACTIVATIONS[activation]
+        self.source = source
+        size = core.observation_size(rules)
+        if self.layers[0][0].shape[0] != size or self.layers[-1][0].shape[1] != rules.num_cards:
+            raise AgentSpecError(
+                f"{source}: the network maps {self.layers[0][0].shape[0]} inputs to {self.layers[-1][0].shape[1]} "
+                f"actions, but {rules.name} needs {size} observation entries and {rules.num_cards} actions"
+            )
+
+    def logits(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """(n, num_cards) raw logits of the observations ``obs`` (n, obs_size)."""
+        x = obs
+        last = len(self.layers) - 1
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w
+            x += b
+            if i < last:
+                x = self.act_fn(x)
+        return x
+
+    def state_logits(self, state: State) -> npt.NDArray[np.float32]:
+        """(B, num_cards) logits of the acting seat of every game of ``state``."""
+        return self.logits(core.observe(self.rules, state))
+
+
+_NETS: dict[tuple[str, str, float], NetEvaluator] = {}
+
+
+def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
+    """The network of a bot export directory (torch-free) or of a ``train.py`` checkpoint ``.zip`` (cached)."""
+    rules = get_rules(rules)
+    p = Path(str(path))
+    if not p.exists():
+        raise AgentSpecError(f"agent az: {p} does not exist; give a bot directory (agents/bots/classic) or a .zip")
+    key = (str(p.resolve()), rules.name, p.stat().st_mtime)
+    net = _NETS.get(key)
+    if net is not None:
+        return net
+    if p.is_dir():
+        from agents.bot import Bot, BotError
+
+        try:
+            bot = Bot.load(p, prefer="numpy", rules=rules)
+        except BotError as e:
+            raise AgentSpecError(f"agent az:path={path}: {e}") from None
+        net = NetEvaluator(rules, bot.layers, bot.activation, str(p))
+    elif p.suffix.lower() == ".zip":
+        from agents.export import extract_mlp
+        from agents.neural import load_checkpoint_policy
+
+        actor, _ = load_checkpoint_policy(p, rules)
+        layers, activation = extract_mlp(actor)
+        net = NetEvaluator(rules, [(w.T, b) for w, b in layers], activation, str(p))
+    else:
+        raise AgentSpecError(f"agent az: {p} is neither a bot directory nor a train.py checkpoint (.zip)")
+    _NETS[key] = net
+    return net
+
+
+def net_rollout_policy(net: NetEvaluator) -> RolloutPolicy:
+    """A rollout policy: the card of highest logit for the seat to act, with greedy's capture for that card."""
+
+    def policy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> tuple[Moves, npt.NDArray[np.intp]]:
+        moves = generate_moves(rules, state, games)
+        sub = state if games.size == state.batch_size else state.take(games)
+        logits = net.state_logits(sub)
+        # Card first (the network), then among that card's captures greedy's value breaks the tie (scaled well
+        # below any logit gap that matters).
+        score = logits[moves.row, moves.card].astype(np.float64) * 1e3 + greedy_scores(rules, moves)
+        return moves, pick_best(moves, score)
+
+    return policy
+
+
+def _log_prior(net: NetEvaluator, state: State, games: npt.NDArray[np.intp], moves: Moves) -> npt.NDArray[np.float64]:
+    """(m,) the network's log-probability of each candidate's card (over the seat's hand), floored."""
+    sub = state.take(games)
+    logits = net.state_logits(sub).astype(np.float64)
+    hand = sub.hands[np.arange(games.size), sub.current.astype(np.intp)]
+    has_hand = hand.any(axis=1)  # a CHOOSE-phase row: its card is already played, every candidate shares it
+    hand[~has_hand] = True
+    logits = np.where(hand, logits, -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    logp[~has_hand] = 0.0
+    return np.maximum(logp[moves.row, moves.card], PRIOR_FLOOR)
+
+
+class AZAgent(Policy):
+    """Sampled-deal search with a network's rollouts and prior (see the module docstring)."""
+
+    name = "az"
+    needs_state = True
+    needs_obs = False
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        net: NetEvaluator,
+        seed: int | None = None,
+        worlds: int = 16,
+        depth: int = 1,
+        endgame: int = 6,
+        prior: float = 0.5,
+        rollout: str = "net",
+    ) -> None:
+        super().__init__(rules, seed)
+        if worlds < 1:
+            raise AgentSpecError(f"az: worlds must be >= 1 (sampled deals per decision), got {worlds}")
+        if depth < 1:
+            raise AgentSpecError(f"az: depth must be >= 1 (plies searched before the rollout), got {depth}")
+        if endgame < 0:
+            raise AgentSpecError(f"az: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}")
+        if prior < 0:
+            raise AgentSpecError(f"az: prior must be >= 0 (weight of the network's log-probability), got {prior}")
+        if rollout not in ("net", "greedy"):
+            raise AgentSpecError(f"az: rollout must be 'net' or 'greedy', got {rollout!r}")
+        self.net = net
+        self.worlds, self.depth, self.endgame, self.prior = int(worlds), int(depth), int(endgame), float(prior)
+        self.rollout_name = rollout
+        self.policy: RolloutPolicy = net_rollout_policy(net) if rollout == "net" else greedy_moves
+
+    def search(
+        self, state: State, games: npt.NDArray[np.intp]
+    ) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+        """The search of each game's decision: candidates (first world's), mean margins (n, width), first index.
+
+        The margins include the prior; ``-inf`` pads rows with fewer candidates."""
+        rules = self.rules
+        remaining = remaining_plies(rules, state, games)
+        exact = remaining <= self.endgame
+        counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
+        limits = np.where(exact, remaining, self.depth).astype(np.intp)
+        worlds, wrow = sample_worlds(rules, state, games, counts, self.rng)
+        moves, values = search_tree(rules, worlds, limits[wrow], self.policy)
+        side_of = np.array(rules.seat_side, dtype=np.intp)
+        my_side = side_of[state.current[games].astype(np.intp)]
+        row_of = wrow[moves.row]
+        margin = margin_vs_mean_of_others(values)[np.arange(len(moves)), my_side[row_of]]
+        j = np.arange(len(moves)) - moves.starts[moves.row]
+        width = int(j.max()) + 1
+        total = np.zeros((games.size, width))
+        np.add.at(total, (row_of, j), margin)
+        valid = np.zeros((games.size, width), dtype=np.bool_)
+        valid[row_of, j] = True
+        total /= counts[:, None]
+        first_world = np.searchsorted(wrow, np.arange(games.size))
+        use_prior = (~exact) & (self.prior > 0)
+        if use_prior.any():
+            real = generate_moves(rules, state, games)
+            jr = np.arange(len(real)) - real.starts[real.row]
+            bonus = self.prior * _log_prior(self.net, state, games, real)
+            total[real.row, jr] += np.where(use_prior[real.row], bonus, 0.0)
+        total[~valid] = -np.inf
+        return moves, total, moves.starts[first_world]
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        state, games = require_state(batch, self.name)
+        with one_blas_thread():
+            return _best_actions(state, games, self.search(state, games))
+
+
+@register_agent(
+    "az",
+    "sampled-deal search with a network's rollouts and prior: az:path=DIR|FILE.zip[,worlds=16,depth=1,endgame=6,"
+    "prior=0.5,rollout=net|greedy]",
+)
+def _make_az(
+    rules: Rules,
+    seed: int | None = None,
+    path: str | None = None,
+    worlds: int = 16,
+    depth: int = 1,
+    endgame: int = 6,
+    prior: float = 0.5,
+    rollout: str = "net",
+) -> Policy:
+    if not path:
+        raise AgentSpecError("agent az needs a network: az:path=agents/bots/classic (a bot directory or a .zip)")
+    net = load_net(rules, path)
+    return AZAgent(rules, net, seed, worlds=worlds, depth=depth, endgame=endgame, prior=prior, rollout=rollout)

@@ -1,0 +1,129 @@
+"""Tests of the network-guided search ``az`` (agents/netsearch.py) and of expert iteration (agents/expert_iteration.py).
+
+``az`` plays only legal actions in every variant, is deterministic for a seed and blind to hidden cards (the unseen
+cards are dealt again and the decisions must not change; ``tests/test_search.py`` shows the check can fail). The
+expert-iteration smoke run writes a checkpoint that ``az``, ``neural`` and the exported bot all load, and the
+torch-free and torch versions of the network choose the same moves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import ActBatch, AgentSpecError, make_agent
+from agents.bot import new_card, write_numpy_export
+from agents.netsearch import AZAgent, load_net
+from scopa_env import core
+from scopa_env.core import Phase
+from scopa_env.driver import play
+from scopa_env.rules import VARIANTS, get_rules
+from tests.test_search import decisions, random_positions, reshuffle_hidden
+
+CLASSIC_BOT = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
+
+
+def random_net(directory: Path, variant: str, seed: int = 0, hidden: int = 24) -> Path:
+    """A bot export directory holding a small random network for ``variant`` (weights ``(out, in)``)."""
+    rules = get_rules(variant)
+    rng = np.random.default_rng(seed)
+    sizes = [core.observation_size(rules), hidden, rules.num_cards]
+    layers = [
+        (rng.normal(0, 0.3, (b, a)).astype(np.float32), rng.normal(0, 0.1, b).astype(np.float32))
+        for a, b in itertools.pairwise(sizes)
+    ]
+    return write_numpy_export(directory, new_card(rules, layers, "relu", name=f"random-{variant}"), layers, "relu")
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_az_picks_legal_actions_in_every_variant(variant: str, tmp_path: Path) -> None:
+    rules = get_rules(variant)
+    net = random_net(tmp_path / "net", variant)
+    agent = make_agent(f"az:path={net},worlds=2,endgame=4", rules, seed=1)
+    assert isinstance(agent, AZAgent)
+    for plies in (4, 3 * rules.num_players + 7):
+        st = random_positions(rules, 6, plies, seed=plies)
+        rows = np.flatnonzero(st.phase != Phase.DONE)
+        mask = core.legal_action_mask(rules, st)[rows]
+        actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+        assert mask[np.arange(rows.size), actions].all(), f"az: illegal action in {variant}"
+
+
+def test_az_plays_whole_hands_with_both_rollouts() -> None:
+    rules = get_rules("classic")
+    agents = [
+        make_agent(f"az:path={CLASSIC_BOT},worlds=3", rules, seed=1),
+        make_agent(f"az:path={CLASSIC_BOT},worlds=2,rollout=greedy,prior=0", rules, seed=2),
+    ]
+    res = play(rules, agents, np.array([[0, 1], [1, 0]]), np.array([21, 22], dtype=np.uint64), mode="hands")
+    assert (res.hands == 1).all()
+
+
+def test_az_is_deterministic_for_a_seed() -> None:
+    rules = get_rules("classic")
+    st = random_positions(rules, 12, 8, seed=12)
+    spec = f"az:path={CLASSIC_BOT},worlds=4"
+    a = decisions(make_agent(spec, rules, seed=5), rules, st, seed=5)
+    b = decisions(make_agent(spec, rules, seed=99), rules, st, seed=5)  # reseeding restores the same stream
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro"])
+def test_az_is_blind_to_hidden_cards(variant: str, tmp_path: Path) -> None:
+    rules = get_rules(variant)
+    net = CLASSIC_BOT if variant == "classic" else random_net(tmp_path / "net", variant)
+    agent = make_agent(f"az:path={net},worlds=3", rules, seed=0)
+    rng = np.random.default_rng(13)
+    for plies in (3, 14, 27):
+        st = random_positions(rules, 10, plies, seed=plies)
+        other = reshuffle_hidden(rules, st, rng)
+        assert not np.array_equal(st.hands, other.hands), "the reshuffle changed nothing: the test is void"
+        assert np.array_equal(decisions(agent, rules, st, seed=7, calls=2), decisions(agent, rules, other, 7, 2))
+
+
+def test_az_options_are_checked(tmp_path: Path) -> None:
+    rules = get_rules("classic")
+    with pytest.raises(AgentSpecError, match="needs a network"):
+        make_agent("az", rules)
+    with pytest.raises(AgentSpecError, match="does not exist"):
+        make_agent(f"az:path={tmp_path / 'nothing'}", rules)
+    with pytest.raises(AgentSpecError, match="worlds must be >= 1"):
+        make_agent(f"az:path={CLASSIC_BOT},worlds=0", rules)
+    with pytest.raises(AgentSpecError, match="rollout must be"):
+        make_agent(f"az:path={CLASSIC_BOT},rollout=magic", rules)
+    quattro = random_net(tmp_path / "q", "scopa-a-quattro")
+    with pytest.raises(AgentSpecError):  # a network of another variant's size
+        load_net(rules, quattro)
+
+
+def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_path: Path) -> None:
+    from agents.expert_iteration import main
+
+    code = main(
+        [
+            "--hands", "6", "--chunk", "3", "--workers", "1", "--iterations", "1", "--eval-deals", "4",
+            "--eval-opponents", "greedy", "--teacher", "az:worlds=2", "--run-root", str(tmp_path), "--name", "smoke",
+            "--no-progress",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    run = tmp_path / "classic__smoke__0"
+    assert (run / "last.zip").is_file() and (run / "eval.png").is_file() and (run / "nets" / "iter_1").is_dir()
+    rules = get_rules("classic")
+    st = random_positions(rules, 16, 5, seed=3)
+    rows = np.flatnonzero(st.phase != Phase.DONE)
+    batch = ActBatch(rules, core.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+    # The fast faces: the torch checkpoint and the exported numpy bot choose the same actions.
+    torch_net = make_agent(f"neural:path={run / 'last.zip'}", rules, seed=0)
+    numpy_bot = make_agent(f"bot:path={run / 'nets' / 'iter_1'},prefer=numpy", rules, seed=0)
+    assert np.array_equal(torch_net.act(batch), numpy_bot.act(batch))
+    # The search faces: az on the checkpoint and az on the exported directory search alike, move for move.
+    za = decisions(make_agent(f"az:path={run / 'last.zip'},worlds=3", rules, seed=4), rules, st, seed=4, calls=1)
+    zb = decisions(make_agent(f"az:path={run / 'nets' / 'iter_1'},worlds=3", rules, seed=4), rules, st, 4, calls=1)
+    assert np.array_equal(za, zb)
+    # A second leg resumes where the first stopped.
+    assert main(["--resume", str(run), "--iterations", "2", "--no-progress"]) == 0
+    assert (run / "nets" / "iter_2").is_dir()
