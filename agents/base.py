@@ -88,7 +88,14 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), opts
 
 
-_LIGHT_MODULES = ("agents.random_agent", "agents.greedy", "agents.expert", "agents.search", "agents.bot", "agents.netsearch")
+_LIGHT_MODULES = (
+    "agents.random_agent",
+    "agents.greedy",
+    "agents.expert",
+    "agents.search",
+    "agents.bot",
+    "agents.netsearch",
+)
 _TORCH_MODULES = ("agents.neural", "agents.rllib_agent")  # imports torch: loaded only when a spec needs it
 
 
