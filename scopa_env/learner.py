@@ -675,9 +675,15 @@ class SingleLearnerGame(LearnerGames):
         """``step`` of one legal learner action (``is_legal``): the reward; ``last_ends`` has the ended episodes."""
         self._single_ends = []
         self._reward = 0.0
-        self._account_single(self.game.step(action))
+        info = self.game.play(action)
+        if info.__class__ is SingleStep:  # the hand is over
+            self._account_single(info)  # type: ignore[arg-type]
         self._play_others()
-        self._set_mask()
+        if self.mask_filter is None and not self.finished[0]:  # _set_mask's common case
+            self._mask_array = None
+            self._mask_bits = self.game.legal_bits()
+        else:
+            self._set_mask()
         return self._reward
 
     @property
@@ -730,43 +736,36 @@ class SingleLearnerGame(LearnerGames):
 
     def _play_others(self) -> None:
         """``LearnerGames._play_others`` for the one game."""
-        game, rounds = self.game, 0
-        actors, row = self._actors, self._actor_row
+        game, actors, row = self.game, self._actors, self._actor_row
+        finished = bool(self.finished[0])  # changes only in _end_episodes here
         while True:
-            if rounds and self._ending_one is not None:
+            if self._ending_one is not None:
                 self._end_episodes()
-                row = self._actor_row
+                row, finished = self._actor_row, bool(self.finished[0])
             actor = row[game.current]
-            if actor < 0 or self._ending_one is not None or self.finished[0]:
-                if self._ending_one is None:
-                    return
-                self._end_episodes()
-                row = self._actor_row
-                rounds += 1
-                continue
-            rounds += 1
+            if actor < 0 or finished:
+                return
             policy = actors[actor]
             if type(policy) is RandomAgent:
                 # RandomAgent.act drawn here: the same numbers from its generator, no core.State needed
-                action = self._random_action(policy.rng) if game.phase == _PLAY else self._random_pick(policy.rng)
+                if game.phase == _PLAY:
+                    keys = policy.rng.random(self._d)  # uniform_legal: the argmax of the keys over the hand
+                    item, bits, action, top = keys.item, game.hands[game.current], -1, -2.0
+                    while bits:
+                        low = bits & -bits
+                        x = low.bit_length() - 1
+                        k = item(x)
+                        if k > top:  # strictly: the first of equal keys, as argmax
+                            action, top = x, k
+                        bits ^= low
+                else:
+                    action = self._random_pick(policy.rng)
             else:
                 acts = np.array([actor], dtype=np.int32)
                 action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
-            info = game.step(action)
-            if info.hand_over:
-                self._account_single(info)
-
-    def _random_action(self, rng: np.random.Generator) -> int:
-        """``uniform_legal`` of the game's mask: the argmax of ``rng.random(D)`` over the legal cards."""
-        keys = rng.random(self._d).tolist()
-        bits, best, top = self.game.legal_bits(), -1, -2.0
-        while bits:
-            low = bits & -bits
-            x = low.bit_length() - 1
-            if keys[x] > top:  # strictly: the first of equal keys, as argmax
-                best, top = x, keys[x]
-            bits ^= low
-        return best
+            info = game.play(action)
+            if info.__class__ is SingleStep:  # the hand is over
+                self._account_single(info)  # type: ignore[arg-type]
 
     def _random_pick(self, rng: np.random.Generator) -> int:
         """``RandomAgent.act`` in the CHOOSE phase: ``uniform_legal``'s draw, then ``uniform_capture_picks``."""

@@ -32,19 +32,24 @@ import numpy.typing as npt
 from scopa_env import core
 from scopa_env.captures import capture_table
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shuffle import splitmix64
 
 __all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "next_seed"]
 
 _PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.DONE)
 _PLAY_CACHE_LIMIT = 1 << 16
+"""Play-feature blocks kept per variant (keyed by the table); the cache is cleared when it grows past this."""
 _LOOKUP_CACHE_LIMIT = 1 << 17
 """Capture look-ups kept per variant (keyed by the available cards' rank counts and the target)."""
-"""Play-feature blocks kept per variant (keyed by the table); the cache is cleared when it grows past this."""
+_MASK_CACHE_LIMIT = 1 << 16
+"""Read-only bool mask arrays kept per variant (keyed by the mask's bits); cleared when it grows past this."""
 
 
+_frombuffer = np.frombuffer
+_F32 = np.dtype(np.float32)
 _U64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15  # scopa_env.shuffle's SplitMix64 constants
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
 def _splitmix(x: int) -> int:
@@ -95,7 +100,9 @@ class _Consts:
         self.seven = deck.ranks.index("7")
         self.key = int(core.rules_key(rules))
         with np.errstate(over="ignore"):
-            self.card_golden = np.arange(d, dtype=np.uint64) * np.uint64(_GOLDEN)
+            self.card_golden_2 = np.arange(1, d + 1, dtype=np.uint64) * np.uint64(_GOLDEN)
+            """Card c's ``c * golden`` (``shuffle.shuffled_decks``) plus splitmix64's own first addition of golden
+            (uint64 products and sums wrap)."""
         self.coins = (1 << r) - 1  # suit 0, the coins (denari)
         prim = deck.primiera[:r].astype(np.int64).tolist()
         self.primiera_order = [
@@ -121,8 +128,7 @@ class _Consts:
         self.last_pos = pos + 2 * n
         self.onehots = pos
         self.onehots_stop = pos + 2 * n + s + 1
-        self.zeros = [0.0] * (2 * n + s + 2)  # the one-hot blocks and ``choosing``
-        self.onehot_base = 2 * s + 1 + n  # where the one-hot blocks start in observe's tail list
+        self.onehot_base = 2 * s + 1 + n  # the number of counters before the one-hot blocks
         self.shifts = [i * d for i in range(5 + s)]
         self.side_rot = [[(own + i) % s for i in range(s)] for own in range(s)]
         self.seat_rot = [[(seat + i) % n for i in range(n)] for seat in range(n)]
@@ -149,19 +155,49 @@ class _Consts:
         """The float32 bytes of the 8 bits of every byte."""
         self.byte_i8 = [row.astype(np.int8).tobytes() for row in self.byte_floats]
         self.byte_bool = [row.astype(np.bool_).tobytes() for row in self.byte_floats]
-        self.pack_tail = struct.Struct(f"<{self.plays_pos - self.card_bits}f").pack
+        self.masks: dict[int, npt.NDArray[np.bool_]] = {}
+        self.pack_counters = struct.Struct(f"<{self.onehot_base}f").pack
+        """Packs the counters (scores, scope, stock, hand sizes) as float32 bytes."""
+        self.card_cut = (self.card_bits % 8) * 4
+        """Bytes of the last card byte's float32s that belong to the card blocks (0: all of them)."""
+        self.onehot_bytes = self._onehot_bytes()
+        """The float32 bytes of the one-hot blocks and ``choosing``, by
+        ``((dealer_rel * N + seat) * (S + 1) + last_rel) * 2 + choosing``."""
+
+    def _onehot_bytes(self) -> list[bytes]:
+        """Every value of the dealer, seat and last-capturer one-hot blocks and ``choosing``, as float32 bytes."""
+        n, s = self.n, self.s
+        out = []
+        for dealer_rel in range(n):
+            for seat in range(n):
+                for last_rel in range(s + 1):
+                    for choosing in range(2):
+                        vals = [0.0] * (2 * n + s + 2)
+                        vals[dealer_rel] = vals[n + seat] = vals[2 * n + last_rel] = 1.0
+                        vals[-1] = float(choosing)
+                        out.append(struct.pack(f"<{len(vals)}f", *vals))
+        return out
 
     def bool_mask(self, bits: int) -> npt.NDArray[np.bool_]:
-        """(D,) bool, a new writable array: ``cards_of(bits, D)`` by byte look-ups (one numpy call)."""
-        data = bytearray(b"".join(map(self.byte_bool.__getitem__, bits.to_bytes(self.mask_bytes, "little"))))
-        del data[self.d :]
-        return np.frombuffer(data, dtype=np.bool_)
+        """(D,) bool, a new writable array: ``cards_of(bits, D)``, a copy of a cached read-only array."""
+        arr = self.masks.get(bits)
+        if arr is None:
+            if len(self.masks) >= _MASK_CACHE_LIMIT:
+                self.masks.clear()
+            data = b"".join(map(self.byte_bool.__getitem__, bits.to_bytes(self.mask_bytes, "little")))
+            arr = self.masks[bits] = np.frombuffer(data[: self.d], dtype=np.bool_)  # bytes: read-only
+        return arr.copy()
 
     def deck_order(self, seed: int, hand_no: int, attempt: int) -> list[int]:
         """``shuffle.shuffled_decks`` of one game: the per-hand key in Python ints, the card keys in numpy."""
         key = _splitmix(_splitmix(seed ^ _splitmix((hand_no * 1_000_003 + attempt) & _U64)))
-        keys = splitmix64(np.uint64(key) + self.card_golden)
-        order: list[int] = np.argsort(keys, kind="stable").tolist()
+        z = self.card_golden_2 + np.uint64(key)  # shuffle.splitmix64(key + c * golden), in place
+        z ^= z >> _S30
+        z *= _M1
+        z ^= z >> _S27
+        z *= _M2
+        z ^= z >> _S31
+        order: list[int] = np.argsort(z, kind="stable").tolist()
         return order
 
     def _award(self, values: list[int], majority_of: int | None = None) -> list[int]:
@@ -322,7 +358,7 @@ def _consts(rules: Rules) -> _Consts:
     return c
 
 
-@dataclass
+@dataclass(slots=True)
 class SingleStep:
     """What one ``SingleGame.step`` did (``core.StepInfo`` of one game, card sets as bit masks)."""
 
@@ -569,8 +605,24 @@ class SingleGame:
 
         A finished match ignores the action (as the core does).
         """
-        c = self._c
+        seat = self.current
+        out = self.play(int(action))
+        if out is None:
+            return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
+        if out.__class__ is tuple:
+            card, capture, scopa = out  # type: ignore[misc]
+            return SingleStep(seat, True, card, capture, scopa, False, None, -1, 0, False, -1, False)
+        return out  # type: ignore[return-value]
+
+    def play(self, action: int) -> SingleStep | tuple[int, int, bool] | None:
+        """``step`` without building a ``SingleStep`` for every move (the envs' hot path): the same move and checks.
+
+        Returns ``None`` when no move was completed (a pick, a play that waits for picks, a finished match),
+        ``(card, capture, scopa)`` for a completed move within the hand (``capture`` a bit mask), and the
+        ``SingleStep`` of ``step`` only when the move ended the hand (``hand_over``).
+        """
         act = int(action)
+        c = self._c
         phase = self.phase
         seat = self.current
         if phase == _PLAY:
@@ -578,7 +630,7 @@ class SingleGame:
         elif phase == _CHOOSE:
             legal = self._choose_bits()
         else:
-            return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
+            return None
         if not (0 <= act < c.d and legal >> act & 1):
             self._raise_illegal(act)
         bit = 1 << act
@@ -607,7 +659,8 @@ class SingleGame:
                 target -= c.value[x]
                 key -= c.count_key[x]
                 p ^= low
-            nparts, union, unique = c.lookup_key(table & ~picked, key, target)
+            found = c.lookups.get(key * 64 + target)  # lookup_key's cache, read here
+            nparts, union, unique = found if found is not None else c.lookup_key(table & ~picked, key, target)
             lay = play and nparts == 0
             sum_done = target == 0 or unique
             if sum_done:
@@ -620,7 +673,7 @@ class SingleGame:
         captures = sum_done or equal_done or ace_all
         if not (captures or lay):
             self.phase = _CHOOSE
-            return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
+            return None
         side = c.side_of[seat]
         if captures:
             table &= ~capture
@@ -644,7 +697,7 @@ class SingleGame:
             self.deal_no += 1
             self._deal_round()
         if not last_play:
-            return SingleStep(seat, True, card, capture, scopa, False, None, -1, 0, False, -1, False)
+            return card, capture, scopa
         return self._end_hand(SingleStep(seat, True, card, capture, scopa, True, None, -1, 0, False, -1, False))
 
     def _end_hand(self, info: SingleStep) -> SingleStep:
@@ -704,31 +757,31 @@ class SingleGame:
             seen |= p
             big |= p << c.shifts[5 + i]
         big |= (c.full & ~seen) << c.shifts[4]
-        # the counters, the one-hot blocks and ``choosing``, contiguous, as one list
+        # the counters (scores, scope, stock, hand sizes), then the one-hot blocks and ``choosing`` (cached bytes)
         stock = (d - self.stock_pos) / d
+        hands, hand_f = self.hands, c.hand_f
         if s == 2:
             a, b = sides
             target = c.target
-            tail = [scores[a] / target, scores[b] / target, scope[a] / 10.0, scope[b] / 10.0, stock]
+            counters = [scores[a] / target, scores[b] / target, scope[a] / 10.0, scope[b] / 10.0, stock]
         else:
-            tail = list(map(truediv, map(scores.__getitem__, sides), repeat(c.target, s)))
-            tail += map(truediv, map(scope.__getitem__, sides), repeat(10.0, s))
-            tail.append(stock)
-        hands, hand_f = self.hands, c.hand_f
-        tail += [hand_f[hands[i].bit_count()] for i in c.seat_rot[seat]]
-        tail += c.zeros
-        base = c.onehot_base
-        tail[base + (self.dealer - seat) % n] = 1.0
-        tail[base + n + seat] = 1.0
+            counters = list(map(truediv, map(scores.__getitem__, sides), repeat(c.target, s)))
+            counters += map(truediv, map(scope.__getitem__, sides), repeat(10.0, s))
+            counters.append(stock)
+        if n == 2:
+            counters += (hand_f[hands[seat].bit_count()], hand_f[hands[1 - seat].bit_count()])
+        else:
+            counters += [hand_f[hands[i].bit_count()] for i in c.seat_rot[seat]]
         last = self.last_capturer
-        tail[base + 2 * n + (s if last < 0 else (last - own) % s)] = 1.0
-        if self.phase == _CHOOSE:
-            tail[-1] = 1.0
+        onehots = c.onehot_bytes[
+            (((self.dealer - seat) % n * n + seat) * (s + 1) + (s if last < 0 else (last - own) % s)) * 2
+            + (self.phase == _CHOOSE)
+        ]
         # the float32 bytes of the card blocks 8 cards at a time, then the tail and the play features
         chunks = list(map(c.byte_f32.__getitem__, big.to_bytes(c.card_bytes, "little")))
-        if c.card_bits % 8:
-            chunks[-1] = chunks[-1][: (c.card_bits % 8) * 4]
-        chunks.append(c.pack_tail(*tail))
+        if c.card_cut:
+            chunks[-1] = chunks[-1][: c.card_cut]
+        chunks.append(c.pack_counters(*counters))
+        chunks.append(onehots)
         chunks.append(c.play_features(table, self.table_key))
-        data = bytearray().join(chunks)
-        return np.frombuffer(data, dtype=np.float32)
+        return _frombuffer(bytearray().join(chunks), _F32)
