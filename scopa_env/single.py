@@ -91,6 +91,9 @@ class _Consts:
         self.rank = deck.rank.astype(np.int64).tolist()
         self.value = deck.value.astype(np.int64).tolist()
         self.rank_cards = [sum(1 << c for c in range(d) if self.rank[c] == k) for k in range(r)]
+        self.same_rank = [self.rank_cards[self.rank[c]] for c in range(d)]
+        """The cards of card c's rank (c included), by c."""
+        self.next_seat = [(i + 1) % n for i in range(n)]
         self.side_of = list(rules.seat_side)
         self.deal_sizes = list(rules.deal_sizes)
         self.table_cards = rules.table_cards
@@ -105,9 +108,9 @@ class _Consts:
             (uint64 products and sums wrap)."""
         self.coins = (1 << r) - 1  # suit 0, the coins (denari)
         prim = deck.primiera[:r].astype(np.int64).tolist()
-        self.primiera_order = [
-            sorted(((suit * r + k, prim[k]) for k in range(r)), key=lambda cv: -cv[1]) for suit in range(4)
-        ]
+        self.primiera_best = [max((prim[k] for k in range(r) if ranks >> k & 1), default=0) for ranks in range(1 << r)]
+        """The best primiera value among the ranks of a rank bit mask (one suit's cards), by the mask (0 if none)."""
+        self.suit_shifts = [suit * r for suit in range(4)]
         ct = capture_table(r, r)
         self.caps = ct.caps.tolist()
         self.weights = ct.weights.tolist()
@@ -219,10 +222,9 @@ class _Consts:
             prim = [(p & self.rank_cards[self.seven]).bit_count() for p in piles]
         else:
             prim = []
+            best_of, full = self.primiera_best, self.coins  # coins: the rank bit mask of one whole suit
             for p in piles:
-                best = []
-                for order in self.primiera_order:  # each suit's cards, best primiera value first
-                    best.append(next((v for x, v in order if p >> x & 1), 0))
+                best = [best_of[p >> shift & full] for shift in self.suit_shifts]  # each suit's best card
                 prim.append(sum(best) if all(best) else 0)
         columns = [
             self._award(carte, self.d),
@@ -641,7 +643,7 @@ class SingleGame:
             self.hands[seat] = legal ^ bit
             self.pending = act
             picked = self.picked
-            same = table & c.rank_cards[c.rank[act]]
+            same = table & c.same_rank[act]
             equal = same != 0
         else:
             card = self.pending
@@ -679,7 +681,10 @@ class SingleGame:
             table &= ~capture
             self.piles[side] |= capture | (1 << card)
             self.last_capturer = side
-            self.table_key -= c.key_of(capture)
+            if capture & (capture - 1):
+                self.table_key -= c.key_of(capture)
+            else:  # one card
+                self.table_key -= c.count_key[capture.bit_length() - 1]
         else:
             table |= 1 << card
             self.table_key += c.count_key[card]
@@ -692,7 +697,7 @@ class SingleGame:
         self.phase = _PLAY
         self.pending = -1
         self.picked = 0
-        self.current = (seat + 1) % c.n
+        self.current = c.next_seat[seat]
         if hands_empty and not last_play:
             self.deal_no += 1
             self._deal_round()
@@ -752,10 +757,15 @@ class SingleGame:
         big = hand | table << d | pend << c.shifts[2] | picked << c.shifts[3]
         sides = c.side_rot[own]
         piles, scores, scope = self.piles, self.scores, self.scope
-        for i in range(s):
-            p = piles[sides[i]]
-            seen |= p
-            big |= p << c.shifts[5 + i]
+        if s == 2:
+            p, q = piles[sides[0]], piles[sides[1]]
+            seen |= p | q
+            big |= p << c.shifts[5] | q << c.shifts[6]
+        else:
+            for i in range(s):
+                p = piles[sides[i]]
+                seen |= p
+                big |= p << c.shifts[5 + i]
         big |= (c.full & ~seen) << c.shifts[4]
         # the counters (scores, scope, stock, hand sizes), then the one-hot blocks and ``choosing`` (cached bytes)
         stock = (d - self.stock_pos) / d
@@ -783,5 +793,6 @@ class SingleGame:
             chunks[-1] = chunks[-1][: c.card_cut]
         chunks.append(c.pack_counters(*counters))
         chunks.append(onehots)
-        chunks.append(c.play_features(table, self.table_key))
+        plays = c.plays.get(self.table_key)  # play_features' cache, read here
+        chunks.append(plays if plays is not None else c.play_features(table, self.table_key))
         return _frombuffer(bytearray().join(chunks), _F32)
