@@ -680,8 +680,9 @@ class SingleLearnerGame(LearnerGames):
             self._account_single(info)  # type: ignore[arg-type]
         self._play_others()
         if self.mask_filter is None and not self.finished[0]:  # _set_mask's common case
+            game = self.game
             self._mask_array = None
-            self._mask_bits = self.game.legal_bits()
+            self._mask_bits = game.hands[game.current] if game.phase == _PLAY else game.legal_bits()
         else:
             self._set_mask()
         return self._reward
@@ -771,11 +772,13 @@ class SingleLearnerGame(LearnerGames):
         """``RandomAgent.act`` in the CHOOSE phase: ``uniform_legal``'s draw, then ``uniform_capture_picks``."""
         game = self.game
         c, d = game._c, self._d
-        rng.random((1, d))  # RandomAgent.act draws uniform_legal's keys first (and replaces them by the pick)
+        # RandomAgent.act draws uniform_legal's keys (1, D) first (and replaces them by the pick), then the pick's
+        # (1, D): the same numbers in one draw
+        raw = rng.random((2, d))
         value, table, picked, pending = c.value, game.table, game.picked, game.pending
         if table & c.rank_cards[c.rank[pending]]:  # equal: uniform over the mask
-            legal = game.legal_bits()
-            weights = [float(legal >> x & 1) for x in range(d)]
+            cands = game.legal_bits()
+            weights = [float(cands >> x & 1) for x in range(d)]
         else:
             target = value[pending]
             p = picked
@@ -784,7 +787,7 @@ class SingleLearnerGame(LearnerGames):
                 target -= value[low.bit_length() - 1]
                 p ^= low
             top = picked.bit_length() - 1  # -1 with no picks
-            avail = table & ~picked
+            cands = avail = table & ~picked
             counts = [0.0] * (target + 1)  # counts[t]: subsets of the available cards above k adding up to t
             counts[0] = 1.0
             weights = [0.0] * d
@@ -795,10 +798,18 @@ class SingleLearnerGame(LearnerGames):
                 if k > top:
                     weights[k] = counts[target - v]
                 counts = counts[:v] + [counts[t] + counts[t - v] for t in range(v, target + 1)]
-        w = np.array([weights], dtype=np.float64)
-        keys = rng.random(w.shape) ** (1.0 / np.maximum(w, 1e-300))  # as uniform_capture_picks, same shapes
-        keys[w <= 0] = -1.0
-        return int(keys.argmax(axis=1)[0])
+        # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows, then its argmax with
+        # -1 for the cards of weight 0 (the first of equal keys; card 0 if no card has a weight)
+        inv = np.array([[1.0 / max(x, 1e-300) for x in weights]], dtype=np.float64)
+        keys = (raw[1:] ** inv)[0].tolist()
+        best, top = 0, -1.0
+        while cands:  # every card of weight > 0 is one of them
+            low = cands & -cands
+            x = low.bit_length() - 1
+            if weights[x] > 0 and keys[x] > top:
+                best, top = x, keys[x]
+            cands ^= low
+        return best
 
     def _account_single(self, info: SingleStep) -> None:
         """``LearnerGames._account`` for the one game."""
