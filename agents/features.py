@@ -4,18 +4,21 @@ Everything here works on many games at once in numpy and reads only what the act
 section 7): its own hand, the table, the piles, hand sizes, the stock size and the set of unseen cards.
 
 - ``card_weights`` / ``CardWeights``: the immediate value of capturing each card, in rough hand points
-  (carte, denari, settebello, primiera).
+  (carte, denari, settebello, primiera; in cirulla also the napoli and grande coins).
 - ``generate_moves``: the candidate whole moves ``(card, capture)`` of each game: one per move class of the core's
   enumerator (``scopa_env.core.move_classes``; the capture rules live there only). A capture by sum is listed once
   per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
   (coins first): captures that differ only in the suits taken within a rank are merged (the other choices can only
   matter for the primiera's suit coverage). In the CHOOSE phase only completions of the cards already picked are
-  listed. This module adds only what depends on the card weights (the gains, the best suits).
+  listed. This module adds only what depends on the card weights (the gains, the best suits). Cirulla's fifteens
+  are classes of their own (``MoveKind.FIFTEEN``, a rank multiset like a sum).
 - ``greedy_scores``: the greedy heuristic (immediate value: cards, coins, settebello, primiera cards, scopa).
 - ``expert_scores``: greedy with pile-aware weights, minus the expected value of the next opponent's best reply
   (scope, sevens and coins left on the table), estimated from the unseen cards (card counting), plus a bonus for
   laying one of a pair (doubles).
 - ``choose`` / ``pick_best``: the best candidate of each game, and the action that carries it out.
+- ``knock_actions`` / ``act_with_knocks``: cirulla's KNOCK phase (knock whenever allowed, three of a kind first, or
+  never), for the games a policy is asked about in that phase.
 
 Within one rank the cards are always taken in a fixed order (cards already picked in the CHOOSE phase first, then
 suit order: coins first). This is the most valuable order because every weight vector used here gives the coin
@@ -25,8 +28,10 @@ of a rank at least the weight of the other suits, which are equal (``check_weigh
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -39,12 +44,16 @@ from scopa_env.rules import Rules
 
 __all__ = [
     "BIG",
+    "KNOCK_RULES",
     "CardWeights",
+    "KnockRule",
     "MoveContext",
     "MoveKind",
     "Moves",
     "TableEval",
+    "act_with_knocks",
     "card_weights",
+    "check_knock_rule",
     "check_weights",
     "choose",
     "dynamic_weights",
@@ -53,6 +62,7 @@ __all__ = [
     "generate_moves",
     "greedy_scores",
     "hit_probability",
+    "knock_actions",
     "pick_best",
     "require_state",
     "segment_argmax",
@@ -61,8 +71,9 @@ __all__ = [
 
 BIG = 1e9
 """Stands for an impossible capture in the partition values."""
-_LAY, _EQUAL, _SUM, _ACE_ALL = (int(k) for k in MoveKind)  # plain ints: enum attribute look-ups are slow
-_PLAY, _DONE = int(Phase.PLAY), int(Phase.DONE)
+# plain ints: enum attribute look-ups are slow
+_LAY, _EQUAL, _SUM, _ACE_ALL = int(MoveKind.LAY), int(MoveKind.EQUAL), int(MoveKind.SUM), int(MoveKind.ACE_ALL)
+_PLAY, _DONE, _KNOCK = int(Phase.PLAY), int(Phase.DONE), int(Phase.KNOCK)
 
 
 @dataclass(frozen=True)
@@ -91,9 +102,25 @@ class CardWeights:
     """Expert: weight of the next opponent's expected best reply, subtracted from a move's value."""
     doubles: float = 0.5
     """Expert: weight of the bonus for laying one card of a pair (taken back next turn if the opponent cannot)."""
+    napoli_grande: float = 1.0
+    """Cirulla: scale of the napoli (``Ad 2d 3d``: 3 points, and its run) and grande (``Jd Qd Kd``: 5 points) values
+    of those coins (``card_weights``; ``dynamic_weights`` follows who already holds which)."""
 
     def __post_init__(self) -> None:
-        for name in ("card", "coin", "settebello", "seven", "six", "ace", "five", "scopa", "lay", "reply", "doubles"):
+        for name in (
+            "card",
+            "coin",
+            "settebello",
+            "seven",
+            "six",
+            "ace",
+            "five",
+            "scopa",
+            "lay",
+            "reply",
+            "doubles",
+            "napoli_grande",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"CardWeights.{name} must be >= 0, got {getattr(self, name)}")
 
@@ -113,8 +140,85 @@ def _static_weights(rules: Rules, weights: CardWeights) -> npt.NDArray[np.float6
         w[rank_value == 6] += weights.six
         w[rank_value == 1] += weights.ace
         w[rank_value == 5] += weights.five
+    if rules.napoli_grande:
+        combos = _combos(rules)
+        for cards, points in ((combos.napoli, NAPOLI_POINTS), (combos.grande, GRANDE_POINTS)):
+            w[cards] += weights.napoli_grande * points * _COMBO_CHANCE[0]
+        w[combos.run[0]] += weights.napoli_grande * _RUN_START
     w.setflags(write=False)
     return w
+
+
+NAPOLI_POINTS = 3
+"""Cirulla: points of a napoli (``Ad 2d 3d`` in one pile); each further coin of its run adds 1."""
+GRANDE_POINTS = 5
+"""Cirulla: points of a grande (``Jd Qd Kd`` in one pile)."""
+_COMBO_CHANCE = (0.25, 0.5, 1.0)
+"""Value of capturing a card of a three-card combination, as a share of its points, by the cards of it one side
+already holds (0, 1, 2): the chance that side then completes it if each card still out goes either way."""
+_RUN_START = 0.125
+"""Value of ``4d`` (the napoli run's first coin) while nobody holds a napoli yet: one point times the chance of a
+napoli."""
+
+
+@dataclass(frozen=True)
+class _Combos:
+    napoli: npt.NDArray[np.intp]
+    """(3,) ``Ad 2d 3d``."""
+    grande: npt.NDArray[np.intp]
+    """(3,) ``Jd Qd Kd``."""
+    run: npt.NDArray[np.intp]
+    """(7,) the napoli run ``4d 5d 6d 7d Jd Qd Kd``."""
+
+
+@lru_cache(maxsize=8)
+def _combos(rules: Rules) -> _Combos:
+    from scopa_env.scoring import NAPOLI_RUN
+
+    ranks = list(rules.deck.ranks)
+    coin = [i for i in range(rules.num_cards) if rules.deck.suit[i] == 0]
+    by_rank = {ranks[int(rules.deck.rank[i])]: i for i in coin}
+    return _Combos(
+        napoli=np.array([by_rank[x] for x in ("A", "2", "3")], dtype=np.intp),
+        grande=np.array([by_rank[x] for x in ("J", "Q", "K")], dtype=np.intp),
+        run=np.array([by_rank[x] for x in NAPOLI_RUN], dtype=np.intp),
+    )
+
+
+def _combo_weights(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], w: npt.NDArray[np.float64], weights: CardWeights
+) -> None:
+    """Cirulla: ``w`` (n, D) with the napoli and grande values of the static weights replaced by ones that know the
+    piles: a combination some other side has started is worth denying it, one two sides have started is dead, one
+    the acting side has started is worth more with each card of it held; once a side holds a napoli, the next coin
+    of its run is worth a point (to take or to deny)."""
+    combos = _combos(rules)
+    scale = weights.napoli_grande
+    n = games.size
+    ar = np.arange(n)
+    my_side = np.asarray(rules.seat_side, dtype=np.intp)[state.current[games].astype(np.intp)]
+    piles = state.piles[games]  # (n, S, D)
+    chance = np.asarray(_COMBO_CHANCE)
+    for cards, points in ((combos.napoli, NAPOLI_POINTS), (combos.grande, GRANDE_POINTS)):
+        held = piles[:, :, cards].sum(axis=2)  # (n, S)
+        mine = held[ar, my_side]
+        others = held.copy()
+        others[ar, my_side] = 0
+        theirs = others.max(axis=1)
+        started = np.maximum(mine, theirs).clip(max=2)
+        value = np.where((mine > 0) & (theirs > 0), 0.0, points * chance[started])
+        w[:, cards] += scale * (value - points * chance[0])[:, None]
+    # The napoli run: the next coin of a napoli's run is worth a point, to whoever takes it.
+    run = combos.run
+    base = np.asarray(piles[:, :, combos.napoli].all(axis=2), dtype=np.bool_)  # (n, S) holds a napoli
+    prefix = np.cumprod(piles[:, :, run], axis=2).sum(axis=2)  # (n, S) run coins held in sequence
+    owner = base.any(axis=1)
+    nxt = prefix[ar, base.argmax(axis=1)]
+    w[:, run[0]] -= scale * _RUN_START
+    napoli_alive = ~owner & ~((piles[:, :, combos.napoli].any(axis=2)).sum(axis=1) >= 2)
+    w[napoli_alive, run[0]] += scale * _RUN_START
+    gets = np.flatnonzero(owner & (nxt < run.size))
+    w[gets, run[nxt[gets]]] += scale * 1.0
 
 
 def card_weights(rules: Rules, weights: CardWeights = DEFAULT_WEIGHTS) -> npt.NDArray[np.float64]:
@@ -128,9 +232,12 @@ def dynamic_weights(
     """(n, D) capture values that remember the piles: a category already decided is worth nothing more.
 
     With two sides, carte is decided once a side holds more than half the cards and denari once a side holds
-    more than half the coins. With more sides the static weights are returned.
+    more than half the coins. With more sides the static weights are returned, except for cirulla's napoli and
+    grande coins, valued by who holds which (any number of sides).
     """
     w = np.repeat(card_weights(rules, weights)[None, :], len(games), axis=0)
+    if rules.napoli_grande:
+        _combo_weights(rules, state, np.asarray(games, dtype=np.intp), w, weights)
     if rules.num_sides != 2:
         return w
     deck = rules.deck
@@ -172,6 +279,11 @@ class _FeatureTables:
             for j, (k, n) in enumerate(used):
                 flat[p, j] = k * (MAX_PER_RANK + 1) + n
         self.p_flat = flat
+        # Cirulla's fifteens follow the sums in the partition list, by the played card's value ascending.
+        self.num_sum_parts = mt.num_sum_parts
+        f_value = 15 - mt.p_target[mt.num_sum_parts :]
+        self.f_values = np.unique(f_value)  # card values that have fifteens
+        self.f_seg_start = np.searchsorted(f_value, self.f_values)
 
 
 @lru_cache(maxsize=32)
@@ -432,7 +544,7 @@ class Moves:
         tb = _tables(te.rules)
         rows, kind = self.row[idx], self.kind[idx]
         take = np.zeros((idx.size, tb.num_ranks), dtype=np.int8)
-        is_sum = kind == MoveKind.SUM
+        is_sum = self.part[idx] >= 0  # sums, and cirulla's fifteens
         take[is_sum] = tb.p_count[self.part[idx[is_sum]]]
         eq = np.flatnonzero(kind == MoveKind.EQUAL)
         take[eq, tb.rank[self.card[idx[eq]]]] = 1
@@ -482,6 +594,12 @@ def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDAr
         if (phase == _DONE).any():
             bad = int(games[np.flatnonzero(phase == _DONE)[0]])
             raise ValueError(f"generate_moves: game {bad} is finished (phase DONE); pass only games that are running")
+        if (phase == _KNOCK).any():
+            bad = int(games[np.flatnonzero(phase == _KNOCK)[0]])
+            raise ValueError(
+                f"generate_moves: game {bad} is in cirulla's KNOCK phase, which has no card moves; decide its knock "
+                "first (features.knock_actions, or features.act_with_knocks around a policy)"
+            )
         choose = True
     cls = core.move_classes(rules, state, games)
     ctx = _context(rules, state, games, w, choose, cls)
@@ -515,11 +633,16 @@ def greedy_scores(rules: Rules, moves: Moves, weights: CardWeights = DEFAULT_WEI
 
 
 def unseen_cards(state: State, games: npt.NDArray[np.intp], seats: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """(n, D) cards the given seats have not seen: other hands and the stock (public information only)."""
+    """(n, D) cards the given seats have not seen: other hands and the stock (public information only).
+
+    Cirulla's knocked cards still in a hand (``State.revealed``) are seen by everyone."""
     seen = state.hands[games, seats] | state.table[games] | state.piles[games].any(axis=1)
     pend = state.pending[games]
     gp = np.flatnonzero(pend >= 0)
     seen[gp, pend[gp].astype(np.intp)] = True
+    revealed = state.revealed[games]
+    if revealed.any():
+        seen |= revealed.any(axis=1)
     return ~seen
 
 
@@ -531,17 +654,24 @@ def _reply_values(
     played_w: npt.NDArray[np.float64],
     weights: CardWeights,
 ) -> npt.NDArray[np.float64]:
-    """(m, R) best immediate value a player gets by playing a card of each rank on each table (0 if it lays)."""
+    """(m, R) best immediate value a player gets by playing a card of each rank on each table (0 if it lays).
+
+    Under cirulla's ``fifteens`` a card's fifteens count beside its equal-rank captures and sums."""
     tb = _tables(rules)
     m, r = new_table.shape[0], tb.num_ranks
     te = evaluate_tables(rules, new_table, w)
     sweep_ok = ~no_scopa
     part = te.all_part_values() + weights.scopa * ((tb.p_cards[None, :] == te.num_cards[:, None]) & sweep_ok[:, None])
     best = np.full((m, r), -BIG)
-    best[:, tb.sum_targets - 1] = np.maximum.reduceat(part, tb.seg_start, axis=1)
+    ns = tb.num_sum_parts
+    best[:, tb.sum_targets - 1] = np.maximum.reduceat(part[:, :ns] if rules.fifteens else part, tb.seg_start, axis=1)
     equal = te.counts > 0
     eq_val = te.topw.reshape(m, r + 1, -1)[:, :r, 1] + weights.scopa * ((te.num_cards == 1) & sweep_ok)[:, None]
     best = np.where(equal, eq_val, best)
+    if rules.fifteens:
+        fifteen = np.full((m, r), -BIG)
+        fifteen[:, tb.f_values - 1] = np.maximum.reduceat(part[:, ns:], tb.f_seg_start, axis=1)
+        best = np.maximum(best, fifteen)
     if rules.ace_takes_all:
         ace = ~equal[:, 0] & (te.num_cards > 0)
         best[:, 0] = np.where(ace, te.total_weight, best[:, 0])
@@ -590,7 +720,15 @@ def expert_scores(
     h = np.where(everyone_out & (stock[row] > 0), sizes[np.minimum(deal_no[row] + 1, len(sizes) - 1)], hand_next[row])
     opponent = side_of[nxt] != side_of[seat]
     reply_is_last = (core.remaining_plies(rules, state, games) == 2)[row]  # the reply is the hand's last play
-    p_hit = hit_probability(num_unseen[row][:, None], rank_unseen[row], h[:, None])  # (m, R)
+    if rules.knocks:  # cirulla: the next seat's knocked cards are known; the rest of its hand is drawn
+        rev_next = state.revealed[games, nxt]  # (n, D)
+        fresh: npt.NDArray[np.bool_] = np.asarray(everyone_out & (stock[row] > 0))  # a new packet: all unknown
+        h = np.where(fresh, h, h - rev_next.sum(axis=1)[row])
+        known = np.asarray(rev_next.reshape(n, 4, r).any(axis=1))[row] & ~fresh[:, None]  # (m, R)
+        p_miss = 1.0 - hit_probability(num_unseen[row][:, None], rank_unseen[row], h[:, None])
+        p_hit = 1.0 - p_miss * ~known
+    else:
+        p_hit = hit_probability(num_unseen[row][:, None], rank_unseen[row], h[:, None])  # (m, R)
     p_hit *= opponent[row][:, None]
     played_w = (unseen.reshape(n, 4, r) * w.reshape(n, 4, r)).sum(axis=1) / np.maximum(rank_unseen, 1)
     reply = _reply_values(rules, new_table, w[row], reply_is_last, played_w[row], weights)  # (m, R)
@@ -621,6 +759,65 @@ def choose(
 ) -> npt.NDArray[np.int64]:
     """(n,) the next action carrying out the chosen candidate of each game (the card, or the next pick)."""
     return core.move_actions(state.take(games), moves.card[best], moves.captures(best))
+
+
+KnockRule = Literal["always", "never"]
+"""How a rule-based agent decides in cirulla's KNOCK phase: ``always`` knocks whenever allowed, three of a kind (10
+points) before a sum (3 points); ``never`` always answers ``stop``."""
+KNOCK_RULES: tuple[str, ...] = ("always", "never")
+
+
+def check_knock_rule(agent: str, knock: str) -> KnockRule:
+    """``knock`` as a ``KnockRule``, or a clear error naming the agent."""
+    if knock not in KNOCK_RULES:
+        raise ValueError(
+            f"{agent}: knock must be one of {', '.join(KNOCK_RULES)} (cirulla's knock decisions), got {knock!r}"
+        )
+    return knock  # type: ignore[return-value]
+
+
+def knock_actions(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], knock: KnockRule = "always"
+) -> npt.NDArray[np.int64]:
+    """(n,) the decision of each game in ``games`` (all in cirulla's KNOCK phase) under the rule ``knock``:
+    ``knock-tris`` when allowed, else ``knock-sum`` when allowed, else ``stop`` (``never``: always ``stop``).
+
+    Knocking pays: 3 or 10 points for the side against showing three cards, which measured far cheaper
+    (docs/agents.md, Cirulla). Reads only the acting seat's own hand (through the legal mask)."""
+    games = np.asarray(games, dtype=np.intp)
+    stop = core.stop_action(rules)
+    out = np.full(games.size, stop, dtype=np.int64)
+    if games.size == 0 or knock == "never":
+        return out
+    if (state.phase[games] != _KNOCK).any():
+        bad = int(games[np.flatnonzero(state.phase[games] != _KNOCK)[0]])
+        raise ValueError(f"knock_actions: game {bad} is not in the KNOCK phase")
+    mask = core.legal_action_mask(rules, state.take(games))
+    out[mask[:, core.knock_sum_action(rules)]] = core.knock_sum_action(rules)
+    out[mask[:, core.knock_tris_action(rules)]] = core.knock_tris_action(rules)
+    return out
+
+
+def act_with_knocks(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    play: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.int64]],
+    knock: KnockRule = "always",
+) -> npt.NDArray[np.int64]:
+    """(n,) actions: ``knock_actions`` for the games in cirulla's KNOCK phase, ``play(games_in_play)`` for the rest
+    (games in the PLAY or CHOOSE phase). Without knocks in the rules this is ``play(games)``."""
+    if not rules.knocks:
+        return play(games)
+    at_knock = state.phase[games] == _KNOCK
+    if not at_knock.any():
+        return play(games)
+    out = np.empty(games.size, dtype=np.int64)
+    out[at_knock] = knock_actions(rules, state, games[at_knock], knock)
+    rest = np.flatnonzero(~at_knock)
+    if rest.size:
+        out[rest] = play(games[rest])
+    return out
 
 
 def require_state(batch: ActBatch, agent: str) -> tuple[State, npt.NDArray[np.intp]]:

@@ -4,7 +4,9 @@ State is a struct of arrays with the batch first (see ``State``). Functions take
 never live in the state. Randomness only enters through per-game 64-bit seeds (``scopa_env.shuffle``), so the
 same seeds always give the same games and a batch of B games equals B games played one by one.
 
-Action space: one ``Discrete(num_cards)`` space whose ids are card ids (``scopa_env.cards``).
+Action space: one ``Discrete(rules.num_actions)`` space whose ids below ``num_cards`` are card ids
+(``scopa_env.cards``); cirulla adds ``stop`` (``num_cards``), ``knock-sum`` (``num_cards + 1``) and ``knock-tris``
+(``num_cards + 2``), see ``stop_action`` and the cirulla notes below.
 
 - ``PLAY`` phase: the acting seat plays a card from its hand (the mask is its hand). If the card has no capture it
   is laid; if it has exactly one legal capture, the capture is made at once.
@@ -12,6 +14,19 @@ Action space: one ``Discrete(num_cards)`` space whose ids are card ids (``scopa_
   time; the mask allows exactly the table cards that belong to some legal capture still consistent with the cards
   picked so far. As soon as the picked cards determine a single capture, it is completed automatically. Every legal
   capture is reachable, and every pick sequence ends in a legal capture.
+
+Cirulla (``rules.cirulla``, RULES.md section 6; docs/rules.md):
+
+- ``KNOCK`` phase (``Phase.KNOCK``): right after every deal (after any initial-table take), each seat whose three
+  cards qualify decides once, in play order from the player after the dealer, before any card of the deal is
+  played: ``stop`` (no knock, always legal), ``knock-sum`` (3 points: the values add up to 9 or less, ``7c``
+  counting 1) or ``knock-tris`` (10 points: three of a rank, or a pair and ``7c``). A knock reveals the seat's
+  cards (``State.revealed``) and adds to its side's ``State.knock_points``. Then PLAY starts as usual.
+- CHOOSE phase: the mask also allows ``stop`` exactly when the picked cards are a legal capture and another legal
+  capture strictly contains them; ``stop`` makes the capture of exactly the picked cards.
+- A new hand: two or more aces on the table void the deal (reshuffle, as ``void_on_kings``); a table adding up to
+  15 (30), ``7c`` standing for any value 1..10, goes to the dealer's side with one (two) scope
+  (``State.table_take``, ``StepInfo.table_take``).
 
 Moves: ``move_classes`` lists the legal move classes of many games (card, kind, rank multiset) with the one batched
 enumerator of ``scopa_env.moves``, which the agents' candidate moves also build on; ``legal_moves`` (one game) and
@@ -37,23 +52,28 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env.captures import capture_table
-from scopa_env.moves import MoveClasses, MoveKind, enumerate_moves, expand_captures
+from scopa_env.moves import FIFTEEN_TOTAL, MoveClasses, MoveKind, enumerate_moves, expand_captures
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import NUM_POINT_FIELDS, match_winners, score_hands
+from scopa_env.scoring import match_winners, point_fields, score_hands
 from scopa_env.shuffle import derive_seed, first_dealer, shuffled_decks
 
 __all__ = [
+    "KNOCK_POINTS",
     "NO_END",
     "OBS_VERSION",
     "IllegalActionError",
+    "KnockKind",
     "MoveClasses",
     "MoveKind",
     "Phase",
     "State",
     "StepInfo",
+    "action_name",
     "enumerate_captures",
     "is_last_play",
     "is_open",
+    "knock_sum_action",
+    "knock_tris_action",
     "legal_action_mask",
     "legal_move_lists",
     "legal_moves",
@@ -61,18 +81,28 @@ __all__ = [
     "move_classes",
     "observation_layout",
     "observation_size",
+    "observation_version",
     "observe",
     "remaining_plies",
     "reset",
     "rules_key",
     "step",
+    "stop_action",
 ]
 
 OBS_VERSION = 2
 """Bumped whenever the observation layout or meaning changes; checkpoints record it.
 
 Version history: 1, the card sets and counters; 2, adds the ``plays`` block (what a card of each value would do
-on the current table)."""
+on the current table). Cirulla's observations are version 3 (``observation_version``): version 2's layout with
+cirulla's captures in ``plays``, then the ``revealed``, ``knocks``, ``knocking`` and ``fifteens`` blocks."""
+CIRULLA_OBS_VERSION = 3
+"""``observation_version`` of cirulla's rules."""
+
+
+def observation_version(rules: Rules | str) -> int:
+    """The observation version of a variant: ``OBS_VERSION`` (2), or 3 under cirulla's rules."""
+    return CIRULLA_OBS_VERSION if get_rules(rules).cirulla else OBS_VERSION
 
 
 MAX_BATCH = 2**22
@@ -83,9 +113,61 @@ class Phase(IntEnum):
     PLAY = 0
     CHOOSE = 1
     DONE = 2
+    KNOCK = 3
+    """Cirulla: the seat to act decides whether to knock (``stop``, ``knock-sum``, ``knock-tris``)."""
 
 
-_PLAY, _CHOOSE, _DONE = int(Phase.PLAY), int(Phase.CHOOSE), int(Phase.DONE)  # plain ints compare faster
+_PLAY, _CHOOSE, _DONE, _KNOCK = (int(p) for p in Phase)  # plain ints compare faster
+
+
+class KnockKind(IntEnum):
+    """Cirulla's knock decision (``StepInfo.knock``): none, by sum (3 points) or three of a kind (10 points)."""
+
+    NONE = 0
+    SUM = 1
+    TRIS = 2
+
+
+KNOCK_POINTS = (0, 3, 10)
+"""Points of each ``KnockKind``."""
+KNOCK_SUM_LIMIT = 9
+"""A hand knocks by sum when its values add up to at most this (``7c`` counting 1)."""
+MATTA = "7c"
+"""Cirulla's wild card (la matta): any value for the initial-table count, 1 or a pair's rank for knocks."""
+TABLE_TAKE_TOTALS = (15, 30)
+"""An initial table adding up to 15 (30) is taken with one (two) scope (cirulla)."""
+
+
+def stop_action(rules: Rules | str) -> int:
+    """Cirulla's ``stop`` action id (``num_cards``): no knock in the KNOCK phase; in the CHOOSE phase, capture
+    exactly the cards picked so far."""
+    return get_rules(rules).num_cards
+
+
+def knock_sum_action(rules: Rules | str) -> int:
+    """Cirulla's ``knock-sum`` action id (``num_cards + 1``): knock for 3 points (hand values add up to <= 9)."""
+    return get_rules(rules).num_cards + 1
+
+
+def knock_tris_action(rules: Rules | str) -> int:
+    """Cirulla's ``knock-tris`` action id (``num_cards + 2``): knock for 10 points (three of a kind)."""
+    return get_rules(rules).num_cards + 2
+
+
+_ACTION_NAMES = ("stop", "knock-sum", "knock-tris")
+
+
+def action_name(rules: Rules | str, action: int) -> str:
+    """An action in words: a card (``'7d'``), or ``'stop'``, ``'knock-sum'``, ``'knock-tris'``."""
+    from scopa_env.cards import format_card
+
+    rules = get_rules(rules)
+    a = int(action)
+    if 0 <= a < rules.num_cards:
+        return format_card(a, rules.deck)
+    if rules.num_cards <= a < rules.num_actions:
+        return _ACTION_NAMES[a - rules.num_cards]
+    raise ValueError(f"action {a} is outside {rules.name!r}'s action ids 0..{rules.num_actions - 1}")
 
 
 class IllegalActionError(ValueError):
@@ -132,6 +214,22 @@ class State:
     """(B,) int8: winning side once the match is over, else -1."""
     rules_key: npt.NDArray[np.uint32]
     """(B,) uint32: ``rules_key`` of the rules the game was started under; the core refuses other rules on it."""
+    revealed: npt.NDArray[np.bool_] = None  # type: ignore[assignment]
+    """(B, N, D) bool: cirulla: cards revealed by a knock and still in that seat's hand (all False otherwise)."""
+    knock_points: npt.NDArray[np.int16] = None  # type: ignore[assignment]
+    """(B, S) int16: cirulla: knock points of each side this hand (added to its hand points at the end)."""
+    table_take: npt.NDArray[np.int8] = None  # type: ignore[assignment]
+    """(B,) int8: cirulla: scope the dealer's side scored by taking this hand's initial table (the first
+    ``table_cards`` cards of ``deck``), 0 if it was not taken."""
+
+    def __post_init__(self) -> None:
+        """Fields added for cirulla default to zeros shaped from the others (states built field by field)."""
+        if self.revealed is None:
+            self.revealed = np.zeros(self.hands.shape, dtype=np.bool_)
+        if self.knock_points is None:
+            self.knock_points = np.zeros(self.scope.shape, dtype=np.int16)
+        if self.table_take is None:
+            self.table_take = np.zeros(self.table.shape[:1], dtype=np.int8)
 
     @property
     def batch_size(self) -> int:
@@ -186,7 +284,8 @@ class StepInfo:
     hand_over: npt.NDArray[np.bool_]
     """The hand ended with this move and was scored."""
     hand_points: npt.NDArray[np.int16]
-    """(B, S, 6) points of the hand that ended (``scoring.POINT_FIELDS``)."""
+    """(B, S, F) points of the hand that ended, in ``scoring.point_fields(rules)`` order (F = 6: ``POINT_FIELDS``;
+    9 under cirulla: napoli, grande and knocks before the total)."""
     leftover_side: npt.NDArray[np.int8]
     """Side that took the cards left on the table at the end of the hand; -1 if none were left or nobody captured."""
     leftover: npt.NDArray[np.bool_]
@@ -201,6 +300,10 @@ class StepInfo:
     """A new hand was dealt (a next hand, or a new game after an automatic reset)."""
     reset: npt.NDArray[np.bool_]
     """The game was finished and automatically reset to a new match."""
+    knock: npt.NDArray[np.int8]
+    """Cirulla: the ``KnockKind`` of a knock decision made this step by ``seat`` (0: none, or no decision)."""
+    table_take: npt.NDArray[np.int8]
+    """Cirulla: where ``new_hand``, the scope of the new hand's initial-table take (``State.table_take``), else 0."""
 
 
 _CIRULLA_FIELDS = frozenset({"fifteens", "knocks", "table_take", "void_on_aces", "napoli_grande"})
@@ -246,6 +349,16 @@ class _Tables:
             [_COUNT_RADIX ** np.arange(self.low), low_keys * 2 ** np.arange(r - self.low)]
         ).astype(np.float32)
         self.sum_table = _subset_sum_table(r)
+        self.num_point_fields = len(point_fields(rules))
+        self.ace_mask = self.rank == self.ace_rank
+        if rules.cirulla:
+            from scopa_env.cards import parse_card
+
+            self.matta = parse_card(MATTA, deck)
+            self.knock_value = self.value.astype(np.float32)
+            self.knock_value[self.matta] = 1.0  # 7c counts 1 toward a knock by sum
+            self.not_matta = np.ones(d, dtype=np.bool_)
+            self.not_matta[self.matta] = False
 
 
 _TABLES: dict[Rules, _Tables] = {}
@@ -321,6 +434,9 @@ def _empty_state(rules: Rules, batch: int) -> State:
         seed=np.zeros(batch, dtype=np.uint64),
         winner=np.full(batch, -1, dtype=np.int8),
         rules_key=np.full(batch, _tables(rules).key, dtype=np.uint32),
+        revealed=np.zeros((batch, n, d), dtype=np.bool_),
+        knock_points=np.zeros((batch, s), dtype=np.int16),
+        table_take=np.zeros(batch, dtype=np.int8),
     )
 
 
@@ -380,9 +496,13 @@ def _start_hands(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
     attempt = np.zeros(n, dtype=np.int64)
     decks = shuffled_decks(state.seed[idx], state.hand_no[idx], attempt, tb.d)
     k = rules.table_cards
-    if rules.void_on_kings and k:
+    if (rules.void_on_kings or rules.void_on_aces) and k:
         while True:
-            void = tb.king_mask[decks[:, :k]].sum(axis=1) >= 3
+            void = np.zeros(n, dtype=np.bool_)
+            if rules.void_on_kings:
+                void |= tb.king_mask[decks[:, :k]].sum(axis=1) >= 3
+            if rules.void_on_aces:
+                void |= tb.ace_mask[decks[:, :k]].sum(axis=1) >= 2
             if not void.any():
                 break
             attempt[void] += 1
@@ -400,8 +520,69 @@ def _start_hands(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
         state.table[idx[:, None], decks[:, :k]] = True
     state.stock_pos[idx] = k
     state.deal_no[idx] = 0
+    if rules.cirulla:
+        state.revealed[idx] = False
+        state.knock_points[idx] = 0
+        state.table_take[idx] = 0
+        if rules.table_take and k:
+            _take_initial_tables(rules, tb, state, idx)
     _deal_round(rules, state, idx)
     state.current[idx] = (state.dealer[idx] + 1) % rules.num_players
+    if rules.knocks:
+        _next_knocker(rules, tb, state, idx, np.full(n, -1, dtype=np.intp))
+
+
+def _take_initial_tables(rules: Rules, tb: _Tables, state: State, idx: npt.NDArray[np.intp]) -> None:
+    """Cirulla: an initial table adding up to 15 (30), ``7c`` standing for any value 1..10, goes to the dealer's
+    side with one (two) scope; it counts as that side's capture (the last capturer so far)."""
+    table = state.table[idx]
+    total = table.astype(np.float32) @ tb.value.astype(np.float32)  # (n,) exact small integers
+    matta = table[:, tb.matta]
+    lo = np.where(matta, total - 7 + 1, total)  # the matta makes any total from lo to hi
+    hi = np.where(matta, total - 7 + tb.r, total)
+    scope = np.zeros(idx.size, dtype=np.int8)
+    for i, t in enumerate(TABLE_TAKE_TOTALS):
+        scope[(lo <= t) & (t <= hi)] = i + 1
+    taken = np.flatnonzero(scope > 0)
+    if taken.size:
+        g = idx[taken]
+        side = tb.side_of[state.dealer[g]]
+        state.piles[g, side] |= state.table[g]
+        state.table[g] = False
+        state.scope[g, side] += scope[taken]
+        state.last_capturer[g] = side
+        state.table_take[g] = scope[taken]
+
+
+def _knock_options(tb: _Tables, hands: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """(m, N, D) hands -> ``(by_sum, tris)`` (m, N): which seats may knock by sum (three cards worth <= 9, ``7c``
+    counting 1) and by three of a kind (three of a rank, or a pair and ``7c``)."""
+    m, n, d = hands.shape
+    h = hands.reshape(m * n, d)
+    size = (h.astype(np.float32) @ np.ones(d, dtype=np.float32)).reshape(m, n)
+    three = size == 3
+    by_sum = three & ((h.astype(np.float32) @ tb.knock_value).reshape(m, n) <= KNOCK_SUM_LIMIT)
+    most = _rank_counts(h & tb.not_matta, tb.r).max(axis=1).reshape(m, n)
+    tris = three & ((most >= 3) | ((most >= 2) & h[:, tb.matta].reshape(m, n)))
+    return by_sum, tris
+
+
+def _next_knocker(
+    rules: Rules, tb: _Tables, state: State, g: npt.NDArray[np.intp], after: npt.NDArray[np.intp]
+) -> None:
+    """For games ``g`` (a deal just made, or a knock decision just taken by the seat at play-order position
+    ``after``): the next seat in play order that may knock decides (KNOCK phase), else the deal's first player
+    plays (PLAY phase)."""
+    if g.size == 0:
+        return
+    n = rules.num_players
+    order = (state.dealer[g].astype(np.intp)[:, None] + 1 + np.arange(n)) % n  # (m, N) seats in play order
+    by_sum, tris = _knock_options(tb, state.hands[g])
+    may = np.take_along_axis(by_sum | tris, order, axis=1) & (np.arange(n)[None, :] > after[:, None])
+    has = may.any(axis=1)
+    first = np.where(has, may.argmax(axis=1), 0)
+    state.current[g] = order[np.arange(g.size), first]
+    state.phase[g] = np.where(has, _KNOCK, _PLAY)
 
 
 def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
@@ -436,10 +617,67 @@ def _choose_mask(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDA
     return np.where(equal[:, None], same_rank, by_sum)
 
 
+def _capture_options(
+    rules: Rules,
+    tb: _Tables,
+    table: npt.NDArray[np.bool_],
+    cards: npt.NDArray[np.int64],
+    picked: npt.NDArray[np.bool_] | None,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+    """Cirulla: every legal capture of playing ``cards[i]`` on ``table[i]`` that holds the cards ``picked[i]``
+    (None: no picks), from the one move enumerator: ``(row, captured)``, ``row`` (k,) ascending, ``captured``
+    (k, D); a card with no capture has no row."""
+    n = cards.size
+    playable = np.zeros((n, tb.d), dtype=np.bool_)
+    playable[np.arange(n), cards] = True
+    picked_counts = None if picked is None else _rank_counts(picked & table, tb.r)
+    classes = enumerate_moves(rules, playable, _rank_counts(table, tb.r), picked_counts)
+    index, captured = expand_captures(rules, classes, table, picked)
+    keep = classes.kind[index] != MoveKind.LAY
+    return classes.row[index[keep]], captured[keep]
+
+
+def _cirulla_choose_mask(rules: Rules, tb: _Tables, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """(n, D + 1) for games ``g`` in the CHOOSE phase: the pickable table cards, then ``stop`` (the picked cards are
+    a legal capture and another legal capture strictly contains them)."""
+    picked = state.picked[g]
+    row, captured = _capture_options(rules, tb, state.table[g], state.pending[g].astype(np.int64), picked)
+    out = np.zeros((g.size, tb.d + 1), dtype=np.bool_)
+    np.logical_or.at(out[:, : tb.d], row, captured)  # the union of each game's options
+    out[:, : tb.d] &= ~picked
+    exact = (captured == picked[row]).all(axis=1)
+    options = np.bincount(row, minlength=g.size)
+    out[row[exact], tb.d] = options[row[exact]] >= 2
+    return out
+
+
+def _cirulla_mask(rules: Rules, tb: _Tables, state: State) -> npt.NDArray[np.bool_]:
+    """``legal_action_mask`` under cirulla's rules: (B, num_actions)."""
+    b, d = state.batch_size, tb.d
+    mask = np.zeros((b, rules.num_actions), dtype=np.bool_)
+    phase = state.phase
+    gp = np.flatnonzero(phase == _PLAY)
+    mask[gp, :d] = state.hands[gp, state.current[gp]]
+    gc = np.flatnonzero(phase == _CHOOSE)
+    if gc.size:
+        mask[gc, : d + 1] = _cirulla_choose_mask(rules, tb, state, gc)
+    gk = np.flatnonzero(phase == _KNOCK)
+    if gk.size:
+        by_sum, tris = _knock_options(tb, state.hands[gk])
+        seat = state.current[gk].astype(np.intp)
+        ar = np.arange(gk.size)
+        mask[gk, d] = True
+        mask[gk, d + 1] = by_sum[ar, seat]
+        mask[gk, d + 2] = tris[ar, seat]
+    return mask
+
+
 def legal_action_mask(rules: Rules | str, state: State) -> npt.NDArray[np.bool_]:
-    """(B, D) bool: the legal actions of every game (all False for finished games)."""
+    """(B, num_actions) bool: the legal actions of every game (all False for finished games)."""
     rules = get_rules(rules)
-    _checked_tables(rules, state)
+    tb = _checked_tables(rules, state)
+    if rules.cirulla:
+        return _cirulla_mask(rules, tb, state)
     b = state.batch_size
     mask = state.hands[np.arange(b), state.current].copy()
     mask[state.phase != Phase.PLAY] = False
@@ -478,77 +716,90 @@ def step(
     if act.shape != (b,):
         raise ValueError(f"actions must have shape ({b},) (one per game), got {act.shape}")
     if act.dtype.kind not in "iu":
-        raise TypeError(f"actions must be integers (card ids 0..{d - 1}), got dtype {act.dtype}")
+        ids = f"card ids 0..{d - 1}" if not rules.cirulla else f"action ids 0..{rules.num_actions - 1}"
+        raise TypeError(f"actions must be integers ({ids}), got dtype {act.dtype}")
     act = act.astype(np.int64)
     running = state.phase != Phase.DONE
-    in_range = (act >= 0) & (act < d)
-    safe = np.where(in_range, act, 0)
     ar = np.arange(b)
-    ok = running & in_range & state.hands[ar, np.maximum(state.current, 0), safe] & (state.phase == Phase.PLAY)
-    gch = np.flatnonzero(state.phase == Phase.CHOOSE)
-    if gch.size:
-        ok[gch] = in_range[gch] & _choose_mask(rules, state, gch)[np.arange(gch.size), safe[gch]]
+    if rules.cirulla:
+        num_actions = rules.num_actions
+        in_range = (act >= 0) & (act < num_actions)
+        safe = np.where(in_range, act, 0)
+        ok = running & in_range & _cirulla_mask(rules, tb, state)[ar, safe]
+    else:
+        in_range = (act >= 0) & (act < d)
+        safe = np.where(in_range, act, 0)
+        ok = running & in_range & state.hands[ar, np.maximum(state.current, 0), safe] & (state.phase == Phase.PLAY)
+        gch = np.flatnonzero(state.phase == Phase.CHOOSE)
+        if gch.size:
+            ok[gch] = in_range[gch] & _choose_mask(rules, state, gch)[np.arange(gch.size), safe[gch]]
     illegal = running & ~ok
     if illegal.any() and on_illegal == "raise":
-        from scopa_env.cards import format_card
-
         mask = legal_action_mask(rules, state)
         i = int(np.flatnonzero(illegal)[0])
-        legal = [f"{c} ({format_card(c, rules.deck)})" for c in np.flatnonzero(mask[i]).tolist()]
-        what = f"{act[i]} ({format_card(int(act[i]), rules.deck)})" if in_range[i] else str(act[i])
+        legal = [f"{c} ({action_name(rules, c)})" for c in np.flatnonzero(mask[i]).tolist()]
+        what = f"{act[i]} ({action_name(rules, int(act[i]))})" if in_range[i] else str(act[i])
         phase = Phase(int(state.phase[i])).name
+        variant = f" ({rules.name})" if rules.cirulla else ""
         raise IllegalActionError(
-            f"game {i}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
+            f"game {i}{variant}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
             f"legal actions: {', '.join(legal)}"
         )
 
-    play = ok & (state.phase == Phase.PLAY)
-    choose = ok & (state.phase == Phase.CHOOSE)
-    card = np.where(play, act, state.pending).astype(np.int64)
-    card = np.where(ok, card, 0)
-    # Play: the card leaves the hand and becomes pending.
-    gp = np.flatnonzero(play)
-    state.hands[gp, state.current[gp], act[gp]] = False
-    state.pending[gp] = act[gp]
-    gc = np.flatnonzero(choose)
-    state.picked[gc, act[gc]] = True
+    knocked = np.zeros(0, dtype=np.intp)
+    if rules.cirulla:
+        card, capture, captures, lay, done, ace_all, knocked = _cirulla_resolve(rules, tb, state, act, ok)
+        table = state.table
+    else:
+        play = ok & (state.phase == Phase.PLAY)
+        choose = ok & (state.phase == Phase.CHOOSE)
+        card = np.where(play, act, state.pending).astype(np.int64)
+        card = np.where(ok, card, 0)
+        # Play: the card leaves the hand and becomes pending.
+        gp = np.flatnonzero(play)
+        state.hands[gp, state.current[gp], act[gp]] = False
+        state.pending[gp] = act[gp]
+        gc = np.flatnonzero(choose)
+        state.picked[gc, act[gc]] = True
 
-    # Resolve: complete (capture or lay), or wait for picks.
-    table = state.table
-    counts = _rank_counts(table, tb.r)
-    rank = tb.rank[card]
-    value = tb.value[card]
-    n_equal = counts[ar, rank]
-    equal = play & (n_equal > 0)
-    ace_all = play & ~equal & (rank == tb.ace_rank) & table.any(axis=1) if rules.ace_takes_all else np.zeros(b, bool)
-    by_sum = (play & ~equal & ~ace_all) | choose
-    target = np.where(by_sum, value, 0)
-    if gc.size:  # cards already picked count towards the capture
-        counts[gc] -= _rank_counts(state.picked[gc], tb.r)
-        target[gc] -= (state.picked[gc] * tb.value).sum(axis=1)
-    gs = np.flatnonzero(by_sum)
-    nparts, union, unique = tb.ctable.lookup(counts[gs], target[gs])
-    lay = np.zeros(b, dtype=np.bool_)
-    lay[gs[nparts == 0]] = True
-    lay &= play
-    sum_rows = (target[gs] == 0) | unique
-    sum_done = np.zeros(b, dtype=np.bool_)
-    sum_done[gs[sum_rows]] = True
-    equal_done = equal & (n_equal == 1)
-    capture = np.zeros((b, d), dtype=np.bool_)
-    if sum_rows.any():
-        gd = gs[sum_rows]
-        in_union = (union[sum_rows, None] & tb.rank_bits[None, :]) != 0
-        capture[gd] = state.picked[gd] | (in_union & table[gd])
-    ge = np.flatnonzero(equal_done)
-    if ge.size:
-        capture[ge] = table[ge] & (tb.rank[None, :] == rank[ge, None])
-    if ace_all.any():
-        capture[ace_all] = table[ace_all]
-    captures = sum_done | equal_done | ace_all
-    done = captures | lay
-    to_choose = ok & ~done
-    state.phase[to_choose] = Phase.CHOOSE
+        # Resolve: complete (capture or lay), or wait for picks.
+        table = state.table
+        counts = _rank_counts(table, tb.r)
+        rank = tb.rank[card]
+        value = tb.value[card]
+        n_equal = counts[ar, rank]
+        equal = play & (n_equal > 0)
+        ace_all = (
+            play & ~equal & (rank == tb.ace_rank) & table.any(axis=1) if rules.ace_takes_all else np.zeros(b, bool)
+        )
+        by_sum = (play & ~equal & ~ace_all) | choose
+        target = np.where(by_sum, value, 0)
+        if gc.size:  # cards already picked count towards the capture
+            counts[gc] -= _rank_counts(state.picked[gc], tb.r)
+            target[gc] -= (state.picked[gc] * tb.value).sum(axis=1)
+        gs = np.flatnonzero(by_sum)
+        nparts, union, unique = tb.ctable.lookup(counts[gs], target[gs])
+        lay = np.zeros(b, dtype=np.bool_)
+        lay[gs[nparts == 0]] = True
+        lay &= play
+        sum_rows = (target[gs] == 0) | unique
+        sum_done = np.zeros(b, dtype=np.bool_)
+        sum_done[gs[sum_rows]] = True
+        equal_done = equal & (n_equal == 1)
+        capture = np.zeros((b, d), dtype=np.bool_)
+        if sum_rows.any():
+            gd = gs[sum_rows]
+            in_union = (union[sum_rows, None] & tb.rank_bits[None, :]) != 0
+            capture[gd] = state.picked[gd] | (in_union & table[gd])
+        ge = np.flatnonzero(equal_done)
+        if ge.size:
+            capture[ge] = table[ge] & (tb.rank[None, :] == rank[ge, None])
+        if ace_all.any():
+            capture[ace_all] = table[ace_all]
+        captures = sum_done | equal_done | ace_all
+        done = captures | lay
+        to_choose = ok & ~done
+        state.phase[to_choose] = Phase.CHOOSE
 
     info = StepInfo(
         acted=ok,
@@ -559,7 +810,7 @@ def step(
         capture=capture,
         scopa=np.zeros(b, dtype=np.bool_),
         hand_over=np.zeros(b, dtype=np.bool_),
-        hand_points=np.zeros((b, num_sides, NUM_POINT_FIELDS), dtype=np.int16),
+        hand_points=np.zeros((b, num_sides, tb.num_point_fields), dtype=np.int16),
         leftover_side=np.full(b, -1, dtype=np.int8),
         leftover=np.zeros((b, d), dtype=np.bool_),
         match_over=np.zeros(b, dtype=np.bool_),
@@ -567,7 +818,11 @@ def step(
         final_scores=state.scores,  # replaced by a copy below
         new_hand=np.zeros(b, dtype=np.bool_),
         reset=np.zeros(b, dtype=np.bool_),
+        knock=np.zeros(b, dtype=np.int8),
+        table_take=np.zeros(b, dtype=np.int8),
     )
+    if knocked.size:
+        _apply_knocks(rules, tb, state, knocked, act[knocked] - d, info)
 
     # Apply completed moves. ``capture`` is empty outside the ``done`` rows, so it is applied to the whole batch
     # at once (contiguous array operations instead of gathering the rows).
@@ -603,6 +858,8 @@ def step(
         if redeal.size:
             state.deal_no[redeal] += 1
             _deal_round(rules, state, redeal)
+            if rules.knocks:
+                _next_knocker(rules, tb, state, redeal, np.full(redeal.size, -1, dtype=np.intp))
         ended = g[last_play]
         if ended.size:
             _end_hands(rules, state, ended, info)
@@ -614,7 +871,86 @@ def step(
             _new_matches(rules, state, fin, derive_seed(state.seed[fin]))
             info.reset[fin] = True
             info.new_hand[fin] = True
+    if rules.table_take:
+        info.table_take[info.new_hand] = state.table_take[info.new_hand]
     return info
+
+
+def _cirulla_resolve(
+    rules: Rules, tb: _Tables, state: State, act: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.intp],
+]:
+    """``step``'s play and capture choice under cirulla's rules, for the legal actions ``ok``: the card leaves the
+    hand (PLAY) or a table card is picked (CHOOSE); a move completes when the card has no capture (a lay), one
+    capture holding the picked cards, or on ``stop`` (exactly the picked cards); else the CHOOSE phase goes on.
+
+    Returns ``(card, capture, captures, lay, done, ace_all, knock_games)``: ``knock_games`` are the games that took
+    a KNOCK-phase decision (applied by ``_apply_knocks`` once the step's info is made)."""
+    b, d = state.batch_size, tb.d
+    phase = state.phase
+    play = ok & (phase == _PLAY)
+    choose = ok & (phase == _CHOOSE)
+    stop = choose & (act == d)
+    pick = choose & (act < d)
+    card = np.where(play, act, state.pending).astype(np.int64)
+    card = np.where(play | choose, card, 0)
+    gp = np.flatnonzero(play)
+    seat = state.current[gp]
+    state.hands[gp, seat, act[gp]] = False
+    state.revealed[gp, seat, act[gp]] = False
+    state.pending[gp] = act[gp]
+    gc = np.flatnonzero(pick)
+    state.picked[gc, act[gc]] = True
+
+    table = state.table
+    capture = np.zeros((b, d), dtype=np.bool_)
+    rows = np.flatnonzero(play | pick)
+    row, captured = _capture_options(rules, tb, table[rows], card[rows], state.picked[rows] if gc.size else None)
+    options = np.bincount(row, minlength=rows.size)
+    first = np.concatenate([[0], np.cumsum(options)[:-1]])
+    one = np.flatnonzero(options == 1)
+    capture[rows[one]] = captured[first[one]]
+    gs = np.flatnonzero(stop)
+    capture[gs] = state.picked[gs]
+    captures = stop.copy()
+    captures[rows[one]] = True
+    lay = np.zeros(b, dtype=np.bool_)
+    lay[rows[options == 0]] = True
+    lay &= play
+    done = captures | lay
+    state.phase[rows[options >= 2]] = _CHOOSE
+    if rules.ace_takes_all:
+        ace_all = play & (tb.rank[card] == tb.ace_rank) & ~(table & tb.ace_mask).any(axis=1) & table.any(axis=1)
+    else:
+        ace_all = np.zeros(b, dtype=np.bool_)
+    return card, capture, captures, lay, done, ace_all, np.flatnonzero(ok & (phase == _KNOCK))
+
+
+def _apply_knocks(
+    rules: Rules,
+    tb: _Tables,
+    state: State,
+    g: npt.NDArray[np.intp],
+    kind: npt.NDArray[np.int64],
+    info: StepInfo,
+) -> None:
+    """KNOCK-phase decisions ``kind`` (a ``KnockKind``) of games ``g``: points to the side, the hand revealed, and
+    the next seat that may knock decides (or play starts)."""
+    seat = state.current[g].astype(np.intp)
+    info.knock[g] = kind
+    side = tb.side_of[seat]
+    state.knock_points[g, side] += np.asarray(KNOCK_POINTS, dtype=np.int16)[kind]
+    k = kind > 0
+    state.revealed[g[k], seat[k]] = state.hands[g[k], seat[k]]
+    n = rules.num_players
+    _next_knocker(rules, tb, state, g, (seat - state.dealer[g].astype(np.intp) - 1) % n)
 
 
 def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepInfo) -> None:
@@ -627,7 +963,7 @@ def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepIn
     gl = g[has]
     state.piles[gl, last[has]] |= left[has]
     state.table[g] = False
-    points = score_hands(rules, state.piles[g], state.scope[g])
+    points = score_hands(rules, state.piles[g], state.scope[g], state.knock_points[g] if rules.cirulla else None)
     info.hand_points[g] = points
     info.hand_over[g] = True
     state.scores[g] += points[:, :, -1]
@@ -730,7 +1066,7 @@ def _move_classes(
             playable[choose] = False
             playable[choose, state.pending[g[choose]]] = True
             picked_counts = _rank_counts(state.picked[g] & table, tb.r)  # nothing is picked outside CHOOSE
-        playable[phase == _DONE] = False
+        playable[(phase == _DONE) | (phase == _KNOCK)] = False
     return enumerate_moves(rules, playable, counts, picked_counts, last_play)
 
 
@@ -807,12 +1143,21 @@ def move_actions(state: State, cards: npt.ArrayLike, captures: npt.NDArray[np.bo
     """(B,) the next action that carries out the chosen move ``(cards[i], captures[i])`` in each game.
 
     In the PLAY phase that is the card; in the CHOOSE phase it is the lowest-id card of the chosen capture not
-    picked yet. Call it again at every decision until the move completes (``info.move_done``).
+    picked yet, or cirulla's ``stop`` once every card of it is picked (a capture strictly inside another). Call it
+    again at every decision until the move completes (``info.move_done``). Cirulla's KNOCK phase has no moves:
+    there the action is ``stop`` (no knock).
     """
     cards = np.asarray(cards, dtype=np.int64)
     todo = captures & ~state.picked
     first = np.argmax(todo, axis=1)
-    return np.where(state.phase == Phase.CHOOSE, first, cards)
+    out = np.where(state.phase == Phase.CHOOSE, first, cards)
+    stop = state.table.shape[1]  # cirulla's stop action id (num_cards)
+    if (state.phase == _KNOCK).any():
+        out[state.phase == _KNOCK] = stop
+    choosing = np.flatnonzero(state.phase == _CHOOSE)
+    if choosing.size:
+        out[choosing[~_rows_any(todo[choosing])]] = stop
+    return out
 
 
 # --------------------------------------------------------------------------------------------------- observation
@@ -846,6 +1191,25 @@ def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
             "sum + v after a lay) / 40",
         ),
     ]
+    if rules.cirulla:
+        r = rules.deck.num_ranks
+        blocks[-1] = (
+            "plays",
+            4 * r,
+            "as version 2 under cirulla's captures (fifteens and an ace taking all capture; an ace taking all is "
+            "never a scopa); table sum after: sum - v after an equal-rank or sum capture, else sum - (15 - v) after "
+            "a fifteen, 0 after an ace taking all, sum + v after a lay; / 40",
+        )
+        blocks += [
+            (
+                "revealed",
+                n * d,
+                "cards revealed by knocks still in each seat's hand, own seat first then in play order",
+            ),
+            ("knocks", s, "knock points of each side this hand / 10, own side first"),
+            ("knocking", 1, "1 in the KNOCK phase"),
+            ("fifteens", r, "for each card value v (rank order): a card of value v played now could make a fifteen"),
+        ]
     out, pos = [], 0
     for name, size, meaning in blocks:
         out.append((name, pos, pos + size, meaning))
@@ -922,7 +1286,33 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     obs[:, pos] = state.phase == Phase.CHOOSE
     pos += 1
     _play_features(rules, tb, state.table, out=obs[:, pos : pos + 1 + 4 * tb.r])
+    if rules.cirulla:
+        _observe_cirulla(rules, tb, state, seat, side_rows, obs, pos + 1 + 4 * tb.r)
     return obs
+
+
+def _observe_cirulla(
+    rules: Rules,
+    tb: _Tables,
+    state: State,
+    seat: npt.NDArray[np.int64],
+    side_rows: npt.NDArray[np.int64],
+    obs: npt.NDArray[np.float32],
+    pos: int,
+) -> None:
+    """``observe``'s cirulla part: cards revealed by knocks leave ``unseen``; the blocks after ``plays``."""
+    b, d, n, s = state.batch_size, tb.d, rules.num_players, rules.num_sides
+    ar = np.arange(b)
+    unseen = observation_layout(rules)[4]
+    obs[:, unseen[1] : unseen[2]] *= ~state.revealed.any(axis=1)
+    rel_seats = (seat[:, None] + np.arange(n)) % n
+    obs[:, pos : pos + n * d] = state.revealed[ar[:, None], rel_seats].reshape(b, n * d)
+    pos += n * d
+    obs[:, pos : pos + s] = state.knock_points.reshape(-1)[side_rows] / 10.0
+    pos += s
+    obs[:, pos] = state.phase == _KNOCK
+    pos += 1
+    obs[:, pos : pos + tb.r] = _fifteen_bits(rules, tb, _rank_counts(state.table, tb.r))
 
 
 def _low_subset_sums(num_ranks: int) -> npt.NDArray[np.uint64]:
@@ -982,11 +1372,14 @@ def _play_features(
     """(B, 1 + 4R): table sum / 40, then per card value: captures, scopa, settebello, table sum after / 40.
 
     The same for every seat (it depends on the table only); ``observe`` places it after the seat's own blocks.
+    Under ``rules.fifteens`` (cirulla) ``_cirulla_play_features`` computes it instead.
     A capture by equal rank or by sum always takes cards worth exactly v in total, so the table keeps
     ``sum - v`` after it, and ``sum + v`` after a lay (ace-takes-all leaves 0). Sums are found with bit sets of
     subset sums: with no card of value v on the table, any set adding up to v has at least two cards.
     ``out``: a (B, 1 + 4R) float32 array (or view, such as the observation's columns) to write into.
     """
+    if rules.fifteens:
+        return _cirulla_play_features(rules, tb, table, out)
     b, r = table.shape[0], tb.r
     deck = rules.deck
     sette_on_table = table[:, deck.settebello]
@@ -1025,6 +1418,87 @@ def _play_features(
     out[:, 0] = total / 40.0
     per_value = out[:, 1:].reshape(b, r, 4)  # a view: the four features of each value side by side
     per_value[:, :, 0] = captures.astype(np.float32)  # cast first: a bool -> float cast into a strided view is slow
+    per_value[:, :, 1] = scopa.astype(np.float32)
+    per_value[:, :, 2] = sette.astype(np.float32)
+    np.divide(after, 40.0, out=per_value[:, :, 3])
+    return out
+
+
+FIFTEEN = FIFTEEN_TOTAL
+
+
+def _sum_bits(counts: npt.NDArray[np.integer], top: int) -> npt.NDArray[np.uint64]:
+    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s (s <= top)."""
+    keep = np.uint64((1 << (top + 1)) - 1)
+    sums = np.ones(counts.shape[0], dtype=np.uint64)
+    for r in range(counts.shape[1]):
+        shift = np.uint64(r + 1)
+        for c in range(1, int(counts[:, r].max(initial=0)) + 1):
+            sums = np.where(counts[:, r] >= c, sums | ((sums << shift) & keep), sums)
+    return sums
+
+
+def _fifteen_bits(rules: Rules, tb: _Tables, counts: npt.NDArray[np.integer]) -> npt.NDArray[np.bool_]:
+    """(n, R) table rank counts -> (n, R): a card of value v (rank order) played there can make a fifteen (some
+    table cards add up to 15 - v); an ace that takes all (no ace on a non-empty table) cannot."""
+    bits = _low_bits(_sum_bits(counts, FIFTEEN), FIFTEEN + 1)  # (n, 16)
+    values = np.arange(1, tb.r + 1)
+    out = bits[:, np.clip(FIFTEEN - values, 0, FIFTEEN)] & (values < FIFTEEN)
+    if rules.ace_takes_all:
+        out[:, 0] &= counts[:, 0] > 0
+    return out
+
+
+def _cirulla_play_features(
+    rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_], out: npt.NDArray[np.float32] | None = None
+) -> npt.NDArray[np.float32]:
+    """``_play_features`` under cirulla's captures, per card value v: captures (equal rank, a sum, a fifteen, or an
+    ace taking all); some capture clears the table and is a scopa (never an ace taking all); some capture takes the
+    settebello; the table's sum after the play / 40: sum - v after an equal-rank or sum capture, else sum - (15 - v)
+    after a fifteen, 0 after an ace taking all, sum + v after a lay."""
+    b, r = table.shape[0], tb.r
+    deck = rules.deck
+    counts = _rank_counts(table, r)
+    values = np.arange(1, r + 1)
+    total = counts.astype(np.float32) @ values.astype(np.float32)
+    sette_on_table = table[:, deck.settebello]
+    seven = deck.ranks.index("7")
+    without = counts.copy()
+    without[:, seven] -= sette_on_table
+    sums_without = _sum_bits(without, FIFTEEN)
+    sums = np.where(sette_on_table, sums_without | (sums_without << np.uint64(seven + 1)), sums_without)
+    bits = _low_bits(sums, FIFTEEN + 1)  # (B, 16): some table cards add up to s
+    bits_without = _low_bits(sums_without, FIFTEEN + 1)
+    equal = counts > 0
+    by_sum = bits[:, values] & ~equal  # sums take at least two cards when no card of value v is on the table
+    classic = equal | by_sum
+    rest = np.clip(FIFTEEN - values, 0, FIFTEEN)
+    fifteen = bits[:, rest] & (values < FIFTEEN)
+    ace_all = ~equal[:, 0] & (total > 0) if rules.ace_takes_all else np.zeros(b, dtype=np.bool_)
+    fifteen[:, 0] &= ~ace_all
+    captures = classic | fifteen
+    captures[:, 0] |= ace_all
+    # Scopa: an equal/sum capture of the whole table (sum == v), or a fifteen of it (sum + v == 15).
+    scopa = (classic & (total[:, None] == values)) | (fifteen & (total[:, None] + values == FIFTEEN))
+    scopa[:, 0] &= ~ace_all
+    # Settebello: a 7 takes it by equal rank; a sum above 7 with cards worth the rest; a fifteen with cards worth
+    # 8 - v (none for a jack).
+    sette = np.zeros((b, r), dtype=np.bool_)
+    sette[:, seven] = sette_on_table
+    above = np.arange(seven + 1, r)
+    sette[:, above] = sette_on_table[:, None] & by_sum[:, above] & bits_without[:, above + 1 - (seven + 1)]
+    low = values <= FIFTEEN - (seven + 1)
+    need = np.clip(FIFTEEN - (seven + 1) - values, 0, FIFTEEN)
+    sette[:, low] |= sette_on_table[:, None] & fifteen[:, low] & bits_without[:, need[low]]
+    sette[:, 0] |= sette_on_table & ace_all
+    after = np.where(classic, total[:, None] - values, np.where(fifteen, total[:, None] - (FIFTEEN - values), 0))
+    after = np.where(captures, after, total[:, None] + values).astype(np.float32)
+    after[:, 0] = np.where(ace_all, 0.0, after[:, 0])
+    if out is None:
+        out = np.empty((b, 1 + 4 * r), dtype=np.float32)
+    out[:, 0] = total / 40.0
+    per_value = out[:, 1:].reshape(b, r, 4)
+    per_value[:, :, 0] = captures.astype(np.float32)
     per_value[:, :, 1] = scopa.astype(np.float32)
     per_value[:, :, 2] = sette.astype(np.float32)
     np.divide(after, 40.0, out=per_value[:, :, 3])

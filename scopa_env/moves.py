@@ -5,10 +5,13 @@ A move plays one card and either lays it or captures (RULES.md sections 3 and 6)
 - ``EQUAL``: the table holds cards of the played card's rank; the move takes one of them (and no sum may be taken);
 - ``ACE_ALL``: under ``rules.ace_takes_all``, an ace with no ace on a non-empty table takes the whole table;
 - ``SUM``: otherwise, any set of two or more table cards whose values add up to the card's value;
+- ``FIFTEEN``: under ``rules.fifteens`` (cirulla), any set of one or more table cards whose values add up to 15 with
+  the played card's value, beside the equal-rank captures or sums (an ace that takes all has no other move);
 - ``LAY``: nothing can be taken; the card stays on the table.
 
 Which moves exist depends only on the *rank counts* of the table, so ``enumerate_moves`` lists move *classes*:
-a card and, for a sum, a rank multiset (a partition of the card's value, an index into ``MoveTables.p_count``).
+a card and, for a sum or a fifteen, a rank multiset (a partition of the card's value, or of 15 minus it: an index
+into ``MoveTables.p_count``, fifteens after the sums).
 One class stands for every choice of suits within its ranks; ``expand_captures`` lists those concrete captured-card
 sets. The core's ``legal_moves`` / ``enumerate_captures`` (exact card sets) and ``agents.features.generate_moves``
 (one candidate per class, best suits by weight) are both built on ``enumerate_moves``; the core's ``move_classes``
@@ -35,6 +38,7 @@ from scopa_env.captures import partitions
 from scopa_env.rules import Rules
 
 __all__ = [
+    "FIFTEEN_TOTAL",
     "MAX_PER_RANK",
     "MoveClasses",
     "MoveKind",
@@ -57,9 +61,13 @@ class MoveKind(IntEnum):
     EQUAL = 1
     SUM = 2
     ACE_ALL = 3
+    FIFTEEN = 4
 
 
-_LAY, _EQUAL, _SUM, _ACE_ALL = (int(k) for k in MoveKind)  # plain ints: enum attribute look-ups are slow
+# plain ints: enum attribute look-ups are slow
+_LAY, _EQUAL, _SUM, _ACE_ALL, _FIFTEEN = (int(k) for k in MoveKind)
+FIFTEEN_TOTAL = 15
+"""A fifteen (cirulla): the played card and the cards it takes add up to this."""
 
 
 class MoveTables:
@@ -69,6 +77,11 @@ class MoveTables:
     ``captures.partitions`` order within a value, values ascending: ``p_count[p]`` (cards of each rank),
     ``p_target[p]`` (``t``), ``p_cards[p]`` (cards taken). ``fit_parts[fit_start[t, m] : + fit_len[t, m]]`` are the
     partitions of ``t`` that use only the ranks of bit mask ``m`` (ranks below ``t`` present on a table).
+
+    Under ``rules.fifteens`` the fifteens follow the sums (indices ``num_sum_parts`` on): every partition of
+    ``15 - v`` into card values (one part or more) for each card value ``v``, with ``p_target`` = 15 - v;
+    ``f_parts[f_start[v, m] : + f_len[v, m]]`` are the fifteens of a card of value ``v`` that use only the ranks of
+    bit mask ``m`` (any rank present on a table).
     """
 
     def __init__(self, rules: Rules) -> None:
@@ -91,6 +104,18 @@ class MoveTables:
                 if max(c) <= MAX_PER_RANK:
                     counts.append(c)
                     targets.append(t)
+        self.num_sum_parts = len(counts)
+        self.fifteens = rules.fifteens
+        if rules.fifteens:  # every multiset of table cards that makes 15 with a card of value v, v ascending
+            for v in range(1, r + 1):
+                t = FIFTEEN_TOTAL - v
+                for parts in partitions(t, min(t, r)) if t > 0 else []:
+                    c = [0] * r
+                    for p in parts:
+                        c[p - 1] += 1
+                    if max(c) <= MAX_PER_RANK:
+                        counts.append(c)
+                        targets.append(t)
         self.p_count = np.array(counts, dtype=np.intp)  # (P, R)
         self.p_target = np.array(targets, dtype=np.intp)  # (P,)
         self.p_cards = self.p_count.sum(axis=1)  # (P,)
@@ -104,11 +129,12 @@ class MoveTables:
         self.pack_f = self.pack.astype(np.float64)  # exact: packed counts stay below 2**53
         self.rank_bits_f = self.rank_bits.astype(np.float32)
         self.ones = np.ones(r, dtype=np.float32)
-        # Partitions are sorted by target: where each target's segment starts, and its length (by value 0..R).
-        self.sum_targets = np.unique(self.p_target)
-        self.seg_start = np.searchsorted(self.p_target, self.sum_targets)
-        self.seg_begin = np.searchsorted(self.p_target, np.arange(r + 1))
-        self.seg_len = np.searchsorted(self.p_target, np.arange(r + 1), side="right") - self.seg_begin
+        # Sum partitions are sorted by target: where each target's segment starts, and its length (by value 0..R).
+        sum_target = self.p_target[: self.num_sum_parts]
+        self.sum_targets = np.unique(sum_target)
+        self.seg_start = np.searchsorted(sum_target, self.sum_targets)
+        self.seg_begin = np.searchsorted(sum_target, np.arange(r + 1))
+        self.seg_len = np.searchsorted(sum_target, np.arange(r + 1), side="right") - self.seg_begin
         # For each target t and set of ranks below t present on a table (bit mask): the partitions of t that use
         # only those ranks, as a flat list with offsets (CSR), so the enumerator expands only these.
         num_masks = 1 << (r - 1)
@@ -126,8 +152,30 @@ class MoveTables:
             flat_parts.append(seg[pi])
             at += pi.size
         self.fit_parts = np.concatenate(flat_parts).astype(np.intp)
+        if rules.fifteens:
+            self._fifteen_fits(r)
         self.below = (np.int64(1) << np.maximum(np.arange(r + 1) - 1, 0)) - 1  # ranks with value < t, by t
         self.opt_start, self.opt_len, self.opt_masks = _suit_choices()
+
+    def _fifteen_fits(self, r: int) -> None:
+        """``f_start``, ``f_len``, ``f_parts``: the fifteens of each card value by the ranks present (CSR)."""
+        all_masks = np.arange(1 << r, dtype=np.int64)
+        self.f_start = np.zeros((r + 1, all_masks.size), dtype=np.intp)
+        self.f_len = np.zeros((r + 1, all_masks.size), dtype=np.intp)
+        flat: list[npt.NDArray[np.intp]] = []
+        at = 0
+        fif = np.arange(self.num_sum_parts, self.p_target.size)
+        for v in range(1, r + 1):
+            seg = fif[self.p_target[fif] == FIFTEEN_TOTAL - v]
+            if seg.size == 0:
+                continue
+            ok = (self.p_bits[seg][:, None] & ~all_masks[None, :]) == 0  # (P_v, masks)
+            self.f_len[v] = ok.sum(axis=0)
+            self.f_start[v] = at + np.concatenate([[0], np.cumsum(self.f_len[v])[:-1]])
+            _, pi = np.nonzero(ok.T)
+            flat.append(seg[pi])
+            at += pi.size
+        self.f_parts = np.concatenate(flat).astype(np.intp) if flat else np.zeros(0, dtype=np.intp)
 
 
 def _suit_choices() -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.int64]]:
@@ -169,7 +217,7 @@ class MoveClasses:
     kind: npt.NDArray[np.int8]
     """(m,) ``MoveKind``."""
     part: npt.NDArray[np.intp]
-    """(m,) the sum partition taken (index into ``MoveTables.p_count``), -1 unless the kind is SUM."""
+    """(m,) the partition taken (index into ``MoveTables.p_count``), -1 unless the kind is SUM or FIFTEEN."""
     num_taken: npt.NDArray[np.intp]
     """(m,) table cards captured (0 for a lay)."""
     scopa: npt.NDArray[np.bool_]
@@ -198,8 +246,13 @@ def enumerate_moves(
     ``counts``: (n, R) table cards of each rank. ``picked_counts``: (n, R) cards of each rank already picked in the
     CHOOSE phase (None: no picks), which a class must be able to include. ``last_play``: (n,) bool, the move is the
     hand's last play (never a scopa; None: no row is). A card with no capture is one LAY class.
+
+    Under ``rules.fifteens`` a card's classes are its equal-rank capture (or else its sums), then its fifteens, in
+    partition order; an ace that takes all has that class only.
     """
     tb = move_tables(rules)
+    if tb.fifteens:
+        return _enumerate_with_fifteens(tb, playable, np.asarray(counts), picked_counts, last_play)
     n, d = playable.shape
     counts = np.asarray(counts)
     flat = np.flatnonzero(playable)  # faster than a 2-D nonzero
@@ -253,6 +306,91 @@ def enumerate_moves(
     return MoveClasses(row, card, kind, part, num_taken, scopa, starts, last_play, counts)
 
 
+def _fitting(
+    tb: MoveTables,
+    pr: npt.NDArray[np.intp],
+    pairs: npt.NDArray[np.intp],
+    start: npt.NDArray[np.intp],
+    lens: npt.NDArray[np.intp],
+    flat_parts: npt.NDArray[np.intp],
+    packed: npt.NDArray[np.int64],
+    picked_packed: npt.NDArray[np.int64] | None,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """The candidate partitions ``flat_parts[start[i] : + lens[i]]`` of each pair ``pairs[i]`` that the table's
+    rank counts hold (and that can include the picked cards): ``(pair, partition)`` of each, by pair."""
+    pp_pair = np.repeat(pairs, lens)
+    offset = np.arange(pp_pair.size) - np.repeat(np.cumsum(lens) - lens, lens)
+    pp_part = flat_parts[np.repeat(start, lens) + offset]
+    need = tb.p_packed[pp_part]
+    pp_row = pr[pp_pair]
+    fits = ((packed[pp_row] | tb.guard) - need) & tb.guard == tb.guard
+    if picked_packed is not None:
+        fits &= ((need | tb.guard) - picked_packed[pp_row]) & tb.guard == tb.guard
+    return pp_pair[fits], pp_part[fits]
+
+
+def _enumerate_with_fifteens(
+    tb: MoveTables,
+    playable: npt.NDArray[np.bool_],
+    counts: npt.NDArray[np.integer],
+    picked_counts: npt.NDArray[np.integer] | None,
+    last_play: npt.NDArray[np.bool_] | None,
+) -> MoveClasses:
+    """``enumerate_moves`` under ``rules.fifteens`` (cirulla): equal rank or sums, plus fifteens, or ace takes all."""
+    n, d = playable.shape
+    flat = np.flatnonzero(playable)
+    pr = flat // d
+    pc = flat - pr * d
+    rank, value = tb.rank[pc], tb.value[pc]
+    table_cards = (counts @ tb.ones).astype(np.intp)
+    equal = counts[pr, rank] > 0
+    if tb.ace_takes_all:
+        ace_all = (rank == 0) & ~equal & (table_cards[pr] > 0)
+    else:
+        ace_all = np.zeros(pr.size, dtype=np.bool_)
+    present = ((counts > 0) @ tb.rank_bits_f).astype(np.int64)
+    packed = (counts @ tb.pack_f).astype(np.int64)
+    picked_packed = None
+    equal_ok = equal
+    if picked_counts is not None:
+        picked_counts = np.asarray(picked_counts)
+        picked_packed = (picked_counts @ tb.pack_f).astype(np.int64)
+        picked_total = (picked_counts @ tb.ones).astype(np.intp)
+        picked_rank = picked_counts[pr, rank].astype(np.intp)
+        equal_ok = equal & (picked_total[pr] == picked_rank) & (picked_rank <= 1)  # at most the one equal card
+    sums = np.flatnonzero(~equal & ~ace_all)
+    t_sum = value[sums]
+    fit = present[pr[sums]] & tb.below[t_sum]
+    s_pair, s_part = _fitting(
+        tb, pr, sums, tb.fit_start[t_sum, fit], tb.fit_len[t_sum, fit], tb.fit_parts, packed, picked_packed
+    )
+    fif = np.flatnonzero(~ace_all)
+    v_fif, m_fif = value[fif], present[pr[fif]]
+    f_pair, f_part = _fitting(
+        tb, pr, fif, tb.f_start[v_fif, m_fif], tb.f_len[v_fif, m_fif], tb.f_parts, packed, picked_packed
+    )
+    has_multi = np.zeros(pr.size, dtype=np.bool_)
+    has_multi[s_pair] = True
+    has_multi[f_pair] = True
+    single = np.flatnonzero(equal_ok | ace_all | (~equal & ~has_multi))
+    single_kind = np.where(equal[single], _EQUAL, np.where(ace_all[single], _ACE_ALL, _LAY))
+    pair = np.concatenate([single, s_pair, f_pair])
+    part = np.concatenate([np.full(single.size, -1, dtype=np.intp), s_part, f_part])
+    kind = np.concatenate([single_kind, np.full(s_pair.size, _SUM), np.full(f_pair.size, _FIFTEEN)]).astype(np.int8)
+    order = np.argsort(pair, kind="stable")  # by pair, then: the single class, sums, fifteens (partition order)
+    pair, part, kind = pair[order], part[order], kind[order]
+    row, card = pr[pair], pc[pair].astype(np.int64)
+    num_taken = np.where(part >= 0, tb.p_cards[part], (kind == _EQUAL).astype(np.intp))
+    num_taken = np.where(kind == _ACE_ALL, table_cards[row], num_taken)
+    scopa = (num_taken == table_cards[row]) & (num_taken > 0) & (kind != _ACE_ALL)
+    if last_play is None:
+        last_play = np.zeros(n, dtype=np.bool_)
+    else:
+        scopa &= ~last_play[row]
+    starts = np.searchsorted(row, np.arange(n + 1))
+    return MoveClasses(row, card, kind, part, num_taken, scopa, starts, last_play, counts)
+
+
 def expand_captures(
     rules: Rules,
     classes: MoveClasses,
@@ -273,7 +411,7 @@ def expand_captures(
     present = _suit_masks(t4)  # (m, R) suit bit mask of each rank on the table
     take = np.zeros((m, r), dtype=np.intp)  # cards of each rank the class takes
     kind = classes.kind
-    is_sum = np.flatnonzero(kind == _SUM)
+    is_sum = np.flatnonzero(classes.part >= 0)  # sums and fifteens
     take[is_sum] = tb.p_count[classes.part[is_sum]]
     eq = np.flatnonzero(kind == _EQUAL)
     take[eq, tb.rank[classes.card[eq]]] = 1

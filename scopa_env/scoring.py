@@ -15,18 +15,32 @@ import numpy.typing as npt
 from scopa_env.rules import CATEGORIES, Rules
 
 __all__ = [
+    "CIRULLA_POINT_FIELDS",
     "NUM_POINT_FIELDS",
     "POINT_FIELDS",
     "margin_vs_best_other",
     "margin_vs_mean_of_others",
     "match_results",
     "match_winners",
+    "point_fields",
     "score_hands",
 ]
 
 POINT_FIELDS = (*CATEGORIES, "total")
 """Last axis of ``score_hands``' result."""
 NUM_POINT_FIELDS = len(POINT_FIELDS)
+CIRULLA_POINT_FIELDS = (*CATEGORIES, "napoli", "grande", "knocks", "total")
+"""Last axis of ``score_hands``' result under cirulla's rules (``rules.cirulla``)."""
+NAPOLI_RUN = ("4", "5", "6", "7", "J", "Q", "K")
+"""Coins that extend a napoli (Ad 2d 3d), in order: each further one in unbroken sequence scores 1 more."""
+GRANDE = ("J", "Q", "K")
+"""The coins that make a grande (5 points)."""
+
+
+def point_fields(rules: Rules) -> tuple[str, ...]:
+    """Names of the last axis of ``score_hands``' result (and of the core's ``StepInfo.hand_points``) for ``rules``:
+    ``carte denari settebello primiera scope total``, or for cirulla ``... scope napoli grande knocks total``."""
+    return CIRULLA_POINT_FIELDS if rules.cirulla else POINT_FIELDS
 
 
 def _award(rules: Rules, values: npt.NDArray[np.integer], majority_of: int | None = None) -> npt.NDArray[np.int16]:
@@ -42,8 +56,14 @@ def _award(rules: Rules, values: npt.NDArray[np.integer], majority_of: int | Non
     return win.astype(np.int16)
 
 
-def score_hands(rules: Rules, piles: npt.NDArray[np.bool_], scope: npt.NDArray[np.integer]) -> npt.NDArray[np.int16]:
-    """Score hands: piles (n, S, D) bool and scope (n, S) -> (n, S, 6) int16 in ``POINT_FIELDS`` order."""
+def score_hands(
+    rules: Rules,
+    piles: npt.NDArray[np.bool_],
+    scope: npt.NDArray[np.integer],
+    knock_points: npt.NDArray[np.integer] | None = None,
+) -> npt.NDArray[np.int16]:
+    """Score hands: piles (n, S, D) bool and scope (n, S) -> (n, S, F) int16 in ``point_fields(rules)`` order
+    (F = 6, or 9 for cirulla, which adds napoli, grande and the ``knock_points`` (n, S) of each side)."""
     deck = rules.deck
     n, num_sides, num_cards = piles.shape
     r = deck.num_ranks
@@ -57,13 +77,23 @@ def score_hands(rules: Rules, piles: npt.NDArray[np.bool_], scope: npt.NDArray[n
     else:
         best = (by_suit * deck.primiera[:r]).max(axis=3)  # (n, S, 4)
         prim_values = np.where((best > 0).all(axis=2), best.sum(axis=2), 0)
-    out = np.zeros((n, num_sides, len(POINT_FIELDS)), dtype=np.int16)
+    out = np.zeros((n, num_sides, len(point_fields(rules))), dtype=np.int16)
     out[:, :, 0] = _award(rules, carte, num_cards)
     out[:, :, 1] = _award(rules, denari, r)
     out[:, :, 2] = _award(rules, settebello)
     out[:, :, 3] = _award(rules, prim_values)
     out[:, :, 4] = scope
-    out[:, :, 5] = out[:, :, :5].sum(axis=2)
+    if rules.cirulla:
+        coins = by_suit[:, :, 0, :]  # (n, S, R)
+        if rules.napoli_grande:
+            ranks = deck.ranks
+            base = coins[:, :, [ranks.index(x) for x in "A23"]].all(axis=2)
+            run = np.cumprod(coins[:, :, [ranks.index(x) for x in NAPOLI_RUN]], axis=2).sum(axis=2)
+            out[:, :, 5] = np.where(base, 3 + run, 0)
+            out[:, :, 6] = 5 * coins[:, :, [ranks.index(x) for x in GRANDE]].all(axis=2)
+        if knock_points is not None:
+            out[:, :, 7] = knock_points
+    out[:, :, -1] = out[:, :, :-1].sum(axis=2)
     return out
 
 

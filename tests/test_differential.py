@@ -6,7 +6,9 @@ they must agree on: the observation of the seat to act (``core.observe`` against
 moves (the core's ``legal_move_lists`` / ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a choice is
 needed, the capture made, the scopa flag, hands/table/piles, leftovers, hand points, scores, dealer
 rotation and the winner. The default suite plays 500 matches per variant (observations compared in the first 100);
-``-m slow`` plays 10,000 (observations compared in the first 1,000).
+``-m slow`` plays 10,000 (observations compared in the first 1,000). Cirulla's variants (``CIRULLA_VARIANTS``)
+play 30 matches each (matches to 51 are long: about 10,000 decisions per variant; 2,000 matches under ``-m slow``)
+with their knock decisions, ``stop`` and table takes compared too (``run_cirulla_differential``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import pytest
 
 from scopa_env import core
 from scopa_env.reference import ReferenceGame, observe
-from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.scoring import POINT_FIELDS
+from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, get_rules
+from scopa_env.scoring import POINT_FIELDS, point_fields
 
 
 def _mask(ids, d: int) -> np.ndarray:
@@ -115,3 +117,149 @@ def test_core_matches_reference(variant):
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_core_matches_reference_10k(variant):
     assert run_differential(variant, 10_000, first_seed=1_000_000, batch=500, observed_games=1_000) > 0
+
+
+# ------------------------------------------------------------------------------------------------------- cirulla
+
+
+def _cirulla_reference_ready() -> bool:
+    return hasattr(ReferenceGame, "knock_options")
+
+
+def run_cirulla_differential(
+    variant: str, num_games: int, first_seed: int = 0, batch: int = 100, observed_games: int | None = None
+) -> tuple[int, int, int]:
+    """``run_differential`` for a cirulla variant (``CIRULLA_VARIANTS``), knocks included: at every KNOCK decision
+    both engines must agree on the seat, its options (the core's mask: ``stop``, ``knock-sum``, ``knock-tris``),
+    the revealed cards, knock points and the initial-table take; the knock is drawn uniformly among no knock and the
+    legal kinds. In the CHOOSE phase ``stop`` must be legal exactly when the picked cards are a capture inside
+    another; a planned capture strictly inside another ends with ``stop``. Returns (decisions, knocks, stops)."""
+    from scopa_env.reference import point_keys
+
+    rules = CIRULLA_VARIANTS[variant]
+    d = rules.num_cards
+    stop = core.stop_action(rules)
+    kinds = [None, "sum", "tris"]
+    fields = point_fields(rules)
+    assert set(point_keys(rules)) == set(fields)
+    rng = np.random.default_rng(first_seed)
+    decisions = knocks = stops = 0
+    n_observed = num_games if observed_games is None else observed_games
+    for lo in range(0, num_games, batch):
+        seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
+        st = core.reset(rules, seeds)
+        refs = [ReferenceGame(rules, int(s)) for s in seeds]
+        b = len(refs)
+        planned: list[tuple[int, frozenset[int]] | None] = [None] * b
+        knock_of: list[str | None] = [None] * b
+        for g, ref in enumerate(refs):
+            assert st.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
+        while not all(r.done for r in refs):
+            mask = core.legal_action_mask(rules, st)
+            legal = core.legal_move_lists(rules, st)
+            obs = core.observe(rules, st) if lo < n_observed else None
+            actions = np.zeros(b, dtype=np.int64)
+            chosen = np.zeros((b, d), dtype=bool)
+            for g, ref in enumerate(refs):
+                if ref.done:
+                    assert st.done[g]
+                    continue
+                assert not st.done[g]
+                assert st.current[g] == ref.current and st.dealer[g] == ref.dealer
+                observed = obs is not None and lo + g < n_observed
+                if st.phase[g] in (core.Phase.PLAY, core.Phase.KNOCK):
+                    assert (st.hands[g] == np.array([_mask(h, d) for h in ref.hands])).all()
+                    assert (st.table[g] == _mask(ref.table, d)).all()
+                    assert (st.piles[g] == np.array([_mask(p, d) for p in ref.piles])).all()
+                    assert (st.revealed[g] == np.array([_mask(r, d) for r in ref.revealed])).all()
+                    assert st.knock_points[g].tolist() == ref.knock_points
+                    assert st.scope[g].tolist() == ref.scope and st.scores[g].tolist() == ref.scores
+                    assert st.last_capturer[g] == (-1 if ref.last_capturer is None else ref.last_capturer)
+                if ref.phase == "knock":
+                    assert st.phase[g] == core.Phase.KNOCK and legal[g] == []
+                    options = ref.knock_options()
+                    assert mask[g, :d].sum() == 0
+                    assert mask[g, d:].tolist() == [True, "sum" in options, "tris" in options]
+                    if observed:
+                        np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
+                    knock_of[g] = [None, *options][int(rng.integers(len(options) + 1))]
+                    actions[g] = stop + kinds.index(knock_of[g])
+                elif st.phase[g] == core.Phase.PLAY:
+                    assert ref.phase == "play"
+                    moves = ref.legal_moves()
+                    assert sorted(moves, key=lambda m: (m[0], sorted(m[1]))) == legal[g]
+                    assert (mask[g, :d] == _mask({c for c, _ in moves}, d)).all() and not mask[g, d:].any()
+                    if observed:
+                        np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
+                    planned[g] = moves[int(rng.integers(len(moves)))]
+                    actions[g] = planned[g][0]
+                else:
+                    assert st.phase[g] == core.Phase.CHOOSE
+                    card, cap = planned[g]
+                    assert st.pending[g] == card
+                    picked = set(np.flatnonzero(st.picked[g]).tolist())
+                    assert picked <= cap
+                    options = [c for c2, c in ref.legal_moves() if c2 == card and picked <= c]
+                    assert len(options) >= 2, "the core asks for a choice the reference does not have"
+                    assert legal[g] == sorted(((card, c) for c in options), key=lambda m: sorted(m[1]))
+                    assert (mask[g, :d] == _mask(set().union(*options) - picked, d)).all()
+                    assert mask[g, stop] == (frozenset(picked) in options) and not mask[g, stop + 1 :].any()
+                    if observed:
+                        np.testing.assert_allclose(obs[g], observe(ref, pending=card, picked=picked), atol=1e-6)
+                    actions[g] = stop if picked == cap else min(cap - picked)
+                    stops += int(picked == cap)
+                    chosen[g] = _mask(cap, d)
+                decisions += 1
+            choosing = st.phase == core.Phase.CHOOSE  # move_actions carries out the planned captures, stop included
+            assert (core.move_actions(st, actions, chosen)[choosing] == actions[choosing]).all()
+            knocking = st.phase == core.Phase.KNOCK
+            info = core.step(rules, st, actions)
+            for g, ref in enumerate(refs):
+                if ref.done:
+                    continue
+                if knocking[g]:
+                    out = ref.knock(knock_of[g])
+                    assert info.seat[g] == out["seat"] and info.knock[g] == kinds.index(knock_of[g])
+                    assert not info.move_done[g]
+                    knocks += knock_of[g] is not None
+                    continue
+                if not info.move_done[g]:
+                    card, _ = planned[g]
+                    assert len([1 for c2, _ in ref.legal_moves() if c2 == card]) >= 2
+                    continue
+                card, cap = planned[g]
+                out = ref.play(card, cap)
+                assert info.card[g] == card and set(np.flatnonzero(info.capture[g]).tolist()) == set(out["capture"])
+                assert info.scopa[g] == out["scopa"] and info.seat[g] == out["seat"]
+                assert info.hand_over[g] == out["hand_over"]
+                if out["hand_over"]:
+                    side, left = out["leftover"]
+                    assert info.leftover_side[g] == (-1 if side is None or not left else side)
+                    assert set(np.flatnonzero(info.leftover[g]).tolist()) == set(left)
+                    for s, pts in enumerate(out["hand_points"]):
+                        assert info.hand_points[g, s].tolist() == [pts[k] for k in fields], (g, s)
+                    assert info.final_scores[g].tolist() == ref.scores
+                    if not ref.done:
+                        assert info.new_hand[g]
+                        assert info.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
+                assert info.match_over[g] == out["match_over"]
+                if out["match_over"]:
+                    assert info.winner[g] == out["winner"] == st.winner[g]
+    return decisions, knocks, stops
+
+
+_NO_CIRULLA_REFERENCE = "the reference engine has no cirulla yet (ReferenceGame.knock_options is missing)"
+
+
+@pytest.mark.skipif(not _cirulla_reference_ready(), reason=_NO_CIRULLA_REFERENCE)
+@pytest.mark.parametrize("variant", list(CIRULLA_VARIANTS))
+def test_core_matches_reference_cirulla(variant):
+    decisions, knocks, stops = run_cirulla_differential(variant, 30, observed_games=10)
+    assert decisions > 0 and knocks > 0 and stops > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _cirulla_reference_ready(), reason=_NO_CIRULLA_REFERENCE)
+@pytest.mark.parametrize("variant", list(CIRULLA_VARIANTS))
+def test_core_matches_reference_cirulla_2k(variant):
+    assert run_cirulla_differential(variant, 2_000, first_seed=1_000_000, batch=250, observed_games=300)[0] > 0

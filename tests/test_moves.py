@@ -19,7 +19,7 @@ from scopa_env import core, reference
 from scopa_env.cards import format_cards, parse_card, parse_cards
 from scopa_env.core import Phase, State
 from scopa_env.moves import MoveKind, enumerate_moves, expand_captures, move_tables
-from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, Rules, get_rules
 from tests.helpers import position
 
 Move = tuple[int, frozenset[int]]
@@ -249,3 +249,104 @@ def test_the_core_move_functions_check_their_arguments() -> None:
     with pytest.raises(TypeError, match="games must be integer indices"):
         core.is_open("classic", st, [0.5])
     assert core.move_classes("classic", st).starts.size == 3 and len(core.legal_move_lists("classic", st)) == 2
+
+
+# ------------------------------------------------------------------------------------------------------- cirulla
+
+
+@pytest.mark.parametrize("variant", list(CIRULLA_VARIANTS))
+def test_cirulla_enumerator_matches_the_reference_on_random_positions(variant: str) -> None:
+    """Cirulla (fifteens beside equal rank and sums, ace takes all): every PLAY and CHOOSE position of random games
+    (KNOCK decisions have no moves); each FIFTEEN class takes a multiset adding up to 15 with the card."""
+    rules = CIRULLA_VARIANTS[variant]
+    kinds: set[int] = set()
+    for st in _random_positions(rules, games=12, steps=60, seed=3):
+        live = np.flatnonzero((st.phase == Phase.PLAY) | (st.phase == Phase.CHOOSE))
+        classes, expanded, index = _expanded(rules, st, live)
+        lists = core.legal_move_lists(rules, st, live)
+        for a, g in enumerate(live.tolist()):
+            want = _reference_moves(rules, st, g)
+            got = expanded[a]
+            assert len(got) == len(set(got)) and set(got) == set(want), f"{variant}: game {g}: {got} != {want}"
+            assert lists[a] == want
+            for i, move in zip(np.flatnonzero(classes.row[index] == a).tolist(), got, strict=True):
+                c = int(index[i])
+                _check_class(rules, st, g, classes, c, move[1])
+                kinds.add(int(classes.kind[c]))
+                if classes.kind[c] == MoveKind.FIFTEEN:
+                    assert sum(rules.deck.value[[classes.card[c], *move[1]]]) == 15
+        knocking = np.flatnonzero(st.phase == Phase.KNOCK)
+        assert all(lists == [] for lists in core.legal_move_lists(rules, st, knocking))
+    assert kinds == {int(k) for k in MoveKind}, f"{variant}: some move kind never came up"
+
+
+def test_cirulla_enumerator_matches_the_reference_on_random_tables() -> None:
+    """Any table (up to 14 cards), any card, any picked part of a legal capture (equal, sum, fifteen, ace)."""
+    rules = CIRULLA_VARIANTS["cirulla"]
+    d, r = rules.num_cards, rules.deck.num_ranks
+    rng = np.random.default_rng(12)
+    n = 400
+    tables = np.zeros((n, d), dtype=np.bool_)
+    playable = np.zeros((n, d), dtype=np.bool_)
+    picked = np.zeros((n, d), dtype=np.bool_)
+    for i in range(n):
+        cards = rng.permutation(d)[: 1 + rng.integers(15)]
+        playable[i, cards[0]] = True
+        tables[i, cards[1:]] = True
+        caps = reference.captures(rules, cards[1:].tolist(), int(cards[0]))
+        if i % 2 and caps:
+            cap = sorted(caps[rng.integers(len(caps))])
+            picked[i, cap[: rng.integers(len(cap) + 1)]] = True
+    classes = enumerate_moves(rules, playable, tables.reshape(n, 4, r).sum(axis=1), picked.reshape(n, 4, r).sum(axis=1))
+    index, captured = expand_captures(rules, classes, tables, picked)
+    for i in range(n):
+        card = int(np.flatnonzero(playable[i])[0])
+        pick = frozenset(np.flatnonzero(picked[i]).tolist())
+        want = {c for c in reference.captures(rules, np.flatnonzero(tables[i]).tolist(), card) or [frozenset()]}
+        want = {c for c in want if pick <= c}
+        got = [frozenset(np.flatnonzero(c).tolist()) for c in captured[classes.row[index] == i]]
+        assert len(got) == len(set(got)) and set(got) == want, (i, got, want)
+
+
+def test_cirulla_generated_moves_are_legal_and_cover_every_class() -> None:
+    """``features.generate_moves`` sees cirulla's captures: one legal candidate per (card, rank multiset)."""
+    rules = CIRULLA_VARIANTS["cirulla"]
+    rank = rules.deck.rank
+    fifteens = 0
+    for st in _random_positions(rules, games=12, steps=40, seed=7):
+        live = np.flatnonzero((st.phase == Phase.PLAY) | (st.phase == Phase.CHOOSE))
+        moves = generate_moves(rules, st, live)
+        fifteens += int((moves.kind == MoveKind.FIFTEEN).sum())
+        for a, g in enumerate(live.tolist()):
+            legal = _reference_moves(rules, st, g)
+            span = range(moves.starts[a], moves.starts[a + 1])
+            gen = [(int(moves.card[i]), frozenset(np.flatnonzero(moves.capture[i]).tolist())) for i in span]
+            assert set(gen) <= set(legal), f"a candidate is not legal in game {g}"
+            ranks = [(c, tuple(sorted(rank[x] for x in cap))) for c, cap in gen]
+            assert len(ranks) == len(set(ranks))
+            assert set(ranks) == {(c, tuple(sorted(rank[x] for x in cap))) for c, cap in legal}
+    assert fifteens > 0
+
+
+def test_fifteen_classes_beside_equal_rank() -> None:
+    # table: 5d 2s 3b       hand: 5c -> EQUAL {5d} and FIFTEEN {5, 3, 2} (5 + 5 + 3 + 2)
+    rules = CIRULLA_VARIANTS["cirulla"]
+    d, r = rules.num_cards, rules.deck.num_ranks
+    table = np.zeros((1, d), dtype=np.bool_)
+    table[0, parse_cards("5d 2s 3b")] = True
+    playable = np.zeros((1, d), dtype=np.bool_)
+    playable[0, parse_card("5c")] = True
+    classes = enumerate_moves(rules, playable, table.reshape(1, 4, r).sum(axis=1))
+    assert [MoveKind(k).name for k in classes.kind] == ["EQUAL", "FIFTEEN"]
+    assert classes.num_taken.tolist() == [1, 3] and classes.scopa.tolist() == [False, True]
+    # With 2s picked, only the fifteen can hold it.
+    picked = np.zeros((1, d), dtype=np.bool_)
+    picked[0, parse_card("2s")] = True
+    classes = enumerate_moves(rules, playable, table.reshape(1, 4, r).sum(axis=1), picked.reshape(1, 4, r).sum(axis=1))
+    assert [MoveKind(k).name for k in classes.kind] == ["FIFTEEN"]
+    # Classic rules: no fifteen (and move tables without the fifteens).
+    classic = get_rules("classic")
+    assert [MoveKind(k).name for k in enumerate_moves(classic, playable, table.reshape(1, 4, r).sum(axis=1)).kind] == [
+        "EQUAL"
+    ]
+    assert move_tables(classic).p_count.shape[0] == move_tables(classic).num_sum_parts
