@@ -5,6 +5,9 @@ hand's last plies are solved by minimax to the end of the hand (last capture and
 ``play_open_endgames`` / ``play_exact_endgame`` override a policy's actions in such positions (``expert``, the
 neural and bot agents with ``endgame=N``), and ``ExactEndgameMask`` narrows a learner's mask to them (the envs'
 ``mask_filter``, ``train.py``'s ``exact_endgame``).
+
+Cirulla: a KNOCK-phase decision is never an end-game row (it is no card move; the last deal's knocks come before
+its first card), and the best first actions may include ``stop`` (a capture strictly inside another).
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ __all__ = [
 
 
 def open_endgame_rows(rules: Rules, state: State, games: npt.NDArray[np.intp], max_plies: int) -> npt.NDArray[np.intp]:
-    """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left (finished games
-    excluded)."""
+    """Rows whose position is an open book (``is_open``) with at most ``max_plies`` moves left (finished games and
+    cirulla's KNOCK-phase decisions excluded)."""
     left = remaining_plies(rules, state, games)
-    return np.flatnonzero(is_open(rules, state, games) & (left <= max_plies) & (state.phase[games] != Phase.DONE))
+    phase = state.phase[games]
+    playing = (phase == Phase.PLAY) | (phase == Phase.CHOOSE)
+    return np.flatnonzero(is_open(rules, state, games) & (left <= max_plies) & playing)
 
 
 def play_open_endgames(
@@ -95,16 +100,16 @@ def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.N
 
 
 def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """(n, D) bool: for open-book positions, every action that starts a move of the best exact value (ties
-    included; ``solve_open`` plays one of them)."""
+    """(n, A) bool (A = ``rules.num_actions``): for open-book positions, every action that starts a move of the
+    best exact value (ties included; ``solve_open`` plays one of them)."""
     games = np.asarray(games, dtype=np.intp)
     if games.size == 0:
-        return np.zeros((0, rules.num_cards), dtype=np.bool_)
+        return np.zeros((0, rules.num_actions), dtype=np.bool_)
     moves, total, first_move = _solve_open_margins(rules, state, games, "optimal_open_actions")
     rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
     pick = first_move[rows] + js
     actions = core.move_actions(state.take(games[rows]), moves.card[pick], moves.capture[pick])
-    out = np.zeros((games.size, rules.num_cards), dtype=np.bool_)
+    out = np.zeros((games.size, rules.num_actions), dtype=np.bool_)
     out[rows, actions] = True
     return out
 

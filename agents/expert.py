@@ -13,6 +13,11 @@ On top of ``greedy``'s immediate value it
   an open book, and the rest of the hand (last capture and leftovers included) is solved exactly by minimax
   (``agents.endgame.solve_open``) when at most ``endgame`` plies are left.
 
+Cirulla: fifteens are captures like the others (and the next opponent's fifteens are part of its feared reply),
+the napoli and grande coins are valued by who already holds which of them (``features.dynamic_weights``), a knocked
+hand of the next opponent is known for sure (``State.revealed``), and in the KNOCK phase it knocks whenever allowed,
+three of a kind first (``knock=never``: it never knocks; knocking measured clearly better, docs/agents.md).
+
 All of it is in ``agents.features`` (shared with the search agents' rollouts). Deterministic.
 """
 
@@ -26,7 +31,10 @@ from agents.endgame import play_open_endgames
 from agents.features import (
     DEFAULT_WEIGHTS,
     CardWeights,
+    KnockRule,
     Moves,
+    act_with_knocks,
+    check_knock_rule,
     choose,
     dynamic_weights,
     expert_scores,
@@ -62,22 +70,31 @@ class ExpertAgent(Policy):
         seed: int | None = None,
         weights: CardWeights = DEFAULT_WEIGHTS,
         endgame: int = 8,
+        knock: KnockRule = "always",
     ) -> None:
         super().__init__(rules, seed)
         if endgame < 0:
             raise ValueError(f"expert: endgame must be >= 0 plies (0 turns exact end-game play off), got {endgame}")
         self.weights = weights
         self.endgame = int(endgame)
+        self.knock = check_knock_rule("expert", knock)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
-        moves, best = expert_moves(self.rules, state, games, self.weights)
-        actions = choose(state, games, moves, best)
-        if self.endgame > 0:
-            actions = play_open_endgames(self.rules, state, games, actions, self.endgame)
-        return actions
+
+        def play(g: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+            moves, best = expert_moves(self.rules, state, g, self.weights)
+            actions = choose(state, g, moves, best)
+            if self.endgame > 0:
+                actions = play_open_endgames(self.rules, state, g, actions, self.endgame)
+            return actions
+
+        return act_with_knocks(self.rules, state, games, play, self.knock)
 
 
-@register_agent("expert", "greedy + scopa safety, card counting, doubles, exact open end game; option endgame=8")
-def _make_expert(rules: Rules, seed: int | None = None, endgame: int = 8) -> Policy:
-    return ExpertAgent(rules, seed, endgame=endgame)
+@register_agent(
+    "expert",
+    "greedy + scopa safety, card counting, doubles, exact open end game; options endgame=8, knock=always|never",
+)
+def _make_expert(rules: Rules, seed: int | None = None, endgame: int = 8, knock: str = "always") -> Policy:
+    return ExpertAgent(rules, seed, endgame=endgame, knock=knock)  # type: ignore[arg-type]

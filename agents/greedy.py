@@ -4,6 +4,10 @@ Captures are worth the ``features.card_weights`` of the cards won (played card i
 scopa; when nothing can be taken the least valuable card is laid. No memory, no look-ahead: the baseline every
 other agent must beat, and the fast rollout policy of the search agents. Deterministic: ties go to the lowest card
 id, then to the first capture in ``features.generate_moves`` order.
+
+Cirulla: fifteens are valued like any capture (the cards won, a scopa when it sweeps), the napoli and grande coins
+weigh their share of those points (``features.card_weights``), and in the KNOCK phase it knocks whenever allowed,
+three of a kind first (``knock=never``: it never knocks).
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from agents.base import ActBatch, Policy, register_agent
 from agents.features import (
     DEFAULT_WEIGHTS,
     CardWeights,
+    KnockRule,
     Moves,
+    act_with_knocks,
+    check_knock_rule,
     choose,
     generate_moves,
     greedy_scores,
@@ -43,16 +50,29 @@ class GreedyAgent(Policy):
     needs_state = True
     needs_obs = False
 
-    def __init__(self, rules: Rules | str, seed: int | None = None, weights: CardWeights = DEFAULT_WEIGHTS) -> None:
+    def __init__(
+        self,
+        rules: Rules | str,
+        seed: int | None = None,
+        weights: CardWeights = DEFAULT_WEIGHTS,
+        knock: KnockRule = "always",
+    ) -> None:
         super().__init__(rules, seed)
         self.weights = weights
+        self.knock = check_knock_rule("greedy", knock)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
-        moves, best = greedy_moves(self.rules, state, games, self.weights)
-        return choose(state, games, moves, best)
+
+        def play(g: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+            moves, best = greedy_moves(self.rules, state, g, self.weights)
+            return choose(state, g, moves, best)
+
+        return act_with_knocks(self.rules, state, games, play, self.knock)
 
 
-@register_agent("greedy", "highest immediate value: scopa, settebello, coins, sevens, cards")
-def _make_greedy(rules: Rules, seed: int | None = None) -> Policy:
-    return GreedyAgent(rules, seed)
+@register_agent(
+    "greedy", "highest immediate value: scopa, settebello, coins, sevens, cards; cirulla: knock=always|never"
+)
+def _make_greedy(rules: Rules, seed: int | None = None, knock: str = "always") -> Policy:
+    return GreedyAgent(rules, seed, knock=knock)  # type: ignore[arg-type]

@@ -7,6 +7,10 @@ where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the
 build on them. The open-book test ``is_open`` and the plies left in a hand (``remaining_plies``) are the core's
 (``scopa_env.core``; ``is_open`` is re-exported here). The value of a finished hand for a side is its hand points
 minus the mean of the other sides' (``scopa_env.scoring.margin_vs_mean_of_others``).
+
+Cirulla: cards revealed by a knock (``State.revealed``) are public, so they stay in their seat's hand in every
+world; a hand that reaches a new deal inside a search meets KNOCK phases, which ``resolve_knocks`` settles with a
+fixed rule (knock whenever allowed, three of a kind first: ``features.knock_actions``), so every rollout finishes.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.features import (
+    KnockRule,
     Moves,
     dynamic_weights,
     expert_scores,
     generate_moves,
+    knock_actions,
     segment_argmax,
     unseen_cards,
 )
@@ -29,7 +35,7 @@ from scopa_env.core import Phase, State, is_open
 from scopa_env.rules import Rules
 from scopa_env.scoring import margin_vs_mean_of_others
 
-__all__ = ["RolloutPolicy", "apply_moves", "is_open", "rollout", "sample_worlds", "search_tree"]
+__all__ = ["RolloutPolicy", "apply_moves", "is_open", "resolve_knocks", "rollout", "sample_worlds", "search_tree"]
 
 RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.NDArray[np.intp]]]
 """``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
@@ -48,8 +54,9 @@ def sample_worlds(
     """Deal the unseen cards of each game's acting seat at random, ``counts[i]`` times for game ``games[i]``.
 
     Returns the worlds (a new batched State, worlds of game i contiguous) and each world's row in ``games``. The
-    other seats keep their hand sizes; the stock keeps its size. Nothing hidden is read: the worlds depend only on
-    the acting seat's knowledge and on ``rng``.
+    other seats keep their hand sizes; the stock keeps its size; cirulla's knocked cards (``State.revealed``) stay
+    in their seat's hand. Nothing hidden is read: the worlds depend only on the acting seat's knowledge and on
+    ``rng``.
     """
     games = np.asarray(games, dtype=np.intp)
     counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
@@ -65,6 +72,10 @@ def sample_worlds(
     # Containers in play order after the acting seat: the other seats' hands, then the stock.
     others = (seat[:, None] + 1 + np.arange(n_players - 1)) % n_players  # (nw, N-1)
     sizes = worlds.hands[np.arange(nw)[:, None], others].sum(axis=2)  # (nw, N-1)
+    revealed = None
+    if rules.knocks and worlds.revealed.any():  # knocked cards are public: they stay, the rest is dealt
+        revealed = worlds.revealed[np.arange(nw)[:, None], others]  # (nw, N-1, D)
+        sizes -= revealed.sum(axis=2)
     ends = np.cumsum(sizes, axis=1)
     in_hands = ends[:, -1]
     j = np.arange(d)
@@ -74,7 +85,7 @@ def sample_worlds(
     stock_pos = worlds.stock_pos.astype(np.intp)
     if not np.array_equal(num_unseen - in_hands, d - stock_pos):
         raise RuntimeError("sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent")
-    worlds.hands[np.arange(nw)[:, None], others] = False
+    worlds.hands[np.arange(nw)[:, None], others] = False if revealed is None else revealed
     container = (j[None, None, :] >= ends[:, :, None]).sum(axis=1)  # (nw, D) index into others, N-1 = stock
     w_i, j_i = np.nonzero((container < n_players - 1) & (j[None, :] < in_hands[:, None]))
     worlds.hands[w_i, others[w_i, container[w_i, j_i]], perm[w_i, j_i]] = True
@@ -98,7 +109,9 @@ def apply_moves(
     """Play whole moves ``(cards[i], captures[i])`` in every running game of ``state``, in place.
 
     Returns ``(ended, points)``: games whose hand ended with the move, and that hand's points per side (B, S).
-    Games whose hand ended are left in the DONE phase (a search never looks past the end of the hand).
+    Games whose hand ended are left in the DONE phase (a search never looks past the end of the hand). Cirulla's
+    knock decisions after a new deal are settled at once (``resolve_knocks``), so every game left running is in the
+    PLAY or CHOOSE phase.
     """
     b = state.batch_size
     ended = np.zeros(b, dtype=np.bool_)
@@ -121,14 +134,42 @@ def apply_moves(
             points[more[sinfo.hand_over]] = sinfo.hand_points[sinfo.hand_over, :, -1]
         state.put(more, sub)
     state.phase[ended] = Phase.DONE
+    if rules.knocks:
+        resolve_knocks(rules, state)
     return ended, points
+
+
+def resolve_knocks(rules: Rules, state: State, knock: KnockRule = "always") -> None:
+    """Settle, in place, every cirulla KNOCK-phase decision of the games of ``state`` with the fixed rule ``knock``
+    (``features.knock_actions``: knock whenever allowed, three of a kind first), until each game is in the PLAY
+    phase (or DONE). Searches use it where a rollout reaches a new deal. No-op without knocks in the rules."""
+    if not rules.knocks:
+        return
+    g = np.flatnonzero(state.phase == Phase.KNOCK)
+    if g.size == 0:
+        return
+    sub = state.take(g)
+    while True:
+        at = np.flatnonzero(sub.phase == Phase.KNOCK)
+        if at.size == 0:
+            break
+        wait = sub.phase != Phase.KNOCK
+        phase_before = sub.phase.copy()
+        sub.phase[wait] = Phase.DONE  # only the games still deciding act
+        actions = np.zeros(sub.batch_size, dtype=np.int64)
+        actions[at] = knock_actions(rules, sub, at, knock)
+        core.step(rules, sub, actions)
+        sub.phase[wait] = phase_before[wait]
+    state.put(g, sub)
 
 
 def rollout(rules: Rules, state: State, policy: RolloutPolicy) -> npt.NDArray[np.float64]:
     """Play every game of ``state`` to the end of its hand with ``policy``, in place; (B, S) hand points.
 
-    Games already DONE score zero. Finished games are dropped from the batch as it thins out.
+    Games already DONE score zero. Finished games are dropped from the batch as it thins out. Cirulla's knock
+    decisions are settled by ``resolve_knocks``.
     """
+    resolve_knocks(rules, state)
     b = state.batch_size
     points = np.zeros((b, rules.num_sides))
     idx = np.arange(b)

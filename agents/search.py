@@ -19,6 +19,11 @@ really are (``tests/test_search.py`` reshuffles them and checks).
   per iteration, rollouts to the end of the hand. Iterations run ``parallel`` at a time per decision (virtual
   visits keep them apart) so the rules core and the rollouts are batched.
 
+Cirulla: knocked cards stay in their seat in every world (``lookahead.sample_worlds``); the agents' own KNOCK-phase
+decisions, and every knock met inside a search, follow the fixed rule of ``features.knock_actions`` (knock whenever
+allowed, three of a kind first): in a sampled world showing one's cards costs nothing, so a search would only ever
+confirm it.
+
 All worlds of all decisions of a batch advance together through the batched core (``scopa_env.core``): a tree level
 or a rollout ply is a single ``core.step`` on a big batch. The value of a finished hand for a side is its hand
 points minus the mean of the other sides' (for two sides: the points margin).
@@ -48,6 +53,7 @@ from agents.endgame import (
 from agents.expert import expert_moves
 from agents.features import (
     Moves,
+    act_with_knocks,
     generate_moves,
     require_state,
 )
@@ -131,6 +137,9 @@ class PIMCAgent(Policy):
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
+        return act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
+
+    def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         rules = self.rules
         remaining = remaining_plies(rules, state, games)
         exact = remaining <= self.endgame
@@ -195,6 +204,9 @@ class ISMCTSAgent(Policy):
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
+        return act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
+
+    def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         rules = self.rules
         d = rules.num_cards
         side_of = np.array(rules.seat_side, dtype=np.intp)

@@ -169,7 +169,7 @@ class RandomAgent(Policy):
         if batch.state is None or batch.games is None:
             return actions  # without the state, CHOOSE picks are uniform over pickable cards
         rows = np.flatnonzero(batch.state.phase[batch.games] == Phase.CHOOSE)
-        if rows.size:
+        if rows.size and not batch.rules.fifteens:  # cirulla's fifteens: picks stay uniform over the legal mask
             actions[rows] = uniform_capture_picks(
                 batch.rules, batch.state, batch.games[rows], batch.mask[rows], self.rng
             )
