@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from agents.base import ActBatch, AgentSpecError, Policy, register_agent
 from agents.endgame import _best_actions
-from agents.features import Moves, generate_moves, greedy_scores, pick_best, require_state
+from agents.features import Moves, act_with_knocks, generate_moves, greedy_scores, pick_best, require_state
 from agents.greedy import greedy_moves
 from agents.lookahead import RolloutPolicy, sample_worlds, search_tree
 from scopa_env import core
@@ -76,10 +76,10 @@ class NetEvaluator:
         self.act_fn = ACTIVATIONS[activation]
         self.source = source
         size = core.observation_size(rules)
-        if self.layers[0][0].shape[0] != size or self.layers[-1][0].shape[1] != rules.num_cards:
+        if self.layers[0][0].shape[0] != size or self.layers[-1][0].shape[1] != rules.num_actions:
             raise AgentSpecError(
                 f"{source}: the network maps {self.layers[0][0].shape[0]} inputs to {self.layers[-1][0].shape[1]} "
-                f"actions, but {rules.name} needs {size} observation entries and {rules.num_cards} actions"
+                f"actions, but {rules.name} needs {size} observation entries and {rules.num_actions} actions"
             )
 
     def logits(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -150,7 +150,7 @@ def net_rollout_policy(net: NetEvaluator) -> RolloutPolicy:
 def _log_prior(net: NetEvaluator, state: State, games: npt.NDArray[np.intp], moves: Moves) -> npt.NDArray[np.float64]:
     """(m,) the network's log-probability of each candidate's card (over the seat's hand), floored."""
     sub = state.take(games)
-    logits = net.state_logits(sub).astype(np.float64)
+    logits = net.state_logits(sub)[:, : net.rules.num_cards].astype(np.float64)  # the card ids (not stop / knocks)
     hand = sub.hands[np.arange(games.size), sub.current.astype(np.intp)]
     has_hand = hand.any(axis=1)  # a CHOOSE-phase row: its card is already played, every candidate shares it
     hand[~has_hand] = True
@@ -231,8 +231,8 @@ class AZAgent(Policy):
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
-        with one_blas_thread():
-            return _best_actions(state, games, self.search(state, games))
+        with one_blas_thread():  # cirulla's knock decisions follow the search agents' fixed rule (tris, then sum)
+            return act_with_knocks(self.rules, state, games, lambda g: _best_actions(state, g, self.search(state, g)))
 
 
 @register_agent(

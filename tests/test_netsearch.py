@@ -16,11 +16,11 @@ import pytest
 
 from agents.base import ActBatch, AgentSpecError, make_agent
 from agents.bot import new_card, write_numpy_export
-from agents.netsearch import AZAgent, load_net
+from agents.netsearch import AZAgent, NetEvaluator, load_net
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.driver import play
-from scopa_env.rules import VARIANTS, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, get_rules
 from tests.test_search import decisions, random_positions, reshuffle_hidden
 
 CLASSIC_BOT = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
@@ -50,6 +50,21 @@ def test_az_picks_legal_actions_in_every_variant(variant: str, tmp_path: Path) -
         mask = core.legal_action_mask(rules, st)[rows]
         actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
         assert mask[np.arange(rows.size), actions].all(), f"az: illegal action in {variant}"
+
+
+@pytest.mark.parametrize("variant", list(CIRULLA_VARIANTS))
+def test_az_plays_whole_cirulla_hands(variant: str) -> None:
+    """Knock decisions (the search agents' fixed rule), fifteens and STOP picks included; a random network."""
+    rules = CIRULLA_VARIANTS[variant]
+    rng = np.random.default_rng(0)
+    sizes = [core.observation_size(rules), 16, rules.num_actions]
+    layers = [
+        (rng.normal(0, 0.3, (a, b)).astype(np.float32), np.zeros(b, np.float32)) for a, b in itertools.pairwise(sizes)
+    ]
+    agent = AZAgent(rules, NetEvaluator(rules, layers, "relu", "random network"), seed=1, worlds=2)
+    lineups = np.zeros((3, rules.num_players), dtype=np.int64)
+    res = play(rules, [agent], lineups, np.arange(3, dtype=np.uint64), mode="hands")  # core.step refuses illegal
+    assert (res.hands == 1).all()
 
 
 def test_az_plays_whole_hands_with_both_rollouts() -> None:
