@@ -3,6 +3,7 @@
     python -m scopa_env.record --variant classic --games 100 --seed 7 --out games.jsonl
     python -m scopa_env.record --check games.jsonl
     python -m scopa_env.record --check partial.jsonl --allow-unfinished
+    python -m scopa_env.record --variant cirulla --games 10 --out cirulla.jsonl   # also cirulla-3, cirulla-4
 
 Writing: game ``i`` is the match seeded ``--seed + i``, played with uniformly random legal decisions drawn from that
 game's own random stream (a hash of its game seed and draw number). A record therefore depends only on the variant
@@ -42,9 +43,9 @@ from scopa_env import core
 from scopa_env.atomic import atomic_open
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch, Policy, uniform_capture_picks, uniform_legal
-from scopa_env.record_check import RecordFileError, check_file
+from scopa_env.record_check import RecordFileError, check_file, record_rules
 from scopa_env.record_writer import RecordWriter, deals_from_deck
-from scopa_env.rules import Rules, get_rules, variant_names
+from scopa_env.rules import CIRULLA_VARIANTS, Rules, variant_names
 from scopa_env.shuffle import splitmix64
 
 __all__ = [
@@ -148,6 +149,9 @@ def _check_play_args(games: int, seed: int, batch: int) -> None:
 class PerGameRandomAgent(Policy):
     """``RandomAgent``'s draws (a uniform card, then a uniform capture) from each game's own random stream.
 
+    Cirulla (``rules.fifteens``): as ``RandomAgent`` there, every decision (knocks, and each CHOOSE pick among
+    the legal table cards and ``stop``) is uniform over the legal mask.
+
     Built for the games of one batch (``seeds``, in the order of the state's games): row ``i`` of a batch draws
     from the stream of game ``batch.games[i]``, so a game's decisions do not depend on which games share its
     batch. ``seed`` does nothing: the streams are keyed by the game seeds.
@@ -167,7 +171,7 @@ class PerGameRandomAgent(Policy):
         g, mask = batch.games, batch.mask
         chosen = uniform_legal(mask, self.streams.rows(g))
         rows = np.flatnonzero(batch.state.phase[g] == core.Phase.CHOOSE)
-        if rows.size:
+        if rows.size and not batch.rules.fifteens:
             chosen[rows] = uniform_capture_picks(
                 batch.rules, batch.state, g[rows], mask[rows], self.streams.rows(g[rows])
             )
@@ -181,8 +185,9 @@ def play_random_records(
 
     Game ``i`` depends only on the rules and its seed ``seed + i``: its decisions come from its own random stream
     (``PerGameRandomAgent``), so neither ``games`` nor ``batch`` (games played at once) changes a record.
+    ``rules`` may name a cirulla variant (``record_check.record_rules``).
     """
-    rules = get_rules(rules)
+    rules = record_rules(rules) if isinstance(rules, str) else rules
     _check_play_args(games, seed, batch)
     bar = _progress(games, progress, "games")
     for lo in range(0, games, batch):
@@ -244,7 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         'path that is not a records file. Unfinished matches ("winner": null) are errors unless the record says '
         '"unfinished": true or --allow-unfinished is given.',
     )
-    p.add_argument("--variant", help=f"variant to write (default classic; one of {', '.join(variant_names())})")
+    p.add_argument(
+        "--variant",
+        help=f"variant to write (default classic; one of {', '.join([*variant_names(), *CIRULLA_VARIANTS])})",
+    )
     p.add_argument(
         "--games", type=int_arg(1, MAX_GAMES), help="number of complete matches to write, 1..10**8 (default 10)"
     )
@@ -285,9 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None:
         p.error("give --out FILE.jsonl to write records, or --check FILE.jsonl to check them")
     try:
-        rules = get_rules("classic" if args.variant is None else args.variant)
+        rules = record_rules("classic" if args.variant is None else args.variant)
     except ValueError as e:
-        p.error(f"--variant: {e}")
+        p.error(f"--variant: {e}; or one of cirulla's: {', '.join(CIRULLA_VARIANTS)}")
     games = 10 if args.games is None else int(args.games)
     seed = 0 if args.seed is None else int(args.seed)
     batch = 256 if args.batch is None else int(args.batch)

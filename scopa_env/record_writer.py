@@ -2,6 +2,11 @@
 
 The writing half of ``scopa_env.record`` (which re-exports it), kept apart so that the game driver
 (``scopa_env.driver``) can record its games while ``scopa_env.record`` plays its random games on the driver.
+
+Cirulla records carry exactly RULES.md section 8's extra keys, in the order the reference engine writes them:
+``table_take`` (``{side, cards, scope}`` or null) per hand, ``knocks`` entries ``{seat, deal, kind, cards,
+points}`` in the order the knocks were made (from ``StepInfo.knock``), and the nine ``points`` keys
+(``scoring.point_fields``). ``deals[0].table`` is the table as dealt, before any take.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import numpy.typing as npt
 from scopa_env import core
 from scopa_env.cards import format_card, format_cards
 from scopa_env.rules import Rules
-from scopa_env.scoring import POINT_FIELDS
+from scopa_env.scoring import point_fields
 
 __all__ = ["RecordWriter", "deals_from_deck"]
 
@@ -37,6 +42,10 @@ def deals_from_deck(rules: Rules, deck: npt.NDArray[np.integer], dealer: int) ->
     return out
 
 
+_KNOCK_KINDS = {int(core.KnockKind.SUM): "sum", int(core.KnockKind.TRIS): "tris"}
+"""Record names of the ``core.KnockKind`` of a knock."""
+
+
 class RecordWriter:
     """Follows a batch of games step by step and builds one record per match.
 
@@ -48,6 +57,7 @@ class RecordWriter:
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
+        self.fields = point_fields(rules)
         self.records: list[dict[str, Any] | None] = []
         self.finished: list[dict[str, Any]] = []
 
@@ -66,10 +76,18 @@ class RecordWriter:
     def _new_hand(self, state: core.State, g: int) -> None:
         rec = self.records[g]
         assert rec is not None
+        rules = self.rules
         dealer = int(state.dealer[g])
-        rec["hands"].append(
-            {"dealer": dealer, "deals": deals_from_deck(self.rules, state.deck[g], dealer), "knocks": [], "moves": []}
-        )
+        hand: dict[str, Any] = {"dealer": dealer, "deals": deals_from_deck(rules, state.deck[g], dealer)}
+        if rules.cirulla:
+            hand["table_take"] = None
+            scope = int(state.table_take[g])
+            if scope:
+                cards = state.deck[g, : rules.table_cards].astype(np.int64)
+                side = rules.seat_side[dealer]
+                hand["table_take"] = {"side": side, "cards": format_cards(cards, rules.deck), "scope": scope}
+        hand.update(knocks=[], moves=[])
+        rec["hands"].append(hand)
 
     def start(self, state: core.State) -> None:
         self.records = [self._new_record(state, g) for g in range(state.batch_size)]
@@ -80,6 +98,9 @@ class RecordWriter:
         """Record one step; returns the records of matches that ended in it."""
         deck = self.rules.deck
         ended: list[dict[str, Any]] = []
+        if self.rules.knocks:
+            for g in np.flatnonzero(info.knock).tolist():
+                self._knock(state, info, g)
         for g in np.flatnonzero(info.move_done | info.new_hand | info.hand_over).tolist():
             rec = self.records[g]
             assert rec is not None
@@ -97,7 +118,7 @@ class RecordWriter:
                 side = int(info.leftover_side[g])
                 hand["leftover"] = {"side": side if side >= 0 else None, "cards": format_cards(info.leftover[g], deck)}
                 hand["points"] = [
-                    {k: int(v) for k, v in zip(POINT_FIELDS, info.hand_points[g, s], strict=True)}
+                    {k: int(v) for k, v in zip(self.fields, info.hand_points[g, s], strict=True)}
                     for s in range(self.rules.num_sides)
                 ]
                 hand["scores"] = [int(x) for x in info.final_scores[g]]
@@ -110,6 +131,21 @@ class RecordWriter:
             if info.new_hand[g] and self.records[g] is not None:
                 self._new_hand(state, g)
         return ended
+
+    def _knock(self, state: core.State, info: core.StepInfo, g: int) -> None:
+        """A knock made in game ``g`` this step: its entry, with the seat's hand (revealed by the knock)."""
+        rec = self.records[g]
+        assert rec is not None
+        seat, kind = int(info.seat[g]), int(info.knock[g])
+        rec["hands"][-1]["knocks"].append(
+            {
+                "seat": seat,
+                "deal": int(state.deal_no[g]),
+                "kind": _KNOCK_KINDS[kind],
+                "cards": format_cards(np.flatnonzero(state.hands[g, seat]), self.rules.deck),
+                "points": core.KNOCK_POINTS[kind],
+            }
+        )
 
     def collect(self) -> list[dict[str, Any]]:
         """Every record, by seed: the finished matches and those still running (marked unfinished).
