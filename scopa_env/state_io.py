@@ -20,7 +20,14 @@ The JSON object (``state_to_dict`` gives it as a dict; cards in RULES.md notatio
 
 ``deck[stock_pos:]`` is the stock; ``phase`` is ``PLAY``, ``CHOOSE`` (``pending`` is the card played, ``picked``
 the table cards picked so far) or ``DONE`` (``winner`` is the winning side); ``last_capturer`` is a side or null;
-``rules_key`` is ``core.rules_key`` of the variant (a save made under other rules is refused). Loading checks
+``rules_key`` is ``core.rules_key`` of the variant (a save made under other rules is refused).
+
+Cirulla (``cirulla``, ``cirulla-3``, ``cirulla-4``) saves three more keys, after ``winner``: ``revealed`` (per seat,
+the cards shown by a knock and still in that hand), ``knock_points`` (per side, this hand) and ``table_take`` (the
+scope of this hand's initial-table take, 0..2); ``phase`` may also be ``KNOCK`` (the seat ``current`` decides
+whether to knock), and in ``CHOOSE`` the picked cards may be a whole capture inside a larger one (``stop``
+pending). Saves without these keys load with them empty or 0, and other variants never write them (their JSON is
+unchanged). Loading checks
 everything the core relies on and raises ``StateFormatError`` (a ``ValueError``) naming the field and what it must
 be: wrong variant, unknown keys, a card missing, duplicated or unknown, a stock position that does not match the
 deal, a phase without its pending card, a position with no legal action...
@@ -40,7 +47,8 @@ import numpy as np
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.core import Phase, State
-from scopa_env.rules import Rules, get_rules
+from scopa_env.record_check import record_rules
+from scopa_env.rules import Rules
 
 __all__ = [
     "FORMAT",
@@ -59,6 +67,8 @@ _KEYS = (
     "format", "version", "variant", "rules_key", "seed", "hand_no", "deal_no", "dealer", "current", "phase",
     "hands", "table", "piles", "deck", "stock_pos", "pending", "picked", "last_capturer", "scope", "scores", "winner",
 )  # fmt: skip
+_CIRULLA_KEYS = ("revealed", "knock_points", "table_take")
+"""Keys a cirulla save adds (optional on loading: absent means empty / 0)."""
 
 
 class StateFormatError(ValueError):
@@ -70,7 +80,7 @@ class StateFormatError(ValueError):
 
 def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, Any]:
     """Game ``game`` of ``state`` as a JSON-ready dict (see the module docstring); ``state`` is not changed."""
-    rules = get_rules(rules)
+    rules = _rules(rules)
     g = _game_index(state, game)
     if int(state.rules_key[g]) != core.rules_key(rules):
         raise ValueError(
@@ -84,7 +94,7 @@ def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, 
     last = int(state.last_capturer[g])
     winner = int(state.winner[g])
     pending = int(state.pending[g])
-    return {
+    out = {
         "format": FORMAT,
         "version": VERSION,
         "variant": rules.name,
@@ -107,6 +117,16 @@ def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, 
         "scores": [int(x) for x in state.scores[g]],
         "winner": winner if winner >= 0 else None,
     }
+    if rules.cirulla:
+        out["revealed"] = [cards(state.revealed[g, s]) for s in range(rules.num_players)]
+        out["knock_points"] = [int(x) for x in state.knock_points[g]]
+        out["table_take"] = int(state.table_take[g])
+    return out
+
+
+def _rules(rules: Rules | str) -> Rules:
+    """Rules from an object or a name; cirulla's names too (``record_check.record_rules``)."""
+    return record_rules(rules)  # type: ignore[arg-type]  # get_rules inside takes Rules objects as they are
 
 
 def state_to_json(rules: Rules | str, state: State, game: int = 0, indent: int | None = None) -> str:
@@ -210,16 +230,16 @@ def state_from_dict(d: Mapping[str, Any], rules: Rules | str | None = None) -> S
     if d.get("version") != VERSION:
         raise StateFormatError(f"saved-game version {d.get('version')!r} is not supported (this code reads {VERSION})")
     missing = [k for k in _KEYS if k not in d]
-    unknown = sorted(set(d) - set(_KEYS))
+    unknown = sorted(set(d) - set(_KEYS) - set(_CIRULLA_KEYS))
     if missing or unknown:
         raise StateFormatError(f"saved game: missing keys {missing}, unknown keys {unknown}; expected {list(_KEYS)}")
     try:
-        saved_rules = get_rules(d["variant"])
+        saved_rules = _rules(d["variant"])
     except (TypeError, ValueError) as e:
         raise StateFormatError(f"'variant': {e}") from None
-    if rules is not None and get_rules(rules) != saved_rules:
+    if rules is not None and _rules(rules) != saved_rules:
         raise StateFormatError(
-            f"the saved game is a {saved_rules.name!r} game, but {get_rules(rules).name!r} was expected"
+            f"the saved game is a {saved_rules.name!r} game, but {_rules(rules).name!r} was expected"
         )
     r = saved_rules
     if d["rules_key"] != core.rules_key(r):
@@ -282,6 +302,7 @@ def state_from_dict(d: Mapping[str, Any], rules: Rules | str | None = None) -> S
         raise StateFormatError(f"'picked' must be empty outside the CHOOSE phase (phase {phase.name})")
     if (phase == Phase.DONE) != (winner >= 0):
         raise StateFormatError("'winner' must be a side once the match is over (phase DONE) and null before it")
+    revealed, knock_points, table_take = _cirulla_fields(d, r, phase, hands, piles, deck, dealer)
 
     state = core.reset(r, [0])  # the right shapes and rules key; every field is overwritten below
     state.seed[0] = np.uint64(seed)
@@ -290,7 +311,8 @@ def state_from_dict(d: Mapping[str, Any], rules: Rules | str | None = None) -> S
     state.pending[0] = pending
     state.scope[0], state.scores[0] = scope, scores
     state.deck[0] = deck
-    for name, lists in (("hands", hands), ("piles", piles)):
+    state.knock_points[0], state.table_take[0] = knock_points, table_take
+    for name, lists in (("hands", hands), ("piles", piles), ("revealed", revealed)):
         arr = getattr(state, name)
         arr[0] = False
         for i, cards in enumerate(lists):
@@ -299,10 +321,51 @@ def state_from_dict(d: Mapping[str, Any], rules: Rules | str | None = None) -> S
         arr = getattr(state, name)
         arr[0] = False
         arr[0, cards] = True
+    if phase == Phase.KNOCK and not core.legal_action_mask(r, state)[0, r.num_cards + 1 :].any():
+        raise StateFormatError(
+            f"'phase' KNOCK: seat {current}'s hand allows no knock (three cards worth 9 or less, or three of a kind), "
+            "so it has no knock decision"
+        )
     if phase != Phase.DONE and not core.legal_action_mask(r, state)[0].any():
         what = "seat's hand is empty" if phase == Phase.PLAY else "pending card has no capture left to pick"
         raise StateFormatError(f"no legal action in this position: the acting {what} (seat {current})")
     return state
+
+
+def _cirulla_fields(
+    d: Mapping[str, Any],
+    r: Rules,
+    phase: Phase,
+    hands: list[list[int]],
+    piles: list[list[int]],
+    deck: list[int],
+    dealer: int,
+) -> tuple[list[list[int]], list[int], int]:
+    """The cirulla keys of a save (absent: empty / 0), checked: knocked cards in their seat's hand, the KNOCK
+    phase and non-zero values only under rules that have them, a taken initial table in the dealer's side's pile."""
+    n, s = r.num_players, r.num_sides
+    revealed = _nested(d["revealed"], "revealed", n, "seat", r) if "revealed" in d else [[] for _ in range(n)]
+    knock_points = _ints(d["knock_points"], "knock_points", s, 2**15 - 1) if "knock_points" in d else [0] * s
+    table_take = _int(d, "table_take", 0, 2) if "table_take" in d else 0
+    if not r.knocks:
+        if phase == Phase.KNOCK:
+            raise StateFormatError(f"'phase' KNOCK: {r.name!r} has no knock decisions (a cirulla rule)")
+        if any(revealed) or any(knock_points):
+            raise StateFormatError(f"'revealed' / 'knock_points': {r.name!r} has no knocks; leave them empty / 0")
+    if table_take and not r.table_take:
+        raise StateFormatError(f"'table_take': {r.name!r} has no initial-table take (a cirulla rule); leave it 0")
+    for i, cards in enumerate(revealed):
+        if not set(cards) <= set(hands[i]):
+            raise StateFormatError(f"'revealed[{i}]' must be cards of seat {i}'s hand, got {d['revealed'][i]}")
+    if table_take:
+        taken = deck[: r.table_cards]
+        side = r.seat_side[dealer]
+        if not set(taken) <= set(piles[side]):
+            raise StateFormatError(
+                f"'table_take' {table_take}: the initial table (deck[:{r.table_cards}]) must be in the pile of the "
+                f"dealer's side {side}"
+            )
+    return revealed, knock_points, table_take
 
 
 # --------------------------------------------------------------------------------------------------- records
@@ -314,6 +377,10 @@ def state_from_record(record: str | Mapping[str, Any], moves: int | None = None)
     The record's variant and seed start the game (``core.reset``); each move is replayed as ``(card, capture)``
     and must be legal, by the seat the record names, with the deals the record shows (so a record made by another
     engine or edited by hand is refused with the move at fault). ``record``: one record as a dict or a JSON line.
+
+    Cirulla: the knock decisions due before a replayed move are taken from the hand's ``knocks`` (a seat with no
+    entry declines). Those due right after move ``moves`` are not taken: the position is then in the KNOCK phase,
+    the decisions still to make (as after ``moves=0`` when a seat of the first deal may knock).
     """
     if isinstance(record, str):
         try:
@@ -323,7 +390,7 @@ def state_from_record(record: str | Mapping[str, Any], moves: int | None = None)
     if not isinstance(record, Mapping) or "variant" not in record or "seed" not in record or "hands" not in record:
         raise StateFormatError("a record must be a JSON object with 'variant', 'seed' and 'hands' (RULES.md section 8)")
     try:
-        rules = get_rules(record["variant"])
+        rules = _rules(record["variant"])
     except (TypeError, ValueError) as e:
         raise StateFormatError(f"record 'variant': {e}") from None
     seed = _int(record, "seed", 0, 2**64 - 1)
@@ -352,14 +419,57 @@ def state_from_record(record: str | Mapping[str, Any], moves: int | None = None)
         deals = hand.get("deals")
         if isinstance(deals, list) and deals and isinstance(deals[0], Mapping) and "table" in deals[0]:
             table = sorted(_card_list(deals[0]["table"], f"hands[{h}].deals[0].table", rules))
-            if table != np.flatnonzero(state.table[0]).tolist():
+            if table != sorted(state.deck[0, : rules.table_cards].tolist()):  # as dealt (before a cirulla take)
                 raise StateFormatError(f"{where}: its first table is not the one seed {seed} deals")
+        knocks = hand.get("knocks") or []
+        if not isinstance(knocks, list) or (knocks and not rules.knocks):
+            raise StateFormatError(f"{where}: 'knocks' must be a list, and empty unless the variant has knocks")
+        used = 0
         for m, move in enumerate(hand["moves"]):
             if done == moves:
                 break
+            used = _replay_knocks(rules, state, knocks, used, where)
             _replay_move(rules, state, move, f"{where}, move {m}")
             done += 1
     return state
+
+
+_KNOCK_ACTIONS = {"sum": 1, "tris": 2}
+"""A record's knock ``kind`` -> its action's offset from ``num_cards`` (``knock-sum``, ``knock-tris``)."""
+
+
+def _replay_knocks(rules: Rules, state: State, knocks: list[Any], used: int, where: str) -> int:
+    """Cirulla: the KNOCK phase before the next move, from ``knocks[used:]`` (every seat to decide that has no entry
+    next declines); returns how many entries are used now."""
+    while state.phase[0] == Phase.KNOCK:
+        seat, deal = int(state.current[0]), int(state.deal_no[0])
+        entry = knocks[used] if used < len(knocks) else None
+        action = core.stop_action(rules)
+        if isinstance(entry, Mapping) and entry.get("seat") == seat and entry.get("deal") == deal:
+            at = f"{where}, knocks entry {used} (seat {seat}, deal {deal})"
+            kind = entry.get("kind")
+            if kind not in _KNOCK_ACTIONS:
+                raise StateFormatError(f"{at}: 'kind' must be 'sum' or 'tris', got {kind!r}")
+            action = rules.num_cards + _KNOCK_ACTIONS[kind]
+            if not core.legal_action_mask(rules, state)[0, action]:
+                hand = [format_card(int(c), rules.deck) for c in np.flatnonzero(state.hands[0, seat])]
+                raise StateFormatError(f"{at}: a {kind!r} knock is not legal with the hand {hand}")
+            if (
+                sorted(_card_list(entry.get("cards"), f"{at} 'cards'", rules))
+                != np.flatnonzero(state.hands[0, seat]).tolist()
+            ):
+                raise StateFormatError(f"{at}: 'cards' must be the seat's hand, got {entry.get('cards')!r}")
+            used += 1
+        core.step(rules, state, np.array([action], dtype=np.int64))
+    if used < len(knocks):
+        entry = knocks[used]
+        late = not isinstance(entry, Mapping) or not isinstance(entry.get("deal"), int)
+        if late or entry["deal"] <= int(state.deal_no[0]):
+            raise StateFormatError(
+                f"{where}, knocks entry {used} ({entry!r}): not made; knocks are listed in the order they were made, "
+                "each right after its deal by a seat whose hand allows it"
+            )
+    return used
 
 
 def _replay_move(rules: Rules, state: State, move: Any, where: str) -> None:

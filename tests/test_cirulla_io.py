@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from scopa_env import core
@@ -18,6 +21,15 @@ from scopa_env.record import play_random_records
 from scopa_env.record_check import check_file, replay_record
 from scopa_env.reference import ReferenceGame
 from scopa_env.rules import CIRULLA_VARIANTS, Rules
+from scopa_env.state_io import (
+    _KEYS,
+    StateFormatError,
+    state_from_dict,
+    state_from_json,
+    state_from_record,
+    state_to_dict,
+    state_to_json,
+)
 
 CIRULLA = list(CIRULLA_VARIANTS)
 POINT_KEYS = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
@@ -136,3 +148,132 @@ def test_record_check_reports_a_wrong_knock_and_a_wrong_fifteen(tmp_path, capsys
     assert record_main(["--check", str(path)]) == 1
     err = capsys.readouterr().err
     assert "bad.jsonl:1: " in err and "is not legal" in err and "not 15" in err
+
+
+# --------------------------------------------------------------------------------------------------- saved states
+
+
+def _same(a: core.State, b: core.State) -> None:
+    for f in fields(core.State):
+        assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+def _stop_pending(rules: Rules, state: core.State) -> npt.NDArray[np.bool_]:
+    return (state.phase == core.Phase.CHOOSE) & core.legal_action_mask(rules, state)[:, core.stop_action(rules)]
+
+
+@pytest.mark.parametrize("variant", CIRULLA)
+def test_saved_states_round_trip_in_every_phase_and_continue_identically(variant: str) -> None:
+    rules = CIRULLA_VARIANTS[variant]
+    rng = np.random.default_rng(0)
+    state = core.reset(rules, np.arange(12, dtype=np.uint64) + 50)
+    seen: set[str] = set()
+    stop_seen = False
+    for step in range(200):
+        stop = _stop_pending(rules, state)
+        for g in range(state.batch_size):
+            phase = core.Phase(int(state.phase[g])).name
+            if phase in ("CHOOSE", "KNOCK") or step % 25 == 0:
+                d = state_to_dict(rules, state, g)
+                assert list(d)[-3:] == ["revealed", "knock_points", "table_take"]
+                _same(state_from_json(json.dumps(d)), state.take([g]))
+                seen.add(phase)
+                stop_seen |= bool(stop[g])
+        if state.done.all():
+            break
+        mask = core.legal_action_mask(rules, state)
+        core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+    assert {"PLAY", "CHOOSE", "KNOCK"} <= seen and stop_seen
+    # a mid-game batch restored from its saves plays on exactly like the original
+    state = core.reset(rules, np.arange(8, dtype=np.uint64) + 7)
+    for _ in range(int(rng.integers(5, 40))):
+        mask = core.legal_action_mask(rules, state)
+        core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+    restored = state_from_json([state_to_json(rules, state, g) for g in range(8)], rules)
+    _same(restored, state)
+    for _ in range(60):
+        mask = core.legal_action_mask(rules, state)
+        assert np.array_equal(mask, core.legal_action_mask(rules, restored))
+        assert np.array_equal(core.observe(rules, state), core.observe(rules, restored))
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        a, b = core.step(rules, state, acts), core.step(rules, restored, acts)
+        for f in fields(core.StepInfo):
+            assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+def test_saves_with_knocks_and_takes_and_old_saves_without_the_keys() -> None:
+    rules = CIRULLA_VARIANTS["cirulla"]
+    state = core.reset(rules, np.arange(200, dtype=np.uint64))
+    g = int(np.flatnonzero(state.table_take > 0)[0])
+    d = state_to_dict(rules, state, g)
+    assert d["table_take"] >= 1 and d["table"] == []
+    assert state_from_dict(d).table_take[0] == d["table_take"]
+    # a knock: revealed cards and knock points saved
+    k = int(np.flatnonzero(state.phase == core.Phase.KNOCK)[0])
+    one = state.take([k])
+    mask = core.legal_action_mask(rules, one)[0]
+    core.step(rules, one, np.array([core.stop_action(rules) + 1 + int(mask[core.knock_tris_action(rules)])]))
+    d = state_to_dict(rules, one)
+    assert sum(d["knock_points"]) in (3, 10) and any(d["revealed"])
+    _same(state_from_dict(d), one)
+    # a save without the cirulla keys loads with them empty
+    bare = {key: v for key, v in d.items() if key not in ("revealed", "knock_points", "table_take")}
+    loaded = state_from_dict(bare)
+    assert not loaded.revealed.any() and not loaded.knock_points.any() and loaded.table_take[0] == 0
+    # wrong values are named
+    for key, value, message in [
+        ("revealed", [["Kb"], []], "revealed[0]"),
+        ("table_take", 3, "table_take"),
+        ("knock_points", [1], "knock_points"),
+    ]:
+        with pytest.raises(StateFormatError, match=re.escape(message)):
+            state_from_dict({**d, key: value})
+
+
+def test_other_variants_saves_are_unchanged_and_refuse_cirulla_fields() -> None:
+    state = core.reset("classic", np.array([3], dtype=np.uint64))
+    d = state_to_dict("classic", state)
+    assert list(d) == list(_KEYS)
+    for key, value in [("revealed", [["7d"], []]), ("knock_points", [3, 0]), ("table_take", 1), ("phase", "KNOCK")]:
+        with pytest.raises(StateFormatError):
+            state_from_dict({**d, key: value})
+    _same(state_from_dict({**d, "revealed": [[], []], "knock_points": [0, 0], "table_take": 0}), state)
+
+
+@pytest.mark.parametrize("variant", CIRULLA)
+def test_state_from_record_replays_knocks_to_every_move_prefix(variant: str) -> None:
+    rules = CIRULLA_VARIANTS[variant]
+    snapshots: list[core.State] = []
+
+    def after_step(state: core.State, info: core.StepInfo, finished: npt.NDArray[np.bool_]) -> None:
+        if info.move_done[0]:
+            snapshots.append(state.copy())
+
+    res = play(rules, _agents("random", rules), np.zeros((1, rules.num_players), dtype=np.int64), [11],
+               mode="matches", record=True, after_step=after_step, max_hands=2)  # fmt: skip
+    assert res.records is not None
+    rec = res.records[0]
+    assert sum(len(h["knocks"]) for h in rec["hands"]) > 0
+    start = state_from_record(rec, moves=0)
+    _same(start, core.reset(rules, np.array([11], dtype=np.uint64)))
+    for k in sorted({1, 2, 5, len(snapshots) // 2, len(snapshots) - 1, len(snapshots)}):
+        got = state_from_record(json.dumps(rec), moves=k)
+        want = snapshots[k - 1]
+        if k == len(snapshots):  # the driver stopped the game after max_hands: the core dealt the next hand
+            want.phase[:] = got.phase
+        _same(got, want)
+    # a knock the hand does not allow, and a knock left out of order, are refused with the hand at fault
+    bad = copy.deepcopy(rec)
+    h = next(i for i, hand in enumerate(bad["hands"]) if hand["knocks"])
+    entry = bad["hands"][h]["knocks"][0]
+    entry["kind"] = "tris" if entry["kind"] == "sum" else "sum"
+    if entry["kind"] in _kinds(rules, entry["cards"]):
+        entry["seat"] = (entry["seat"] + 1) % rules.num_players
+    with pytest.raises(StateFormatError, match=f"record hand {h}"):
+        state_from_record(bad)
+
+
+def _kinds(rules: Rules, cards: list[str]) -> list[str]:
+    from scopa_env.reference import knock_kinds
+
+    return knock_kinds(rules, {parse_card(c, rules.deck) for c in cards})

@@ -158,7 +158,7 @@ def _saved(**changes: object) -> dict:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"variant": "cirulla"}, "not implemented"),
+        ({"variant": "cirulla"}, "not the key of the 'cirulla' rules"),  # cirulla loads now: a classic save is refused
         ({"variant": "classic-15"}, "rules_key"),
         ({"format": "other"}, "not a saved Scopa game"),
         ({"version": 99}, "version 99"),
