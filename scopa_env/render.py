@@ -1,6 +1,11 @@
 """Text pictures of a game: the table, a seat's hand, the piles and the scores, with suit symbols.
 
 print(render_text(rules, state, game=0, seat=0))
+
+Cirulla adds what everyone sees of its rules: the knock decision being made (KNOCK phase, with the knocks the seat
+may choose), the cards a knock revealed (shown in place of ``##`` in that seat's hand), each side's knock points,
+the initial table taken by the dealer's side, and ``stop`` when the capture being chosen may stop at the cards
+picked. Other variants' pictures are unchanged.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import numpy as np
 
 from scopa_env import core
 from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck
-from scopa_env.rules import Rules, get_rules
+from scopa_env.record_check import record_rules
+from scopa_env.rules import Rules
 
 __all__ = ["pretty_card", "pretty_cards", "render_text"]
 
@@ -45,7 +51,7 @@ def render_text(
     rules: Rules | str, state: core.State, game: int = 0, seat: int | None = None, color: bool = False
 ) -> str:
     """A picture of game ``game`` as seen by ``seat`` (default: the seat to act); hides other hands."""
-    rules = get_rules(rules)
+    rules = record_rules(rules)  # type: ignore[arg-type]  # a Rules object as it is, or a name (cirulla's too)
     deck = rules.deck
     g = int(game)
     cur = int(state.current[g])
@@ -60,6 +66,7 @@ def render_text(
     score_txt = "  ".join(
         f"{_side_name(rules, s)}: {int(state.scores[g, s])}"
         + (f" (+{int(state.scope[g, s])} scope)" if state.scope[g, s] else "")
+        + (f" (+{int(state.knock_points[g, s])} knocks)" if rules.cirulla and state.knock_points[g, s] else "")
         for s in range(rules.num_sides)
     )
     lines.append(f"scores (to {rules.target}): {score_txt}")
@@ -67,14 +74,37 @@ def render_text(
         pile = state.piles[g, s]
         n_coins = int(pile[: deck.num_ranks].sum())
         lines.append(f"  pile {_side_name(rules, s)}: {int(pile.sum())} cards, {n_coins} coins")
+    if rules.cirulla and state.table_take[g]:
+        taken = state.deck[g, : rules.table_cards].astype(np.int64)
+        scope = int(state.table_take[g])
+        lines.append(
+            f"  initial table {pretty_cards(taken, deck, color)} taken by "
+            f"{_side_name(rules, rules.seat_side[int(state.dealer[g])])} ({scope} scop{'a' if scope == 1 else 'e'})"
+        )
     lines.append(f"TABLE: {pretty_cards(state.table[g], deck, color)}")
     if state.pending[g] >= 0:
         picked = pretty_cards(state.picked[g], deck, color)
-        lines.append(f"  choosing the capture for {pretty_card(int(state.pending[g]), deck, color)} (picked: {picked})")
+        line = f"  choosing the capture for {pretty_card(int(state.pending[g]), deck, color)} (picked: {picked})"
+        if rules.cirulla and core.legal_action_mask(rules, state.take([g]))[0, core.stop_action(rules)]:
+            line += "; may stop here and take just the picked cards"
+        lines.append(line)
+    if rules.cirulla and state.phase[g] == core.Phase.KNOCK:
+        mask = core.legal_action_mask(rules, state.take([g]))[0]
+        kinds = [k for a, k in ((1, "knock for 3 (sum)"), (2, "knock for 10 (tris)")) if mask[rules.num_cards + a]]
+        lines.append(f"  KNOCK: player {cur} decides: no knock, {' or '.join(kinds)}")
     for p in range(rules.num_players):
         n = int(state.hands[g, p].sum())
         who = f"player {p}" + (" (you)" if p == seat else "") + (" *to act*" if p == cur and not done else "")
-        cards = pretty_cards(state.hands[g, p], deck, color) if p == seat else ("## " * n).strip() or "-"
+        if p == seat:
+            cards = pretty_cards(state.hands[g, p], deck, color)
+        elif rules.cirulla and state.revealed[g, p].any():
+            shown = state.revealed[g, p]
+            hidden = n - int(shown.sum())
+            cards = " ".join([pretty_cards(shown, deck, color), *["##"] * hidden]) + " (knocked)"
+        else:
+            cards = ("## " * n).strip() or "-"
+        if rules.cirulla and p == seat and state.revealed[g, p].any():
+            cards += " (knocked: everyone sees them)"
         lines.append(f"  {who}: {cards}")
     if done:
         w = int(state.winner[g])

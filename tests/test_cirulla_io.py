@@ -13,13 +13,14 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from scopa_env import core
+from scopa_env import core, render
 from scopa_env.cards import parse_card
 from scopa_env.driver import play
 from scopa_env.record import main as record_main
 from scopa_env.record import play_random_records
 from scopa_env.record_check import check_file, replay_record
 from scopa_env.reference import ReferenceGame
+from scopa_env.render import render_text
 from scopa_env.rules import CIRULLA_VARIANTS, Rules
 from scopa_env.state_io import (
     _KEYS,
@@ -277,3 +278,55 @@ def _kinds(rules: Rules, cards: list[str]) -> list[str]:
     from scopa_env.reference import knock_kinds
 
     return knock_kinds(rules, {parse_card(c, rules.deck) for c in cards})
+
+
+# --------------------------------------------------------------------------------------------------- pictures
+
+
+def _knock_game(rules: Rules, seeds: int = 200) -> core.State:
+    """A cirulla game whose initial table was taken and that is in the KNOCK phase (the first such seed)."""
+    state = core.reset(rules, np.arange(seeds, dtype=np.uint64))
+    g = int(np.flatnonzero((state.table_take > 0) & (state.phase == core.Phase.KNOCK))[0])
+    return state.take([g])
+
+
+def test_render_shows_knocks_revealed_hands_knock_points_and_the_table_take() -> None:
+    rules = CIRULLA_VARIANTS["cirulla"]
+    one = _knock_game(rules)
+    knocker = int(one.current[0])
+    other = 1 - knocker
+    text = render_text(rules, one, seat=other)
+    assert "initial table" in text and f"taken by player {int(one.dealer[0])}" in text
+    assert f"KNOCK: player {knocker} decides: no knock" in text and "knock for" in text
+    mask = core.legal_action_mask(rules, one)[0]
+    kind = 2 if mask[core.knock_tris_action(rules)] else 1
+    core.step(rules, one, np.array([rules.num_cards + kind]))
+    text = render_text(rules, one, seat=other)
+    knocked = render.pretty_cards(one.hands[0, knocker], rules.deck)
+    assert f"player {knocker}: {knocked} (knocked)" in text
+    assert f"(+{3 if kind == 1 else 10} knocks)" in text
+    assert "KNOCK:" not in text
+    assert "(knocked: everyone sees them)" in render_text(rules, one, seat=knocker)
+
+
+def test_render_says_when_a_capture_may_stop() -> None:
+    rules = CIRULLA_VARIANTS["cirulla"]
+    rng = np.random.default_rng(3)
+    state = core.reset(rules, np.arange(64, dtype=np.uint64))
+    for _ in range(300):
+        stop = _stop_pending(rules, state)
+        if stop.any():
+            g = int(np.flatnonzero(stop)[0])
+            assert "may stop here and take just the picked cards" in render_text(rules, state, g)
+            break
+        mask = core.legal_action_mask(rules, state)
+        core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+    else:
+        pytest.fail("no CHOOSE position with stop in 300 random steps")
+
+
+def test_render_of_other_variants_has_no_cirulla_lines() -> None:
+    state = core.reset("classic", np.arange(4, dtype=np.uint64))
+    for g in range(4):
+        text = render_text("classic", state, g)
+        assert not any(w in text for w in ("knock", "KNOCK", "initial table", "may stop"))
