@@ -225,12 +225,22 @@ class ExpertIteration:
         starts = list(range(0, cfg.hands, cfg.chunk))
         args = [(cfg.variant, teacher, seed, lo, min(cfg.hands, lo + cfg.chunk)) for lo in starts]
         t0 = time.perf_counter()
-        if cfg.workers == 1:
-            chunks = [_selfplay_chunk(*a) for a in args]
-        else:
-            ctx = mp.get_context("spawn")
-            with cf.ProcessPoolExecutor(cfg.workers, mp_context=ctx) as pool:
-                chunks = list(pool.map(_selfplay_chunk, *zip(*args, strict=True)))
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.hands, desc=f"iteration {k} search self-play", unit="hand", disable=not cfg.progress)
+        chunks = []
+        with bar:
+            if cfg.workers == 1:
+                results: Any = (_selfplay_chunk(*a) for a in args)
+                for a, chunk in zip(args, results, strict=True):
+                    chunks.append(chunk)
+                    bar.update(a[4] - a[3])
+            else:
+                ctx = mp.get_context("spawn")
+                with cf.ProcessPoolExecutor(cfg.workers, mp_context=ctx) as pool:
+                    for a, chunk in zip(args, pool.map(_selfplay_chunk, *zip(*args, strict=True)), strict=True):
+                        chunks.append(chunk)
+                        bar.update(a[4] - a[3])
         data = {name: np.concatenate([c[i] for c in chunks]) for i, name in enumerate(("obs", "mask", "action", "ret"))}
         n = len(data["action"])
         self.log(
@@ -280,7 +290,9 @@ class ExpertIteration:
         for spec in cfg.eval_opponents:
             agent = make_agent(f"bot:path={net_dir},prefer=numpy,endgame={cfg.eval_endgame}", self.rules, seed=cfg.seed)
             opponent = make_agent(spec, self.rules, seed=cfg.seed)
+            t0 = time.perf_counter()
             r = duplicate_eval(self.rules, agent, opponent, cfg.eval_deals, seed=77_000_000, chunk=EVAL_CHUNK)
+            self.log(f"iteration {k}: {cfg.eval_deals} deals against {spec} ({time.perf_counter() - t0:.0f} s)")
             margins[spec] = dataclasses.asdict(r)
             margins[spec]["opponent"] = spec
         summary = ", ".join(f"{s} {m['margin']:+.3f} [{m['low']:+.2f}, {m['high']:+.2f}]" for s, m in margins.items())
