@@ -11,6 +11,12 @@ opponent agent's advice for your position, with probabilities when the agent has
 ``table``, ``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly. A finished match offers a
 rematch.
 
+Cirulla (``--variant cirulla``, ``cirulla-3``, ``cirulla-4``; default opponent ``expert``): when your three cards
+allow a knock you are asked first (``knock> ``: ``0`` no knock, ``1`` knock for 3 by sum, ``2`` knock for 10 with
+three of a kind, only the legal ones listed); every legal capture (equal rank, sum, fifteen, ace takes all) is in
+the numbered list, also one that is contained in a larger one. The picture shows knocked hands, knock points and
+an initial table taken by the dealer.
+
 All reading goes through ``Terminal``, which takes any text streams, so tests drive whole matches with scripted
 input::
 
@@ -37,9 +43,10 @@ from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.driver import decide
 from scopa_env.record import MAX_SEED, int_arg
+from scopa_env.record_check import record_rules
 from scopa_env.render import pretty_card, pretty_cards, render_text
-from scopa_env.rules import Rules, get_rules, variant_names
-from scopa_env.scoring import POINT_FIELDS
+from scopa_env.rules import CIRULLA_VARIANTS, Rules, variant_names
+from scopa_env.scoring import point_fields
 from scopa_env.shuffle import derive_seed
 
 if TYPE_CHECKING:
@@ -83,6 +90,18 @@ Commands:
   table     show the table and your hand again
   help      this text
   quit      leave the game (end of input, Ctrl-D, also leaves)"""
+
+CIRULLA_HELP = """Cirulla:
+  - A fifteen: a card may also take table cards that make 15 together with it (7d takes 5s 3c: 7+5+3).
+    An ace on a table with no ace takes the whole table (not a scopa). The capture list shows every choice.
+  - Knock: right after a deal, three cards worth 9 or less (7c counts 1) may be shown for 3 points, three of a
+    kind (or a pair and 7c) for 10. You are asked 'knock>' when your hand allows it: 0 no knock, 1 or 2 to knock.
+  - A first table of 15 (or 30, 7c any value) goes to the dealer's side with 1 (2) scope. Napoli (Ad 2d 3d ...)
+    and grande (Jd Qd Kd) score extra; first to 51."""
+
+_KNOCKS = (("no knock", 0), ("knock for 3 (sum: cards worth 9 or less)", 1), ("knock for 10 (three of a kind)", 2))
+"""The knock prompt's choices: text and offset of the action from ``num_cards`` (``stop``, ``knock-sum``,
+``knock-tris``)."""
 
 
 class EndOfInput(Exception):
@@ -161,7 +180,7 @@ class PlayConfig:
     """Options of one terminal session (the command line's flags)."""
 
     variant: str = "classic"
-    """Variant name (``scopa_env.rules.VARIANTS``)."""
+    """Variant name (``scopa_env.rules.VARIANTS``, or cirulla's: ``CIRULLA_VARIANTS``)."""
     opponent: str | None = None
     """Agent spec for the other seats; None: the shipped bot of the variant, else expert / greedy / random."""
     partner: str | None = None
@@ -249,6 +268,7 @@ class Match:
                 f"  {self.side_name(s):<24} {int(st.scores[0, s]):>3} points   this hand: {int(pile.sum())} cards, "
                 f"{int(pile[: deck.num_ranks].sum())} coins, settebello {sb}, {sevens} sevens, "
                 f"{int(st.scope[0, s])} scope"
+                + (f", {int(st.knock_points[0, s])} knock points" if self.rules.cirulla else "")
             )
         t.say(f"  stock: {self.rules.num_cards - int(st.stock_pos[0])} cards")
 
@@ -265,6 +285,8 @@ class Match:
     def show_help(self) -> None:
         hint = self.hint_agent.name if self.hint_agent is not None else "no agent"
         self.term.say(HELP_TEXT.format(ranks=self.deck.ranks, hint=hint))
+        if self.rules.cirulla:
+            self.term.say(CIRULLA_HELP)
 
     # ------------------------------------------------------------------ hints
 
@@ -275,7 +297,11 @@ class Match:
             return
         probs_fn = probs_function(agent)
         try:
-            if probs_fn is not None:
+            if self.state.phase[0] == core.Phase.KNOCK:
+                action = int(decide(self.rules, self.state.copy(), [agent], _ONE_SEAT)[0])
+                text = dict((a, k) for k, a in _KNOCKS)[action - self.rules.num_cards]
+                t.say(f"hint: {agent.name} would choose: {text}")
+            elif probs_fn is not None:
                 self._hint_probs(agent.name, probs_fn)
             else:
                 card, cap = self._agent_move(agent)
@@ -321,12 +347,34 @@ class Match:
         cap = capture if isinstance(capture, frozenset) else frozenset(int(c) for c in np.flatnonzero(capture))
         text = f"{pretty_card(card, self.deck, self.term.color)} ({format_card(card, self.deck)})"
         if cap:
-            return f"{text} taking {self.pc(cap)} ({self.notation(cap)})"
+            return f"{text} taking {self.pc(cap)} ({self.notation(cap)}){self.capture_kind(card, cap)}"
         return f"{text}, laid on the table"
+
+    def capture_kind(self, card: int, capture: frozenset[int]) -> str:
+        """Cirulla: `` -- fifteen`` or `` -- ace takes all`` after a capture of those kinds; else ``''``."""
+        if not self.rules.cirulla:
+            return ""
+        r = self.deck.num_ranks
+        value = card % r + 1
+        taken = sum(c % r + 1 for c in capture)
+        if (len(capture) == 1 and next(iter(capture)) % r == card % r) or (len(capture) > 1 and taken == value):
+            return ""  # equal rank or a sum
+        rest = [int(c) for c in np.flatnonzero(self.state.table[0]) if int(c) not in capture]
+        if value == 1 and not any(c % r == 0 for c in capture) and not any(c % r == 0 for c in rest):
+            return " -- ace takes all"  # the table held no ace: the ace took it all (whatever it adds up to)
+        return " -- fifteen"
 
     def _after_step(self, info: core.StepInfo) -> None:
         """Report what one core step did: the move, the end of a hand, the end of the match, a new hand."""
         t = self.term
+        if info.knock[0]:
+            seat = int(info.seat[0])
+            kind = int(info.knock[0])
+            cards = self.state.revealed[0, seat]
+            verb = "you knock" if seat == self.human else f"{self.seat_name(seat)} knocks"
+            line = f"{verb} for {core.KNOCK_POINTS[kind]} ({'sum' if kind == 1 else 'tris'}): {self.pc(cards)}"
+            self.hand_log.append("  " + line)
+            t.say(line)
         if info.move_done[0]:
             seat = int(info.seat[0])
             line = f"{self.seat_name(seat)}: {self.describe_move(int(info.card[0]), info.capture[0])}"
@@ -353,10 +401,24 @@ class Match:
             t.say("=" * 60)
         elif info.new_hand[0]:
             t.say("")
-            t.say(
-                f"--- hand {int(self.state.hand_no[0]) + 1}: player {int(self.state.dealer[0])} deals; "
-                f"{self.seat_name(int(self.state.current[0]))} to play first ---"
+            self.announce_hand()
+
+    def announce_hand(self) -> None:
+        """The start of a hand: who deals and plays first; cirulla: an initial table taken by the dealer's side."""
+        st, t = self.state, self.term
+        dealer = int(st.dealer[0])
+        first = (dealer + 1) % self.rules.num_players
+        t.say(f"--- hand {int(st.hand_no[0]) + 1}: player {dealer} deals; {self.seat_name(first)} to play first ---")
+        if self.rules.cirulla and st.table_take[0]:
+            scope = int(st.table_take[0])
+            table = [int(c) for c in st.deck[0, : self.rules.table_cards]]
+            line = (
+                f"the first table {self.pc(table)} adds up to {15 * scope}: "
+                f"{self.side_name(self.rules.seat_side[dealer])} take{'' if dealer == self.human else 's'} it "
+                f"with {scope} scop{'a' if scope == 1 else 'e'}"
             )
+            self.hand_log.append("  " + line)
+            t.say(line)
 
     def _scores_text(self, scores: npt.NDArray[np.integer]) -> str:
         return ", ".join(f"{self.side_name(s)} {int(scores[s])}" for s in range(self.rules.num_sides))
@@ -372,7 +434,7 @@ class Match:
         t.say("")
         t.say(f"hand {hand_no} points:")
         width = max(len(self.side_name(s)) for s in range(self.rules.num_sides)) + 2
-        t.say(" " * (width + 2) + " ".join(f"{f:>10}" for f in POINT_FIELDS))
+        t.say(" " * (width + 2) + " ".join(f"{f:>10}" for f in point_fields(self.rules)))
         for s in range(self.rules.num_sides):
             row = " ".join(f"{int(v):>10}" for v in info.hand_points[0, s])
             t.say(f"  {self.side_name(s):<{width}}{row}")
@@ -408,9 +470,10 @@ class Match:
                     f"{format_card(int(legal[0]), self.deck)} instead (please report this agent bug)"
                 )
                 action = legal[:1].astype(np.int64)
+            knocking = self.state.phase[0] == core.Phase.KNOCK
             info = core.step(self.rules, self.state, action)
             self._after_step(info)
-            if info.move_done[0]:
+            if info.move_done[0] or knocking:  # a knock decision is a turn of its own
                 return
 
     def _parse_move(self, text: str) -> tuple[int, frozenset[int]] | None:
@@ -443,7 +506,7 @@ class Match:
         name = format_card(card, self.deck)
         t.say(f"{pretty_card(card, self.deck, t.color)} ({name}) can capture in {len(captures)} ways:")
         for i, cap in enumerate(captures, 1):
-            t.say(f"  {i}) {self.pc(cap)}  ({self.notation(cap)})")
+            t.say(f"  {i}) {self.pc(cap)}  ({self.notation(cap)}){self.capture_kind(card, cap)}")
         while True:
             answer = t.ask(f"which capture? [1-{len(captures)}, or 'back']> ").strip()
             low = answer.lower()
@@ -469,6 +532,40 @@ class Match:
             if named in captures:
                 return card, named
             t.say(f"  not a choice: {answer!r}; type a number from 1 to {len(captures)}, or 'back'")
+
+    def _human_knock(self) -> None:
+        """Cirulla: ask the human whether to knock (only the legal knocks offered) and make the decision."""
+        t = self.term
+        self.show_table()
+        mask = core.legal_action_mask(self.rules, self.state)[0]
+        options = [(i, text) for i, (text, a) in enumerate(_KNOCKS) if mask[self.rules.num_cards + a]]
+        t.say("your cards allow a knock: show them to everyone for points?")
+        for i, text in options:
+            t.say(f"  {i}) {text}")
+        legal = [i for i, _ in options]
+        words = {"n": 0, "no": 0, "none": 0, "stop": 0, "sum": 1, "tris": 2}
+        while True:
+            answer = t.ask(f"knock> [{'/'.join(map(str, legal))}] ").strip().lower()
+            if answer in ("help", "?", "h"):
+                self.show_help()
+                continue
+            if answer == "hint":
+                self.show_hint()
+                continue
+            if answer in ("quit", "exit", "q"):
+                raise QuitGame
+            if answer in ("score", "scores"):
+                self.show_score()
+                continue
+            if answer in ("table", "show", "look"):
+                self.show_table()
+                continue
+            choice = int(answer) if answer.isdigit() else words.get(answer, -1)
+            if choice in legal:
+                break
+            t.say(f"  not a choice: {answer!r}; type one of {', '.join(map(str, legal))}")
+        action = np.array([self.rules.num_cards + _KNOCKS[choice][1]], dtype=np.int64)
+        self._after_step(core.step(self.rules, self.state, action))
 
     def _human_turn(self) -> None:
         self.show_table()
@@ -509,14 +606,12 @@ class Match:
 
     def play(self) -> int:
         """Play the match to its end; returns the winning side. Raises ``QuitGame`` / ``EndOfInput``."""
-        t = self.term
-        t.say(
-            f"--- hand 1: player {int(self.state.dealer[0])} deals; "
-            f"{self.seat_name(int(self.state.current[0]))} to play first ---"
-        )
+        self.announce_hand()
         while not self.state.done[0]:
             seat = int(self.state.current[0])
-            if seat == self.human:
+            if seat == self.human and self.state.phase[0] == core.Phase.KNOCK:
+                self._human_knock()
+            elif seat == self.human:
                 self._human_turn()
             else:
                 self._agent_turn(seat)
@@ -554,7 +649,7 @@ def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
 def prepare(config: PlayConfig) -> Session:
     """Check ``config`` and build its agents; raises ``PlayError`` before anything is played."""
     try:
-        rules = get_rules(config.variant)
+        rules = record_rules(config.variant)  # cirulla's names too, until they are registered variants
     except (TypeError, ValueError) as e:
         raise PlayError(f"--variant: {e}") from None
     n = rules.num_players
@@ -633,7 +728,9 @@ def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: Text
         prog="python -m agents.play",
         description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
     )
-    parser.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
+    parser.add_argument(
+        "--variant", default="classic", help=f"variant ({', '.join([*variant_names(), *CIRULLA_VARIANTS])})"
+    )
     parser.add_argument(
         "--opponent",
         default=None,
