@@ -24,6 +24,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter as _itemgetter
 from operator import truediv
 
 import numpy as np
@@ -787,12 +788,13 @@ class SingleGame:
             (((self.dealer - seat) % n * n + seat) * (s + 1) + (s if last < 0 else (last - own) % s)) * 2
             + (self.phase == _CHOOSE)
         ]
-        # the float32 bytes of the card blocks 8 cards at a time, then the tail and the play features
-        chunks = list(map(c.byte_f32.__getitem__, big.to_bytes(c.card_bytes, "little")))
-        if c.card_cut:
-            chunks[-1] = chunks[-1][: c.card_cut]
-        chunks.append(c.pack_counters(*counters))
-        chunks.append(onehots)
         plays = c.plays.get(self.table_key)  # play_features' cache, read here
-        chunks.append(plays if plays is not None else c.play_features(table, self.table_key))
-        return _frombuffer(bytearray().join(chunks), _F32)
+        if plays is None:
+            plays = c.play_features(table, self.table_key)
+        # the float32 bytes of the card blocks 8 cards at a time (one look-up per byte of ``big``), then the
+        # counters, the one-hot blocks and the play features
+        blocks = _itemgetter(*big.to_bytes(c.card_bytes, "little"))(c.byte_f32)
+        if c.card_cut:
+            blocks = (*blocks[:-1], blocks[-1][: c.card_cut])
+        tail = (c.pack_counters(*counters), onehots, plays)
+        return _frombuffer(bytearray().join(blocks + tail), _F32)  # a tuple sum: the fastest join here
