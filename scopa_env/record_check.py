@@ -139,7 +139,7 @@ def replay_record(record: Mapping[str, Any]) -> None:
         )
 
 
-def record_rules(variant: str) -> Rules:
+def record_rules(variant: str | Rules) -> Rules:
     """The rules a record's ``variant`` names: a registered variant, or one of cirulla's (``CIRULLA_VARIANTS``,
     which ``get_rules`` does not find by name until every layer plays them). Raises ``ValueError`` when unknown."""
     if isinstance(variant, str) and variant.strip().lower() in CIRULLA_VARIANTS:

@@ -51,7 +51,7 @@ def render_text(
     rules: Rules | str, state: core.State, game: int = 0, seat: int | None = None, color: bool = False
 ) -> str:
     """A picture of game ``game`` as seen by ``seat`` (default: the seat to act); hides other hands."""
-    rules = record_rules(rules)  # type: ignore[arg-type]  # a Rules object as it is, or a name (cirulla's too)
+    rules = record_rules(rules)  # a Rules object as it is, or a name (cirulla's too)
     deck = rules.deck
     g = int(game)
     cur = int(state.current[g])

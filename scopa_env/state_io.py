@@ -126,7 +126,7 @@ def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, 
 
 def _rules(rules: Rules | str) -> Rules:
     """Rules from an object or a name; cirulla's names too (``record_check.record_rules``)."""
-    return record_rules(rules)  # type: ignore[arg-type]  # get_rules inside takes Rules objects as they are
+    return record_rules(rules)  # get_rules inside takes Rules objects as they are
 
 
 def state_to_json(rules: Rules | str, state: State, game: int = 0, indent: int | None = None) -> str:
