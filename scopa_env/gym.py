@@ -200,22 +200,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if single is not None and (type(action) is int or isinstance(action, np.integer)):
             a = int(action)
             if single.is_legal(a):  # the single game's path: Python scalars, the same results as below
-                reward = single.step_legal(a)
-                info: dict[str, Any] = {"learner_seat": single.seat}
-                ends = single.last_ends
-                if ends:
-                    obs, truncated, result, margin, opponent, pool = ends[0]
-                    info["TimeLimit.truncated"] = truncated
-                    info["episode_opponent"] = opponent
-                    info["episode_pool"] = pool
-                    info["episode_result"] = result
-                    info["episode_margin"] = margin
-                    terminated = not truncated
-                else:
-                    obs, terminated, truncated = single.game.observe(), False, False  # not finished: the seat to act
-                if self.render_mode == "human":
-                    self.render()
-                return obs, reward, terminated, truncated, info
+                return self._step_legal(single, a)
         try:
             act = np.asarray(action)
         except (TypeError, ValueError, OverflowError):
@@ -235,6 +220,27 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if self.render_mode == "human":
             self.render()
         return obs, float(reward[0]), terminated, truncated, info
+
+    def _step_legal(
+        self, games: SingleLearnerGame, action: int
+    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        """``step`` of a legal action on ``SingleLearnerGame``: what the generic path returns, without arrays."""
+        reward = games.step_legal(action)
+        info: dict[str, Any] = {"learner_seat": games.seat}
+        ends = games.last_ends
+        if ends:
+            obs, truncated, result, margin, opponent, pool = ends[0]
+            info["TimeLimit.truncated"] = truncated
+            info["episode_opponent"] = opponent
+            info["episode_pool"] = pool
+            info["episode_result"] = result
+            info["episode_margin"] = margin
+            terminated = not truncated
+        else:
+            obs, terminated, truncated = games.game.observe(), False, False  # not finished: the seat to act
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, terminated, truncated, info
 
     def _info(self) -> dict[str, Any]:
         return {"learner_seat": int(self.games.learner_seat[0])}

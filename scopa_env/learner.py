@@ -800,14 +800,14 @@ class SingleLearnerGame(LearnerGames):
                 counts = counts[:v] + [counts[t] + counts[t - v] for t in range(v, target + 1)]
         # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows, then its argmax with
         # -1 for the cards of weight 0 (the first of equal keys; card 0 if no card has a weight)
-        inv = np.array([[1.0 / max(x, 1e-300) for x in weights]], dtype=np.float64)
+        inv = np.array([[1.0 / max(w, 1e-300) for w in weights]], dtype=np.float64)
         keys = (raw[1:] ** inv)[0].tolist()
-        best, top = 0, -1.0
+        best, best_key = 0, -1.0
         while cands:  # every card of weight > 0 is one of them
             low = cands & -cands
             x = low.bit_length() - 1
-            if weights[x] > 0 and keys[x] > top:
-                best, top = x, keys[x]
+            if weights[x] > 0 and keys[x] > best_key:
+                best, best_key = x, keys[x]
             cands ^= low
         return best
 

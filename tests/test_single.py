@@ -294,3 +294,36 @@ def test_gymnasium_env_scalar_path_equals_its_array_path() -> None:
                 assert np.array_equal(out_a[0], out_b[0]) and out_a[0].dtype == out_b[0].dtype
                 assert out_a[1:] == out_b[1:] and type(out_a[1]) is float, (out_a[1:], out_b[1:])
                 done = out_a[2] or out_a[3]
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro"])
+def test_play_returns_what_step_does(variant: str) -> None:
+    """``SingleGame.play`` (the envs' hot path) makes the same moves as ``step`` and returns its results in short:
+    None without a completed move, (card, capture, scopa) within a hand, ``step``'s ``SingleStep`` at a hand's end.
+    Observations and masks stay new writable arrays (the masks come from a cache of read-only ones)."""
+    from scopa_env.single import SingleStep
+
+    a, b = SingleGame(variant, seed=11), SingleGame(variant, seed=11)
+    rng = np.random.default_rng(0)
+    ends = 0
+    while not a.done:
+        mask = a.mask()
+        assert mask.flags.writeable and np.array_equal(mask, b.mask())
+        mask[:] = False  # a copy: the cached mask is untouched
+        assert np.array_equal(a.mask(), b.mask()) and a.mask().any()
+        act = int(rng.choice(np.flatnonzero(a.mask())))
+        info, out = a.step(act), b.play(act)
+        if not info.move_done:
+            assert out is None
+        elif not info.hand_over:
+            assert out == (info.card, info.capture, info.scopa)
+        else:
+            ends += 1
+            assert isinstance(out, SingleStep)
+            for f in fields(SingleStep):
+                assert np.array_equal(getattr(out, f.name), getattr(info, f.name)), f.name
+        for seat in range(get_rules(variant).num_players):
+            obs = b.observe(seat)
+            assert obs.flags.writeable and np.array_equal(obs, a.observe(seat))
+    assert b.done and ends >= 1
+    assert b.play(0) is None  # a finished match ignores the action, as step does
