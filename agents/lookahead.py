@@ -259,11 +259,14 @@ def _move_margins(
     policy: RolloutPolicy,
     rng: np.random.Generator,
     prior: npt.NDArray[np.float64] | None = None,
+    prior_scores: Callable[[], tuple[Moves, npt.NDArray[np.float64]]] | None = None,
 ) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
     """Sample worlds and search them: the first world's candidate moves, their mean margins per row (n, width;
     -inf past a row's moves) and the index in ``moves`` of each row's first candidate.
 
-    ``prior``: (n,) weight of the expert heuristic's score added to each row's mean margins (None: no prior).
+    ``prior``: (n,) weight of a prior score added to each row's mean margins (None: no prior); the score is the
+    expert heuristic's (pimc), or what ``prior_scores()`` returns: the real position's candidates and a score each
+    (az: the network's log-probability).
     """
     worlds, wrow = sample_worlds(rules, state, games, counts, rng)
     moves, values = search_tree(rules, worlds, limits[wrow], policy)
@@ -280,9 +283,13 @@ def _move_margins(
     valid[row_of, j] = True
     total /= counts[:, None]
     if prior is not None and prior.any():
-        real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
+        if prior_scores is None:
+            real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
+            scores = expert_scores(rules, state, real)
+        else:
+            real, scores = prior_scores()
         jr = np.arange(len(real)) - real.starts[real.row]
-        total[real.row, jr] += prior[real.row] * expert_scores(rules, state, real)
+        total[real.row, jr] += prior[real.row] * scores
     total[~valid] = -np.inf
     first_world = np.searchsorted(wrow, np.arange(games.size))
     return moves, total, moves.starts[first_world]

@@ -33,11 +33,10 @@ from agents.base import ActBatch, AgentSpecError, Policy, register_agent
 from agents.endgame import _best_actions
 from agents.features import Moves, act_with_knocks, generate_moves, greedy_scores, pick_best, require_state
 from agents.greedy import greedy_moves
-from agents.lookahead import RolloutPolicy, sample_worlds, search_tree
+from agents.lookahead import RolloutPolicy, _move_margins
 from scopa_env import core
 from scopa_env.core import State, is_open, remaining_plies
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import margin_vs_mean_of_others
 
 __all__ = ["AZAgent", "NetEvaluator", "load_net", "net_rollout_policy"]
 
@@ -206,28 +205,13 @@ class AZAgent(Policy):
         exact = remaining <= self.endgame
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
-        worlds, wrow = sample_worlds(rules, state, games, counts, self.rng)
-        moves, values = search_tree(rules, worlds, limits[wrow], self.policy)
-        side_of = np.array(rules.seat_side, dtype=np.intp)
-        my_side = side_of[state.current[games].astype(np.intp)]
-        row_of = wrow[moves.row]
-        margin = margin_vs_mean_of_others(values)[np.arange(len(moves)), my_side[row_of]]
-        j = np.arange(len(moves)) - moves.starts[moves.row]
-        width = int(j.max()) + 1
-        total = np.zeros((games.size, width))
-        np.add.at(total, (row_of, j), margin)
-        valid = np.zeros((games.size, width), dtype=np.bool_)
-        valid[row_of, j] = True
-        total /= counts[:, None]
-        first_world = np.searchsorted(wrow, np.arange(games.size))
-        use_prior = (~exact) & (self.prior > 0)
-        if use_prior.any():
+        prior = np.where(exact, 0.0, self.prior)
+
+        def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
             real = generate_moves(rules, state, games)
-            jr = np.arange(len(real)) - real.starts[real.row]
-            bonus = self.prior * _log_prior(self.net, state, games, real)
-            total[real.row, jr] += np.where(use_prior[real.row], bonus, 0.0)
-        total[~valid] = -np.inf
-        return moves, total, moves.starts[first_world]
+            return real, _log_prior(self.net, state, games, real)
+
+        return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, log_prior)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
