@@ -5,7 +5,7 @@ legal moves and carried out in the core through the action interface (card, then
 they must agree on: the observation of the seat to act (``core.observe`` against ``reference.observe``), the legal
 moves (the core's ``legal_move_lists`` / ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a choice is
 needed, the capture made, the scopa flag, hands/table/piles, leftovers, hand points, scores, dealer
-rotation and the winner. The default suite plays 500 matches per variant (observations compared in the first 100);
+rotation and the winner. The default suite plays 200 matches per variant (observations compared in the first 60);
 ``-m slow`` plays 10,000 (observations compared in the first 1,000). Cirulla's variants (``CIRULLA_VARIANTS``)
 play 30 matches each (matches to 51 are long: about 10,000 decisions per variant; 2,000 matches under ``-m slow``)
 with their knock decisions, ``stop`` and table takes compared too (``run_cirulla_differential``).
@@ -110,7 +110,7 @@ def run_differential(
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_core_matches_reference(variant):
-    assert run_differential(variant, 500, observed_games=100) > 0
+    assert run_differential(variant, 200, observed_games=60) > 0
 
 
 @pytest.mark.slow
