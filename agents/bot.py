@@ -109,6 +109,23 @@ ACTIVATIONS: dict[str, Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float3
 """Hidden-layer activations the numpy path implements, by the name stored in ``policy.npz`` (torch defaults)."""
 
 
+def mlp_logits(
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    activation: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]],
+    obs: npt.ArrayLike,
+) -> npt.NDArray[np.float32]:
+    """(n, outputs) float32: an MLP's raw outputs; ``layers`` are ``(weight (in, out), bias)``, ``activation``
+    between them (the bot's forward pass, also the ``az`` search's)."""
+    x = np.asarray(obs, dtype=np.float32)
+    last = len(layers) - 1
+    for i, (wt, b) in enumerate(layers):
+        x = x @ wt
+        x += b
+        if i < last:
+            x = activation(x)
+    return x
+
+
 class BotError(ValueError):
     """An export directory that cannot be loaded, or inputs / rules that do not fit the bot."""
 
@@ -535,14 +552,7 @@ class Bot:
 
     def logits(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(n, num_cards) float32: the policy's raw action logits (numpy path, no mask)."""
-        x = np.asarray(obs, dtype=np.float32)
-        last = len(self.layers) - 1
-        for i, (wt, b) in enumerate(self.layers):
-            x = x @ wt
-            x += b
-            if i < last:
-                x = self._act_fn(x)
-        return x
+        return mlp_logits(self.layers, self._act_fn, obs)
 
     def probs_numpy(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(n, num_cards) float32 masked action probabilities computed in numpy."""

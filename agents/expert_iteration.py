@@ -287,8 +287,8 @@ class ExpertIteration:
 
         cfg = self.cfg
         margins = {}
+        agent = make_agent(f"bot:path={net_dir},prefer=numpy,endgame={cfg.eval_endgame}", self.rules, seed=cfg.seed)
         for spec in cfg.eval_opponents:
-            agent = make_agent(f"bot:path={net_dir},prefer=numpy,endgame={cfg.eval_endgame}", self.rules, seed=cfg.seed)
             opponent = make_agent(spec, self.rules, seed=cfg.seed)
             t0 = time.perf_counter()
             r = duplicate_eval(self.rules, agent, opponent, cfg.eval_deals, seed=77_000_000, chunk=EVAL_CHUNK)
@@ -309,13 +309,14 @@ class ExpertIteration:
         leg_start = time.perf_counter()
         wall0 = float(self.state["wall_s"])
         policy = self._policy()
+        exported: Path | None = None  # the export of the policy as it is now, when this leg already wrote it
         if self.state["iteration"] == 0 and not (self.run_dir / "eval.jsonl").exists():
-            net = self._export(policy, 0)
+            exported = net = self._export(policy, 0)
             record = {"step": 0, "iteration": 0, "elapsed_s": wall0, "margins": self._evaluate(net, 0)}
             append_jsonl(self.run_dir / "eval.jsonl", record)
         while self.state["iteration"] < cfg.iterations:
             k = int(self.state["iteration"])
-            net = self._export(policy, k)
+            net = exported if exported is not None else self._export(policy, k)  # the policy as it is now
             data = self._selfplay(net, k)
             (self.run_dir / "data").mkdir(exist_ok=True)
             np.savez_compressed(self.run_dir / "data" / f"iter_{k}.npz", **data)  # type: ignore[arg-type]
@@ -325,7 +326,7 @@ class ExpertIteration:
             positions = int(self.state["positions"]) + len(data["action"])
             meta = self._meta(policy, positions, k + 1)
             save_policy_checkpoint(policy, self.run_dir / "last.zip", meta)
-            new_net = self._export(policy, k + 1)
+            exported = new_net = self._export(policy, k + 1)
             elapsed = wall0 + time.perf_counter() - leg_start
             margins = self._evaluate(new_net, k + 1)
             record = {"step": positions, "iteration": k + 1, "elapsed_s": elapsed, "fit": fit, "margins": margins}

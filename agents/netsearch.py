@@ -83,14 +83,9 @@ class NetEvaluator:
 
     def logits(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """(n, num_cards) raw logits of the observations ``obs`` (n, obs_size)."""
-        x = obs
-        last = len(self.layers) - 1
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w
-            x += b
-            if i < last:
-                x = self.act_fn(x)
-        return x
+        from agents.bot import mlp_logits
+
+        return mlp_logits(self.layers, self.act_fn, obs)
 
     def state_logits(self, state: State) -> npt.NDArray[np.float32]:
         """(B, num_cards) logits of the acting seat of every game of ``state``."""
