@@ -293,7 +293,7 @@ def new_card(
         "variant": rules.name,
         "obs_version": core.OBS_VERSION,
         "obs_size": core.observation_size(rules),
-        "num_cards": rules.num_cards,
+        "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
         "training_steps": None if training_steps is None else int(training_steps),
         "architecture": {
@@ -479,10 +479,10 @@ class Bot:
                 f"{core.OBS_VERSION}; retrain (or use the code version it was trained with)"
             )
         size = core.observation_size(rules)
-        if size != self.obs_size or rules.num_cards != self.num_cards:
+        if size != self.obs_size or rules.num_actions != self.num_cards:
             raise BotError(
                 f"the bot takes {self.obs_size} observation values and {self.num_cards} actions, but {rules.name!r} "
-                f"has {size} and {rules.num_cards}; it was trained for {card['variant']!r}"
+                f"has {size} and {rules.num_actions}; it was trained for {card['variant']!r}"
             )
         if rules.name != card["variant"] and not any_variant:
             raise BotError(

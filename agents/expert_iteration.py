@@ -127,7 +127,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
     obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
     policy = MaskableActorCriticPolicy(
         obs_space,
-        spaces.Discrete(rules.num_cards),
+        spaces.Discrete(rules.num_actions),
         lambda _: 0.0,
         net_arch={"pi": hidden, "vf": hidden},
         activation_fn=getattr(torch.nn, activation),

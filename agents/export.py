@@ -206,7 +206,7 @@ def sample_inputs(rules: Rules, rows: int, seed: int = 0) -> tuple[npt.NDArray[n
     a few, or every action.
     """
     rng = np.random.default_rng(seed)
-    d, size = rules.num_cards, core.observation_size(rules)
+    d, size = rules.num_actions, core.observation_size(rules)
     from agents.base import ActBatch
     from agents.random_agent import RandomAgent
 
@@ -432,7 +432,7 @@ def export_checkpoint(
     rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]  # before the slow work
     actor, meta = load_checkpoint_policy(ckpt, rules)
     layers, activation = extract_mlp(actor)
-    obs_size, num_cards = core.observation_size(rules), rules.num_cards
+    obs_size, num_cards = core.observation_size(rules), rules.num_actions
     if layers[0][0].shape[1] != obs_size or layers[-1][0].shape[0] != num_cards:
         raise ExportError(
             f"{ckpt}: the network maps {layers[0][0].shape[1]} inputs to {layers[-1][0].shape[0]} actions; "

@@ -80,7 +80,7 @@ def checkpoint_meta(rules: Rules | str, steps: int, **extra: Any) -> dict[str, A
         "variant": rules.name,
         "obs_version": core.OBS_VERSION,
         "obs_size": core.observation_size(rules),
-        "num_cards": rules.num_cards,
+        "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
         "steps": int(steps),
     }
@@ -165,10 +165,10 @@ def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_v
             f"(neural:path=...,any_variant=true) if the observations have the same shape"
         )
     size = core.observation_size(rules)
-    if meta.get("obs_size", size) != size or meta.get("num_cards", rules.num_cards) != rules.num_cards:
+    if meta.get("obs_size", size) != size or meta.get("num_cards", rules.num_actions) != rules.num_actions:
         raise AgentSpecError(
             f"{where} expects observations of size {meta.get('obs_size')} and {meta.get('num_cards')} cards, but "
-            f"{rules.name!r} has {size} and {rules.num_cards}; use a checkpoint trained for {rules.name!r}"
+            f"{rules.name!r} has {size} and {rules.num_actions}; use a checkpoint trained for {rules.name!r}"
         )
 
 
@@ -379,7 +379,7 @@ def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | s
     try:
         policy = MaskableActorCriticPolicy(
             obs_space,
-            spaces.Discrete(rules.num_cards),
+            spaces.Discrete(rules.num_actions),
             lambda _: 0.0,
             net_arch=net_arch,
             activation_fn=getattr(nn, activation),

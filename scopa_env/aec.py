@@ -10,8 +10,8 @@
 | Agents             | `agents = ["player_0", ..., "player_{N-1}"]`                    |
 | Agents             | N = 2..8, by variant (`scopa_env.rules.VARIANTS`)               |
 | Action Shape       | ()                                                              |
-| Action Values      | Discrete(D), D = 40 cards (52 in `simple-8`)                    |
-| Observation Shape  | `observation`: (obs_size,) float32, 336 in `classic`; `action_mask`: (D,) int8 |
+| Action Values      | Discrete(A): A = D cards, 40 (52 in `simple-8`); cirulla D + 3 = 43 |
+| Observation Shape  | `observation`: (obs_size,) float32, 336 in `classic` (429 `cirulla`); `action_mask`: (A,) int8 |
 | Observation Values | [0, 1] except the `scores`, `scope`, `table_sum` and `plays` blocks (see below) |
 
 ## Description
@@ -23,7 +23,8 @@ most cards (*carte*), most coins (*denari*), the seven of coins (*settebello*), 
 *scope*; the first side to reach the target (11 in `classic`) with a strict lead wins the match. The rules are in
 `RULES.md`; every named variant of `scopa_env.rules.VARIANTS` is available: two players (`classic`, `classic-15`,
 `classic-21`, `scopa-d-assi`), four in two teams (`scopa-a-quattro`, `scopone-scientifico`, `simple-4-teams`),
-six in three teams (`simple-6-teams`) and the beginners' games for 2 to 8 players (`simple-N`).
+six in three teams (`simple-6-teams`), the beginners' games for 2 to 8 players (`simple-N`) and Cirulla for 2, 3
+and 4 players (`cirulla`, `cirulla-3`, `cirulla-4`; see *Cirulla* below).
 
 This environment plays one game on `scopa_env.single.SingleGame`, the single-game engine that plays exactly the
 batched numpy core's rules (`scopa_env.core`; `tests/test_single.py` checks them move for move and observation for
@@ -149,10 +150,37 @@ to act, the one whose `action_mask` has ones; the other agents get all-zero mask
 The masks are also in `infos[agent]["action_mask"]`. An illegal action ends the match with -1 for its agent
 (`illegal="raise"` raises instead).
 
+## Cirulla
+
+Cirulla's variants (`cirulla`, `cirulla-3`, `cirulla-4`: RULES.md section 6, the project's decisions in
+docs/rules.md) add three actions after the D card ids, so A = D + 3:
+
+| action | name | phase | meaning |
+|--------|------|-------|---------|
+| 0..D-1 | a card | PLAY / CHOOSE | as above; a capture may also be a *fifteen* (cards adding up to 15 with it) |
+| D (40) | `stop` | KNOCK | do not knock |
+| D (40) | `stop` | CHOOSE | take exactly the cards picked so far (when they are a capture inside a larger one) |
+| D+1 (41) | `knock-sum` | KNOCK | reveal the hand: values adding up to 9 or less (3 points; `7c` any value) |
+| D+2 (42) | `knock-tris` | KNOCK | reveal the hand: three of a kind (10 points; `7c` may be the third) |
+
+After each deal every player with a qualifying hand, in play order, gets a KNOCK decision (phase 3) before play
+resumes; the mask then holds `stop` and the knocks the hand allows. The observation is version 3
+(`scopa_env.core.observation_version`): the classic blocks as above (`plays` under cirulla's captures), then
+
+| block | size | meaning |
+|-------|------|---------|
+| revealed | N x D | cards revealed by knocks and still in each seat's hand, own seat first, then in play order |
+| knocks | S | knock points of each side this hand / 10, own side first |
+| knocking | 1 | 1 in the KNOCK phase |
+| fifteens | R | per card value v: a card of value v played now could make a fifteen |
+
+Cirulla games run on `scopa_env.single.CoreGame` (the batched core with a batch of one) rather than `SingleGame`.
+
 ## Version History
 
 * v0: Initial release (observation version `core.OBS_VERSION` = 2: version 1 had no `table_sum` and `plays`
-  blocks; it never shipped in a release).
+  blocks; it never shipped in a release). Cirulla's variants came later with observation version 3; the others
+  kept version 2.
 """
 
 from __future__ import annotations
@@ -174,7 +202,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import SingleGame
+from scopa_env.single import CoreGame, SingleGame, game_from_state, new_game
 from scopa_env.state_io import state_from_json
 
 __all__ = [
@@ -193,9 +221,9 @@ __all__ = [
 ENV_NAME = "scopa_v0"
 _BOUNDED_BLOCKS = {
     "hand", "table", "pending", "picked", "unseen", "piles", "stock", "hand_sizes", "dealer", "seat",
-    "last_capturer", "choosing",
+    "last_capturer", "choosing", "revealed", "knocking", "fifteens",
 }  # fmt: skip
-"""Observation blocks whose values lie in [0, 1]; ``scores`` and ``scope`` get their own bounds."""
+"""Observation blocks whose values lie in [0, 1]; ``scores``, ``scope`` and ``knocks`` get their own bounds."""
 
 
 def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
@@ -204,7 +232,9 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
     All blocks lie in [0, 1] except ``scores`` (points / target), ``scope`` (scope / 10) and the table sums
     of ``table_sum`` and ``plays`` (capture values / 40). A side makes at most
     ``P = seats per side * cards per seat per hand`` plays in a hand, so it has at most P scope and at most
-    ``len(CATEGORIES) - 1 + P`` points in a hand (one point per other category).
+    ``len(CATEGORIES) - 1 + P`` points in a hand (one point per other category). Under cirulla a side's seats
+    knock at most once per deal each (10 points at most: ``knocks`` up to ``seats per side * deals``), its
+    initial-table take adds up to 2 scope, napoli up to 10 points and grande 5.
     """
     rules = get_rules(rules)
     max_hands = validate_max_hands(max_hands)
@@ -212,12 +242,18 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
     size = layout[-1][2]
     plays_per_side = max(len(side) for side in rules.sides) * sum(rules.deal_sizes)
     hand_points = len(CATEGORIES) - 1 + plays_per_side
+    knock_high = max(len(side) for side in rules.sides) * rules.num_deals  # knock points / 10
+    if rules.cirulla:
+        plays_per_side += 2  # the initial table's take: up to two scope
+        hand_points += 2 + 10 + 5 + 10 * knock_high  # that take, napoli (Ad..Kd), grande, the knocks
     high = np.ones(size, dtype=np.float32)
     for name, start, stop, _ in layout:
         if name == "scores":
             high[start:stop] = max(1.0, max_hands * hand_points / rules.target)
         elif name == "scope":
             high[start:stop] = max(1.0, plays_per_side / 10.0)
+        elif name == "knocks":
+            high[start:stop] = max(1.0, float(knock_high))
         elif name in ("table_sum", "plays"):  # sums of capture values / 40: at most the whole deck's
             high[start:stop] = max(1.0, float(rules.deck.value.astype(np.int64).sum()) / 40.0)
         elif name not in _BOUNDED_BLOCKS:
@@ -469,7 +505,7 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.reward_mode = validate_reward(reward)
         self.max_hands = validate_max_hands(max_hands)
-        n, d = self.rules.num_players, self.rules.num_cards
+        n, d = self.rules.num_players, self.rules.num_actions  # card ids (and cirulla's stop / knocks)
         self._num_cards = d
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
@@ -485,7 +521,7 @@ class raw_env(AECEnv, EzPickle):
             for a in self.possible_agents
         }
         self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(d) for a in self.possible_agents}
-        self._game: SingleGame | None = None  # the game: hidden cards and seed, never shown to agents
+        self._game: SingleGame | CoreGame | None = None  # the game: hidden cards and seed, never shown to agents
         self.hands_played = 0
         """Hands finished in the current game."""
         self._next_seed: int | None = None
@@ -520,7 +556,7 @@ class raw_env(AECEnv, EzPickle):
         else:
             game_seed = int(np.random.default_rng().integers(MAX_SEED))
         self._next_seed = int(derive_seed(np.array([game_seed], dtype=np.uint64))[0])
-        game = SingleGame(self.rules, game_seed) if saved is None else SingleGame.from_state(self.rules, state)
+        game = new_game(self.rules, game_seed) if saved is None else game_from_state(self.rules, state)
         self._game = game
         self.hands_played = game.hand_no
         self.agents = self.possible_agents[:]
@@ -542,7 +578,7 @@ class raw_env(AECEnv, EzPickle):
         if agent == self.agent_selection and not over:
             mask = game.mask_int8()
         else:
-            mask = np.zeros(self.rules.num_cards, dtype=np.int8)
+            mask = np.zeros(self._num_cards, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | np.integer | None) -> None:
@@ -614,9 +650,9 @@ class raw_env(AECEnv, EzPickle):
     def _state(self, state: core.State | None) -> None:
         if state is not None and state.batch_size != 1:
             raise ValueError(f"the env plays one game, got a state of {state.batch_size}")
-        self._game = None if state is None else SingleGame.from_state(self.rules, state)
+        self._game = None if state is None else game_from_state(self.rules, state)
 
-    def _require_game(self) -> SingleGame:
+    def _require_game(self) -> SingleGame | CoreGame:
         if self._game is None:
             raise RuntimeError("the env has no game yet: call reset() first")
         return self._game

@@ -103,7 +103,7 @@ def _episode_info(ends: EpisodeEnds, j: int) -> dict[str, Any]:
 
 def _spaces(rules: Rules, max_hands: int) -> tuple[spaces.Box, spaces.Discrete]:
     low, high = observation_bounds(rules, max_hands)
-    return spaces.Box(low=low, high=high, dtype=np.float32), spaces.Discrete(rules.num_cards)
+    return spaces.Box(low=low, high=high, dtype=np.float32), spaces.Discrete(rules.num_actions)
 
 
 # --------------------------------------------------------------------------------------------------- Gymnasium env
@@ -113,7 +113,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
     """One game of Scopa from the learner's seat, the other seats played by policies; see the module docstring.
 
     Observation: ``Box`` of ``core.observation_size(rules)`` float32 (``scopa_env.aec`` documents the layout).
-    Action: ``Discrete(num_cards)``, a card id; ``action_masks()`` gives the legal ones (sb3-contrib MaskablePPO).
+    Action: ``Discrete(num_actions)``, a card id (or cirulla's ``stop`` / knocks, ``scopa_env.aec``'s *Cirulla*);
+    ``action_masks()`` gives the legal ones (sb3-contrib MaskablePPO).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
@@ -139,7 +140,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
-        self.games = self._games_class(
+        games_class = LearnerGames if self.rules.cirulla else self._games_class  # SingleGame plays no cirulla
+        self.games = games_class(
             self.rules,
             1,
             opponents,
@@ -246,7 +248,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         return {"learner_seat": int(self.games.learner_seat[0])}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(num_cards,) bool: the learner's legal actions (all False once the episode is over)."""
+        """(num_actions,) bool: the learner's legal actions (all False once the episode is over)."""
         if self._single is not None:
             return self._single.learner_mask()
         return self.games.mask[0].copy()
@@ -270,7 +272,7 @@ class ScopaVecEnv(VecEnv):
     """``num_envs`` games of Scopa in one process for stable-baselines3; see the module docstring.
 
     Every step is one learner decision in every game. Masks: ``env_method("action_masks")`` (what sb3-contrib's
-    MaskablePPO calls) or the ``action_masks()`` method, which returns a (num_envs, num_cards) bool array.
+    MaskablePPO calls) or the ``action_masks()`` method, which returns a (num_envs, num_actions) bool array.
     """
 
     def __init__(
@@ -336,7 +338,7 @@ class ScopaVecEnv(VecEnv):
         return self.games.opponents
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(num_envs, num_cards) bool: the learner's legal actions in every game."""
+        """(num_envs, num_actions) bool: the learner's legal actions in every game."""
         return self.games.mask.copy()
 
     # ------------------------------------------------------------------------------------------------ VecEnv API

@@ -75,7 +75,7 @@ def _actions(
     out = np.asarray(policy.act(ActBatch(rules, obs, mask, sub, np.arange(games.size))))
     if out.shape != (games.size,):
         raise ValueError(f"{policy!r} returned actions of shape {out.shape} for {games.size} decisions")
-    ok = (out >= 0) & (out < rules.num_cards)
+    ok = (out >= 0) & (out < rules.num_actions)
     ok &= mask[np.arange(games.size), np.where(ok, out, 0)]
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
@@ -164,9 +164,9 @@ def act_observation(
     single = o.ndim == 1
     o, m = np.atleast_2d(o), np.atleast_2d(m)
     size = core.observation_size(rules)
-    if o.shape[1] != size or m.shape != (o.shape[0], rules.num_cards):
+    if o.shape[1] != size or m.shape != (o.shape[0], rules.num_actions):
         raise ValueError(
-            f"observations must be (n, {size}) and masks (n, {rules.num_cards}) for {rules.name!r}, got "
+            f"observations must be (n, {size}) and masks (n, {rules.num_actions}) for {rules.name!r}, got "
             f"{o.shape} and {m.shape}"
         )
     if not m.any(axis=1).all():

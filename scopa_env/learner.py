@@ -239,9 +239,9 @@ class LearnerGames:
         self._result = np.zeros(b, dtype=np.int8)
         self._truncated = np.zeros(b, dtype=np.bool_)
         self._ends: list[EpisodeEnds] = []
-        self.mask = np.zeros((b, rules.num_cards), dtype=np.bool_)
+        self.mask = np.zeros((b, rules.num_actions), dtype=np.bool_)
         self._obs_size = core.observation_size(rules)
-        """(B, D) legal actions of the learner in each game (all False for a finished game)."""
+        """(B, A) legal actions of the learner in each game (all False for a finished game); A = ``num_actions``."""
 
     # ------------------------------------------------------------------------------------------------ policies
 
@@ -389,7 +389,7 @@ class LearnerGames:
         self, actions: npt.ArrayLike
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
         """``step``'s actions checked: (B,) actions (illegal ones replaced, or raised), (B,) live, (B,) replaced."""
-        b, d = self.num_games, self.rules.num_cards
+        b, d = self.num_games, self.rules.num_actions
         act = np.asarray(actions)
         if act.shape != (b,):
             act = act.reshape(-1) if act.size == b else act
@@ -399,7 +399,8 @@ class LearnerGames:
             if act.dtype.kind == "f" and np.isfinite(act).all() and np.array_equal(act, np.round(act)):
                 act = act.astype(np.int64)
             else:
-                raise TypeError(f"actions must be integer card ids 0..{d - 1}, got dtype {act.dtype}")
+                ids = "action ids" if self.rules.cirulla else "card ids"
+                raise TypeError(f"actions must be integer {ids} 0..{d - 1}, got dtype {act.dtype}")
         act = act.astype(np.int64)
         live = ~self.finished
         in_range = (act >= 0) & (act < d)

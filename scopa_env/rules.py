@@ -198,10 +198,6 @@ def _make_variants() -> dict[str, Rules]:
     return {r.name: r for r in v}
 
 
-VARIANTS: dict[str, Rules] = _make_variants()
-"""Named variants. ``cirulla`` is specified in RULES.md but not implemented yet."""
-
-
 def _cirulla(name: str, n: int, sides: tuple[tuple[int, ...], ...], description: str) -> Rules:
     return Rules(
         name,
@@ -227,10 +223,10 @@ CIRULLA_VARIANTS: dict[str, Rules] = {
         _cirulla("cirulla-4", 4, _teams(4), "Cirulla for 4 players in two teams, to 51."),
     )
 }
-"""Cirulla's variants while the layers are being built: not in ``VARIANTS`` and not found by name yet; every function
-that takes rules accepts these objects."""
+"""Cirulla's variants (RULES.md section 6), also in ``VARIANTS``: the ones whose ``Rules.cirulla`` is on."""
 
-PLANNED = {"cirulla": "Cirulla (knocks, fifteens, la matta) is not implemented yet; it is planned."}
+VARIANTS: dict[str, Rules] = {**_make_variants(), **CIRULLA_VARIANTS}
+"""Every named variant (RULES.md sections 2-6), cirulla's last."""
 
 
 def variant_names() -> list[str]:
@@ -249,6 +245,4 @@ def get_rules(variant: str | Rules) -> Rules:
     key = variant.strip().lower()
     if key in VARIANTS:
         return VARIANTS[key]
-    if key in PLANNED:
-        raise ValueError(f"variant {variant!r}: {PLANNED[key]} Known variants: {', '.join(VARIANTS)}")
     raise ValueError(f"unknown variant {variant!r}; known variants: {', '.join(VARIANTS)}")

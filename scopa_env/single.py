@@ -34,7 +34,7 @@ from scopa_env import core
 from scopa_env.captures import capture_table
 from scopa_env.rules import Rules, get_rules
 
-__all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "next_seed"]
+__all__ = ["CoreGame", "SingleGame", "SingleStep", "bits_of", "cards_of", "game_from_state", "new_game", "next_seed"]
 
 _PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.DONE)
 _PLAY_CACHE_LIMIT = 1 << 16
@@ -798,3 +798,127 @@ class SingleGame:
             blocks = (*blocks[:-1], blocks[-1][: c.card_cut])
         tail = (c.pack_counters(*counters), onehots, plays)
         return _frombuffer(bytearray().join(blocks + tail), _F32)  # a tuple sum: the fastest join here
+
+
+class CoreGame:
+    """``SingleGame``'s interface on the batched core (a batch of one), for the variants ``SingleGame`` does not
+    play: cirulla's (``Rules.cirulla``: knocks, fifteens and their ``stop`` / knock actions, ids up to
+    ``rules.num_actions``). The same game as the core's, move for move (it *is* the core's); slower per move than
+    ``SingleGame``. ``new_game`` and ``game_from_state`` pick the engine for a variant.
+
+    Card sets read from it (``hands``, ``table``, ``piles``) are int bit masks as in ``SingleGame``; ``legal_bits``
+    covers every action id (bit ``a`` for action ``a``).
+    """
+
+    __slots__ = ("_state", "rules")
+
+    def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
+        self.rules = get_rules(rules)
+        self._state: core.State | None = None
+        if seed is not None:
+            self.new_match(seed)
+
+    def new_match(self, seed: int) -> None:
+        """Start the match of ``seed`` (``core.reset``)."""
+        seed = int(seed)
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {seed}")
+        self._state = core.reset(self.rules, np.array([seed], dtype=np.uint64))
+
+    @classmethod
+    def from_state(cls, rules: Rules | str, state: core.State, game: int = 0) -> CoreGame:
+        """Game ``game`` of a core ``State`` (started under ``rules``) as a ``CoreGame`` (a copy)."""
+        rules = get_rules(rules)
+        if not isinstance(state, core.State):
+            raise TypeError(f"state must be a scopa_env.core.State, got {type(state).__name__}")
+        one = state.take([game])
+        core.legal_action_mask(rules, one)  # refuses a state of other rules, naming both
+        g = cls(rules)
+        g._state = one
+        return g
+
+    @property
+    def state(self) -> core.State:
+        if self._state is None:
+            raise RuntimeError("the game has not started: call new_match(seed) first")
+        return self._state
+
+    def to_state(self) -> core.State:
+        """This game as a ``core.State`` batch of one (a copy)."""
+        return self.state.take([0])
+
+    # the scalar fields SingleGame keeps as attributes
+    current = property(lambda self: int(self.state.current[0]), doc="Seat to act.")
+    phase = property(lambda self: int(self.state.phase[0]), doc="``core.Phase`` as an int.")
+    hand_no = property(lambda self: int(self.state.hand_no[0]), doc="Hands finished in this match.")
+    seed = property(lambda self: int(self.state.seed[0]), doc="The match's seed.")
+    winner = property(lambda self: int(self.state.winner[0]), doc="Winning side once the match is over, else -1.")
+    scores = property(lambda self: self.state.scores[0].astype(np.int64).tolist(), doc="Match scores by side.")
+    hands = property(lambda self: [bits_of(h) for h in self.state.hands[0]], doc="Hands as bit masks, by seat.")
+    table = property(lambda self: bits_of(self.state.table[0]), doc="The table as a bit mask.")
+
+    @property
+    def done(self) -> bool:
+        """The match is over."""
+        return self.phase == _DONE
+
+    def mask(self) -> npt.NDArray[np.bool_]:
+        """(num_actions,) bool: the legal actions (``core.legal_action_mask``), a new array."""
+        return core.legal_action_mask(self.rules, self.state)[0]
+
+    def mask_int8(self) -> npt.NDArray[np.int8]:
+        """(num_actions,) int8: the legal actions as 0 / 1."""
+        return self.mask().astype(np.int8)
+
+    def legal_bits(self) -> int:
+        """The legal actions as a bit mask (0 once the match is over)."""
+        return bits_of(self.mask())
+
+    def step(self, action: int) -> SingleStep:
+        """Apply one action in place (``core.step``); ``core.IllegalActionError`` if it is not legal."""
+        seat = self.current
+        info = core.step(self.rules, self.state, np.array([int(action)], dtype=np.int64))
+        hand_over = bool(info.hand_over[0])
+        return SingleStep(
+            seat,
+            bool(info.move_done[0]),
+            int(info.card[0]),
+            bits_of(info.capture[0]),
+            bool(info.scopa[0]),
+            hand_over,
+            info.hand_points[0].copy() if hand_over else None,
+            int(info.leftover_side[0]),
+            bits_of(info.leftover[0]),
+            bool(info.match_over[0]),
+            int(info.winner[0]),
+            bool(info.new_hand[0]),
+        )
+
+    def play(self, action: int) -> SingleStep | tuple[int, int, bool] | None:
+        """``SingleGame.play``'s contract: None, ``(card, capture, scopa)`` or the ``SingleStep`` of a hand's end."""
+        if self.done:
+            return None
+        out = self.step(action)
+        if out.hand_over:
+            return out
+        return (out.card, out.capture, out.scopa) if out.move_done else None
+
+    def observe(self, seat: int | None = None) -> npt.NDArray[np.float32]:
+        """(obs_size,) float32: ``core.observe`` of this game for ``seat`` (default: the seat to act)."""
+        n = self.rules.num_players
+        seat = self.current if seat is None else seat
+        if not 0 <= seat < n:
+            raise ValueError(f"seat must be in 0..{n - 1} (this variant's seats), got {seat}")
+        return core.observe(self.rules, self.state, np.array([seat]))[0]
+
+
+def new_game(rules: Rules | str, seed: int | None = None) -> SingleGame | CoreGame:
+    """The single-game engine for ``rules``: ``SingleGame``, or ``CoreGame`` for the variants it does not play."""
+    rules = get_rules(rules)
+    return CoreGame(rules, seed) if rules.cirulla else SingleGame(rules, seed)
+
+
+def game_from_state(rules: Rules | str, state: core.State, game: int = 0) -> SingleGame | CoreGame:
+    """``new_game``'s engine holding game ``game`` of a core ``State`` (a copy)."""
+    rules = get_rules(rules)
+    return (CoreGame if rules.cirulla else SingleGame).from_state(rules, state, game)

@@ -22,7 +22,8 @@ VARIANT_NAMES = list(VARIANTS)
 def random_positions(variant: str, num_games: int, seed: int, choosing: bool = False) -> core.State:
     """Games stopped after a random number of random legal actions.
 
-    With ``choosing``, each game plays on past that point until a player is choosing a capture (CHOOSE phase).
+    With ``choosing``, each game plays on past that point until a player is choosing a capture (CHOOSE phase; past
+    cirulla's KNOCK decisions too).
     """
     rules = get_rules(variant)
     rng = np.random.default_rng(seed)
@@ -31,7 +32,7 @@ def random_positions(variant: str, num_games: int, seed: int, choosing: bool = F
     for t in range(20 * rules.num_cards):
         go = t < stop
         if choosing:
-            go |= state.phase == core.Phase.PLAY
+            go |= (state.phase == core.Phase.PLAY) | (state.phase == core.Phase.KNOCK)
         if not go.any():
             break
         mask = core.legal_action_mask(rules, state)
@@ -42,17 +43,19 @@ def random_positions(variant: str, num_games: int, seed: int, choosing: bool = F
 
 
 def reshuffle_hidden(rules_name: str, state: core.State, game: int, seat: int, rng: np.random.Generator) -> core.State:
-    """A copy of ``state`` where the cards ``seat`` cannot see in ``game`` are redistributed at random."""
+    """A copy of ``state`` where the cards ``seat`` cannot see in ``game`` are redistributed at random (cards that
+    cirulla's knocks revealed stay in their hands)."""
     rules = get_rules(rules_name)
     out = state.copy()
     others = [s for s in range(rules.num_players) if s != seat]
-    sizes = [int(out.hands[game, s].sum()) for s in others]
+    shown = out.hands[game] & out.revealed[game]  # (N, D) knocked cards still held: everyone sees them
+    sizes = [int((out.hands[game, s] & ~shown[s]).sum()) for s in others]
     pos = int(out.stock_pos[game])
     stock = [int(c) for c in out.deck[game, pos:]]
-    hidden = [int(c) for s in others for c in np.flatnonzero(out.hands[game, s])] + stock
+    hidden = [int(c) for s in others for c in np.flatnonzero(out.hands[game, s] & ~shown[s])] + stock
     rng.shuffle(hidden)
     for s in others:
-        out.hands[game, s] = False
+        out.hands[game, s] = shown[s]
     k = 0
     for s, n in zip(others, sizes, strict=True):
         out.hands[game, s, hidden[k : k + n]] = True

@@ -28,11 +28,12 @@ def test_one_id_per_variant_in_camel_case() -> None:
     assert env_id("scopone-scientifico") == "scopa/ScoponeScientifico-v0"
     assert env_id("simple-4-teams") == "scopa/Simple4Teams-v0"
     assert env_id("classic-15") == "scopa/Classic15-v0"
+    assert env_id("cirulla-4") == "scopa/Cirulla4-v0"
     for id, variant in ENV_IDS.items():
         assert id in gymnasium.registry
         assert variant_of(id) == variant
     with pytest.raises(ValueError, match="not a Scopa id"):
-        variant_of("scopa/Cirulla-v0")
+        variant_of("scopa/Cirulla5-v0")
 
 
 def test_the_docs_list_every_id() -> None:

@@ -24,10 +24,10 @@ from scopa_env import aec, core, scopa_v0
 from scopa_env.gym import ScopaEnv
 from scopa_env.learner import LearnerGames, SingleLearnerGame
 from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.single import SingleGame, bits_of, cards_of
+from scopa_env.single import CoreGame, SingleGame, bits_of, cards_of, game_from_state, new_game
 
 
-def _same_state(variant: str, st: core.State, game: SingleGame, where: str) -> None:
+def _same_state(variant: str, st: core.State, game: SingleGame | CoreGame, where: str) -> None:
     mine = game.to_state()
     for f in fields(core.State):
         a, b = getattr(st, f.name), getattr(mine, f.name)
@@ -36,13 +36,17 @@ def _same_state(variant: str, st: core.State, game: SingleGame, where: str) -> N
 
 
 def run_single_differential(variant: str, seeds: range, observe_every: int = 1, illegal_rate: float = 0.05) -> int:
-    """Play the matches of ``seeds`` on the core and on ``SingleGame``; returns the number of steps compared."""
+    """Play the matches of ``seeds`` on the core and on ``SingleGame``; returns the number of steps compared.
+
+    Cirulla's variants run on ``CoreGame`` (``new_game``): this checks its conversions (bit masks, step results).
+    """
     rules = get_rules(variant)
     rng = np.random.default_rng(seeds.start)
     steps = 0
     for seed in seeds:
         st = core.reset(rules, [seed])
-        game = SingleGame(rules, seed)
+        game = new_game(rules, seed)
+        assert isinstance(game, CoreGame if rules.cirulla else SingleGame)
         while True:
             where = f"seed {seed} step {steps}"
             _same_state(variant, st, game, where)
@@ -327,3 +331,31 @@ def test_play_returns_what_step_does(variant: str) -> None:
             assert obs.flags.writeable and np.array_equal(obs, a.observe(seat))
     assert b.done and ends >= 1
     assert b.play(0) is None  # a finished match ignores the action, as step does
+
+
+def test_cirulla_games_round_trip_through_core_game_in_every_phase() -> None:
+    """``game_from_state`` of a cirulla position (KNOCK and CHOOSE phases included) is that position, copied."""
+    rules = get_rules("cirulla")
+    rng = np.random.default_rng(3)
+    st = core.reset(rules, np.arange(16))
+    seen = set()
+    for _ in range(80):
+        mask = core.legal_action_mask(rules, st)
+        keys = np.where(mask, rng.random(mask.shape), -1.0)
+        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+        for g in range(0, 16, 5):
+            game = game_from_state(rules, st, g)
+            assert isinstance(game, CoreGame)
+            seen.add(game.phase)
+            one = st.take([g])
+            back = game.to_state()
+            for f in fields(core.State):
+                assert np.array_equal(getattr(back, f.name), getattr(one, f.name)), f.name
+            assert np.array_equal(game.mask(), core.legal_action_mask(rules, one)[0])
+            assert game.legal_bits() == bits_of(game.mask())
+            assert game.hands == [bits_of(h) for h in one.hands[0]] and game.table == bits_of(one.table[0])
+            back.hands[0, 0] = ~back.hands[0, 0]  # a copy: changing it leaves the game alone
+            assert game.hands[0] == bits_of(one.hands[0, 0])
+    assert {int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.KNOCK)} <= seen
+    with pytest.raises(ValueError, match="cirulla"):
+        game_from_state("classic", core.reset(rules, [1]))
