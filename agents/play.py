@@ -43,9 +43,8 @@ from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.driver import decide
 from scopa_env.record import MAX_SEED, int_arg
-from scopa_env.record_check import record_rules
 from scopa_env.render import pretty_card, pretty_cards, render_text
-from scopa_env.rules import CIRULLA_VARIANTS, Rules, variant_names
+from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.scoring import point_fields
 from scopa_env.shuffle import derive_seed
 
@@ -180,7 +179,7 @@ class PlayConfig:
     """Options of one terminal session (the command line's flags)."""
 
     variant: str = "classic"
-    """Variant name (``scopa_env.rules.VARIANTS``, or cirulla's: ``CIRULLA_VARIANTS``)."""
+    """Variant name (``scopa_env.rules.VARIANTS``)."""
     opponent: str | None = None
     """Agent spec for the other seats; None: the shipped bot of the variant, else expert / greedy / random."""
     partner: str | None = None
@@ -649,7 +648,7 @@ def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
 def prepare(config: PlayConfig) -> Session:
     """Check ``config`` and build its agents; raises ``PlayError`` before anything is played."""
     try:
-        rules = record_rules(config.variant)  # cirulla's names too, until they are registered variants
+        rules = get_rules(config.variant)
     except (TypeError, ValueError) as e:
         raise PlayError(f"--variant: {e}") from None
     n = rules.num_players
@@ -728,9 +727,7 @@ def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: Text
         prog="python -m agents.play",
         description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
     )
-    parser.add_argument(
-        "--variant", default="classic", help=f"variant ({', '.join([*variant_names(), *CIRULLA_VARIANTS])})"
-    )
+    parser.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
     parser.add_argument(
         "--opponent",
         default=None,

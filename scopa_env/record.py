@@ -43,9 +43,9 @@ from scopa_env import core
 from scopa_env.atomic import atomic_open
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch, Policy, uniform_capture_picks, uniform_legal
-from scopa_env.record_check import RecordFileError, check_file, record_rules
+from scopa_env.record_check import RecordFileError, check_file
 from scopa_env.record_writer import RecordWriter, deals_from_deck
-from scopa_env.rules import CIRULLA_VARIANTS, Rules, variant_names
+from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.shuffle import splitmix64
 
 __all__ = [
@@ -185,9 +185,8 @@ def play_random_records(
 
     Game ``i`` depends only on the rules and its seed ``seed + i``: its decisions come from its own random stream
     (``PerGameRandomAgent``), so neither ``games`` nor ``batch`` (games played at once) changes a record.
-    ``rules`` may name a cirulla variant (``record_check.record_rules``).
     """
-    rules = record_rules(rules) if isinstance(rules, str) else rules
+    rules = get_rules(rules)
     _check_play_args(games, seed, batch)
     bar = _progress(games, progress, "games")
     for lo in range(0, games, batch):
@@ -251,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument(
         "--variant",
-        help=f"variant to write (default classic; one of {', '.join([*variant_names(), *CIRULLA_VARIANTS])})",
+        help=f"variant to write (default classic; one of {', '.join(variant_names())})",
     )
     p.add_argument(
         "--games", type=int_arg(1, MAX_GAMES), help="number of complete matches to write, 1..10**8 (default 10)"
@@ -293,9 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None:
         p.error("give --out FILE.jsonl to write records, or --check FILE.jsonl to check them")
     try:
-        rules = record_rules("classic" if args.variant is None else args.variant)
+        rules = get_rules("classic" if args.variant is None else args.variant)
     except ValueError as e:
-        p.error(f"--variant: {e}; or one of cirulla's: {', '.join(CIRULLA_VARIANTS)}")
+        p.error(f"--variant: {e}")
     games = 10 if args.games is None else int(args.games)
     seed = 0 if args.seed is None else int(args.seed)
     batch = 256 if args.batch is None else int(args.batch)

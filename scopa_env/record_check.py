@@ -36,7 +36,7 @@ from scopa_env.reference import (
     knock_why_not,
     void_reason,
 )
-from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
+from scopa_env.rules import Rules, get_rules
 
 __all__ = ["BOOL_KEYS", "MAX_DEPTH", "RecordError", "RecordFileError", "check_file", "replay_record"]
 
@@ -94,7 +94,7 @@ def replay_record(record: Mapping[str, Any]) -> None:
     _require(isinstance(record, Mapping), f"record: expected a JSON object, got {type(record).__name__}")
     variant = _field(record, "variant", "record")
     try:
-        rules = record_rules(variant)
+        rules = get_rules(variant)
     except (TypeError, ValueError) as err:
         raise RecordError(f"record variant: {err}") from None
     seed = _field(record, "seed", "record")
@@ -137,14 +137,6 @@ def replay_record(record: Mapping[str, Any]) -> None:
             f"record winner: the match is unfinished (scores {game.scores}, target {rules.target}, no side strictly "
             f"ahead at or above it) so winner must be null, got {winner!r}",
         )
-
-
-def record_rules(variant: str | Rules) -> Rules:
-    """The rules a record's ``variant`` names: a registered variant, or one of cirulla's (``CIRULLA_VARIANTS``,
-    which ``get_rules`` does not find by name until every layer plays them). Raises ``ValueError`` when unknown."""
-    if isinstance(variant, str) and variant.strip().lower() in CIRULLA_VARIANTS:
-        return CIRULLA_VARIANTS[variant.strip().lower()]
-    return get_rules(variant)
 
 
 def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> None:

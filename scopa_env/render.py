@@ -16,8 +16,7 @@ import numpy as np
 
 from scopa_env import core
 from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck
-from scopa_env.record_check import record_rules
-from scopa_env.rules import Rules
+from scopa_env.rules import Rules, get_rules
 
 __all__ = ["pretty_card", "pretty_cards", "render_text"]
 
@@ -51,7 +50,7 @@ def render_text(
     rules: Rules | str, state: core.State, game: int = 0, seat: int | None = None, color: bool = False
 ) -> str:
     """A picture of game ``game`` as seen by ``seat`` (default: the seat to act); hides other hands."""
-    rules = record_rules(rules)  # a Rules object as it is, or a name (cirulla's too)
+    rules = get_rules(rules)
     deck = rules.deck
     g = int(game)
     cur = int(state.current[g])

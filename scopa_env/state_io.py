@@ -47,8 +47,7 @@ import numpy as np
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.core import Phase, State
-from scopa_env.record_check import record_rules
-from scopa_env.rules import Rules
+from scopa_env.rules import Rules, get_rules
 
 __all__ = [
     "FORMAT",
@@ -125,8 +124,8 @@ def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, 
 
 
 def _rules(rules: Rules | str) -> Rules:
-    """Rules from an object or a name; cirulla's names too (``record_check.record_rules``)."""
-    return record_rules(rules)  # get_rules inside takes Rules objects as they are
+    """Rules from an object or a name."""
+    return get_rules(rules)
 
 
 def state_to_json(rules: Rules | str, state: State, game: int = 0, indent: int | None = None) -> str:
