@@ -1,5 +1,6 @@
 """The browser game's server (agents/web): the JSON API, its checks, hidden information, expiry, the command line,
-and a load test of 50 concurrent games. The page itself is driven in a real browser in test_web_browser.py."""
+cirulla (knocks, fifteens, knocked cards shown, its point fields), and a load test of 50 concurrent games. The page
+itself is driven in a real browser in test_web_browser.py."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.web.server import GameRegistry, ServerConfig, WebServer, default_bots, make_server
+from agents.web.game import WebGame
+from agents.web.server import GameRegistry, ServerConfig, WebServer, _parse_move, default_bots, make_server
 from scopa_env.cards import format_card
+from scopa_env.scoring import CIRULLA_POINT_FIELDS
 
 BOTS = {"bot-classic": default_bots()["bot-classic"], "expert": "expert", "greedy": "greedy", "random": "random"}
 
@@ -54,19 +57,21 @@ def call(
         return status, text.decode()
 
 
-def hidden_codes(srv: WebServer, game_id: str) -> set[str]:
-    """Notation of every card the person may not see: the other hands and the stock."""
-    game = srv.registry.get(game_id)
+def hidden_codes(srv: WebServer | WebGame, game_id: str = "") -> set[str]:
+    """Notation of every card the person may not see: the other hands (less the cards a cirulla knock showed) and
+    the stock."""
+    game = srv if isinstance(srv, WebGame) else srv.registry.get(game_id)
     rules, st = game.rules, game.state
     hidden = set()
     for seat in range(rules.num_players):
         if seat != game.human:
-            hidden |= {format_card(int(c), rules.deck) for c in np.flatnonzero(st.hands[0, seat])}
+            secret = st.hands[0, seat] & ~st.revealed[0, seat]
+            hidden |= {format_card(int(c), rules.deck) for c in np.flatnonzero(secret)}
     hidden |= {format_card(int(c), rules.deck) for c in st.deck[0, int(st.stock_pos[0]) :]}
     return hidden
 
 
-def assert_nothing_hidden(srv: WebServer, view: dict[str, Any]) -> None:
+def assert_nothing_hidden(srv: WebServer | WebGame, view: dict[str, Any]) -> None:
     """No hidden card, no seed, no deck order in a response (the events of an ended hand name cards of that hand,
     which may be dealt again: those are checked without the events)."""
     hidden = hidden_codes(srv, view["id"])
@@ -84,6 +89,10 @@ def play_out(srv: WebServer, view: dict[str, Any], check_hidden: bool = False, h
     done_hands = 0
     while not view["done"] and (hands is None or done_hands < hands):
         assert view["your_turn"], view
+        if view["knock_options"]:  # cirulla: knock whenever allowed
+            status, view = call(srv, "POST", f"/api/games/{view['id']}/knock", {"knock": view["knock_options"][-1]})
+            assert status == 200, view
+            continue
         card, caps = next(iter(view["moves"].items()))
         status, view = call(srv, "POST", f"/api/games/{view['id']}/move", {"card": card, "capture": caps[-1]})
         assert status == 200, view
@@ -144,7 +153,10 @@ def test_team_variant_with_a_bot_partner_plays_a_hand(server: WebServer) -> None
     assert view["past_hands"], "a whole hand was played"
 
 
-@pytest.mark.parametrize("variant", ["scopa-d-assi", "scopone-scientifico", "simple-3", "simple-6-teams", "simple-8"])
+@pytest.mark.parametrize(
+    "variant",
+    ["scopa-d-assi", "scopone-scientifico", "simple-3", "simple-6-teams", "simple-8", "cirulla-3", "cirulla-4"],
+)
 def test_other_variants_play_a_hand(server: WebServer, variant: str) -> None:
     status, view = call(server, "POST", "/api/games", {"variant": variant, "opponent": "random", "seed": 4})
     assert status == 201, view
@@ -322,6 +334,163 @@ def test_command_line_help_and_serving() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# --------------------------------------------------------------------------------------------------- cirulla
+
+
+def knock_game(srv: WebServer, want: set[str], variant: str = "cirulla") -> dict[str, Any]:
+    """A new game whose person has a knock to decide right away, with exactly the choices ``want``."""
+    for seed in range(400):
+        status, view = call(srv, "POST", "/api/games", {"variant": variant, "opponent": "greedy", "seed": seed})
+        assert status == 201, view
+        if set(view["knock_options"]) == want:
+            return view
+        call(srv, "DELETE", f"/api/games/{view['id']}")
+    pytest.fail(f"no {variant} game in 400 seeds starts with the knock choices {want}")
+
+
+def test_cirulla_knock_endpoint(server: WebServer) -> None:
+    view = knock_game(server, {"none", "sum"})
+    gid = view["id"]
+    assert view["your_turn"] and view["phase"] == "knock" and view["moves"] == {}
+    assert view["cirulla"] and view["target"] == 51 and view["point_fields"] == list(CIRULLA_POINT_FIELDS)
+    assert_nothing_hidden(server, view)
+    hand = [c["code"] for c in view["hand"]]
+    # illegal: a knock the hand does not allow, a decision that is no decision, a move before deciding
+    cases = [
+        ({"knock": "tris"}, 409, "your choices: ['none', 'sum']"),
+        ({"knock": "maybe"}, 400, "knock: give one of ['none', 'sum', 'tris']"),
+        ({"knock": 1}, 400, "knock: give one of"),
+        ({}, 400, "knock: give one of"),
+        ({"knock": "sum", "card": "7d"}, 400, "unknown field"),
+    ]
+    for body, status, words in cases:
+        got, answer = call(server, "POST", f"/api/games/{gid}/knock", body)
+        assert got == status and words in answer["error"], (body, answer)
+    got, answer = call(server, "POST", f"/api/games/{gid}/move", {"card": hand[0], "capture": []})
+    assert got == 409 and "first decide whether to knock" in answer["error"], answer
+    got, hint = call(server, "POST", f"/api/games/{gid}/hint", {})
+    assert got == 200 and hint["knock"] in ("none", "sum") and hint["card"] is None, hint
+    assert call(server, "GET", f"/api/games/{gid}")[1]["knock_options"] == ["none", "sum"]  # nothing changed
+    # legal: the knock is made, logged with the cards it shows, and the person's seat shows them
+    got, after = call(server, "POST", f"/api/games/{gid}/knock", {"knock": "sum"})
+    assert got == 200, after
+    mine = [e for e in after["events"] if e["type"] == "knock" and e["seat"] == 0]
+    assert mine == [e for e in after["hand_log"] if e["type"] == "knock" and e["seat"] == 0]
+    assert len(mine) == 1 and mine[0]["kind"] == "sum" and mine[0]["points"] == 3
+    assert sorted(c["code"] for c in mine[0]["cards"]) == sorted(hand)
+    assert sum(c["value"] for c in mine[0]["cards"]) <= 9 or "7c" in hand
+    shown = {c["code"] for c in after["seats"][0]["revealed"]}
+    assert shown <= set(hand) and shown == {c["code"] for c in after["hand"]}  # the cards not played yet
+    assert after["sides"][0]["knocks"] == 3 and after["knock_options"] == [] and after["phase"] in ("play", "done")
+    got, answer = call(server, "POST", f"/api/games/{gid}/knock", {"knock": "none"})
+    assert got == 409 and "no knock to decide" in answer["error"], answer
+    # a classic game has no knocks
+    classic = call(server, "POST", "/api/games", {"variant": "classic", "opponent": "random", "seed": 1})[1]
+    assert classic["knock_options"] == [] and "knocks" not in classic["sides"][0] and not classic["cirulla"]
+    got, answer = call(server, "POST", f"/api/games/{classic['id']}/knock", {"knock": "none"})
+    assert got == 409 and "no knock to decide" in answer["error"], answer
+
+
+def test_cirulla_declining_a_knock_shows_nothing(server: WebServer) -> None:
+    view = knock_game(server, {"none", "sum"})
+    got, after = call(server, "POST", f"/api/games/{view['id']}/knock", {"knock": "none"})
+    assert got == 200, after
+    assert [e["kind"] for e in after["events"] if e["type"] == "knock" and e["seat"] == 0] == ["none"]
+    assert after["seats"][0]["revealed"] == [] and after["sides"][0]["knocks"] == 0
+
+
+def test_cirulla_knocked_cards_of_other_seats_are_shown(server: WebServer) -> None:
+    """A bot's knock shows its cards (face up in the view, in the log) until it plays them; the rest stays hidden."""
+    for seed in range(200):
+        view = call(server, "POST", "/api/games", {"variant": "cirulla", "opponent": "greedy", "seed": seed})[1]
+        if view["seats"][1]["revealed"]:
+            break
+    else:
+        pytest.fail("no bot knock at the start of 200 cirulla games")
+    knocks = [e for e in view["events"] if e["type"] == "knock" and e["seat"] == 1]
+    assert len(knocks) == 1 and knocks[0]["kind"] in ("sum", "tris") and len(knocks[0]["cards"]) == 3
+    shown = {c["code"] for c in view["seats"][1]["revealed"]}
+    assert shown <= {c["code"] for c in knocks[0]["cards"]} and len(shown) == view["seats"][1]["cards_in_hand"]
+    assert not shown & hidden_codes(server, view["id"])
+    assert_nothing_hidden(server, view)  # the other cards of that seat and the stock are not in the view
+    assert view["sides"][1]["knocks"] == knocks[0]["points"]
+
+
+def test_cirulla_initial_table_take_is_logged(server: WebServer) -> None:
+    for seed in range(200):
+        view = call(server, "POST", "/api/games", {"variant": "cirulla", "opponent": "greedy", "seed": seed})[1]
+        takes = [e for e in view["events"] if e["type"] == "table_take"]
+        if takes:
+            break
+    else:
+        pytest.fail("no initial table taken in 200 cirulla games")
+    take = takes[0]
+    assert take["scope"] in (1, 2) and take["total"] == 15 * take["scope"] and len(take["cards"]) == 4
+    assert view["hand_log"][0] == take and take["side"] == view["seats"][view["dealer"]]["side"]
+    assert view["sides"][take["side"]]["scope"] >= take["scope"]
+
+
+def test_cirulla_whole_match_through_the_game_api() -> None:
+    """Whole matches of the three cirulla variants played through ``WebGame`` with random legal choices (knocks,
+    every listed capture, captures strictly inside another one): every view hides what it must, every hand's points
+    have cirulla's fields and add up to the scores, the match ends at 51."""
+    reg = GameRegistry(ServerConfig(bots={"greedy": "greedy", "random": "random"}))
+    seen = {"knock": 0, "no-knock": 0, "fifteen": 0, "inside": 0, "hands": 0}
+    for variant, seed in (("cirulla", 83), ("cirulla-3", 5), ("cirulla-4", 6)):
+        game = reg.create({"variant": variant, "opponent": "random", "seed": seed})
+        rng = np.random.default_rng(seed)
+        view = game.view()
+        totals = [0] * len(view["sides"])
+        for _ in range(2000):
+            if view["done"]:
+                break
+            assert view["your_turn"] and view["point_fields"] == list(CIRULLA_POINT_FIELDS)
+            legal = game.legal_moves()
+            if view["knock_options"]:
+                assert legal == [] and view["moves"] == {} and "none" in view["knock_options"]
+                choice = str(rng.choice(view["knock_options"]))
+                seen["knock" if choice != "none" else "no-knock"] += 1
+                view = game.knock(choice)
+            else:
+                # the view lists exactly the core's legal moves
+                listed = {(c, frozenset(cap)) for c, caps in view["moves"].items() for cap in caps}
+                deck = game.rules.deck
+                assert listed == {
+                    (format_card(c, deck), frozenset(format_card(x, deck) for x in cap)) for c, cap in legal
+                }
+                inside = [
+                    (c, a) for c, a in legal if a and any(k == c and a < b for k, b in legal)
+                ]  # a capture strictly contained in another capture of the same card (the CHOOSE phase's stop)
+                card, cap = inside[0] if inside and rng.random() < 0.5 else legal[int(rng.integers(len(legal)))]
+                if (card, cap) in inside:
+                    seen["inside"] += 1
+                code = format_card(card, deck)
+                codes = [format_card(c, deck) for c in sorted(cap)]
+                kind = view["move_kinds"][code][[sorted(x) for x in view["moves"][code]].index(sorted(codes))]
+                values = [int(deck.rank_values[c % deck.num_ranks]) for c in sorted(cap | {card})]
+                if kind == "fifteen":  # the card and the cards it takes make 15
+                    seen["fifteen"] += 1
+                    assert sum(values) == 15, (code, codes)
+                assert kind in ("lay", "equal", "sum", "fifteen", "ace-takes-all") and (kind == "lay") == (not cap)
+                view = game.move(*_parse_move(game, {"card": code, "capture": codes}))
+                mine = next(e for e in view["events"] if e["type"] == "move" and e["seat"] == game.human)
+                assert mine["card"]["code"] == code and sorted(c["code"] for c in mine["capture"]) == sorted(codes)
+                assert mine["kind"] == kind
+            assert_nothing_hidden(game, view)
+            for e in view["events"]:
+                if e["type"] == "hand_over":
+                    seen["hands"] += 1
+                    for s, p in enumerate(e["points"]):
+                        assert list(p) == list(CIRULLA_POINT_FIELDS)
+                        assert p["total"] == sum(v for f, v in p.items() if f != "total")
+                        totals[s] += p["total"]
+                    assert e["scores"] == totals
+        assert view["done"], f"{variant}: the match did not end"
+        assert max(totals) >= 51 and [s["score"] for s in view["sides"]] == totals
+        assert view["winner"] == int(np.argmax(totals)) and sorted(totals)[-1] > sorted(totals)[-2]
+    assert all(v > 0 for v in seen.values()), seen
 
 
 def test_load_50_concurrent_games(server: WebServer) -> None:

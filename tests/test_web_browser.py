@@ -1,6 +1,7 @@
 """The browser game in a real browser: headless Chromium (the system's package, nothing downloaded) driven by
 Playwright plays a whole classic match by clicking cards and capture choices, reads the hand summaries and the
-score, takes a rematch, and starts a team game with a bot partner.
+score, takes a rematch, starts a team game with a bot partner, and plays a hand of cirulla with a knock decided by
+clicking (the knocked cards shown, the hand summary's cirulla points).
 
 Needs ``pip install playwright`` (the ``web`` extra; never ``playwright install``) and ``chromium`` on the PATH
 (``apt-get install chromium``); skipped cleanly without either. ``SCOPA_WEB_SCREENSHOT=docs/img/web.png`` also
@@ -26,6 +27,9 @@ if CHROMIUM is None:
 from agents.web.server import ServerConfig, WebServer, make_server  # noqa: E402
 
 SEED = 20
+CIRULLA_SEED = 83
+"""A cirulla deal (against greedy) where the dealer's side takes the table as dealt, the bot knocks, and the person
+may knock by sum or with three of a kind."""
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +51,27 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+@pytest.fixture(scope="module")
+def cirulla_server() -> Iterator[WebServer]:
+    srv = make_server(ServerConfig(bots={"greedy": "greedy"}, seed=CIRULLA_SEED))
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
 @pytest.fixture
 def page(browser: Any, server: WebServer) -> Iterator[Any]:
+    yield from open_page(browser, server)
+
+
+@pytest.fixture
+def cirulla_page(browser: Any, cirulla_server: WebServer) -> Iterator[Any]:
+    yield from open_page(browser, cirulla_server)
+
+
+def open_page(browser: Any, server: WebServer) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1300, "height": 860})
     pg = context.new_page()
     pg.set_default_timeout(15_000)
@@ -165,3 +188,68 @@ def test_team_game_with_a_bot_partner(page: Any, tmp_path: Any) -> None:
     out = os.environ.get("SCOPA_WEB_SCREENSHOT") or str(tmp_path / "web.png")
     page.screenshot(path=out)
     assert os.path.getsize(out) > 10_000
+
+
+def test_cirulla_knock_by_clicking_and_a_whole_hand(cirulla_page: Any) -> None:
+    page = cirulla_page
+    start(page, "cirulla", "greedy")
+    # the dealer's side took the table as dealt and the bot knocked: both in the log, the bot's cards face up
+    assert page.locator("#log li.table-take").count() == 1
+    assert page.locator("#log li.knock").count() == 1 and ": knock " in page.locator("#log li.knock").inner_text()
+    assert "taken by" in page.locator("#log li.table-take").inner_text()
+    shown = page.evaluate("state.game.seats[1].revealed.map((c) => c.code)")
+    assert len(shown) == 3
+    assert page.locator("#others .seat .card.revealed").evaluate_all("cs => cs.map((c) => c.dataset.card)") == shown
+    # the person's knock decision: only the legal choices, and no card can be played before it
+    assert page.is_visible("#knock") and "knock or not" in page.locator("#turn-info").inner_text()
+    choices = page.locator("#knock-options button").evaluate_all("bs => bs.map((b) => b.dataset.knock)")
+    assert choices == page.evaluate("state.game.knock_options") == ["none", "sum", "tris"]
+    assert page.locator("#hand .card.playable").count() == 0
+    page.locator("#hand .card").first.click()
+    wait_until(page, "document.getElementById('message').textContent.includes('decide whether to knock')")
+    page.click("#hint-button")
+    wait_until(page, "document.getElementById('hint').textContent.includes('suggests')")
+    assert page.locator("#knock-options button.hinted").count() == 1
+    hand = page.locator("#hand .card").evaluate_all("cs => cs.map((c) => c.dataset.card)")
+    click_and_wait(page, page.locator('#knock-options button[data-knock="tris"]'))
+    assert not page.is_visible("#knock")
+    assert page.locator("#log li.knock").count() == 2 and "you: knock with three of a kind (+10)" in page.inner_text(
+        "#log"
+    )
+    # my knocked cards are marked in my hand, and counted in the score table
+    revealed = page.locator("#hand .card.revealed").evaluate_all("cs => cs.map((c) => c.dataset.card)")
+    assert revealed == hand
+    assert page.locator("#scores th").all_inner_texts()[-1] == "kn."
+    assert page.locator("#scores tr.mine td").last.inner_text() == "10"
+    # play the rest of the hand by clicking (any further knock declined), through the chooser when it opens
+    clicks = 0
+    while not page.is_visible("#overlay"):
+        clicks += 1
+        assert clicks < 60, "the hand did not end"
+        if page.is_visible("#knock"):
+            click_and_wait(page, page.locator('#knock-options button[data-knock="none"]'))
+            continue
+        multi = page.evaluate("Object.entries(state.game.moves).filter(([c, caps]) => caps.length > 1).map(([c]) => c)")
+        if multi:
+            page.locator(f'#hand .card[data-card="{multi[0]}"]').click()
+            page.wait_for_selector("#chooser", state="visible")
+            options = page.locator("#capture-options .capture-option")
+            kinds = page.evaluate(f"state.game.move_kinds['{multi[0]}']")
+            assert options.count() == len(page.evaluate(f"state.game.moves['{multi[0]}']")) == len(kinds) >= 2
+            labels = page.locator("#capture-options .capture-kind").all_inner_texts()
+            assert len(labels) == len(kinds) and (("fifteen" in labels) == ("fifteen" in kinds))
+            click_and_wait(page, options.first)
+        else:
+            click_and_wait(page, page.locator("#hand .card.playable").first)
+    # the hand's summary has cirulla's point fields
+    assert page.locator("#summary-title").inner_text() == "Hand 1 points"
+    header = page.locator("#summary-body table tr").first.locator("th").all_inner_texts()
+    fields = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
+    assert header == ["", *fields, "score"]
+    rows = page.locator("#summary-body table tr")
+    assert rows.count() == 3
+    my_knocks = rows.nth(1).locator("td").nth(8).inner_text()
+    assert int(my_knocks) >= 10
+    page.click("#next-hand")
+    assert not page.is_visible("#overlay")
+    assert page.locator("#past li").count() == 1

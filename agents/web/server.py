@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.base import make_agent
 from agents.play import SHIPPED_BOTS
-from agents.web.game import MoveError, WebGame
+from agents.web.game import KNOCK_CHOICES, MoveError, WebGame
 from scopa_env.cards import parse_card
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
@@ -49,7 +49,7 @@ STATIC_FILES = {
     "style.css": "text/css; charset=utf-8",
 }
 """The only files the server sends (package data of ``agents.web``)."""
-_GAME_PATH = re.compile(r"^/api/games/([A-Za-z0-9_-]{16,64})(?:/(move|hint|rematch))?$")
+_GAME_PATH = re.compile(r"^/api/games/([A-Za-z0-9_-]{16,64})(?:/(move|knock|hint|rematch))?$")
 
 
 class RequestError(ValueError):
@@ -270,6 +270,14 @@ def _parse_move(game: WebGame, body: dict[str, Any]) -> tuple[int, frozenset[int
     return card, capture
 
 
+def _parse_knock(body: dict[str, Any]) -> str:
+    _check_fields(body, {"knock"})
+    choice = body.get("knock")
+    if not isinstance(choice, str) or choice not in KNOCK_CHOICES:
+        raise RequestError(400, f"knock: give one of {list(KNOCK_CHOICES)} (none: no knock), got {choice!r}")
+    return choice
+
+
 class Handler(BaseHTTPRequestHandler):
     """The page's files and the JSON API; every error is a JSON ``{"error": message}`` with its status."""
 
@@ -368,6 +376,8 @@ class Handler(BaseHTTPRequestHandler):
         if action == "move":
             card, capture = _parse_move(game, body)
             return self._json(200, game.move(card, capture))
+        if action == "knock":
+            return self._json(200, game.knock(_parse_knock(body)))
         _check_fields(body, set())
         if action == "hint":
             return self._json(200, game.hint())

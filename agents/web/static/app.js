@@ -1,5 +1,5 @@
 // Scopa in a browser: a thin client. The server runs the rules; this page draws its JSON and sends whole moves
-// ({card, capture}). No build step, no libraries.
+// ({card, capture}) and, in Cirulla, knock decisions ({knock}). No build step, no libraries.
 "use strict";
 
 const state = { info: null, game: null, hint: null, pendingSummary: [] };
@@ -93,6 +93,13 @@ const RANK_NAMES = {
 };
 const cardText = (card) => `${RANK_NAMES[faces()][card.rank] || card.rank} of ${SUIT_NAMES[faces()][card.suit]}`;
 const captureText = (cards) => cards.map(cardText).join(", ");
+const KNOCK_LABELS = {
+  none: "No knock",
+  sum: "Knock: 9 or less (3 points)",
+  tris: "Knock: three of a kind (10 points)",
+};
+const KNOCK_WORDS = { sum: "by sum, 9 or less", tris: "with three of a kind" };
+const CAPTURE_KINDS = { fifteen: "fifteen", "ace-takes-all": "ace takes all", sum: "sum", equal: "same rank" };
 
 // ------------------------------------------------------------------------------------------------ API
 
@@ -150,8 +157,10 @@ async function newGame() {
   if (v.deck === "french52") $("faces").value = "french";  // a 52-card deck: French faces fit it
   if (v.teams) body.partner = $("partner").value;
   try {
-    show(await api("POST", "/api/games", body));
-    say(`New ${v.name} match against ${body.opponent}. Click a card to play it.`);
+    const game = await api("POST", "/api/games", body);
+    show(game);
+    const todo = game.knock_options.length ? "Your cards allow a knock: choose above your hand." : "Click a card to play it.";
+    say(`New ${v.name} match against ${body.opponent}. ${todo}`);
   } catch (e) { say(e.message); }
 }
 
@@ -171,10 +180,17 @@ async function play(card, capture) {
   } catch (e) { say(e.message); }
 }
 
+async function knock(choice) {
+  try {
+    show(await api("POST", `/api/games/${state.game.id}/knock`, { knock: choice }));
+  } catch (e) { say(e.message); }
+}
+
 function onHandClick(card) {
   const g = state.game;
   const options = g.moves[card.code];
   if (!g.your_turn) { say("Wait: it is not your turn."); return; }
+  if (g.knock_options.length) { say("First decide whether to knock (the buttons above your hand)."); return; }
   if (!options) { say(`You cannot play ${card.code} now.`); return; }
   if (options.length === 1) { play(card.code, options[0]); return; }
   // several legal captures: let the player choose
@@ -182,12 +198,17 @@ function onHandClick(card) {
   const box = $("capture-options");
   box.replaceChildren();
   const byCode = Object.fromEntries(g.table.map((c) => [c.code, c]));
+  const kinds = (g.move_kinds || {})[card.code] || [];
   options.forEach((cap, i) => {
     const b = el("button", "capture-option");
     b.type = "button";
     b.dataset.capture = cap.join(" ");
-    b.title = `option ${i + 1}: take ${cap.join(" ")}`;
-    cap.forEach((code) => b.appendChild(cardEl(byCode[code], true)));
+    b.dataset.kind = kinds[i] || "";
+    b.title = `option ${i + 1}: take ${cap.join(" ")}` + (kinds[i] ? ` (${CAPTURE_KINDS[kinds[i]] || kinds[i]})` : "");
+    const row = el("div", "cards-row");
+    cap.forEach((code) => row.appendChild(cardEl(byCode[code], true)));
+    b.appendChild(row);
+    if (g.cirulla && kinds[i]) b.appendChild(el("span", "capture-kind", CAPTURE_KINDS[kinds[i]] || kinds[i]));
     b.addEventListener("click", () => play(card.code, cap));
     box.appendChild(b);
   });
@@ -198,6 +219,11 @@ async function getHint() {
   try {
     const h = await api("POST", `/api/games/${state.game.id}/hint`, {});
     state.hint = h;
+    if (h.knock) {
+      $("hint").textContent = `${h.bot} suggests: ${KNOCK_LABELS[h.knock]}`;
+      render();
+      return;
+    }
     let text = `${h.bot} suggests ${cardText(h.card)}` + (h.capture.length ? ` taking ${captureText(h.capture)}` : ", laid on the table");
     if (h.options.length) text += ` (${Math.round(100 * h.options[0].prob)}%)`;
     $("hint").textContent = text;
@@ -213,15 +239,28 @@ function show(game) {
   state.hint = null;
   $("hint").textContent = "";
   $("game").hidden = false;
-  state.pendingSummary = game.events.filter((e) => e.type !== "move");
-  const moves = game.events.filter((e) => e.type === "move");
-  if (moves.length) say(moves.map(describeMove).join(" · "));
+  state.pendingSummary = game.events.filter((e) => e.type === "hand_over" || e.type === "match_over");
+  const logged = game.events.filter((e) => LOGGED.has(e.type));
+  if (logged.length) say(logged.map(describeEvent).join(" · "));
+  else if (game.knock_options.length) say("Your cards allow a knock: choose above your hand.");
   render();
   nextSummary();
 }
 
-function describeMove(m) {
+const LOGGED = new Set(["move", "knock", "table_take"]);
+
+function describeEvent(m) {
+  if (m.type === "knock") {
+    if (m.kind === "none") return `${m.who}: no knock`;
+    return `${m.who}: knock ${KNOCK_WORDS[m.kind]} (+${m.points}), showing ${captureText(m.cards)}`;
+  }
+  if (m.type === "table_take") {
+    const scope = m.scope === 1 ? "a scopa" : `${m.scope} scope`;
+    return `The table as dealt (${captureText(m.cards)}) makes ${m.total}: taken by ${m.who} (the dealer's side) with ${scope}`;
+  }
   let t = `${m.who}: ${cardText(m.card)}` + (m.capture.length ? ` takes ${captureText(m.capture)}` : " laid");
+  if (m.kind === "fifteen") t += " (fifteen)";
+  if (m.kind === "ace-takes-all") t += " (ace takes all)";
   if (m.scopa) t += " — SCOPA!";
   return t;
 }
@@ -282,12 +321,14 @@ function render() {
     box.dataset.seat = s.seat;
     box.appendChild(el("div", null, `Seat ${s.seat}: ${s.label}` + (s.seat === g.dealer ? " · dealer" : "")));
     const backs = el("div", "backs");
-    for (let i = 0; i < s.cards_in_hand; i++) backs.appendChild(el("div", "back"));
+    // cards shown by a knock are public: face up (the server sends only those)
+    for (const c of s.revealed || []) { const e = cardEl(c, true); e.classList.add("revealed"); backs.appendChild(e); }
+    for (let i = (s.revealed || []).length; i < s.cards_in_hand; i++) backs.appendChild(el("div", "back"));
     box.appendChild(backs);
     others.appendChild(box);
   }
   $("stock-info").textContent = `· hand ${g.hand_no}, deal ${g.deal_no}/${g.num_deals} · ${g.stock} cards in the stock`;
-  const hinted = state.hint ? new Set([state.hint.card.code, ...state.hint.capture.map((c) => c.code)]) : new Set();
+  const hinted = state.hint && state.hint.card ? new Set([state.hint.card.code, ...state.hint.capture.map((c) => c.code)]) : new Set();
   const lastPlayed = new Set(g.events.filter((e) => e.type === "move").flatMap((m) => [m.card.code]));
   const table = $("table");
   table.replaceChildren(...g.table.map((c) => {
@@ -296,10 +337,12 @@ function render() {
     return e;
   }));
   if (!g.table.length) table.appendChild(el("span", "empty", "(the table is empty)"));
+  const mine = new Set((g.seats[g.you].revealed || []).map((c) => c.code));
   const hand = $("hand");
   hand.replaceChildren(...g.hand.map((c) => {
     const e = cardEl(c);
     e.classList.add(g.moves[c.code] ? "playable" : "unplayable");
+    if (mine.has(c.code)) { e.classList.add("revealed"); e.title += " — shown to everyone (your knock)"; }
     if (hinted.has(c.code)) e.classList.add("hinted");
     if (lastPlayed.has(c.code)) e.classList.add("just-played");
     e.tabIndex = 0;
@@ -308,7 +351,16 @@ function render() {
     e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); onHandClick(c); } });
     return e;
   }));
-  $("turn-info").textContent = g.done ? "· match over" : g.your_turn ? "· your turn: click a card" : "";
+  const knocking = g.knock_options.length > 0;
+  $("turn-info").textContent = g.done ? "· match over" : knocking ? "· your turn: knock or not?" : g.your_turn ? "· your turn: click a card" : "";
+  $("knock").hidden = !knocking;
+  $("knock-options").replaceChildren(...g.knock_options.map((k) => {
+    const b = el("button", "knock-option" + (state.hint && state.hint.knock === k ? " hinted" : ""), KNOCK_LABELS[k]);
+    b.type = "button";
+    b.dataset.knock = k;
+    b.addEventListener("click", () => knock(k));
+    return b;
+  }));
   $("hint-button").disabled = !g.your_turn;
   $("target-info").textContent = `(to ${g.target})`;
   const scores = $("scores");
@@ -316,6 +368,8 @@ function render() {
   const head = el("tr");
   const headers = [["", ""], ["score", "match points"], ["cards", "cards taken this hand"], ["coins", "coins taken"],
     ["7s", "sevens taken"], ["sb.", "settebello (the 7 of coins) taken"], ["scope", "scope this hand"]];
+  const knocks = g.sides[0].knocks !== undefined;
+  if (knocks) headers.push(["kn.", "knock points this hand"]);
   headers.forEach(([h, title]) => { const th = el("th", null, h); th.title = title; head.appendChild(th); });
   scores.appendChild(head);
   for (const s of g.sides) {
@@ -323,12 +377,16 @@ function render() {
     tr.dataset.side = s.side;
     tr.appendChild(el("td", null, s.name));
     tr.appendChild(el("td", "big score", String(s.score)));
-    [s.cards, s.coins, s.sevens, s.settebello ? "yes" : "no", s.scope].forEach((x) => tr.appendChild(el("td", null, String(x))));
+    const cells = [s.cards, s.coins, s.sevens, s.settebello ? "yes" : "no", s.scope];
+    if (knocks) cells.push(s.knocks);
+    cells.forEach((x) => tr.appendChild(el("td", null, String(x))));
     scores.appendChild(tr);
   }
+  $("score-legend").textContent = "This hand so far: cards, coins, sevens (7s), settebello (sb.), scope" +
+    (knocks ? ", knock points (kn.)." : ".") + (g.cirulla ? ` Cirulla to ${g.target}: napoli and grande are scored at the end of the hand.` : "");
   $("log").replaceChildren(...g.hand_log.map((m) => {
-    const li = el("li", m.scopa ? "scopa" : "", describeMove(m));
-    return li;
+    const cls = m.type === "knock" ? "knock" : m.type === "table_take" ? "table-take" : m.scopa ? "scopa" : "";
+    return el("li", cls, describeEvent(m));
   }));
   $("past").replaceChildren(...g.past_hands.map((h) => el("li", null,
     `hand ${h.hand}: ` + h.points.map((p, s) => `${sideName(g, s)} +${p.total}`).join(", ") + " → " + h.scores.join("–"))));
