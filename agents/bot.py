@@ -291,7 +291,7 @@ def new_card(
         "version": CARD_VERSION,
         "name": name or f"{rules.name}-bot",
         "variant": rules.name,
-        "obs_version": core.OBS_VERSION,
+        "obs_version": core.observation_version(rules),
         "obs_size": core.observation_size(rules),
         "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
@@ -473,10 +473,11 @@ class Bot:
         """Raise ``BotError`` unless the bot can play ``rules`` with this code's observations."""
         rules = get_rules(rules)
         card = self.card
-        if card["obs_version"] != core.OBS_VERSION:
+        version = core.observation_version(rules)
+        if card["obs_version"] != version:
             raise BotError(
-                f"the bot was exported with observation version {card['obs_version']}, this code observes version "
-                f"{core.OBS_VERSION}; retrain (or use the code version it was trained with)"
+                f"the bot was exported with observation version {card['obs_version']}, this code observes "
+                f"{rules.name!r} with version {version}; retrain (or use the code version it was trained with)"
             )
         size = core.observation_size(rules)
         if size != self.obs_size or rules.num_actions != self.num_cards:

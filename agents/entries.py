@@ -114,9 +114,10 @@ def build_agent(entry: AgentEntry, rules: Rules, seed: int | None = None) -> Pol
             f"--variant {agent_rules.name} or use an agent trained on {rules.name}"
         )
     obs_version = getattr(agent, "obs_version", None)
-    if obs_version is not None and obs_version != core.OBS_VERSION:
+    if obs_version is not None and obs_version != core.observation_version(rules):
         raise TournamentError(
-            f"{where} expects observation version {obs_version} but the core produces version {core.OBS_VERSION}; "
+            f"{where} expects observation version {obs_version} but the core observes {rules.name!r} with version "
+            f"{core.observation_version(rules)}; "
             "retrain it or use a checkpoint made with this code version"
         )
     return agent

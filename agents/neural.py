@@ -78,7 +78,7 @@ def checkpoint_meta(rules: Rules | str, steps: int, **extra: Any) -> dict[str, A
     meta: dict[str, Any] = {
         "format": CHECKPOINT_FORMAT,
         "variant": rules.name,
-        "obs_version": core.OBS_VERSION,
+        "obs_version": core.observation_version(rules),
         "obs_size": core.observation_size(rules),
         "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
@@ -152,11 +152,11 @@ def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_v
     where = f"checkpoint {str(path)!r}"
     if meta.get("format", CHECKPOINT_FORMAT) > CHECKPOINT_FORMAT:
         raise AgentSpecError(f"{where} has metadata format {meta['format']}, newer than this code's; update the code")
-    if meta["obs_version"] != core.OBS_VERSION:
+    if meta["obs_version"] != core.observation_version(rules):
         raise AgentSpecError(
             f"{where} was trained on observation version {meta['obs_version']}, but this code observes version "
-            f"{core.OBS_VERSION}; retrain it with this code (python train.py --variant {meta['variant']}) or use the "
-            "code version it was trained with"
+            f"{core.observation_version(rules)}; retrain it with this code (python train.py --variant "
+            f"{meta['variant']}) or use the code version it was trained with"
         )
     if meta["variant"] != rules.name and not any_variant:
         raise AgentSpecError(

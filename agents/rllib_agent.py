@@ -93,9 +93,9 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
         "format": FORMAT,
         "kind": "rllib-ppo-module",
         "variant": rules.name,
-        "obs_version": core.OBS_VERSION,
+        "obs_version": core.observation_version(rules),
         "obs_size": core.observation_size(rules),
-        "num_cards": rules.num_cards,
+        "num_cards": rules.num_actions,
         "module_id": module_id,
         "fcnet_activation": str(config["fcnet_activation"]).lower(),
         "head_fcnet_activation": str(config["head_fcnet_activation"]).lower(),
@@ -180,10 +180,10 @@ def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = N
         raise AgentSpecError(f"{where}: {WEIGHTS_FILE} is not a state dict of tensors")
     if meta.get("format", FORMAT) > FORMAT:
         raise AgentSpecError(f"{where} has format {meta['format']}, newer than this code's; update the code")
-    if meta.get("obs_version") != core.OBS_VERSION:
+    if meta.get("obs_version") != core.observation_version(rules):
         raise AgentSpecError(
             f"{where} was trained on observation version {meta.get('obs_version')}, this code observes version "
-            f"{core.OBS_VERSION}; train it again with this code"
+            f"{core.observation_version(rules)}; train it again with this code"
         )
     if meta.get("variant") != rules.name or meta.get("obs_size") != core.observation_size(rules):
         raise AgentSpecError(

@@ -572,10 +572,10 @@ class Trainer:
             raise ConfigError(
                 f"--resume {str(run)!r}: {last.name} is for variant {meta['variant']!r}, config says {cfg.variant!r}"
             )
-        if meta["obs_version"] != core.OBS_VERSION:
+        if meta["obs_version"] != core.observation_version(cfg.rules):
             raise RunDirError(
                 f"--resume {str(run)!r}: the run was trained on observation version {meta['obs_version']}, this code "
-                f"produces version {core.OBS_VERSION}; it cannot be resumed, start a new run"
+                f"produces version {core.observation_version(cfg.rules)}; it cannot be resumed, start a new run"
             )
         if not os.access(run, os.W_OK):
             raise RunDirError(f"--resume {str(run)!r}: the run directory is not writable")

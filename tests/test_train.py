@@ -41,12 +41,14 @@ def test_default_yaml_spells_out_the_dataclass_defaults() -> None:
     assert set(train.read_yaml(train.DEFAULT_CONFIG)) == {f.name for f in dataclasses.fields(train.TrainConfig)}
 
 
-@pytest.mark.parametrize("name", ["default", "strong", "quattro", "smoke"])
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs").glob("*.yaml") if p.stem != "exit"))
 def test_shipped_configs_load(name: str) -> None:
     cfg = train.load_config(ROOT / "configs" / f"{name}.yaml")
     assert cfg.rollout_size % cfg.batch_size == 0
-    if name == "quattro":
+    if name in ("quattro", "cirulla4"):
         assert max(len(s) for s in cfg.rules.sides) == 2 and cfg.partner == "self"
+    if name.startswith("cirulla"):
+        assert cfg.rules.cirulla and cfg.endgame > 0
 
 
 def test_every_field_has_a_docstring_line() -> None:
