@@ -13,7 +13,10 @@ import numpy as np
 from agents.base import ActBatch, Policy
 from scopa_env import core
 from scopa_env.cards import parse_cards
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import VARIANTS, Rules, get_rules
+
+SCOPA_VARIANTS = [name for name, rules in VARIANTS.items() if not rules.cirulla]
+"""The named variants without cirulla's rules (cirulla's have their own tests: knocks, fifteens, ``stop``)."""
 
 
 def position(

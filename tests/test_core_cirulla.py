@@ -555,6 +555,9 @@ def test_batch_equals_one_by_one():
 
 def test_other_variants_unchanged_by_cirulla():
     for rules in VARIANTS.values():
+        if rules.name in CIRULLA_VARIANTS:
+            assert rules is CIRULLA_VARIANTS[rules.name] and rules.cirulla
+            continue
         assert rules.num_actions == rules.num_cards and not rules.cirulla
         assert core.observation_version(rules) == core.OBS_VERSION == 2
         assert point_fields(rules) == POINT_FIELDS

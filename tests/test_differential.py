@@ -18,8 +18,9 @@ import pytest
 
 from scopa_env import core
 from scopa_env.reference import ReferenceGame, observe
-from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, get_rules
 from scopa_env.scoring import POINT_FIELDS, point_fields
+from tests.helpers import SCOPA_VARIANTS
 
 
 def _mask(ids, d: int) -> np.ndarray:
@@ -108,13 +109,13 @@ def run_differential(
     return decisions
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_core_matches_reference(variant):
     assert run_differential(variant, 200, observed_games=60) > 0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_core_matches_reference_10k(variant):
     assert run_differential(variant, 10_000, first_seed=1_000_000, batch=500, observed_games=1_000) > 0
 

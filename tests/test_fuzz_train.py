@@ -22,7 +22,7 @@ BY_TYPE: dict[typing.Any, list[str]] = {
 }
 STRINGS: dict[str, list[str]] = {
     "name": ["", "a b", "x__y", "../up"],
-    "variant": ["nope", "", "cirulla"],
+    "variant": ["nope", "", "cirulla-5"],
     "device": ["tpu", "cuda:99"],
     "reward": ["win", ""],
     "episode": ["game", ""],

@@ -19,8 +19,8 @@ from scopa_env import core, reference
 from scopa_env.cards import format_cards, parse_card, parse_cards
 from scopa_env.core import Phase, State
 from scopa_env.moves import MoveKind, enumerate_moves, expand_captures, move_tables
-from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, Rules, get_rules
-from tests.helpers import position
+from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
+from tests.helpers import SCOPA_VARIANTS, position
 
 Move = tuple[int, frozenset[int]]
 
@@ -77,7 +77,7 @@ def _check_class(rules: Rules, st: State, g: int, classes: core.MoveClasses, i: 
     assert bool(classes.scopa[i]) == sweep
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_enumerator_matches_the_reference_on_random_positions(variant: str) -> None:
     rules = get_rules(variant)
     seen_choose = 0
@@ -156,7 +156,7 @@ def test_remaining_plies_last_play_and_open_book_match_a_direct_count(variant: s
         core.remaining_plies(rules, st, [st.batch_size])
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_generated_moves_are_legal_and_cover_every_class(variant: str) -> None:
     """``generate_moves`` lists each (card, captured rank multiset) of the reference's moves exactly once."""
     rules = get_rules(variant)

@@ -20,7 +20,8 @@ from agents.netsearch import AZAgent, NetEvaluator, load_net
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.driver import play
-from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, get_rules
+from tests.helpers import SCOPA_VARIANTS
 from tests.test_search import decisions, random_positions, reshuffle_hidden
 
 CLASSIC_BOT = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
@@ -38,7 +39,7 @@ def random_net(directory: Path, variant: str, seed: int = 0, hidden: int = 24) -
     return write_numpy_export(directory, new_card(rules, layers, "relu", name=f"random-{variant}"), layers, "relu")
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_az_picks_legal_actions_in_every_variant(variant: str, tmp_path: Path) -> None:
     rules = get_rules(variant)
     net = random_net(tmp_path / "net", variant)

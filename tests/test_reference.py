@@ -27,6 +27,7 @@ from scopa_env.reference import (
 )
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.shuffle import first_dealer, shuffled_decks
+from tests.helpers import SCOPA_VARIANTS
 
 CLASSIC = get_rules("classic")
 ASSI = get_rules("scopa-d-assi")
@@ -335,7 +336,7 @@ def test_first_dealer_and_dealing_convention() -> None:
         assert game.stock == deck[10:]
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_deal_schedule(variant: str) -> None:
     rules = VARIANTS[variant]
     for seed in range(3):
@@ -433,7 +434,7 @@ def _random_match(rules: Rules, seed: int, check: bool = True) -> ReferenceGame:
     return game
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_random_games_invariants(variant: str) -> None:
     rules = VARIANTS[variant]
     for seed in range(RANDOM_GAMES):
@@ -446,7 +447,7 @@ def test_random_games_invariants(variant: str) -> None:
         assert all(match_winner(rules, h["scores"]) is None for h in game.records[:-1])
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_random_records_replay(variant: str) -> None:
     for seed in range(REPLAYED_GAMES):
         game = _random_match(VARIANTS[variant], 1000 + seed, check=False)
