@@ -63,11 +63,15 @@ __all__ = [
     "make_bot_policy",
     "masked_softmax",
     "new_card",
+    "shipped_bot",
+    "shipped_bot_spec",
     "write_card",
     "write_numpy_export",
 ]
 
 MODEL_CARD = "model_card.json"
+SHIPPED_BOTS = Path(__file__).resolve().parent / "bots"
+"""The shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
 WEIGHTS = "policy.npz"
 ONNX = "policy.onnx"
 CARD_FORMAT = "scopa-bot"
@@ -188,6 +192,9 @@ def _read_card(directory: Path) -> dict[str, Any]:
             )
     if not isinstance(card["variant"], str):
         raise BotError(f"{path}: 'variant' must be a variant name, got {card['variant']!r}")
+    serves = card.get("serves", [])
+    if not isinstance(serves, list) or not all(isinstance(v, str) for v in serves):
+        raise BotError(f"{path}: 'serves' must be a list of variant names, got {serves!r}")
     endgame = card.get("endgame", 0)
     if not _is_int(endgame) or endgame < 0:
         raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
@@ -689,9 +696,41 @@ class BotPolicy(Policy):
 _CACHE: dict[tuple[str, str, bool, str, int, float], Bot] = {}
 
 
+def shipped_bot(rules: Rules | str, root: Path = SHIPPED_BOTS) -> Path | None:
+    """The export directory of the shipped bot that plays ``rules``' variant, or None.
+
+    ``root/<variant>/`` first; else a bot whose model card lists the variant under ``"serves"``: a variant whose
+    rules during a hand are the bot's own (``classic-15`` and ``classic-21`` differ from ``classic`` only in the
+    target), which the bot plays with ``any_variant`` (same observation and action shapes).
+    """
+    name = get_rules(rules).name
+    if (root / name / MODEL_CARD).is_file():
+        return root / name
+    if not root.is_dir():
+        return None
+    for d in sorted(root.iterdir()):
+        try:
+            card = _read_card(d) if (d / MODEL_CARD).is_file() else None
+        except BotError:
+            continue  # a damaged bot serves nothing; loading it by path says why
+        if card is not None and name in card.get("serves", []):
+            return d
+    return None
+
+
+def shipped_bot_spec(rules: Rules | str, root: Path = SHIPPED_BOTS) -> str | None:
+    """The agent spec of ``shipped_bot`` (its directory, or ``bot:path=DIR,any_variant=true`` for a bot that serves
+    the variant), or None when no shipped bot plays it."""
+    d = shipped_bot(rules, root)
+    if d is None:
+        return None
+    return str(d) if d.name == get_rules(rules).name else f"bot:path={d},any_variant=true"
+
+
 @register_agent(
     "bot",
-    "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]",
+    "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]; "
+    "bot alone: the shipped bot of the variant",
 )
 def make_bot_policy(
     rules: Rules | str,
@@ -705,10 +744,19 @@ def make_bot_policy(
 ) -> BotPolicy:
     """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached).
 
+    Without ``path`` (spec ``bot``), the shipped bot of the variant (``shipped_bot``).
     ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``); default: the model
     card's ``"endgame"`` (0 when it has none)."""
     if path is None:
-        raise AgentSpecError("agent 'bot' needs the export directory: bot:path=agents/bots/classic")
+        found = shipped_bot(rules)
+        if found is None:
+            have = sorted(d.name for d in SHIPPED_BOTS.iterdir() if (d / MODEL_CARD).is_file())
+            raise AgentSpecError(
+                f"agent 'bot': no shipped bot plays {get_rules(rules).name!r} (shipped: {', '.join(have)}); give an "
+                "export directory: bot:path=DIR"
+            )
+        path = str(found)
+        any_variant = any_variant or found.name != get_rules(rules).name
     if not isinstance(path, (str, Path)) or not str(path):
         raise AgentSpecError(f"agent bot: path must be an export directory, got {path!r}")
     if prefer not in ("onnx", "numpy"):

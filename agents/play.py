@@ -30,14 +30,13 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.base import make_agent
-from agents.bot import MODEL_CARD
+from agents.bot import SHIPPED_BOTS, shipped_bot_spec
 from agents.hints import MoveProb, move_probabilities, probs_function
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
@@ -65,8 +64,6 @@ __all__ = [
     "run",
 ]
 
-SHIPPED_BOTS = Path(__file__).resolve().parent / "bots"
-"""Shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
 DEFAULT_FALLBACKS = ("expert", "greedy", "random")
 """Opponent specs tried in order when the variant has no shipped bot."""
 _ONE_SEAT = np.zeros(1, dtype=np.int64)
@@ -155,12 +152,12 @@ class Terminal:
 def default_opponent(rules: Rules) -> tuple[str, list[str]]:
     """The default opponent spec for ``rules`` and notes on the candidates that could not be loaded."""
     notes: list[str] = []
-    shipped = SHIPPED_BOTS / rules.name
+    shipped = shipped_bot_spec(rules, SHIPPED_BOTS)
     candidates = list(DEFAULT_FALLBACKS)
-    if (shipped / MODEL_CARD).is_file():
-        candidates.insert(0, str(shipped))
+    if shipped is not None:
+        candidates.insert(0, shipped)
     else:
-        notes.append(f"no shipped bot for {rules.name!r} (looked in {shipped}); using a rule-based opponent")
+        notes.append(f"no shipped bot for {rules.name!r} (looked in {SHIPPED_BOTS}); using a rule-based opponent")
     for spec in candidates:
         try:
             make_agent(spec, rules, 0)

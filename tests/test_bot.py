@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agents.arena import play as arena_play
-from agents.base import ActBatch, AgentSpecError, registered_agents
+from agents.base import ActBatch, AgentSpecError, make_agent, registered_agents
 from agents.bot import (
     MODEL_CARD,
     ONNX,
@@ -185,8 +185,8 @@ def test_agent_spec_factory(bot_dir: Path) -> None:
     policy = make_bot_policy(rules, 0, path=str(bot_dir), prefer="numpy")
     assert isinstance(policy, BotPolicy) and policy.bot.backend == "numpy"
     assert make_bot_policy(rules, 1, path=str(bot_dir), prefer="numpy").bot is policy.bot  # loads are cached
-    with pytest.raises(AgentSpecError, match="needs the export directory"):
-        make_bot_policy(rules, 0)
+    with pytest.raises(AgentSpecError, match="no shipped bot plays 'simple-2'"):
+        make_bot_policy(get_rules("simple-2"), 0)
     with pytest.raises(AgentSpecError, match="trained for 'classic'"):
         make_bot_policy(get_rules("classic-21"), 0, path=str(bot_dir))
     assert make_bot_policy(get_rules("classic-21"), 0, path=str(bot_dir), any_variant=True).rules.name == "classic-21"
@@ -408,3 +408,34 @@ def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> Non
     (tmp_path / "empty").mkdir()
     with pytest.raises(AgentSpecError, match=r"not a bot export directory: model_card\.json is missing"):
         make_bot_policy(rules, 0, path=str(tmp_path / "empty"))
+
+
+def test_shipped_bots_are_found_by_variant_name(tmp_path: Path) -> None:
+    """``bot`` alone is the variant's shipped bot: its own directory, or a bot whose card lists it under "serves"."""
+    from agents.bot import shipped_bot, shipped_bot_spec
+
+    classic = ROOT / "agents" / "bots" / "classic"
+    assert shipped_bot("classic") == classic and shipped_bot_spec("classic") == str(classic)
+    for variant in ("classic-15", "classic-21"):  # classic's rules during a hand, another target
+        assert shipped_bot(variant) == classic
+        assert shipped_bot_spec(variant) == f"bot:path={classic},any_variant=true"
+        rules = get_rules(variant)
+        agent = make_agent("bot", rules, seed=0)
+        st = core.reset(rules, np.arange(4))
+        mask = core.legal_action_mask(rules, st)
+        acts = agent.act(ActBatch(rules, core.observe(rules, st), mask, st, np.arange(4)))
+        assert mask[np.arange(4), acts].all()
+    assert shipped_bot("simple-8") is None
+    with pytest.raises(AgentSpecError, match=r"no shipped bot plays 'simple-8' \(shipped: .*classic"):
+        make_agent("bot", "simple-8")
+    # another root: a damaged card serves nothing, a card's "serves" must be a list of names
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / MODEL_CARD).write_text("{not json")
+    shutil.copytree(classic, tmp_path / "mine")
+    assert shipped_bot("classic-21", tmp_path) == tmp_path / "mine" and shipped_bot("simple-2", tmp_path) is None
+    card = json.loads((tmp_path / "mine" / MODEL_CARD).read_text())
+    card["serves"] = "classic-21"
+    (tmp_path / "mine" / MODEL_CARD).write_text(json.dumps(card))
+    assert shipped_bot("classic-21", tmp_path) is None
+    with pytest.raises(BotError, match="'serves' must be a list of variant names"):
+        Bot.load(tmp_path / "mine", prefer="numpy")

@@ -287,7 +287,7 @@ def test_bot_specs_are_checked(tmp_path: Path) -> None:
     agent = make_agent(f"bot:path={bot_dir},prefer=numpy,sample=true", rules, 0)
     assert agent.name.startswith("bot:path=") and hasattr(agent, "action_probs")
     for spec, message in [
-        ("bot", "needs the export directory"),
+        ("bot:colour=red", "bad option"),
         (f"bot:path={bot_dir},colour=red", "bad option"),
         (f"bot:path={tmp_path}", "model_card.json is missing"),
     ]:
@@ -295,6 +295,8 @@ def test_bot_specs_are_checked(tmp_path: Path) -> None:
         assert rc == 2 and message in text, text
     rc, text = run_text("", variant="classic-21", opponent=str(bot_dir))
     assert rc == 2 and "trained for 'classic', not 'classic-21'" in text
+    rc, text = run_text("", variant="simple-8", opponent="bot")  # bot alone: the variant's shipped bot
+    assert rc == 2 and "no shipped bot plays 'simple-8'" in text, text
 
 
 def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
