@@ -46,7 +46,7 @@ import numpy.typing as npt
 from agents.base import ActBatch, AgentSpecError, Policy, register_agent
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import VARIANTS, Rules, get_rules
 
 __all__ = [
     "ACTIVATIONS",
@@ -482,6 +482,12 @@ class Bot:
         card = self.card
         version = core.observation_version(rules)
         if card["obs_version"] != version:
+            trained = card["variant"]
+            if trained in VARIANTS and core.observation_version(trained) == card["obs_version"] != version:
+                raise BotError(  # a bot of another family (a cirulla bot in classic, or the other way round)
+                    f"the bot was trained for {trained!r}, whose observations (version {card['obs_version']}) are not "
+                    f"{rules.name!r}'s (version {version}); play it in {trained!r} or use a bot of {rules.name!r}"
+                )
             raise BotError(
                 f"the bot was exported with observation version {card['obs_version']}, this code observes "
                 f"{rules.name!r} with version {version}; retrain (or use the code version it was trained with)"

@@ -1,0 +1,76 @@
+"""Every shipped bot (agents/bots/<variant>/): loads without torch, matches its model card's checksums, plays only
+legal moves in a full match of its variant (and of every variant its card says it serves), and is what ``bot`` and
+the terminal game pick for those variants."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import ActBatch, make_agent
+from agents.bot import MODEL_CARD, SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
+from agents.play import default_opponent
+from scopa_env import core
+from scopa_env.rules import get_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = sorted(d.name for d in SHIPPED_BOTS.iterdir() if (d / MODEL_CARD).is_file())
+
+
+def _card(name: str) -> dict:
+    return json.loads((SHIPPED_BOTS / name / MODEL_CARD).read_text())
+
+
+def test_the_shipped_bots() -> None:
+    assert {"classic", "cirulla"} <= set(BOTS)
+
+
+@pytest.mark.parametrize("name", BOTS)
+def test_files_match_the_model_card_and_load_without_torch(name: str) -> None:
+    d = SHIPPED_BOTS / name
+    card = _card(name)
+    assert card["variant"] == name and set(card["files"]) == {"policy.npz", "policy.onnx"}
+    for file, entry in card["files"].items():
+        assert _sha256(d / file) == entry["sha256"] and (d / file).stat().st_size == entry["size"]
+    assert card["ratings"]["ratings"], "the card carries its measured ratings"
+    code = f"""
+import sys
+from agents.bot import Bot
+from scopa_env import core
+for prefer in ("onnx", "numpy"):
+    bot = Bot.load({str(d)!r}, prefer=prefer)
+    state = core.reset({name!r}, [1])
+    assert core.legal_action_mask({name!r}, state)[0, bot.act_state(state, 0)]
+print("heavy:", sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib")))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "heavy: []" in proc.stdout
+
+
+@pytest.mark.parametrize(("name", "variant"), [(n, v) for n in BOTS for v in [n, *_card(n).get("serves", [])]])
+def test_plays_a_full_match_legally_and_is_the_variants_default(name: str, variant: str) -> None:
+    rules = get_rules(variant)
+    assert shipped_bot(rules) == SHIPPED_BOTS / name
+    spec = shipped_bot_spec(rules)
+    assert default_opponent(rules) == (spec, [])
+    bot = make_agent("bot", rules, seed=0)  # bot alone: the variant's shipped bot
+    state = core.reset(rules, [11])
+    for _ in range(20_000):
+        if state.done[0]:
+            break
+        mask = core.legal_action_mask(rules, state)
+        action = bot.act(ActBatch(rules, core.observe(rules, state), mask, state, np.zeros(1, np.intp)))
+        assert mask[0, action[0]], f"illegal action {action[0]}"
+        core.step(rules, state, np.asarray(action, dtype=np.int64))
+    assert state.done[0] and int(state.winner[0]) >= 0
+
+
+def test_bot_loads_check_the_variant() -> None:
+    with pytest.raises(Exception, match="cirulla"):
+        Bot.load(SHIPPED_BOTS / "cirulla", prefer="numpy", rules=get_rules("classic"))
