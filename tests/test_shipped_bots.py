@@ -27,7 +27,7 @@ def _card(name: str) -> dict:
 
 
 def test_the_shipped_bots() -> None:
-    assert {"classic", "cirulla"} <= set(BOTS)
+    assert {"classic", "cirulla", "scopa-d-assi"} <= set(BOTS)
 
 
 @pytest.mark.parametrize("name", BOTS)
