@@ -100,7 +100,7 @@ def bad_specs(root: Path) -> list[str]:
         "pimc:worlds=abc",
         "pimc:worlds=-1",
         "pimc:worlds",
-        "bot",
+        "bot:colour=red",
         f"bot:path={empty_dir}",
         str(fixtures / "missing.zip"),
         str(junk),

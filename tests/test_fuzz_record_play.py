@@ -224,7 +224,16 @@ def test_play_rejects_every_malformed_argument(tmp_path: Path) -> None:
     empty_dir.mkdir()
     junk = tmp_path / "junk.zip"
     junk.write_bytes(b"not a zip")
-    specs = ["", " ", "nobody", "random:x=1", "pimc:worlds=abc", "pimc:worlds=-1", "bot", "bot:path=" + str(empty_dir)]
+    specs = [
+        "",
+        " ",
+        "nobody",
+        "random:x=1",
+        "pimc:worlds=abc",
+        "pimc:worlds=-1",
+        "bot:colour=red",
+        "bot:path=" + str(empty_dir),
+    ]
     specs += [str(tmp_path / "missing.zip"), str(junk), str(empty_dir), "neural:path=" + str(junk), ":", "\x00"]
     good = {"--variant": ["classic"], "--opponent": ["random"], "--seat": ["0"], "--seed": ["0"]}
     bad = {
