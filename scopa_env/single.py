@@ -61,6 +61,14 @@ def _splitmix(x: int) -> int:
     return z ^ (z >> 31)
 
 
+def _match_seed(seed: int) -> int:
+    """``seed`` as an int, checked to be a match seed in [0, 2**64)."""
+    seed = int(seed)
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed}")
+    return seed
+
+
 def next_seed(seed: int) -> int:
     """``shuffle.derive_seed`` of one seed, in Python ints: the seed of the next game of the chain."""
     return _splitmix((seed ^ 0x5C0FA) & _U64)
@@ -447,10 +455,7 @@ class SingleGame:
 
     def new_match(self, seed: int) -> None:
         """Start the match of ``seed`` (``core.reset``)."""
-        seed = int(seed)
-        if not 0 <= seed < 2**64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {seed}")
-        self.seed = seed
+        self.seed = seed = _match_seed(seed)
         self.scores = [0] * self._c.s
         self.winner = -1
         self.hand_no = 0
@@ -820,10 +825,7 @@ class CoreGame:
 
     def new_match(self, seed: int) -> None:
         """Start the match of ``seed`` (``core.reset``)."""
-        seed = int(seed)
-        if not 0 <= seed < 2**64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {seed}")
-        self._state = core.reset(self.rules, np.array([seed], dtype=np.uint64))
+        self._state = core.reset(self.rules, np.array([_match_seed(seed)], dtype=np.uint64))
 
     @classmethod
     def from_state(cls, rules: Rules | str, state: core.State, game: int = 0) -> CoreGame:

@@ -191,17 +191,22 @@ class WebGame:
         mask = core.legal_action_mask(self.rules, st)[0]
         return [k for k in KNOCK_CHOICES if mask[_knock_action(self.rules, k)]]
 
+    def _start_turn(self) -> core.State:
+        """The checks and resets before one of the person's decisions (under ``lock``); the game's state."""
+        self.touch()
+        self.events = []
+        st = self.state
+        if st.done[0]:
+            raise MoveError("the match is over; start a rematch or a new game")
+        if int(st.current[0]) != self.human:
+            raise MoveError(f"it is not your turn (seat {int(st.current[0])} is to play)")
+        return st
+
     def knock(self, choice: str) -> dict[str, Any]:
         """Make the person's knock decision (``none``, ``sum`` or ``tris``), then let the bots play until the person
         is to act again; return the view. Raises ``MoveError`` when that decision is not legal now."""
         with self.lock:
-            self.touch()
-            self.events = []
-            st = self.state
-            if st.done[0]:
-                raise MoveError("the match is over; start a rematch or a new game")
-            if int(st.current[0]) != self.human:
-                raise MoveError(f"it is not your turn (seat {int(st.current[0])} is to play)")
+            self._start_turn()
             options = self.knock_options()
             if not options:
                 raise MoveError("there is no knock to decide now: play a card")
@@ -217,13 +222,7 @@ class WebGame:
         Raises ``MoveError`` (with a message for the person) when the move is not legal now.
         """
         with self.lock:
-            self.touch()
-            self.events = []
-            st = self.state
-            if st.done[0]:
-                raise MoveError("the match is over; start a rematch or a new game")
-            if int(st.current[0]) != self.human:
-                raise MoveError(f"it is not your turn (seat {int(st.current[0])} is to play)")
+            st = self._start_turn()
             knocks = self.knock_options()
             if knocks:
                 raise MoveError(f"first decide whether to knock (POST .../knock); your choices: {knocks}")
