@@ -811,7 +811,7 @@ class CoreGame:
     ``rules.num_actions``). The same game as the core's, move for move (it *is* the core's); slower per move than
     ``SingleGame``. ``new_game`` and ``game_from_state`` pick the engine for a variant.
 
-    Card sets read from it (``hands``, ``table``, ``piles``) are int bit masks as in ``SingleGame``; ``legal_bits``
+    Card sets read from it (``hands``, ``table``) are int bit masks as in ``SingleGame``; ``legal_bits``
     covers every action id (bit ``a`` for action ``a``).
     """
 
