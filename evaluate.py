@@ -4,6 +4,7 @@
     python evaluate.py --variant classic --gauntlet runs/x/best.zip --agents greedy expert --matches 500
     python evaluate.py --variant classic --gauntlet cand=runs/x/best.zip --agents greedy --sprt 0,20 --hands 100000
     python evaluate.py --variant classic --agents random greedy expert --hands 100000 --ray auto   # on a Ray cluster
+    python evaluate.py --variant scopa-a-quattro --gauntlet bot --agents expert --partner expert  # with a partner
 
 Every deal is played once per seat rotation (both ways round with two sides), so the luck of the cards cancels.
 The crosstable, ratings and pairings are printed and saved under ``--out`` as Markdown, CSV and JSON, with PNG plots.
@@ -45,6 +46,7 @@ OPTION_SETTINGS = (
     "variant",
     "agents",
     "gauntlet",
+    "partner",
     "seed",
     "deals_file",
     "save_deals",
@@ -127,6 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_setting("gauntlet"),
         metavar="SPEC",
         help="play this candidate against every agent of --agents",
+    )
+    p.add_argument(
+        "--partner",
+        type=_setting("partner"),
+        metavar="SPEC",
+        help="team variants: this agent plays the teammates of both agents of every pairing, each agent sitting in "
+        "every seat of its side in turn (default: an agent plays all the seats of its side)",
     )
     n = p.add_mutually_exclusive_group()
     n.add_argument(

@@ -31,7 +31,7 @@ from typing import Any
 
 from agents.base import Policy
 from agents.entries import AgentEntry, build_agent, import_plugins
-from agents.schedule import Task, TaskResult, play_task, side_patterns
+from agents.schedule import Task, TaskResult, play_task, task_agents, task_games
 from agents.threads import pin_blas_threads
 from agents.tournament_errors import TournamentError
 from scopa_env.rules import Rules, get_rules
@@ -202,9 +202,9 @@ def play_task_remote(
 ) -> TaskResult:
     """Play one tournament task in a Ray worker (its agents built there from ``entries``, cached per worker)."""
     key = (variant, entries, seed, plugins)
-    rules, a = _worker_agent(key, entries, task.a)
-    _, b = _worker_agent(key, entries, task.b)
-    return play_task(rules, (a, b), task, seed, mode, record)
+    rules = _worker_agent(key, entries, task.a)[0]
+    agents = task_agents(task, lambda i: _worker_agent(key, entries, i)[1])
+    return play_task(rules, agents, task, seed, mode, record)
 
 
 class RayTaskRunner:
@@ -237,7 +237,6 @@ class RayTaskRunner:
         self.record = record
         self.workers = workers
         self.bar = bar
-        self.games_per_deal = len(side_patterns(rules.num_sides))
         self._session: Any = None
         self._ray: Any = None
         self._remote: Any = None
@@ -283,5 +282,5 @@ class RayTaskRunner:
                 except (ray.exceptions.RayTaskError, ray.exceptions.RayError) as e:
                     raise ray_error(ray, e, f"task {t.index} ({t.labels[0]} vs {t.labels[1]})") from e
                 if self.bar is not None:
-                    self.bar.update(t.seeds.size * self.games_per_deal)
+                    self.bar.update(task_games(self.rules, t))
                 yield res

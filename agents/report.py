@@ -57,6 +57,8 @@ class ResultSettings(Protocol):
     def deals_file(self) -> str | None: ...
     @property
     def records(self) -> str | None: ...
+    @property
+    def partner(self) -> str | None: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 
@@ -93,7 +95,8 @@ class TournamentResult:
     deals: Deals
     """The deal set (for SPRT, the budget; ``pairings[i].stats.deals`` says how many were played)."""
     rotations: list[tuple[int, ...]]
-    """Side patterns played for every deal (``side_patterns``)."""
+    """Side patterns played for every deal (``side_patterns``); with a ``partner``, seat lineups instead (the agent slot
+    of every seat, 2 for the partner: ``game_plan``)."""
     pairings: list[PairingResult]
     """One per pairing, in schedule order."""
     ratings: RatingTable
@@ -357,7 +360,8 @@ def _summary_lines(result: TournamentResult) -> list[str]:
     return [
         *lines,
         f"variant {cfg.variant}, {cfg.mode} mode, {deals} ({result.deals.source}) x "
-        f"{len(result.rotations)} rotations per pairing, {len(result.pairings)} pairing(s)",
+        f"{len(result.rotations)} rotations per pairing, {len(result.pairings)} pairing(s)"
+        + (f", every agent partnered by {cfg.partner} (seats rotated)" if cfg.partner is not None else ""),
         f"ratings: Bradley-Terry on the logistic Elo scale, {anchor} fixed at {cfg.anchor_rating:g}, "
         f"{result.ratings.samples.shape[0]} bootstrap replicates over deals",
         f"speed: {result.hands_played} hands in {result.seconds:.1f} s = {result.hands_per_second:,.0f} hands/s "

@@ -32,18 +32,25 @@ from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
+    "PARTNER",
     "THREAD_VARS",
     "RecordSink",
     "Task",
     "TaskResult",
     "TaskRunner",
     "agent_seed",
+    "game_plan",
     "make_tasks",
     "play_task",
     "schedule_pairings",
     "seat_lineups",
     "side_patterns",
+    "task_agents",
+    "task_games",
 ]
+
+PARTNER = 2
+"""Agent slot of the teammates (``--partner``): slots 0 and 1 are agents A and B."""
 
 PlayGames = Callable[..., GameResults]
 """The batched game driver's signature (``agents.arena.play``)."""
@@ -88,6 +95,35 @@ def seat_lineups(rules: Rules) -> npt.NDArray[np.int64]:
     return np.array([np.asarray(p, dtype=np.int64)[side_of] for p in side_patterns(rules.num_sides)])
 
 
+def game_plan(rules: Rules, partner: bool = False) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(lineups, sides)`` of every game of a deal group: (L, num_players) agent slot of each seat, and (L, num_sides)
+    the slot (A = 0 or B = 1) whose side each side is.
+
+    Without a partner these are ``seat_lineups`` and ``side_patterns``: an agent fills every seat of its side. With one
+    (team variants, ``evaluate.py --partner SPEC``), each agent sits in *one* seat of each of its sides and the
+    partner (slot ``PARTNER``) in the others, and every side pattern is played once per seat of the side the agents
+    take: in scopa a quattro (teams {0, 2} and {1, 3}) ``A B P P``, ``P P A B``, ``B A P P``, ``P P B A``. So A and B
+    each sit in every seat once per deal, with the same partner, and the partner's play counts for both alike.
+
+    >>> game_plan(get_rules("scopa-a-quattro"), partner=True)[0].tolist()
+    [[0, 1, 2, 2], [2, 2, 0, 1], [1, 0, 2, 2], [2, 2, 1, 0]]
+    """
+    patterns = np.array(side_patterns(rules.num_sides), dtype=np.int64)
+    if not partner:
+        return seat_lineups(rules), patterns
+    sizes = {len(side) for side in rules.sides}
+    if len(sizes) != 1 or min(sizes) < 2:
+        raise ValueError(f"{rules.name} has no teams of equal size, so its players have no partner")
+    lineups = []
+    for pattern in patterns:
+        for k in range(min(sizes)):
+            lineup = np.full(rules.num_players, PARTNER, dtype=np.int64)
+            for side, seats in enumerate(rules.sides):
+                lineup[seats[k]] = pattern[side]
+            lineups.append(lineup)
+    return np.array(lineups), np.repeat(patterns, min(sizes), axis=0)
+
+
 def schedule_pairings(num_entries: int, candidate: int | None) -> list[tuple[int, int]]:
     """Entry indices ``(a, b)`` of every pairing: the candidate against each other entry, else a round robin."""
     if candidate is not None:
@@ -114,8 +150,10 @@ class Task:
     """Index of the task's first deal in the deal list."""
     seeds: npt.NDArray[np.uint64]
     """(n,) the deals."""
-    labels: tuple[str, str]
-    """Labels of A and B (for records and messages)."""
+    labels: tuple[str, ...]
+    """Labels of A and B, and of the partner when there is one (for records and messages)."""
+    partner: int | None = None
+    """Entry index of the teammates' agent (slot ``PARTNER``; ``--partner``), or None: each agent fills its side."""
 
 
 @dataclass
@@ -161,13 +199,19 @@ class TaskResult:
 
 
 def make_tasks(
-    pairs: Sequence[tuple[int, int]], seeds: npt.NDArray[np.uint64], batch: int, labels: Sequence[str]
+    pairs: Sequence[tuple[int, int]],
+    seeds: npt.NDArray[np.uint64],
+    batch: int,
+    labels: Sequence[str],
+    partner: int | None = None,
 ) -> list[Task]:
-    """Every pairing's deals cut into tasks of ``batch`` deals, pairing by pairing (``labels``: of the entries)."""
+    """Every pairing's deals cut into tasks of ``batch`` deals, pairing by pairing (``labels``: of the entries;
+    ``partner``: the entry index of the teammates' agent, if any)."""
     tasks: list[Task] = []
     for p, (a, b) in enumerate(pairs):
         for lo in range(0, len(seeds), batch):
-            tasks.append(Task(len(tasks), p, a, b, lo, seeds[lo : lo + batch], (labels[a], labels[b])))
+            names = (labels[a], labels[b]) + ((labels[partner],) if partner is not None else ())
+            tasks.append(Task(len(tasks), p, a, b, lo, seeds[lo : lo + batch], names, partner))
     return tasks
 
 
@@ -178,9 +222,10 @@ def agent_seed(seed: int, pairing: int, first_deal: int, rotation: int, slot: in
 
 def _illegal_move_message(err: core.IllegalActionError, task: Task, lineup: npt.NDArray[np.int64]) -> str:
     m = re.search(r"seat (\d+)", str(err))
-    culprit = f"{task.labels[0]!r} or {task.labels[1]!r}"
+    culprit = " or ".join(repr(x) for x in task.labels)
     if m and int(m.group(1)) < lineup.size:
-        culprit = repr(task.labels[int(lineup[int(m.group(1))])])
+        slot = int(lineup[int(m.group(1))])
+        culprit = repr(task.labels[slot]) + (" (the partner)" if slot == PARTNER else "")
     return (
         f"agent {culprit} made an illegal move in pairing {task.labels[0]} vs {task.labels[1]} ({err}); "
         "an agent must only choose actions allowed by batch.mask — fix the agent"
@@ -189,7 +234,7 @@ def _illegal_move_message(err: core.IllegalActionError, task: Task, lineup: npt.
 
 def play_task(
     rules: Rules,
-    agents: tuple[Policy, Policy],
+    agents: tuple[Policy, ...],
     task: Task,
     seed: int,
     mode: str,
@@ -199,10 +244,10 @@ def play_task(
 ) -> TaskResult:
     """Play a task's deals in every rotation (one ``arena.play`` batch per rotation) and reduce them per deal.
 
-    ``play_games`` is the game driver, ``agents.arena.play`` unless another is given (tests wrap it).
+    ``agents`` are A and B, and the partner third when the task has one (``game_plan``). ``play_games`` is the game
+    driver, ``agents.arena.play`` unless another is given (tests wrap it).
     """
-    lineups = seat_lineups(rules)
-    patterns = np.array(side_patterns(rules.num_sides), dtype=np.int64)
+    lineups, patterns = game_plan(rules, partner=task.partner is not None)
     n, num_rot = task.seeds.size, len(patterns)
     margins = np.zeros((num_rot, n))
     half = np.zeros((num_rot, n), dtype=np.int64)
@@ -211,7 +256,7 @@ def play_task(
     records: list[dict[str, Any]] | None = [] if record else None
     deal_of_seed = {int(s): task.first_deal + i for i, s in enumerate(task.seeds)}
     for r in range(num_rot):
-        for slot in (0, 1):
+        for slot in range(len(agents)):
             agents[slot].seed(agent_seed(seed, task.pairing, task.first_deal, r, slot))
         table = np.broadcast_to(lineups[r], (n, rules.num_players))
         try:
@@ -231,9 +276,13 @@ def play_task(
         decisions += res.decisions
         if records is not None and res.records is not None:
             side_labels = [task.labels[int(x)] for x in patterns[r]]
+            if task.partner is not None:
+                side_labels = [f"{label} + {task.labels[PARTNER]}" for label in side_labels]
             for rec in res.records:
                 rec["agents"] = side_labels
-                rec["eval"] = {"pairing": list(task.labels), "deal": deal_of_seed[int(rec["seed"])], "rotation": r}
+                rec["eval"] = {"pairing": list(task.labels[:2]), "deal": deal_of_seed[int(rec["seed"])], "rotation": r}
+                if task.partner is not None:
+                    rec["eval"]["partner"] = task.labels[PARTNER]
                 records.append(rec)
     if records is not None:
         records.sort(key=lambda x: (x["eval"]["deal"], x["eval"]["rotation"]))
@@ -307,8 +356,19 @@ def _worker_agent(i: int) -> Policy:
     return cache[i]
 
 
+def task_games(rules: Rules, task: Task) -> int:
+    """Games a task plays: its deals times the games of a deal group (``game_plan``)."""
+    return task.seeds.size * len(game_plan(rules, partner=task.partner is not None)[0])
+
+
+def task_agents(task: Task, agent: Callable[[int], Policy]) -> tuple[Policy, ...]:
+    """The agents of a task from ``agent(entry index)``: A, B and the partner if the task has one."""
+    slots = (task.a, task.b) if task.partner is None else (task.a, task.b, task.partner)
+    return tuple(agent(i) for i in slots)
+
+
 def _run_in_worker(task: Task, record: bool) -> TaskResult:
-    agents = (_worker_agent(task.a), _worker_agent(task.b))
+    agents = task_agents(task, _worker_agent)
     return play_task(_WORKER["rules"], agents, task, _WORKER["seed"], _WORKER["mode"], record)
 
 
@@ -349,7 +409,6 @@ class TaskRunner:
         self.play_games = play_games
         self.pool: ProcessPoolExecutor | None = None
         self.saved_env: dict[str, str | None] = {}
-        self.games_per_deal = len(side_patterns(rules.num_sides))
 
     def __enter__(self) -> TaskRunner:
         if self.workers > 1:
@@ -387,7 +446,7 @@ class TaskRunner:
             for t in tasks:
                 yield play_task(
                     self.rules,
-                    (self.agents[t.a], self.agents[t.b]),
+                    task_agents(t, self.agents.__getitem__),
                     t,
                     self.seed,
                     self.mode,
@@ -411,7 +470,7 @@ class TaskRunner:
                         f"a worker process died ({e}); its error is printed above — rerun with --workers 1 to "
                         "get it in this process"
                     ) from e
-                self._tick(futures[f].seeds.size * self.games_per_deal)
+                self._tick(task_games(self.rules, futures[f]))
                 yield res
 
     def _tick(self, n: int) -> None:

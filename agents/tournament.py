@@ -65,6 +65,7 @@ from agents.schedule import (
     TaskResult,
     TaskRunner,
     agent_seed,
+    game_plan,
     make_tasks,
     play_task,
     schedule_pairings,
@@ -194,6 +195,7 @@ def setting_hint(name: str) -> str:
         "variant": f"give a variant name: {', '.join(variant_names())}",
         "agents": "give a list of agent specs, e.g. [random, greedy, expert] (evaluate.py --list-agents)",
         "gauntlet": "give one agent spec, e.g. runs/<run>/best.zip or cand=expert",
+        "partner": "give one agent spec for the teammates of both agents (team variants only), e.g. expert",
         "mode": f"give one of {', '.join(MODES)}",
         "deals": f"give a whole number of deals per pairing from 1 to {MAX_DEALS:,}, e.g. 1000",
         "seed": "give a whole number from 0 to 2^64 - 1, e.g. 0",
@@ -277,7 +279,19 @@ def check_setting(name: str, value: Any) -> Any:
     Raises ``SettingError`` naming the value, what is wrong and the fix. Used alike for YAML files, the command line
     and Python, so a setting is refused the same way wherever it comes from.
     """
-    if name in ("gauntlet", "mode", "deals", "deals_file", "save_deals", "batch", "anchor", "sprt", "records", "ray"):
+    if name in (
+        "gauntlet",
+        "partner",
+        "mode",
+        "deals",
+        "deals_file",
+        "save_deals",
+        "batch",
+        "anchor",
+        "sprt",
+        "records",
+        "ray",
+    ):
         if value is None:
             return None
     if name == "variant":
@@ -289,7 +303,7 @@ def check_setting(name: str, value: Any) -> Any:
         return text
     if name == "agents":
         return _text_list(name, value, lambda n, x: _text(n, x, "an agent spec"))
-    if name in ("gauntlet", "anchor"):
+    if name in ("gauntlet", "anchor", "partner"):
         return _text(name, value, "an agent spec")
     if name == "mode":
         if value not in MODES:
@@ -359,6 +373,11 @@ class EvalConfig:
     gauntlet: str | None = setting(
         None, "A candidate spec that plays every agent of ``agents`` (instead of a round robin among ``agents``)."
     )
+    partner: str | None = setting(
+        None,
+        "Team variants: an agent spec that plays the teammates of both agents of every pairing (each agent then sits "
+        "in one seat of its side, every seat in turn; ``agents.schedule.game_plan``); None: an agent fills its side.",
+    )
     mode: str | None = setting(
         None, "``hands`` (one hand per game) or ``matches`` (to the variant's target); None: the deal file's, or hands."
     )
@@ -424,6 +443,13 @@ class EvalConfig:
             raise TournamentError("give at least two agents (--agents A B ...), or --gauntlet CANDIDATE --agents B")
         if self.gauntlet is not None and not self.agents:
             raise TournamentError("--gauntlet CANDIDATE needs opponents: add --agents SPEC [SPEC ...]")
+        if self.partner is not None:
+            rules = get_rules(self.variant)
+            if len({len(side) for side in rules.sides}) != 1 or len(rules.sides[0]) < 2:
+                raise TournamentError(
+                    f"--partner {self.partner}: {rules.name} has no teams, so its players have no partner; drop "
+                    "--partner, or play a team variant (scopa-a-quattro, scopone-scientifico, simple-4-teams, ...)"
+                )
         if self.sprt is not None:
             if self.gauntlet is None or len(self.agents) != 1:
                 raise TournamentError(
@@ -511,6 +537,16 @@ def _resolve_entries(config: EvalConfig) -> tuple[list[AgentEntry], int | None]:
     args = ([config.gauntlet] if config.gauntlet is not None else []) + list(config.agents)
     entries = make_entries(args)
     return entries, (0 if config.gauntlet is not None else None)
+
+
+def _partner_entry(config: EvalConfig, entries: list[AgentEntry]) -> AgentEntry | None:
+    """The teammates' agent (``partner``) as an entry of its own: it plays in every pairing but is no rated agent."""
+    if config.partner is None:
+        return None
+    entry = make_entries([config.partner])[0]
+    taken = {e.label for e in entries}
+    label = entry.label if entry.label not in taken else f"{entry.label} (partner)"
+    return AgentEntry(label, entry.spec, entry.steps)
 
 
 def _resolve_anchor(config: EvalConfig, entries: list[AgentEntry], candidate: int | None) -> int:
@@ -713,8 +749,11 @@ def _run(
 ) -> TournamentResult:
     import_plugins(config.plugins)
     entries, candidate = _resolve_entries(config)
+    partner = _partner_entry(config, entries)
+    players = entries + ([partner] if partner is not None else [])  # the partner is built and played, not rated
+    partner_index = len(entries) if partner is not None else None
     deals = _resolve_deals(config, rules)
-    agents = [build_agent(e, rules, config.seed) for e in entries]
+    agents = [build_agent(e, rules, config.seed) for e in players]
     anchor = _resolve_anchor(config, entries, candidate)
     config.deals = len(deals)
     if config.batch is None:
@@ -722,10 +761,13 @@ def _run(
     batch = config.batch
     config.mode = deals.mode
     schedule = schedule_pairings(len(entries), candidate)
-    rotations = side_patterns(rules.num_sides)
+    if partner is None:
+        rotations = side_patterns(rules.num_sides)
+    else:  # seat lineups: the agent slot of every seat (PARTNER for the teammates)
+        rotations = [tuple(int(x) for x in lineup) for lineup in game_plan(rules, partner=True)[0]]
     num_rot = len(rotations)
 
-    tasks = make_tasks(schedule, deals.seeds, batch, [e.label for e in entries])
+    tasks = make_tasks(schedule, deals.seeds, batch, [e.label for e in players], partner_index)
     workers = max(1, min(config.num_workers, len(tasks)))
     if config.ray is not None:  # Ray: the most tasks in flight, 0 = the cluster's CPUs (known once connected)
         workers = config.workers
@@ -768,7 +810,7 @@ def _run(
 
             runner = RayTaskRunner(
                 rules,
-                entries,
+                players,
                 address=config.ray,
                 seed=config.seed,
                 mode=deals.mode,
@@ -780,7 +822,7 @@ def _run(
         else:
             runner = TaskRunner(
                 rules,
-                entries,
+                players,
                 agents,
                 seed=config.seed,
                 mode=deals.mode,

@@ -20,6 +20,7 @@ from agents.tournament import (
     EvalConfig,
     TournamentError,
     checkpoint_steps,
+    game_plan,
     load_results,
     make_entries,
     parse_agent_arg,
@@ -104,6 +105,30 @@ def _make_old_obs(rules: Rules, seed: int | None = None) -> Policy:
     return OldObservations(rules, seed)
 
 
+SEATS: Counter[tuple[str, int]] = Counter()
+"""(tag, seat) of every decision of the ``_t_seats`` agents (in this process: its tests use one worker)."""
+
+
+class SeatRecorder(LowestCard):
+    """The lowest legal card, recording the seat of every decision it makes under its ``tag``."""
+
+    needs_state = True
+
+    def __init__(self, rules: Rules, seed: int | None = None, tag: str = "") -> None:
+        super().__init__(rules, seed)
+        self.tag = tag
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        assert batch.state is not None and batch.games is not None
+        SEATS.update((self.tag, int(s)) for s in batch.state.current[batch.games])
+        return super().act(batch)
+
+
+@register_agent("_t_seats", "test only: lowest legal card, records its seats")
+def _make_seats(rules: Rules, seed: int | None = None, tag: str = "") -> Policy:
+    return SeatRecorder(rules, seed, tag)
+
+
 def cfg(**kw: object) -> EvalConfig:
     """A tiny, single-process evaluation."""
     base: dict[str, object] = dict(variant="classic", deals=40, batch=16, workers=1, bootstrap=50)
@@ -131,6 +156,61 @@ def test_seat_lineups_fill_teams() -> None:
     assert seat_lineups(get_rules("classic")).tolist() == [[0, 1], [1, 0]]
     six = seat_lineups(get_rules("simple-6-teams"))  # teams {0,3} {1,4} {2,5}
     assert six.shape == (6, 6) and (six[:, :3] == six[:, 3:]).all()
+
+
+@pytest.mark.parametrize("variant", ["scopa-a-quattro", "scopone-scientifico", "simple-4-teams", "simple-6-teams"])
+def test_game_plan_with_a_partner_seats_each_agent_once_per_side(variant: str) -> None:
+    rules = get_rules(variant)
+    lineups, sides = game_plan(rules, partner=True)
+    size = len(rules.sides[0])
+    assert lineups.shape == (len(side_patterns(rules.num_sides)) * size, rules.num_players)
+    for lineup, pattern in zip(lineups, sides, strict=True):
+        for side, seats in enumerate(rules.sides):
+            # One seat of each side holds the side's agent (A or B, as the side pattern says); the others the partner.
+            assert sorted(int(lineup[s]) for s in seats) == sorted([int(pattern[side])] + [2] * (size - 1))
+    for slot in (0, 1):  # each agent sits in every seat equally often, so no seat's order of play favours one
+        counts = (lineups == slot).sum(axis=0)
+        assert (counts == counts[0]).all() and counts[0] > 0
+    assert game_plan(rules)[0].tolist() == seat_lineups(rules).tolist()  # no partner: as before
+    with pytest.raises(ValueError, match="no teams"):
+        game_plan(get_rules("simple-4"), partner=True)
+
+
+def test_a_partner_plays_the_teammates_of_both_agents(tmp_path: Path) -> None:
+    SEATS.clear()
+    records = tmp_path / "games.jsonl"
+    res = run_tournament(
+        cfg(
+            variant="scopa-a-quattro",
+            gauntlet="a=_t_seats:tag=a",
+            agents=["b=_t_seats:tag=b"],
+            partner="_t_seats:tag=p",
+            deals=3,
+            records=str(records),
+        )
+    )
+    assert res.labels == ["a", "b"]  # the partner plays but is not rated
+    assert len(res.rotations) == 4 and res.pairings[0].stats.games == 12
+    assert res.rotations == [(0, 1, 2, 2), (2, 2, 0, 1), (1, 0, 2, 2), (2, 2, 1, 0)]
+    # The agents are deterministic and the deals duplicate, so A's games in rotations 0 and 1 are B's in 2 and 3:
+    # A and B made as many decisions, the partner (two seats of every game) as many as both, each in every seat.
+    per_tag = Counter({t: 0 for t in "abp"})
+    for (tag, _), n in SEATS.items():
+        per_tag[tag] += n
+    assert per_tag["a"] == per_tag["b"] >= 3 * 4 * 9 and per_tag["p"] == 2 * per_tag["a"]
+    assert all(SEATS[(tag, seat)] > 0 for tag in "abp" for seat in range(4))
+    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    assert {tuple(r["agents"]) for r in recs} == {("a + _t_seats:tag=p", "b + _t_seats:tag=p"),
+                                                  ("b + _t_seats:tag=p", "a + _t_seats:tag=p")}  # fmt: skip
+    assert {r["eval"]["partner"] for r in recs} == {"_t_seats:tag=p"}
+    assert res.config.partner == "_t_seats:tag=p"
+
+
+def test_a_partner_needs_a_team_variant() -> None:
+    with pytest.raises(TournamentError, match=r"classic has no teams.*drop --partner"):
+        run_tournament(cfg(variant="classic", agents=["random", "_t_lowest"], partner="expert", deals=2))
+    with pytest.raises(TournamentError, match="agent 'nosuch'"):
+        run_tournament(cfg(variant="scopa-a-quattro", agents=["random", "_t_lowest"], partner="nosuch", deals=2))
 
 
 def test_every_deal_is_played_in_every_rotation(tmp_path: Path) -> None:

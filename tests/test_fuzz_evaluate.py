@@ -98,6 +98,7 @@ def bad_arguments(tmp: Path) -> list[tuple[str, list[str]]]:
         ("--variant", ["", "nope", "classic\x00", "CLASSIC-99", *junk(rng, 5)]),
         ("--agents", ["", "nosuchbot", "random:speed=3", "random:=", ":", "x=", "greedy:depth", *nul, *junk(rng, 8)]),
         ("--gauntlet", ["", "nosuchbot", "missing/best.zip", "random:x=1", *nul, *junk(rng, 5)]),
+        ("--partner", ["", "nosuchbot", "missing/best.zip", "expert", *nul, *junk(rng, 3)]),  # classic: no teams
         ("--anchor", ["", "nobody", *nul, *junk(rng, 5)]),
         ("--deals", ["", f["missing"], f["dir"], f["binary"], f["deep"], f["not_dict"], f["bad_seeds"]]),
         ("--deals", [f["other_variant"], f["under_file"], *nul]),
@@ -217,6 +218,7 @@ def bad_settings() -> list[tuple[str, Any]]:
         "variant": [["classic"], 5, "", "nope", None, True],
         "agents": [5, [1, 2], {"a": 1}, [""], None, [["random"]], "a\x00"],
         "gauntlet": [5, ["x"], "", {"x": 1}],
+        "partner": [5, ["x"], "", {"x": 1}],
         "mode": ["hand", 1, True, ["hands"], ""],
         "deals": ["five", 5.7, True, 0, -1, "1e30", 2**70, [5]],
         "seed": [-1, 2**64, "x", 1.5, True, None, [0]],
@@ -237,7 +239,15 @@ def bad_settings() -> list[tuple[str, Any]]:
         "ray": [5, "", "nowhere", ["local"], True, "host:"],
     }
     for key in cases:
-        if key not in ("agents", "gauntlet", "anchor", "deals_file", "save_deals", "records"):  # junk is no path
+        if key not in (
+            "agents",
+            "gauntlet",
+            "partner",
+            "anchor",
+            "deals_file",
+            "save_deals",
+            "records",
+        ):  # junk is no path
             cases[key] += junk(rng, 2)
     return [(key, value) for key, values in cases.items() for value in values]
 
