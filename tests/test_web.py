@@ -528,3 +528,20 @@ def test_the_docs_api_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "you won" in out or "greedy won" in out
     assert max(int(x) for x in re.findall(r"\d+", out.split("[", 1)[1])) >= 11
+
+
+def test_a_shipped_bot_is_offered_for_the_variants_its_card_serves() -> None:
+    """classic's card serves classic-15 and classic-21 (the same rules during a hand): the page offers bot-classic
+    there, as the default opponent, and a whole hand against it plays (through its ``any_variant`` spec)."""
+    reg = GameRegistry(ServerConfig(bots={"bot-classic": default_bots()["bot-classic"], "random": "random"}))
+    for variant in ("classic", "classic-15", "classic-21"):
+        assert reg.bots_for(variant) == ["bot-classic", "random"] and reg.default_bot(variant) == "bot-classic"
+    assert reg.bots_for("scopa-d-assi") == ["random"]  # the classic bot serves no other rules
+    game = reg.create({"variant": "classic-21", "opponent": "bot-classic", "seed": 4})
+    view = game.view()
+    assert view["target"] == 21
+    for _ in range(40):  # the human plays its first legal move each turn; the bot answers
+        if view["hand_no"] > 1 or view["done"]:
+            break
+        view = game.move(*game.legal_moves()[0])
+    assert view["hand_no"] == 2 or view["done"]

@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.base import make_agent
+from agents.bot import shipped_bot, shipped_bot_spec
 from agents.play import SHIPPED_BOTS
 from agents.web.game import KNOCK_CHOICES, MoveError, WebGame
 from scopa_env.cards import parse_card
@@ -69,6 +71,12 @@ class BotEntry:
     variants: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     """Why it cannot play the other variants (shown in ``--help``-style notes at start-up)."""
+    served: dict[str, str] = field(default_factory=dict)
+    """Variants a shipped bot plays because its model card serves them (``"serves"``), and the spec that plays each."""
+
+    def spec_for(self, variant: str) -> str:
+        """The agent spec that plays ``variant``."""
+        return self.served.get(variant, self.spec)
 
 
 def default_bots() -> dict[str, str]:
@@ -81,10 +89,14 @@ def default_bots() -> dict[str, str]:
 def _probe_bot(name: str, spec: str, variants: Sequence[str]) -> BotEntry:
     entry = BotEntry(name, spec)
     for v in variants:
+        served = shipped_bot(v)  # a shipped bot plays the variants its card serves with any_variant
+        if served is not None and served.name != v and Path(spec).resolve() == served.resolve():
+            entry.served[v] = shipped_bot_spec(v) or spec
         try:
-            make_agent(spec, v, 0)
+            make_agent(entry.spec_for(v), v, 0)
         except Exception as e:  # an operator's spec may fail in any way; it only makes the bot unavailable
             entry.errors[v] = " ".join(str(e).split())[:300]
+            entry.served.pop(v, None)
         else:
             entry.variants.append(v)
     return entry
@@ -123,7 +135,8 @@ class GameRegistry:
     def default_bot(self, variant: str) -> str | None:
         """The shipped bot of the variant when there is one, else the first bot that plays it."""
         names = self.bots_for(variant)
-        preferred = f"bot-{variant}"
+        served = shipped_bot(variant)
+        preferred = f"bot-{served.name if served is not None else variant}"
         return preferred if preferred in names else (names[0] if names else None)
 
     def info(self) -> dict[str, Any]:
@@ -184,7 +197,7 @@ class GameRegistry:
                 f"{field_name}: bot {bot!r} cannot play {rules.name}; "
                 f"bots for {rules.name}: {self.bots_for(rules.name)}",
             )
-        return bot, make_agent(entry.spec, rules, seed)
+        return bot, make_agent(entry.spec_for(rules.name), rules, seed)
 
     def create(self, body: dict[str, Any]) -> WebGame:
         """A new game from a checked request body (``variant``, ``opponent``, ``partner``, ``seat``, ``seed``)."""
