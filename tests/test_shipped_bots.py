@@ -27,7 +27,15 @@ def _card(name: str) -> dict:
 
 
 def test_the_shipped_bots() -> None:
-    assert {"classic", "cirulla", "scopa-d-assi"} <= set(BOTS)
+    assert {
+        "classic",
+        "cirulla",
+        "scopa-d-assi",
+        "scopa-a-quattro",
+        "scopone-scientifico",
+        "simple-4",
+        "simple-8",
+    } <= set(BOTS)
 
 
 @pytest.mark.parametrize("name", BOTS)
