@@ -40,6 +40,7 @@ __all__ = [
     "TaskRunner",
     "agent_seed",
     "game_plan",
+    "has_partners",
     "make_tasks",
     "play_task",
     "schedule_pairings",
@@ -95,6 +96,13 @@ def seat_lineups(rules: Rules) -> npt.NDArray[np.int64]:
     return np.array([np.asarray(p, dtype=np.int64)[side_of] for p in side_patterns(rules.num_sides)])
 
 
+def has_partners(rules: Rules) -> bool:
+    """Whether every side of ``rules`` has two or more seats of the same number (team variants): a ``--partner`` can
+    then sit beside each agent."""
+    sizes = {len(side) for side in rules.sides}
+    return len(sizes) == 1 and min(sizes) >= 2
+
+
 def game_plan(rules: Rules, partner: bool = False) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``(lineups, sides)`` of every game of a deal group: (L, num_players) agent slot of each seat, and (L, num_sides)
     the slot (A = 0 or B = 1) whose side each side is.
@@ -111,17 +119,17 @@ def game_plan(rules: Rules, partner: bool = False) -> tuple[npt.NDArray[np.int64
     patterns = np.array(side_patterns(rules.num_sides), dtype=np.int64)
     if not partner:
         return seat_lineups(rules), patterns
-    sizes = {len(side) for side in rules.sides}
-    if len(sizes) != 1 or min(sizes) < 2:
+    if not has_partners(rules):
         raise ValueError(f"{rules.name} has no teams of equal size, so its players have no partner")
+    size = len(rules.sides[0])
     lineups = []
     for pattern in patterns:
-        for k in range(min(sizes)):
+        for k in range(size):
             lineup = np.full(rules.num_players, PARTNER, dtype=np.int64)
             for side, seats in enumerate(rules.sides):
                 lineup[seats[k]] = pattern[side]
             lineups.append(lineup)
-    return np.array(lineups), np.repeat(patterns, min(sizes), axis=0)
+    return np.array(lineups), np.repeat(patterns, size, axis=0)
 
 
 def schedule_pairings(num_entries: int, candidate: int | None) -> list[tuple[int, int]]:

@@ -66,6 +66,7 @@ from agents.schedule import (
     TaskRunner,
     agent_seed,
     game_plan,
+    has_partners,
     make_tasks,
     play_task,
     schedule_pairings,
@@ -444,10 +445,9 @@ class EvalConfig:
         if self.gauntlet is not None and not self.agents:
             raise TournamentError("--gauntlet CANDIDATE needs opponents: add --agents SPEC [SPEC ...]")
         if self.partner is not None:
-            rules = get_rules(self.variant)
-            if len({len(side) for side in rules.sides}) != 1 or len(rules.sides[0]) < 2:
+            if not has_partners(get_rules(self.variant)):
                 raise TournamentError(
-                    f"--partner {self.partner}: {rules.name} has no teams, so its players have no partner; drop "
+                    f"--partner {self.partner}: {self.variant} has no teams, so its players have no partner; drop "
                     "--partner, or play a team variant (scopa-a-quattro, scopone-scientifico, simple-4-teams, ...)"
                 )
         if self.sprt is not None:

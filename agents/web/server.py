@@ -86,10 +86,17 @@ def default_bots() -> dict[str, str]:
     return bots
 
 
-def _probe_bot(name: str, spec: str, variants: Sequence[str]) -> BotEntry:
+def _shipped_bots_by_variant(variants: Sequence[str]) -> dict[str, Path]:
+    """The shipped bot's directory of each variant that has one (``agents.bot.shipped_bot``: its own, or one whose
+    card serves it), looked up once: each lookup may read the model cards."""
+    found = {v: shipped_bot(v) for v in variants}
+    return {v: d for v, d in found.items() if d is not None}
+
+
+def _probe_bot(name: str, spec: str, variants: Sequence[str], shipped: dict[str, Path]) -> BotEntry:
     entry = BotEntry(name, spec)
     for v in variants:
-        served = shipped_bot(v)  # a shipped bot plays the variants its card serves with any_variant
+        served = shipped.get(v)  # a shipped bot plays the variants its card serves with any_variant
         if served is not None and served.name != v and Path(spec).resolve() == served.resolve():
             entry.served[v] = shipped_bot_spec(v) or spec
         try:
@@ -123,7 +130,9 @@ class GameRegistry:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.bots = {name: _probe_bot(name, spec, config.variants) for name, spec in config.bots.items()}
+        self.shipped = _shipped_bots_by_variant(config.variants)
+        """Each variant's shipped bot directory (the variants without one are left out)."""
+        self.bots = {name: _probe_bot(name, spec, config.variants, self.shipped) for name, spec in config.bots.items()}
         self._games: dict[str, WebGame] = {}
         self._lock = threading.Lock()
         self._next_seed = config.seed
@@ -135,7 +144,7 @@ class GameRegistry:
     def default_bot(self, variant: str) -> str | None:
         """The shipped bot of the variant when there is one, else the first bot that plays it."""
         names = self.bots_for(variant)
-        served = shipped_bot(variant)
+        served = self.shipped.get(variant)
         preferred = f"bot-{served.name if served is not None else variant}"
         return preferred if preferred in names else (names[0] if names else None)
 
