@@ -425,9 +425,9 @@ def test_shipped_bots_are_found_by_variant_name(tmp_path: Path) -> None:
         mask = core.legal_action_mask(rules, st)
         acts = agent.act(ActBatch(rules, core.observe(rules, st), mask, st, np.arange(4)))
         assert mask[np.arange(4), acts].all()
-    assert shipped_bot("simple-8") is None
-    with pytest.raises(AgentSpecError, match=r"no shipped bot plays 'simple-8' \(shipped: .*classic"):
-        make_agent("bot", "simple-8")
+    assert shipped_bot("simple-3") is None
+    with pytest.raises(AgentSpecError, match=r"no shipped bot plays 'simple-3' \(shipped: .*classic"):
+        make_agent("bot", "simple-3")
     # another root: a damaged card serves nothing, a card's "serves" must be a list of names
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / MODEL_CARD).write_text("{not json")

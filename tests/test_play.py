@@ -295,8 +295,8 @@ def test_bot_specs_are_checked(tmp_path: Path) -> None:
         assert rc == 2 and message in text, text
     rc, text = run_text("", variant="classic-21", opponent=str(bot_dir))
     assert rc == 2 and "trained for 'classic', not 'classic-21'" in text
-    rc, text = run_text("", variant="simple-8", opponent="bot")  # bot alone: the variant's shipped bot
-    assert rc == 2 and "no shipped bot plays 'simple-8'" in text, text
+    rc, text = run_text("", variant="simple-3", opponent="bot")  # bot alone: the variant's shipped bot
+    assert rc == 2 and "no shipped bot plays 'simple-3'" in text, text
 
 
 def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
