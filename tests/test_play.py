@@ -347,3 +347,55 @@ def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.Capture
     ]:
         rc, text = run_text("", **{"opponent": "random", **config})
         assert rc == 2 and text.startswith(f"error: {message}") and text.count("\n") == 1, text
+
+
+def test_every_shipped_bot_is_the_default_opponent_of_its_variants() -> None:
+    """The default-bot lookup by variant, on the real agents/bots: each bot's own variant and the ones it serves."""
+    import json
+
+    from agents.bot import SHIPPED_BOTS
+
+    seen = 0
+    for card_path in sorted(SHIPPED_BOTS.glob("*/model_card.json")):
+        bot_dir = card_path.parent
+        card = json.loads(card_path.read_text())
+        assert bot_dir.name == card["variant"]
+        spec, notes = play.default_opponent(get_rules(card["variant"]))
+        assert spec == str(bot_dir) and not notes
+        for served in card.get("serves", []):
+            spec, notes = play.default_opponent(get_rules(served))
+            assert spec == f"bot:path={bot_dir},any_variant=true" and not notes
+        seen += 1
+    assert seen >= 7  # classic, scopa-d-assi, cirulla, scopone-scientifico, scopa-a-quattro, simple-4, simple-8
+
+
+def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() -> None:
+    """``python -m scopa_env.play`` (no import of agents in scopa_env: an entry point) picks the shipped bot."""
+    from agents.bot import SHIPPED_BOTS
+    from scopa_env import play as env_play
+
+    assert env_play.find_game() is play.main  # the installed project registers agents.play:main
+    proc = subprocess.run(
+        [sys.executable, "-m", "scopa_env.play", "--variant", "scopone-scientifico", "--seed", "3"],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"opponents: {SHIPPED_BOTS / 'scopone-scientifico'}" in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "scopa_env.play", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and "--variant" in proc.stdout
+
+
+def test_scopa_env_play_says_how_to_install_the_game_when_it_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scopa_env import play as env_play
+
+    monkeypatch.setattr(env_play, "entry_points", lambda group: [])
+    assert env_play.main(["--variant", "classic"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install ." in err and "python -m agents.play" in err
