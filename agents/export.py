@@ -48,6 +48,7 @@ __all__ = [
     "ExportArgumentError",
     "ExportCheckError",
     "ExportError",
+    "against_expert",
     "check_export",
     "export_checkpoint",
     "extract_mlp",
@@ -300,6 +301,48 @@ def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
     }
 
 
+VERDICT_DEALS = 1000  # issue 19: a bot beats expert when its 95% interval is above 0 on >= 1,000 fresh deals
+
+
+def _bot_in(pairings: list[Any], name: str) -> str | None:
+    """The bot's name in one evaluation: ``name`` if it played there, else the one agent of every pairing (a
+    gauntlet's candidate, under whatever name it was given), else None."""
+    sides = [{p.get("agent"), p.get("opponent")} for p in pairings if isinstance(p, dict)]
+    if any(name in s for s in sides):
+        return name
+    everywhere = set.intersection(*sides) - {"expert"} if sides else set()
+    return everywhere.pop() if len(everywhere) == 1 else None
+
+
+def against_expert(name: str, rating_cards: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The model card's ``against_expert``: the margins of the bot ``name`` against ``expert`` in its ratings
+    (``ratings`` then ``more_ratings``, as ``ratings_from_results`` writes them), and whether one of them, on at least
+    ``VERDICT_DEALS`` deals, has its 95% interval above 0 (``beats_expert``)."""
+    rows = []
+    for rc in rating_cards:
+        pairings = rc.get("pairings", []) if isinstance(rc, dict) else []
+        bot = _bot_in(pairings, name) if isinstance(pairings, list) else None
+        for p in pairings if bot is not None else []:
+            if not isinstance(p, dict) or not isinstance(p.get("margin"), dict):
+                continue
+            sign = {(bot, "expert"): 1.0, ("expert", bot): -1.0}.get((p.get("agent"), p.get("opponent")))
+            if sign is None:
+                continue
+            m = p["margin"]
+            low, high = sorted((sign * float(m["low"]), sign * float(m["high"])))
+            rows.append(
+                {
+                    "source": rc.get("source"),
+                    "deals": p.get("deals"),
+                    "margin": sign * float(m["value"]),
+                    "low": low,
+                    "high": high,
+                }
+            )
+    beats = any(r["low"] > 0 and (r["deals"] or 0) >= VERDICT_DEALS for r in rows)
+    return {"beats_expert": beats, "min_deals": VERDICT_DEALS, "margins": rows}
+
+
 # --------------------------------------------------------------------------------------------------- export
 
 
@@ -411,8 +454,12 @@ def export_checkpoint(
     force: bool = False,
     seed: int = 0,
     endgame: int | None = None,
+    note: str | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
+
+    ``note``: free text for the card's ``"note"`` (e.g. why the bot does not beat expert); with ``ratings`` the card
+    also gets ``"against_expert"`` (``against_expert``).
 
     ``endgame``: the plies of open end game that the bot solves exactly unless its spec says otherwise (the card's
     ``"endgame"``; default: the checkpoint's, i.e. its run's ``endgame``, 0 for older checkpoints).
@@ -458,6 +505,10 @@ def export_checkpoint(
     card["ratings"] = rating_cards[0] if rating_cards else {}
     if len(rating_cards) > 1:  # e.g. a second evaluation against the (slower) search baselines
         card["more_ratings"] = rating_cards[1:]
+    if rating_cards:
+        card["against_expert"] = against_expert(card["name"], rating_cards)
+    if note:
+        card["note"] = note
     written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
     try:
         write_numpy_export(out_dir, card, layers, activation)
@@ -509,6 +560,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PLIES",
         help="open end-game plies the bot solves exactly by default (default: the checkpoint's endgame; 0: off)",
     )
+    parser.add_argument(
+        "--note", metavar="TEXT", help="a note for the model card, e.g. why the bot does not beat expert (its 'note')"
+    )
     args = parser.parse_args(argv)
     try:
         check_arguments(
@@ -535,6 +589,7 @@ def main(argv: list[str] | None = None) -> int:
             tolerance=args.tolerance,
             force=args.force,
             endgame=args.endgame,
+            note=args.note,
         )
     except ExportCheckError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

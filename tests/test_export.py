@@ -100,7 +100,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
     cfg = EvalConfig(variant="classic", gauntlet=str(ckpt), agents=["greedy"], mode="hands", deals=8, workers=1)
     write_outputs(run_tournament(cfg), d / "eval2", plots=False)
     results = [str(d / "eval" / "results.json"), str(d / "eval2" / "results.json")]
-    rc = export.main([str(ckpt), "--out", str(d / "bot"), "--ratings", *results, "--name", "t"])
+    rc = export.main([str(ckpt), "--out", str(d / "bot"), "--ratings", *results, "--name", "t", "--note", "a note"])
     assert rc == 0
     return ckpt, d / "eval" / "results.json", d / "bot"
 
@@ -206,6 +206,43 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     assert ratings["pairings"] and {"agent", "opponent", "score"} <= set(ratings["pairings"][0])
     (more,) = card["more_ratings"]  # the second --ratings file
     assert more["deals"] == 8 and {r["agent"] for r in more["ratings"]} == {"best", "greedy"}
+    assert card["note"] == "a note"
+    assert card["against_expert"] == {"beats_expert": False, "min_deals": 1000, "margins": []}  # never met expert
+
+
+def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
+    from agents.export import against_expert
+
+    def pairing(agent: str, opponent: str, deals: int, value: float, low: float, high: float) -> dict:
+        return {
+            "agent": agent,
+            "opponent": opponent,
+            "deals": deals,
+            "margin": {"value": value, "low": low, "high": high},
+        }
+
+    gauntlet = {
+        "source": "g",
+        "pairings": [pairing("mine", "greedy", 1000, 1, 0.9, 1.1), pairing("mine", "expert", 1000, 0.2, 0.1, 0.3)],
+    }
+    small = {"source": "s", "pairings": [pairing("expert", "b", 300, -0.5, -0.7, -0.3)]}  # expert first: sign flips
+    round_robin = {
+        "source": "r",
+        "pairings": [
+            pairing("greedy", "expert", 1000, -0.2, -0.3, -0.1),
+            pairing("x", "greedy", 9, 0, 0, 0),
+            pairing("x", "expert", 9, 0, 0, 0),
+        ],
+    }
+    verdict = against_expert("b", [gauntlet, small, round_robin])
+    # the gauntlet names the bot 'mine' (its one agent in every pairing); the round robin has no such agent: skipped
+    assert verdict["beats_expert"] is True and verdict["min_deals"] == 1000
+    assert verdict["margins"] == [
+        {"source": "g", "deals": 1000, "margin": 0.2, "low": 0.1, "high": 0.3},
+        {"source": "s", "deals": 300, "margin": 0.5, "low": 0.3, "high": 0.7},
+    ]
+    assert against_expert("b", [small])["beats_expert"] is False  # above 0, but on fewer than 1,000 deals
+    assert against_expert("b", [{"pairings": [pairing("b", "expert", 5000, 0.1, -0.01, 0.2)]}])["beats_expert"] is False
 
 
 def test_the_card_carries_the_endgame_the_bot_plays_by_default(tmp_path: Path, sharp: tuple[Path, Path]) -> None:

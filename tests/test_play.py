@@ -349,26 +349,6 @@ def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.Capture
         assert rc == 2 and text.startswith(f"error: {message}") and text.count("\n") == 1, text
 
 
-def test_every_shipped_bot_is_the_default_opponent_of_its_variants() -> None:
-    """The default-bot lookup by variant, on the real agents/bots: each bot's own variant and the ones it serves."""
-    import json
-
-    from agents.bot import SHIPPED_BOTS
-
-    seen = 0
-    for card_path in sorted(SHIPPED_BOTS.glob("*/model_card.json")):
-        bot_dir = card_path.parent
-        card = json.loads(card_path.read_text())
-        assert bot_dir.name == card["variant"]
-        spec, notes = play.default_opponent(get_rules(card["variant"]))
-        assert spec == str(bot_dir) and not notes
-        for served in card.get("serves", []):
-            spec, notes = play.default_opponent(get_rules(served))
-            assert spec == f"bot:path={bot_dir},any_variant=true" and not notes
-        seen += 1
-    assert seen >= 7  # classic, scopa-d-assi, cirulla, scopone-scientifico, scopa-a-quattro, simple-4, simple-8
-
-
 def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() -> None:
     """``python -m scopa_env.play`` (no import of agents in scopa_env: an entry point) picks the shipped bot."""
     from agents.bot import SHIPPED_BOTS

@@ -14,6 +14,7 @@ import pytest
 
 from agents.base import ActBatch, make_agent
 from agents.bot import MODEL_CARD, SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
+from agents.export import against_expert
 from agents.play import default_opponent
 from scopa_env import core
 from scopa_env.rules import get_rules
@@ -59,6 +60,17 @@ print("heavy:", sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "s
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "heavy: []" in proc.stdout
+
+
+@pytest.mark.parametrize("name", BOTS)
+def test_the_card_says_whether_the_bot_beats_expert(name: str) -> None:
+    """Issue 19: a bot beats expert with its 95% interval above 0 on >= 1,000 deals, else its card says it does not."""
+    card = _card(name)
+    verdict = against_expert(card["name"], [card["ratings"], *card.get("more_ratings", [])])
+    assert verdict["margins"], "the card rates the bot against expert"
+    assert card["against_expert"] == verdict
+    if not verdict["beats_expert"]:
+        assert "does not beat expert" in card.get("note", ""), "the card says so, and why"
 
 
 @pytest.mark.parametrize(("name", "variant"), [(n, v) for n in BOTS for v in [n, *_card(n).get("serves", [])]])
