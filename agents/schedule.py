@@ -385,8 +385,9 @@ class TaskRunner:
 
     ``agents`` are the entries built in this process (used with one worker; a pool's workers build their own),
     ``seed`` and ``mode`` the tournament's, ``plugins`` the modules every worker imports first, ``start_method`` the
-    pool's, ``record`` whether games are recorded, ``bar`` a progress bar (``update(games)``) or None, and
-    ``play_games`` the game driver of this process (``play_task``'s).
+    pool's, ``record`` whether games are recorded, ``bar`` a progress bar (``update(games)``) or None,
+    ``play_games`` the game driver of this process (``play_task``'s), and ``check`` a function called after every
+    step of the games played in this process and after every task finished by a worker (it raises to stop the run).
     """
 
     def __init__(
@@ -403,6 +404,7 @@ class TaskRunner:
         workers: int,
         bar: Any,
         play_games: PlayGames = play,
+        check: Callable[[], None] | None = None,
     ) -> None:
         self.rules = rules
         self.entries = entries
@@ -415,6 +417,7 @@ class TaskRunner:
         self.workers = workers
         self.bar = bar
         self.play_games = play_games
+        self.check = check
         self.pool: ProcessPoolExecutor | None = None
         self.saved_env: dict[str, str | None] = {}
 
@@ -484,6 +487,8 @@ class TaskRunner:
     def _tick(self, n: int) -> None:
         if n and self.bar is not None:
             self.bar.update(n)
+        if self.check is not None:
+            self.check()
 
 
 class RecordSink:

@@ -597,8 +597,13 @@ def _progress_bar(total: int, unit: str, enabled: bool) -> Any:
 class _SignalStop:
     """While active (``enabled``, in the main thread): SIGINT, SIGTERM and SIGHUP raise ``TournamentInterrupted``.
 
-    Inside ``hold()`` (writing results) a signal waits for the block to end; once stopping, further signals are
-    ignored, so that the results so far are written whole. The previous handlers come back on exit.
+    Inside ``hold()`` (writing results) a signal waits for the block to end; once a stop is under way, further
+    signals are ignored, so that the results so far are written whole. The previous handlers come back on exit.
+
+    An exception raised by a signal handler can be lost: Python runs the handler between any two bytecodes, and
+    numpy discards whatever exception is raised while it looks an attribute up on an operand (an enum member's
+    ``Phase.PLAY`` goes through ``EnumType.__getattr__``). So the signal is also kept (``pending``) and ``check()``,
+    called after every step of the games played in this process and after every task, raises it if it was lost.
     """
 
     def __init__(self, enabled: bool) -> None:
@@ -622,13 +627,16 @@ class _SignalStop:
         self.saved.clear()
 
     def _handle(self, signum: int, frame: object) -> None:
-        if self.stopping:
-            return
-        if self.held:
-            self.pending = self.pending or signum
-            return
-        self.stopping = True
-        raise TournamentInterrupted(signum)
+        if self.stopping or self.pending is not None:
+            return  # a stop is under way (check() raises it again at the next safe point if its exception was lost)
+        self.pending = signum
+        if not self.held:
+            raise TournamentInterrupted(signum)
+
+    def check(self) -> None:
+        """Raise ``TournamentInterrupted`` if a signal came and its stop is not under way (its exception was lost)."""
+        if self.pending is not None and not self.held and not self.stopping:
+            raise TournamentInterrupted(self.pending)
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -637,9 +645,7 @@ class _SignalStop:
             yield
         finally:
             self.held -= 1
-        if not self.held and self.pending is not None and not self.stopping:
-            self.stopping = True
-            raise TournamentInterrupted(self.pending)
+        self.check()
 
 
 def _check_writable_ancestor(start: Path, path: Path, what: str, noun: str) -> None:
@@ -832,12 +838,13 @@ def _run(
                 workers=workers,
                 bar=bar,
                 play_games=play,  # this module's name, looked up now (tests replace agents.tournament.play)
+                check=stop.check,
             )
         with runner:
             workers = max(1, min(runner.workers, len(tasks)))  # Ray: the cluster's CPUs when workers is 0
             if config.sprt is None:
                 for res in runner.run(tasks):
-                    with stop.hold():
+                    with stop.hold():  # its exit raises the stop of a signal that came meanwhile (or was lost)
                         played.parts[res.pairing].append(res)
                         played.hands += int(res.hands.sum())
                         sink.put(res.index, res.records)

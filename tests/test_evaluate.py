@@ -19,6 +19,7 @@ from agents.tournament import (
     Deals,
     EvalConfig,
     TournamentError,
+    TournamentInterrupted,
     checkpoint_steps,
     game_plan,
     load_results,
@@ -93,6 +94,32 @@ def _make_fewest(rules: Rules, seed: int | None = None) -> Policy:
 @register_agent("_t_illegal", "test only: illegal moves")
 def _make_illegal(rules: Rules, seed: int | None = None) -> Policy:
     return Illegal(rules, seed)
+
+
+class SwallowsASignal(LowestCard):
+    """Sends its own process SIGTERM on its 50th decision and discards the exception the handler raises, as numpy
+    does for any exception raised while it looks up an attribute (the handler ran inside ``EnumType.__getattr__``)."""
+
+    calls = 0
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        SwallowsASignal.calls += 1
+        if SwallowsASignal.calls == 50:
+            import os
+            import signal
+            import time
+
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1.0)  # the handler runs (and raises) here
+            except BaseException:  # the point: the exception is lost here
+                pass
+        return super().act(batch)
+
+
+@register_agent("_t_swallows_a_signal", "test only: its decision loses a signal's exception")
+def _make_swallows(rules: Rules, seed: int | None = None) -> Policy:
+    return SwallowsASignal(rules, seed)
 
 
 @register_agent("_t_other_variant", "test only: made for scopa-d-assi")
@@ -770,3 +797,16 @@ def test_seeds_cover_the_whole_uint64_range_and_keep_their_deals() -> None:
     assert Deals.generate("classic", "hands", 2, 2**63 - 1).seeds.tolist() == [2772463780220190, 5155945364226941]
     res = run_tournament(cfg(agents=["random", "_t_lowest"], deals=4, seed=2**64 - 1))
     assert res.pairings[0].stats.games == 8
+
+
+def test_a_signal_whose_exception_is_lost_still_stops_the_run(tmp_path: Path) -> None:
+    """The CI flake of SIGTERM-1-143: the signal's exception was discarded inside numpy and the handler ignored every
+    later signal, so the run played on to the end. The stop is now raised at the next step of the games."""
+    SwallowsASignal.calls = 0
+    cfg = EvalConfig(variant="classic", agents=["_t_swallows_a_signal", "random"], deals=2000, batch=20, workers=1)
+    with pytest.raises(TournamentInterrupted) as info:
+        run_tournament(cfg, out=tmp_path / "out", handle_signals=True)
+    assert info.value.signum == 15 and SwallowsASignal.calls < 200  # stopped within a step or two of the signal
+    partial = info.value.result
+    assert partial is not None and partial.status == "interrupted" and partial.games_played < 4000
+    assert load_results(tmp_path / "out")["status"] == "interrupted"
