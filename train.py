@@ -141,18 +141,22 @@ class _SetupInterrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def _setup_signals() -> Any:
-    """Make SIGTERM and SIGHUP interrupt the set-up like Ctrl-C; returns a function putting the old handlers back."""
+def _setup_signals() -> tuple[Any, list[int]]:
+    """Make SIGTERM and SIGHUP interrupt the set-up like Ctrl-C; returns a function putting the old handlers back and
+    the signals received. The handler's exception can be lost (numpy discards any exception raised while it looks an
+    attribute up, and the handler runs between any two bytecodes), so ``main`` checks the list once the set-up ends."""
+    received: list[int] = []
 
     def handler(signum: int, frame: Any) -> None:
+        received.append(signum)
         raise _SetupInterrupted(signum)
 
-    return handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler)
+    return handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler), received
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    restore = _setup_signals()
+    restore, received = _setup_signals()
     try:
         ns, overrides = parse_cli(argv)
         if ns.resume:
@@ -165,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(config_yaml(cfg), end="")
                 return 0
             trainer = Trainer.create(cfg)
+        if received:  # a signal came during the set-up and its exception was lost: stop now, as it asked
+            raise _SetupInterrupted(received[0])
     except (ConfigError, RunDirError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2

@@ -154,3 +154,22 @@ def test_a_signal_saves_a_checkpoint_and_the_run_resumes_from_python(tmp_path: P
     trainer = train.Trainer.resume(run, None, {"total_steps": steps + 256, "progress": False})
     assert trainer.run() == 0
     assert read_checkpoint_meta(run / "last.zip")["steps"] >= steps + 256
+
+
+def test_a_signal_lost_during_the_set_up_still_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM's exception discarded during the set-up (as numpy discards one raised inside an attribute look-up):
+    the run stops when the set-up ends instead of training on."""
+
+    def create(cfg: Any) -> Any:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1.0)  # the handler runs (and raises) here
+        except BaseException:  # the point: the exception is lost here
+            pass
+        return pytest.fail  # a trainer whose run() would fail the test
+
+    monkeypatch.setattr(train.Trainer, "create", staticmethod(create))
+    assert train.main(["--config", SMOKE, "--run-root", str(tmp_path)]) == 128 + int(signal.SIGTERM)
+    assert "interrupted before training started" in capsys.readouterr().err
