@@ -35,6 +35,7 @@ def test_the_shipped_bots() -> None:
         "scopa-a-quattro",
         "scopone-scientifico",
         "simple-4",
+        "simple-4-teams",
         "simple-8",
     } <= set(BOTS)
 
