@@ -318,7 +318,7 @@ def against_expert(name: str, rating_cards: Sequence[dict[str, Any]]) -> dict[st
     """The model card's ``against_expert``: the margins of the bot ``name`` against ``expert`` in its ratings
     (``ratings`` then ``more_ratings``, as ``ratings_from_results`` writes them), and whether one of them, on at least
     ``VERDICT_DEALS`` deals, has its 95% interval above 0 (``beats_expert``)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for rc in rating_cards:
         pairings = rc.get("pairings", []) if isinstance(rc, dict) else []
         bot = _bot_in(pairings, name) if isinstance(pairings, list) else None
