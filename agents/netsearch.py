@@ -7,7 +7,9 @@ hand. What the network changes:
 
 - **rollouts**: the horizon positions are played out by the network (``rollout=net``, the default): at every ply
   each world's seat to act plays the card of highest logit in its own observation of that world, and the capture
-  that ``greedy`` would pick for that card (``rollout=greedy`` keeps pimc's rollout policy);
+  that ``greedy`` would pick for that card (``rollout=greedy`` keeps pimc's rollout policy); with ``temp=T > 0``
+  the card is sampled from the network's softmax at temperature T instead (stochastic playouts: each world's
+  playout differs, so the mean over worlds averages over the network's own uncertainty);
 - **prior**: the mean margin of each move gets ``prior`` times the network's log-probability of the move's card
   (clipped at -5) instead of pimc's hand-written expert heuristic; ``prior=0`` ranks the moves by the search
   alone;
@@ -17,12 +19,13 @@ The network is a ``bot:`` export directory (numpy, torch-free: the shipped searc
 (``.zip``, read as weights only). Everything runs batched: all worlds of all decisions of a batch advance together,
 and a rollout ply is one ``core.observe``, one forward pass and one ``core.step`` on the whole batch.
 
-Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollout=net``.
+Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollout=net,temp=0``.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,16 +129,27 @@ def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
     return net
 
 
-def net_rollout_policy(net: NetEvaluator) -> RolloutPolicy:
-    """A rollout policy: the card of highest logit for the seat to act, with greedy's capture for that card."""
+def net_rollout_policy(
+    net: NetEvaluator, temp: float = 0.0, rng: Callable[[], np.random.Generator] | None = None
+) -> RolloutPolicy:
+    """A rollout policy: the card of highest logit for the seat to act (``temp=0``), or a card sampled from the
+    network's softmax at temperature ``temp`` (from the generator ``rng()`` returns: an agent's current one), with
+    greedy's capture for that card."""
+    if temp > 0 and rng is None:
+        raise ValueError("a sampled rollout (temp > 0) needs a random generator")
 
     def policy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> tuple[Moves, npt.NDArray[np.intp]]:
         moves = generate_moves(rules, state, games)
         sub = state if games.size == state.batch_size else state.take(games)
-        logits = net.state_logits(sub)
+        logits = net.state_logits(sub).astype(np.float64)
+        if temp > 0:
+            assert rng is not None
+            # Gumbel-max: the argmax of logits / temp + Gumbel noise (one draw per row and card, shared by the
+            # card's captures) is a sample of the softmax at temperature temp.
+            logits = logits / temp + rng().gumbel(size=logits.shape)
         # Card first (the network), then among that card's captures greedy's value breaks the tie (scaled well
         # below any logit gap that matters).
-        score = logits[moves.row, moves.card].astype(np.float64) * 1e3 + greedy_scores(rules, moves)
+        score = logits[moves.row, moves.card] * 1e3 + greedy_scores(rules, moves)
         return moves, pick_best(moves, score)
 
     return policy
@@ -172,6 +186,7 @@ class AZAgent(Policy):
         endgame: int = 6,
         prior: float = 0.5,
         rollout: str = "net",
+        temp: float = 0.0,
     ) -> None:
         super().__init__(rules, seed)
         if worlds < 1:
@@ -184,10 +199,15 @@ class AZAgent(Policy):
             raise AgentSpecError(f"az: prior must be >= 0 (weight of the network's log-probability), got {prior}")
         if rollout not in ("net", "greedy"):
             raise AgentSpecError(f"az: rollout must be 'net' or 'greedy', got {rollout!r}")
+        if temp < 0 or (temp > 0 and rollout != "net"):
+            raise AgentSpecError(f"az: temp must be >= 0 and needs rollout=net (sampled network rollouts), got {temp}")
         self.net = net
         self.worlds, self.depth, self.endgame, self.prior = int(worlds), int(depth), int(endgame), float(prior)
         self.rollout_name = rollout
-        self.policy: RolloutPolicy = net_rollout_policy(net) if rollout == "net" else greedy_moves
+        self.temp = float(temp)
+        self.policy: RolloutPolicy = greedy_moves
+        if rollout == "net":
+            self.policy = net_rollout_policy(net, self.temp, lambda: self.rng)
 
     def search(
         self, state: State, games: npt.NDArray[np.intp]
@@ -217,7 +237,7 @@ class AZAgent(Policy):
 @register_agent(
     "az",
     "sampled-deal search with a network's rollouts and prior: az:path=DIR|FILE.zip[,worlds=16,depth=1,endgame=6,"
-    "prior=0.5,rollout=net|greedy]",
+    "prior=0.5,rollout=net|greedy,temp=0]",
 )
 def _make_az(
     rules: Rules,
@@ -228,8 +248,11 @@ def _make_az(
     endgame: int = 6,
     prior: float = 0.5,
     rollout: str = "net",
+    temp: float = 0.0,
 ) -> Policy:
     if not path:
         raise AgentSpecError("agent az needs a network: az:path=agents/bots/classic (a bot directory or a .zip)")
     net = load_net(rules, path)
-    return AZAgent(rules, net, seed, worlds=worlds, depth=depth, endgame=endgame, prior=prior, rollout=rollout)
+    return AZAgent(
+        rules, net, seed, worlds=worlds, depth=depth, endgame=endgame, prior=prior, rollout=rollout, temp=temp
+    )

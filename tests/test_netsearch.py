@@ -78,20 +78,21 @@ def test_az_plays_whole_hands_with_both_rollouts() -> None:
     assert (res.hands == 1).all()
 
 
-def test_az_is_deterministic_for_a_seed() -> None:
+@pytest.mark.parametrize("options", ["worlds=4", "worlds=4,temp=1"])
+def test_az_is_deterministic_for_a_seed(options: str) -> None:
     rules = get_rules("classic")
     st = random_positions(rules, 12, 8, seed=12)
-    spec = f"az:path={CLASSIC_BOT},worlds=4"
+    spec = f"az:path={CLASSIC_BOT},{options}"
     a = decisions(make_agent(spec, rules, seed=5), rules, st, seed=5)
     b = decisions(make_agent(spec, rules, seed=99), rules, st, seed=5)  # reseeding restores the same stream
     assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro"])
-def test_az_is_blind_to_hidden_cards(variant: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("variant", "options"), [("classic", ""), ("classic", ",temp=1"), ("scopa-a-quattro", "")])
+def test_az_is_blind_to_hidden_cards(variant: str, options: str, tmp_path: Path) -> None:
     rules = get_rules(variant)
     net = CLASSIC_BOT if variant == "classic" else random_net(tmp_path / "net", variant)
-    agent = make_agent(f"az:path={net},worlds=3", rules, seed=0)
+    agent = make_agent(f"az:path={net},worlds=3{options}", rules, seed=0)
     rng = np.random.default_rng(13)
     for plies in (3, 14, 27):
         st = random_positions(rules, 10, plies, seed=plies)
@@ -110,6 +111,9 @@ def test_az_options_are_checked(tmp_path: Path) -> None:
         make_agent(f"az:path={CLASSIC_BOT},worlds=0", rules)
     with pytest.raises(AgentSpecError, match="rollout must be"):
         make_agent(f"az:path={CLASSIC_BOT},rollout=magic", rules)
+    for bad in ("temp=-1", "temp=1,rollout=greedy"):
+        with pytest.raises(AgentSpecError, match="temp must be >= 0 and needs rollout=net"):
+            make_agent(f"az:path={CLASSIC_BOT},{bad}", rules)
     quattro = random_net(tmp_path / "q", "scopa-a-quattro")
     with pytest.raises(AgentSpecError):  # a network of another variant's size
         load_net(rules, quattro)
@@ -143,3 +147,25 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
     # A second leg resumes where the first stopped.
     assert main(["--resume", str(run), "--iterations", "2", "--no-progress"]) == 0
     assert (run / "nets" / "iter_2").is_dir()
+
+
+def test_sampled_rollouts_follow_the_networks_softmax() -> None:
+    """temp=T plays cards in proportion to softmax(logits / T) over the legal cards; temp=0 is the argmax."""
+    from agents.netsearch import net_rollout_policy
+
+    rules = get_rules("classic")
+    net = load_net(rules, CLASSIC_BOT)
+    st = core.reset(rules, np.full(4000, 3, dtype=np.uint64))  # one position, 4000 times
+    games = np.arange(st.batch_size, dtype=np.intp)
+    logits = net.state_logits(st.take(np.array([0])))[0].astype(np.float64)
+    hand = np.flatnonzero(st.hands[0, int(st.current[0])])
+    p = np.exp(logits[hand] / 8.0 - (logits[hand] / 8.0).max())
+    p /= p.sum()
+    assert p.max() < 0.9, "the network is too sure of this position for the test to tell sampling from argmax"
+    rng = np.random.default_rng(0)
+    moves, best = net_rollout_policy(net, temp=8.0, rng=lambda: rng)(rules, st, games)
+    played = moves.card[best]
+    freq = np.array([(played == c).mean() for c in hand])
+    assert np.abs(freq - p).max() < 0.03, (freq, p)  # 4000 draws: the standard error is under 0.008
+    moves, best = net_rollout_policy(net)(rules, st, games)
+    assert (moves.card[best] == hand[np.argmax(logits[hand])]).all()
