@@ -38,6 +38,10 @@ from scopa_env.scoring import margin_vs_mean_of_others
 __all__ = ["RolloutPolicy", "apply_moves", "is_open", "resolve_knocks", "rollout", "sample_worlds", "search_tree"]
 
 RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.NDArray[np.intp]]]
+WorldSampler = Callable[
+    [Rules, State, npt.NDArray[np.intp], npt.ArrayLike, np.random.Generator], tuple[State, npt.NDArray[np.intp]]
+]
+"""``sample_worlds``' signature: another way of dealing the worlds (``agents.inference``)."""
 """``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
 
 
@@ -260,15 +264,17 @@ def _move_margins(
     rng: np.random.Generator,
     prior: npt.NDArray[np.float64] | None = None,
     prior_scores: Callable[[], tuple[Moves, npt.NDArray[np.float64]]] | None = None,
+    sampler: WorldSampler | None = None,
 ) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
     """Sample worlds and search them: the first world's candidate moves, their mean margins per row (n, width;
     -inf past a row's moves) and the index in ``moves`` of each row's first candidate.
 
     ``prior``: (n,) weight of a prior score added to each row's mean margins (None: no prior); the score is the
     expert heuristic's (pimc), or what ``prior_scores()`` returns: the real position's candidates and a score each
-    (az: the network's log-probability).
+    (az: the network's log-probability). ``sampler`` deals the worlds (default ``sample_worlds``); it returns
+    ``counts[i]`` worlds for game i, contiguous.
     """
-    worlds, wrow = sample_worlds(rules, state, games, counts, rng)
+    worlds, wrow = (sampler or sample_worlds)(rules, state, games, counts, rng)
     moves, values = search_tree(rules, worlds, limits[wrow], policy)
     side_of = np.array(rules.seat_side, dtype=np.intp)
     my_side = side_of[state.current[games].astype(np.intp)]

@@ -58,8 +58,10 @@ from agents.features import (
     require_state,
 )
 from agents.greedy import greedy_moves
+from agents.inference import MODELS, DealMemory, inferred_worlds, supports_inference
 from agents.lookahead import (
     RolloutPolicy,
+    WorldSampler,
     _move_margins,
     apply_moves,
     rollout,
@@ -120,8 +122,20 @@ class PIMCAgent(Policy):
         endgame: int = 6,
         rollout: str = "greedy",
         prior: float = 1.0,
+        infer: float = 0.0,
+        pool: int = 4,
+        model: str = "greedy",
     ) -> None:
+        self.memory: DealMemory | None = None
         super().__init__(rules, seed)
+        if infer < 0:
+            raise ValueError(
+                f"pimc: infer must be >= 0 (the opponent model's temperature; 0: uniform worlds), got {infer}"
+            )
+        if model not in MODELS:
+            raise ValueError(f"pimc: model must be one of {', '.join(MODELS)} (the opponent model), got {model!r}")
+        if pool < 1:
+            raise ValueError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
         if prior < 0:
             raise ValueError(f"pimc: prior must be >= 0 (weight of the expert heuristic), got {prior}")
         if worlds < 1:
@@ -134,10 +148,25 @@ class PIMCAgent(Policy):
         self.rollout_name = rollout
         self.policy = _check_rollout("pimc", rollout)
         self.prior = float(prior)
+        self.infer, self.pool = float(infer), int(pool)
+        self.sampler: WorldSampler | None = None
+        if self.infer > 0 and supports_inference(self.rules):
+            self.memory = DealMemory(self.rules)
+            self.sampler = inferred_worlds(self.rules, self.memory, self.infer, self.pool, model)
+
+    def seed(self, seed: int | None = None) -> None:
+        super().seed(seed)
+        if self.memory is not None:
+            self.memory.clear()
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
-        return act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
+        if self.memory is not None:
+            self.memory.observe(state, games)
+        actions = act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
+        if self.memory is not None:
+            self.memory.remember(state, games, actions)
+        return actions
 
     def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         rules = self.rules
@@ -147,7 +176,9 @@ class PIMCAgent(Policy):
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
         prior = np.where(exact, 0.0, self.prior)
         return _best_actions(
-            state, games, _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior)
+            state,
+            games,
+            _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler),
         )
 
 
@@ -296,7 +327,11 @@ class ISMCTSAgent(Policy):
         return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
 
 
-@register_agent("pimc", "sampled-deal search; options worlds=64, depth=1, endgame=6, prior=1.0, rollout=greedy|expert")
+@register_agent(
+    "pimc",
+    "sampled-deal search; options worlds=64, depth=1, endgame=6, prior=1.0, rollout=greedy|expert, infer=0 "
+    "(opponent inference: its model's temperature), pool=4, model=greedy|expert",
+)
 def _make_pimc(
     rules: Rules,
     seed: int | None = None,
@@ -305,8 +340,22 @@ def _make_pimc(
     endgame: int = 6,
     rollout: str = "greedy",
     prior: float = 1.0,
+    infer: float = 0.0,
+    pool: int = 4,
+    model: str = "greedy",
 ) -> Policy:
-    return PIMCAgent(rules, seed, worlds=worlds, depth=depth, endgame=endgame, rollout=rollout, prior=prior)
+    return PIMCAgent(
+        rules,
+        seed,
+        worlds=worlds,
+        depth=depth,
+        endgame=endgame,
+        rollout=rollout,
+        prior=prior,
+        infer=infer,
+        pool=pool,
+        model=model,
+    )
 
 
 @register_agent("ismcts", "information-set MCTS; options iters=400, c=2.0, parallel=50, rollout=greedy|expert")

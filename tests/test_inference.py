@@ -1,0 +1,179 @@
+"""Opponent inference (``agents/inference.py``, ``pimc:infer=T``): the memory reconstructs the opponent's moves of the
+current deal from public cards only, the world weights favour hands that explain the moves, and the agent stays
+legal, deterministic for a seed and blind to hidden cards across a whole hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import ActBatch, make_agent
+from agents.inference import DealMemory, OpponentMove, _log_likelihood, supports_inference
+from agents.search import PIMCAgent
+from scopa_env import core
+from scopa_env.core import Phase, State
+from scopa_env.rules import get_rules
+from tests.test_search import reshuffle_hidden
+
+
+def _card(rules, rank: int, suit: int) -> int:  # type: ignore[no-untyped-def]
+    """The card id of ``rank`` (1..10) in ``suit`` (0..3), by the deck's own names."""
+    r = rules.deck.num_ranks
+    return suit * r + rank - 1
+
+
+def _random_action(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    keys = rng.random(mask.shape)
+    keys[~mask] = -1
+    return keys.argmax(axis=1)
+
+
+def test_the_memory_records_the_opponents_moves_of_the_current_deal() -> None:
+    """Random play in 32 games; seat 0 keeps the memory, seat 1's true moves are read from the full state."""
+    rules = get_rules("classic")
+    rng = np.random.default_rng(0)
+    st = core.reset(rules, np.arange(32, dtype=np.uint64))
+    memory = DealMemory(rules)
+    truth: dict[int, list[tuple[int, int, tuple[int, ...]]]] = {g: [] for g in range(32)}  # (deal, card, captured)
+    checked = 0
+    seen: set[int] = set()
+    for _ in range(60):
+        mask = core.legal_action_mask(rules, st)
+        seat0 = np.flatnonzero((st.current == 0) & (st.phase != Phase.DONE))
+        if seat0.size:
+            memory.observe(st, seat0)
+            for g in seat0.tolist():
+                want = [(c, k) for deal, c, k in truth[g] if deal == int(st.stock_pos[g])]
+                got = [(m.card, tuple(np.flatnonzero(m.captured))) for m in memory.recorded(st, g)]
+                assert got == want, (g, got, want)
+                checked += len(want)
+        before = st.copy()
+        actions = _random_action(rng, mask)
+        if seat0.size:
+            memory.remember(st, seat0, actions[seat0])
+            seen.update(seat0.tolist())  # the opponent's moves before seat 0's first decision are never seen
+        core.step(rules, st, actions)
+        for g in np.flatnonzero(st.stock_pos < before.stock_pos).tolist():
+            truth[g] = []  # a new hand of the match; the memory follows it from seat 0's move that ended the last
+            if before.current[g] != 0:
+                seen.discard(g)
+        for g in np.flatnonzero((before.current == 1) & (before.phase != Phase.DONE)).tolist():
+            if g not in seen or st.phase[g] == Phase.CHOOSE:
+                continue  # the move ends with its capture choice
+            played = np.flatnonzero(before.hands[g, 1] & ~st.hands[g, 1])
+            if before.phase[g] == Phase.CHOOSE:
+                played = np.array([int(before.pending[g])])
+            # the deal whose hand the card came from: the stock position before the move (a deal may follow it)
+            truth[g].append(
+                (int(before.stock_pos[g]), int(played[0]), tuple(np.flatnonzero(before.table[g] & ~st.table[g])))
+            )
+        if st.done.all():
+            break
+    assert checked > 50, "too few opponent moves were checked for the test to mean anything"
+
+
+def _positions(rules, rows: list[tuple[list[int], list[int], list[int]]]) -> State:  # type: ignore[no-untyped-def]
+    """One game per (table, seat 0's hand, seat 1's hand), seat 0 to play."""
+    st = core.reset(rules, np.arange(len(rows), dtype=np.uint64))
+    st.table[:] = False
+    st.hands[:] = False
+    for i, (table, me, opp) in enumerate(rows):
+        st.table[i, table] = True
+        st.hands[i, 0, me] = True
+        st.hands[i, 1, opp] = True
+    st.current[:] = 0
+    return st
+
+
+@pytest.mark.parametrize("model", ["greedy", "expert"])
+def test_a_hand_that_explains_the_move_weighs_more(model: str) -> None:
+    """The opponent laid the 2 of cups on a table holding the settebello:
+
+        table:  7 coins   4 swords          opponent laid: 2 cups
+        world A: the opponent also held 7 cups (it could have taken the settebello, and did not)
+        world B: it held 5 clubs and 6 clubs (nothing takes a 7, and no sum makes 7 with 4 beside)
+
+    Under the greedy-softmax model world B explains the lay far better than world A."""
+    rules = get_rules("classic")
+    c = lambda rank, suit: _card(rules, rank, suit)  # noqa: E731
+    seven_coins, four_swords, two_cups = c(7, 0), c(4, 3), c(2, 1)
+    worlds = _positions(
+        rules,
+        [
+            ([seven_coins, four_swords], [c(1, 0)], [c(7, 1), c(9, 2)]),
+            ([seven_coins, four_swords], [c(1, 0)], [c(5, 2), c(6, 2)]),
+        ],
+    )
+    move = OpponentMove(worlds.table[0].copy(), two_cups, np.zeros(rules.num_cards, dtype=np.bool_))
+    later = np.zeros((2, rules.num_cards), dtype=np.bool_)
+    logp = _log_likelihood(rules, worlds, np.arange(2), move, later, temp=1.0, model=model)
+    assert logp[1] > logp[0] + 1.0, logp
+    assert logp.max() <= 0.0
+
+
+def _play_hand_collecting(agent: PIMCAgent, rules, seed: int) -> tuple[list[State], list[int]]:  # type: ignore[no-untyped-def]
+    """The first hand of a game of the agent (seat 0) against random play; its decision states and actions."""
+    rng = np.random.default_rng(seed)
+    st = core.reset(rules, np.array([seed], dtype=np.uint64))
+    states, actions = [], []
+    pos = int(st.stock_pos[0])
+    while not st.done[0] and int(st.stock_pos[0]) >= pos:  # to the end of the first hand
+        pos = int(st.stock_pos[0])
+        mask = core.legal_action_mask(rules, st)
+        if int(st.current[0]) == 0:
+            states.append(st.copy())
+            a = agent.act(ActBatch(rules, core.observe(rules, st), mask, st, np.zeros(1, np.intp)))
+            actions.append(int(a[0]))
+        else:
+            a = _random_action(rng, mask)
+        core.step(rules, st, np.asarray(a, dtype=np.int64))
+    return states, actions
+
+
+def test_pimc_infer_is_blind_to_hidden_cards_over_a_hand() -> None:
+    """Replaying the agent's decision states with the unseen cards dealt again at every one (public cards kept)
+    gives the same actions: the memory reads nothing hidden."""
+    rules = get_rules("classic")
+    agent = make_agent("pimc:worlds=6,infer=1", rules, seed=3)
+    assert isinstance(agent, PIMCAgent) and agent.memory is not None
+    rng = np.random.default_rng(1)
+    for seed in (11, 12):
+        agent.seed(3)
+        states, actions = _play_hand_collecting(agent, rules, seed)
+        assert len(states) >= 15
+        agent.seed(3)
+        replay = []
+        for st in states:
+            other = reshuffle_hidden(rules, st, rng)
+            mask = core.legal_action_mask(rules, other)
+            replay.append(
+                int(agent.act(ActBatch(rules, core.observe(rules, other), mask, other, np.zeros(1, np.intp)))[0])
+            )
+        assert replay == actions
+        assert any(not np.array_equal(reshuffle_hidden(rules, s, rng).deck, s.deck) for s in states)
+
+
+def test_pimc_infer_is_deterministic_and_used_its_memory() -> None:
+    rules = get_rules("classic")
+    a = make_agent("pimc:worlds=6,infer=1", rules, seed=4)
+    b = make_agent("pimc:worlds=6", rules, seed=4)
+    runs = [_play_hand_collecting(a, rules, 21)[1] for _ in range(2) if a.seed(4) is None]
+    assert runs[0] == runs[1]
+    assert isinstance(a, PIMCAgent) and a.sampler is not None and isinstance(b, PIMCAgent) and b.sampler is None
+
+
+@pytest.mark.parametrize("variant", ["scopa-a-quattro", "cirulla", "simple-3"])
+def test_inference_is_off_where_it_cannot_follow_the_opponents(variant: str) -> None:
+    rules = get_rules(variant)
+    assert not supports_inference(rules)
+    agent = make_agent("pimc:worlds=2,infer=1", rules, seed=0)
+    assert isinstance(agent, PIMCAgent) and agent.memory is None
+
+
+def test_infer_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="infer must be >= 0"):
+        make_agent("pimc:infer=-1", "classic")
+    with pytest.raises(ValueError, match="pool must be >= 1"):
+        make_agent("pimc:infer=1,pool=0", "classic")
+    with pytest.raises(ValueError, match="model must be one of greedy, expert"):
+        make_agent("pimc:infer=1,model=oracle", "classic")
