@@ -17,6 +17,7 @@ from the one remembered (a new game in the slot, a row the agent did not see) st
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +28,14 @@ from scopa_env import core
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules
 
+if TYPE_CHECKING:
+    from agents.netsearch import NetEvaluator
+
 MODELS = ("greedy", "expert")
-"""Opponent models: the softmax of ``greedy``'s move values or of ``expert``'s move scores."""
+"""Opponent models by name: the softmax of ``greedy``'s move values or of ``expert``'s move scores; a
+``NetEvaluator`` (``pimc:model=PATH``, a bot directory or checkpoint) is the softmax of a network's card logits."""
+
+Model = Union[str, "NetEvaluator"]
 
 __all__ = ["MODELS", "DealMemory", "OpponentMove", "inferred_worlds", "supports_inference"]
 
@@ -132,10 +139,11 @@ def _log_likelihood(
     move: OpponentMove,
     later: npt.NDArray[np.bool_],
     temp: float,
-    model: str = "greedy",
+    model: Model = "greedy",
 ) -> npt.NDArray[np.float64]:
-    """(len(rows),) log-probability of ``move`` in each world ``rows`` under the greedy-softmax opponent, its hand
-    then being the world's opponent hand plus ``later`` (the cards it played since) plus the card."""
+    """(len(rows),) log-probability of ``move`` in each world ``rows`` under the opponent model, its hand then being
+    the world's opponent hand plus ``later`` (the cards it played since) plus the card. A network model gives the
+    probability of the card (its logits over the hand, at temperature ``temp``), the others of the whole move."""
     pos = worlds.take(rows)
     n = rows.size
     me = pos.current.astype(np.intp)
@@ -148,6 +156,13 @@ def _log_likelihood(
     pos.phase[:] = Phase.PLAY
     pos.pending[:] = -1
     rows_ = np.arange(n, dtype=np.intp)
+    if not isinstance(model, str):  # a network: the card's probability in the opponent's observation then
+        logits = model.logits(core.observe(rules, pos))[:, : rules.num_cards].astype(np.float64) / temp
+        hand = pos.hands[ar, opp]
+        logits = np.where(hand, logits, -np.inf)
+        top = logits.max(axis=1, keepdims=True)
+        log_norm = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
+        return np.maximum(logits[:, move.card] - log_norm, -30.0)
     if model == "expert":
         moves = generate_moves(rules, pos, rows_, dynamic_weights(rules, pos, rows_))
         score = expert_scores(rules, pos, moves) / temp
@@ -163,7 +178,7 @@ def _log_likelihood(
     return logp
 
 
-def inferred_worlds(rules: Rules, memory: DealMemory, temp: float, pool: int, model: str = "greedy") -> WorldSampler:
+def inferred_worlds(rules: Rules, memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
     """A world sampler for ``lookahead._move_margins``: ``pool`` x uniform worlds, resampled by the likelihood of
     each game's recorded opponent moves (games without any keep uniform worlds)."""
 

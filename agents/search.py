@@ -58,7 +58,7 @@ from agents.features import (
     require_state,
 )
 from agents.greedy import greedy_moves
-from agents.inference import MODELS, DealMemory, inferred_worlds, supports_inference
+from agents.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
 from agents.lookahead import (
     RolloutPolicy,
     WorldSampler,
@@ -132,8 +132,6 @@ class PIMCAgent(Policy):
             raise ValueError(
                 f"pimc: infer must be >= 0 (the opponent model's temperature; 0: uniform worlds), got {infer}"
             )
-        if model not in MODELS:
-            raise ValueError(f"pimc: model must be one of {', '.join(MODELS)} (the opponent model), got {model!r}")
         if pool < 1:
             raise ValueError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
         if prior < 0:
@@ -150,9 +148,19 @@ class PIMCAgent(Policy):
         self.prior = float(prior)
         self.infer, self.pool = float(infer), int(pool)
         self.sampler: WorldSampler | None = None
+        self.model: Model = model
+        if model not in MODELS:  # a network: a bot directory or a train.py checkpoint
+            from agents.netsearch import load_net
+
+            try:
+                self.model = load_net(self.rules, model)
+            except ValueError as e:
+                raise ValueError(
+                    f"pimc: model must be one of {', '.join(MODELS)} or a network (a bot directory or .zip): {e}"
+                ) from None
         if self.infer > 0 and supports_inference(self.rules):
             self.memory = DealMemory(self.rules)
-            self.sampler = inferred_worlds(self.rules, self.memory, self.infer, self.pool, model)
+            self.sampler = inferred_worlds(self.rules, self.memory, self.infer, self.pool, self.model)
 
     def seed(self, seed: int | None = None) -> None:
         super().seed(seed)
@@ -330,7 +338,7 @@ class ISMCTSAgent(Policy):
 @register_agent(
     "pimc",
     "sampled-deal search; options worlds=64, depth=1, endgame=6, prior=1.0, rollout=greedy|expert, infer=0 "
-    "(opponent inference: its model's temperature), pool=4, model=greedy|expert",
+    "(opponent inference: its model's temperature), pool=4, model=greedy|expert|PATH (a network)",
 )
 def _make_pimc(
     rules: Rules,

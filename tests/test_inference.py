@@ -4,6 +4,8 @@ legal, deterministic for a seed and blind to hidden cards across a whole hand.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -130,11 +132,15 @@ def _play_hand_collecting(agent: PIMCAgent, rules, seed: int) -> tuple[list[Stat
     return states, actions
 
 
-def test_pimc_infer_is_blind_to_hidden_cards_over_a_hand() -> None:
+CLASSIC_BOT = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
+
+
+@pytest.mark.parametrize("model", ["greedy", "expert", str(CLASSIC_BOT)])
+def test_pimc_infer_is_blind_to_hidden_cards_over_a_hand(model: str) -> None:
     """Replaying the agent's decision states with the unseen cards dealt again at every one (public cards kept)
-    gives the same actions: the memory reads nothing hidden."""
+    gives the same actions: the memory reads nothing hidden (with each opponent model, the network's included)."""
     rules = get_rules("classic")
-    agent = make_agent("pimc:worlds=6,infer=1", rules, seed=3)
+    agent = make_agent(f"pimc:worlds=6,infer=1,model={model}", rules, seed=3)
     assert isinstance(agent, PIMCAgent) and agent.memory is not None
     rng = np.random.default_rng(1)
     for seed in (11, 12):
@@ -177,3 +183,5 @@ def test_infer_options_are_checked() -> None:
         make_agent("pimc:infer=1,pool=0", "classic")
     with pytest.raises(ValueError, match="model must be one of greedy, expert"):
         make_agent("pimc:infer=1,model=oracle", "classic")
+    with pytest.raises(ValueError, match="or a network"):
+        make_agent(f"pimc:infer=1,model={CLASSIC_BOT.parent / 'scopa-a-quattro'}", "classic")  # another variant's net

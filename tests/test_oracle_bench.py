@@ -3,7 +3,10 @@ stock, and the cheating agent plays legal moves through evaluate's plugin hook."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pytest
 
 from agents.base import ActBatch, make_agent
 from scopa_bench.oracle_pimc import OraclePIMC, oracle_worlds
@@ -39,3 +42,15 @@ def test_oracle_pimc_plays_legal_moves() -> None:
     mask = core.legal_action_mask(rules, st)[rows]
     actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
     assert mask[np.arange(rows.size), actions].all()
+
+
+def test_inference_accuracy_reports_the_true_cards_found(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_fuzz_bench_scripts import load_script
+
+    script = load_script("inference_accuracy")
+    assert script.main(["--hands", "2", "--specs", "pimc:worlds=4,infer=0.5,pool=2", "--opponent", "greedy"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["pimc:worlds=4,infer=0.5,pool=2"]
+    assert result["decisions"] > 0 and 0 < result["uniform"] < 1 and 0 <= result["inferred"] <= 1
+    with pytest.raises(SystemExit) as e:
+        script.main(["--hands", "1", "--specs", "greedy"])
+    assert e.value.code == 2 and "inference on" in capsys.readouterr().err
