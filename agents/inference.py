@@ -91,10 +91,13 @@ class DealMemory:
             if np.array_equal(table, m.table) and not new_pile.any():
                 continue  # no opponent move in between (the seat's own CHOOSE step)
             played = np.flatnonzero(laid) if laid.any() else np.flatnonzero(new_pile & ~captured)
+            won = captured.copy()  # what the opponent's pile must have gained: a capture's cards and its card
+            if captured.any() and played.size:
+                won[played[0]] = True
             consistent = (
                 played.size == 1
                 and (captured.any() != bool(laid.any()))  # a capture or a lay, not both
-                and np.array_equal(new_pile, captured | (np.eye(table.size, dtype=bool)[played[0]] & captured.any()))
+                and np.array_equal(new_pile, won)
             )
             if not consistent:
                 del self.games[g]  # not the game remembered: start afresh
@@ -148,14 +151,13 @@ def _log_likelihood(
     n = rows.size
     me = pos.current.astype(np.intp)
     opp = 1 - me  # two seats
-    ar = np.arange(n)
+    ar = np.arange(n, dtype=np.intp)
     pos.hands[ar, opp] |= later
     pos.hands[ar, opp, move.card] = True
     pos.table[:] = move.table
     pos.current[:] = opp
     pos.phase[:] = Phase.PLAY
     pos.pending[:] = -1
-    rows_ = np.arange(n, dtype=np.intp)
     if not isinstance(model, str):  # a network: the card's probability in the opponent's observation then
         logits = model.logits(core.observe(rules, pos))[:, : rules.num_cards].astype(np.float64) / temp
         hand = pos.hands[ar, opp]
@@ -164,10 +166,10 @@ def _log_likelihood(
         log_norm = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
         return np.maximum(logits[:, move.card] - log_norm, -30.0)
     if model == "expert":
-        moves = generate_moves(rules, pos, rows_, dynamic_weights(rules, pos, rows_))
+        moves = generate_moves(rules, pos, ar, dynamic_weights(rules, pos, ar))
         score = expert_scores(rules, pos, moves) / temp
     else:
-        moves = generate_moves(rules, pos, rows_)
+        moves = generate_moves(rules, pos, ar)
         score = greedy_scores(rules, moves) / temp
     seg_max = np.maximum.reduceat(score, moves.starts[:-1])
     z = np.exp(score - seg_max[moves.row])
@@ -178,12 +180,12 @@ def _log_likelihood(
     return logp
 
 
-def inferred_worlds(rules: Rules, memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
+def inferred_worlds(memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
     """A world sampler for ``lookahead._move_margins``: ``pool`` x uniform worlds, resampled by the likelihood of
     each game's recorded opponent moves (games without any keep uniform worlds)."""
 
     def sampler(
-        rules_: Rules, state: State, games: npt.NDArray[np.intp], counts: npt.ArrayLike, rng: np.random.Generator
+        rules: Rules, state: State, games: npt.NDArray[np.intp], counts: npt.ArrayLike, rng: np.random.Generator
     ) -> tuple[State, npt.NDArray[np.intp]]:
         counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
         recorded = [memory.recorded(state, int(g)) for g in games]

@@ -38,11 +38,11 @@ from scopa_env.scoring import margin_vs_mean_of_others
 __all__ = ["RolloutPolicy", "apply_moves", "is_open", "resolve_knocks", "rollout", "sample_worlds", "search_tree"]
 
 RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.NDArray[np.intp]]]
+"""``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
 WorldSampler = Callable[
     [Rules, State, npt.NDArray[np.intp], npt.ArrayLike, np.random.Generator], tuple[State, npt.NDArray[np.intp]]
 ]
 """``sample_worlds``' signature: another way of dealing the worlds (``agents.inference``)."""
-"""``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
 
 
 # --------------------------------------------------------------------------------------------------- worlds

@@ -160,7 +160,7 @@ class PIMCAgent(Policy):
                 ) from None
         if self.infer > 0 and supports_inference(self.rules):
             self.memory = DealMemory(self.rules)
-            self.sampler = inferred_worlds(self.rules, self.memory, self.infer, self.pool, self.model)
+            self.sampler = inferred_worlds(self.memory, self.infer, self.pool, self.model)
 
     def seed(self, seed: int | None = None) -> None:
         super().seed(seed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,22 +59,27 @@ def measure(spec: str, opponent: str, hands: int, seed: int) -> dict[str, float]
     return {k: v / max(decisions, 1) for k, v in found.items()} | {"decisions": decisions}
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value <= 2**31:
-        raise argparse.ArgumentTypeError(f"must be in 0..2**31, got {value}")
-    return value
+def _int_from(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer in ``low..2**31``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= 2**31:
+            raise argparse.ArgumentTypeError(f"must be in {low}..2**31, got {value}")
+        return value
+
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--specs", nargs="+", default=["pimc:infer=0.1,pool=8"], help="pimc specs with infer > 0")
     p.add_argument("--opponent", default="pimc", help="the opponent's spec (default pimc)")
-    p.add_argument("--hands", type=_positive, default=100, help="hands per spec (default 100)")
-    p.add_argument("--seed", type=_positive, default=0, help="deals and agents' seed, 0..2**31 (default 0)")
+    p.add_argument("--hands", type=_int_from(1), default=100, help="hands per spec (default 100)")
+    p.add_argument("--seed", type=_int_from(0), default=0, help="deals and agents' seed, 0..2**31 (default 0)")
     args = p.parse_args(argv)
     out = {}
     for spec in args.specs:

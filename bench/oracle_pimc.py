@@ -14,13 +14,11 @@ Options are pimc's (``worlds=64,depth=1,endgame=6,prior=1.0,rollout=greedy``). R
 from __future__ import annotations
 
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import numpy.typing as npt
 
-from agents import lookahead
-from agents.base import ActBatch, Policy, register_agent
+from agents.base import Policy, register_agent
 from agents.search import PIMCAgent
 from scopa_env.core import State
 from scopa_env.rules import Rules
@@ -51,9 +49,9 @@ class OraclePIMC(PIMCAgent):
 
     name = "oracle-pimc"
 
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        with mock.patch.object(lookahead, "sample_worlds", oracle_worlds):
-            return super().act(batch)
+    def __init__(self, rules: Rules | str, seed: int | None = None, **options: Any) -> None:
+        super().__init__(rules, seed, **options)
+        self.memory, self.sampler = None, oracle_worlds  # its worlds, whatever infer says
 
 
 @register_agent("oracle-pimc", "EXPERIMENT, reads hidden cards: pimc that sees the other hands (bench/oracle_pimc.py)")

@@ -13,15 +13,11 @@ from agents.base import ActBatch, make_agent
 from agents.inference import DealMemory, OpponentMove, _log_likelihood, supports_inference
 from agents.search import PIMCAgent
 from scopa_env import core
+from scopa_env.cards import parse_card
 from scopa_env.core import Phase, State
 from scopa_env.rules import get_rules
+from tests.helpers import position
 from tests.test_search import reshuffle_hidden
-
-
-def _card(rules, rank: int, suit: int) -> int:  # type: ignore[no-untyped-def]
-    """The card id of ``rank`` (1..10) in ``suit`` (0..3), by the deck's own names."""
-    r = rules.deck.num_ranks
-    return suit * r + rank - 1
 
 
 def _random_action(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
@@ -74,38 +70,18 @@ def test_the_memory_records_the_opponents_moves_of_the_current_deal() -> None:
     assert checked > 50, "too few opponent moves were checked for the test to mean anything"
 
 
-def _positions(rules, rows: list[tuple[list[int], list[int], list[int]]]) -> State:  # type: ignore[no-untyped-def]
-    """One game per (table, seat 0's hand, seat 1's hand), seat 0 to play."""
-    st = core.reset(rules, np.arange(len(rows), dtype=np.uint64))
-    st.table[:] = False
-    st.hands[:] = False
-    for i, (table, me, opp) in enumerate(rows):
-        st.table[i, table] = True
-        st.hands[i, 0, me] = True
-        st.hands[i, 1, opp] = True
-    st.current[:] = 0
-    return st
-
-
 @pytest.mark.parametrize("model", ["greedy", "expert"])
 def test_a_hand_that_explains_the_move_weighs_more(model: str) -> None:
     """The opponent laid the 2 of cups on a table holding the settebello:
 
-        table:  7 coins   4 swords          opponent laid: 2 cups
-        world A: the opponent also held 7 cups (it could have taken the settebello, and did not)
-        world B: it held 5 clubs and 6 clubs (nothing takes a 7, and no sum makes 7 with 4 beside)
+        table:   7d  4b                 opponent laid: 2c
+        world A: the opponent also held 7c Qs (it could have taken the settebello, and did not)
+        world B: it held 5s 6s (nothing takes the 7, and no sum makes 7 or 4)
 
-    Under the greedy-softmax model world B explains the lay far better than world A."""
+    Under either model world B explains the lay far better than world A."""
     rules = get_rules("classic")
-    c = lambda rank, suit: _card(rules, rank, suit)  # noqa: E731
-    seven_coins, four_swords, two_cups = c(7, 0), c(4, 3), c(2, 1)
-    worlds = _positions(
-        rules,
-        [
-            ([seven_coins, four_swords], [c(1, 0)], [c(7, 1), c(9, 2)]),
-            ([seven_coins, four_swords], [c(1, 0)], [c(5, 2), c(6, 2)]),
-        ],
-    )
+    worlds = State.concat([position(rules, ["Ad", opp], table="7d 4b")[1] for opp in ("7c Qs", "5s 6s")])
+    two_cups = parse_card("2c")
     move = OpponentMove(worlds.table[0].copy(), two_cups, np.zeros(rules.num_cards, dtype=np.bool_))
     later = np.zeros((2, rules.num_cards), dtype=np.bool_)
     logp = _log_likelihood(rules, worlds, np.arange(2), move, later, temp=1.0, model=model)
@@ -159,11 +135,14 @@ def test_pimc_infer_is_blind_to_hidden_cards_over_a_hand(model: str) -> None:
         assert any(not np.array_equal(reshuffle_hidden(rules, s, rng).deck, s.deck) for s in states)
 
 
-def test_pimc_infer_is_deterministic_and_used_its_memory() -> None:
+def test_pimc_infer_is_deterministic_and_only_infer_deals_other_worlds() -> None:
     rules = get_rules("classic")
     a = make_agent("pimc:worlds=6,infer=1", rules, seed=4)
     b = make_agent("pimc:worlds=6", rules, seed=4)
-    runs = [_play_hand_collecting(a, rules, 21)[1] for _ in range(2) if a.seed(4) is None]
+    runs = []
+    for _ in range(2):
+        a.seed(4)  # clears the memory too
+        runs.append(_play_hand_collecting(a, rules, 21)[1])
     assert runs[0] == runs[1]
     assert isinstance(a, PIMCAgent) and a.sampler is not None and isinstance(b, PIMCAgent) and b.sampler is None
 
