@@ -24,6 +24,12 @@ The masked probabilities are those of sb3-contrib's ``MaskableCategorical``: ill
 Neither torch nor stable-baselines3 is imported by this module. ``bot:path=DIR`` (or the directory itself, see
 ``is_export_dir``) is an agent spec: ``BotPolicy`` plays in ``evaluate.py``, the envs and the league.
 
+A *search bot* (``agents/bots/classic-search``) is an export directory whose model card also carries ``"search"``,
+the ``az`` options (``agents.netsearch``) under which it plays its network inside sampled-deal search: its
+``act_state`` / ``act_states`` and ``bot:path=DIR`` search (``bot.search_policy()`` is the agent), ``act`` refuses
+(an observation alone cannot deal the worlds) and ``act_network`` is its network alone. ``python -m agents.export
+SRC --out DIR --search worlds=24,prior=0.25`` writes one from a checkpoint or a bot directory.
+
 Loading a bot runs no code from its directory: the model card is JSON, the weights are read with
 ``np.load(allow_pickle=False)`` (plain numeric arrays only), and ``policy.onnx`` is run by onnxruntime's built-in
 CPU kernels (no custom-op library is registered, ONNX format only). Before use, each file is checked against the
@@ -55,10 +61,12 @@ __all__ = [
     "MASKED_LOGIT",
     "MODEL_CARD",
     "ONNX",
+    "SEARCH_AGENT",
     "WEIGHTS",
     "Bot",
     "BotError",
     "BotPolicy",
+    "check_search",
     "is_export_dir",
     "make_bot_policy",
     "masked_softmax",
@@ -87,6 +95,12 @@ ONNX_AGREEMENT = 1e-4
 """Largest difference between the ONNX and numpy probabilities accepted when a bot is loaded."""
 
 Backend = Literal["onnx", "numpy"]
+
+SEARCH_AGENT = "az"
+"""The search a search bot runs its network inside (``agents.netsearch``; a model card's ``"search"``)."""
+SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
+SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0)}
+SEARCH_ROLLOUTS = ("net", "greedy")
 
 
 def _leaky_relu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -160,6 +174,41 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def check_search(search: Any, where: str) -> dict[str, Any]:
+    """The ``az`` options of a search bot's model card field ``"search"`` (``{"agent": "az", "worlds": 16, ...}``),
+    checked (known keys, numbers in range: a card is untrusted input); raises ``BotError`` naming what is wrong."""
+    if not isinstance(search, dict) or search.get("agent") != SEARCH_AGENT:
+        raise BotError(
+            f'{where}: \'search\' must be an object {{"agent": "{SEARCH_AGENT}", "worlds": ..., ...}}, got '
+            f"{search!r}; export the bot again"
+        )
+    known = {"agent", "rollout", *SEARCH_INTS, *SEARCH_FLOATS}
+    unknown = sorted(str(k) for k in search if k not in known)
+    if unknown:
+        raise BotError(f"{where}: 'search' has unknown options {unknown} (known: {', '.join(sorted(known))})")
+    opts: dict[str, Any] = {}
+    for key, (low, high) in SEARCH_INTS.items():
+        if key in search:
+            v = search[key]
+            if not _is_int(v) or not low <= v <= high:
+                raise BotError(f"{where}: search option {key!r} must be an integer in {low}..{high}, got {v!r}")
+            opts[key] = int(v)
+    for key, (flow, fhigh) in SEARCH_FLOATS.items():
+        if key in search:
+            v = search[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not flow <= v <= fhigh:
+                raise BotError(f"{where}: search option {key!r} must be a number in [{flow:g}, {fhigh:g}], got {v!r}")
+            opts[key] = float(v)
+    if "rollout" in search:
+        if search["rollout"] not in SEARCH_ROLLOUTS:
+            got = search["rollout"]
+            raise BotError(f"{where}: search option 'rollout' must be one of {SEARCH_ROLLOUTS}, got {got!r}")
+        opts["rollout"] = str(search["rollout"])
+    if opts.get("temp", 0.0) > 0 and opts.get("rollout", "net") != "net":
+        raise BotError(f"{where}: search option 'temp' > 0 needs rollout 'net' (sampled network rollouts)")
+    return opts
+
+
 def _read_card(directory: Path) -> dict[str, Any]:
     path = directory / MODEL_CARD
     if not path.is_file():
@@ -198,6 +247,8 @@ def _read_card(directory: Path) -> dict[str, Any]:
     endgame = card.get("endgame", 0)
     if not _is_int(endgame) or endgame < 0:
         raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
+    if card.get("search") is not None:
+        check_search(card["search"], str(path))
     files = card.get("files", {})
     if not isinstance(files, dict) or not all(
         isinstance(v, dict) and isinstance(v.get("sha256", ""), str) for v in files.values()
@@ -381,8 +432,13 @@ class Bot:
         self.obs_size = int(card["obs_size"])
         self.num_cards = int(card["num_cards"])
         self.rules = rules if rules is not None else get_rules(card["variant"])
+        self.search: dict[str, Any] | None = (
+            check_search(card["search"], "the model card") if card.get("search") is not None else None
+        )
+        """A search bot's ``az`` options (its card's ``"search"``), or None for a network-only bot."""
         self.backend: Backend = "numpy"
         self._session: Any = None
+        self._searcher: Policy | None = None
         if backend == "onnx":
             self._start_onnx()
 
@@ -508,6 +564,7 @@ class Bot:
         state = self.__dict__.copy()
         state["_session"] = None
         state["_act_fn"] = None
+        state["_searcher"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -535,7 +592,37 @@ class Bot:
         return int(steps) if steps is not None else None
 
     def __repr__(self) -> str:
-        return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r})"
+        kind = ", search=az" if self.search is not None else ""
+        return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r}{kind})"
+
+    def search_policy(self, rules: Rules | str | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
+        """The search of a search bot as an ``agents.base.Policy``: an ``az`` agent (``agents.netsearch``) with
+        this bot's network and its card's ``"search"`` options (``overrides`` replace some of them).
+
+        Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
+        if self.search is None:
+            raise BotError(f"{self!r} is a network-only bot (its model card has no 'search'); use act / act_state")
+        from agents.netsearch import AZAgent, NetEvaluator
+
+        target = get_rules(rules) if rules is not None else self.rules
+        net = NetEvaluator(target, self.layers, self.activation, str(self.directory or self.card.get("name")))
+        return AZAgent(target, net, seed, **{**self.search, **overrides})
+
+    def _search_act(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        if self._searcher is None:
+            self._searcher = self.search_policy(seed=0)
+        sub = state.take(games)
+        obs, mask = core.observe(self.rules, sub), core.legal_action_mask(self.rules, sub)
+        batch = ActBatch(self.rules, obs, mask, state, games)
+        return np.asarray(self._searcher.act(batch), dtype=np.int64)
+
+    def _no_search_from_obs(self) -> None:
+        if self.search is not None:
+            raise BotError(
+                f"{self!r} is a search bot: its moves search sampled deals, which needs the game state, not only "
+                "an observation; call bot.act_state(state) / bot.act_states(state), or play the spec "
+                f"bot:path={self.directory} (bot.probs gives its network's probabilities)"
+            )
 
     # ------------------------------------------------------------------ inference
 
@@ -587,7 +674,17 @@ class Bot:
     def act(
         self, obs: npt.ArrayLike, mask: npt.ArrayLike, rng: np.random.Generator | None = None
     ) -> npt.NDArray[np.int64]:
-        """(n,) int64: the most probable legal action of each row, or a sample from the probabilities with ``rng``."""
+        """(n,) int64: the most probable legal action of each row, or a sample from the probabilities with ``rng``.
+
+        A network-only bot's move; a search bot (``search``) raises ``BotError``: its moves need the game state
+        (``act_state`` / ``act_states``), and ``act_network`` is its network alone."""
+        self._no_search_from_obs()
+        return self.act_network(obs, mask, rng)
+
+    def act_network(
+        self, obs: npt.ArrayLike, mask: npt.ArrayLike, rng: np.random.Generator | None = None
+    ) -> npt.NDArray[np.int64]:
+        """``act`` for any bot: the network's move (a search bot's network without its search)."""
         o, m = self._inputs(obs, mask)
         if rng is not None and not isinstance(rng, np.random.Generator):
             raise BotError(f"rng must be a numpy Generator (to sample) or None (greedy), got {type(rng).__name__}")
@@ -619,7 +716,11 @@ class Bot:
         return self.probs(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
 
     def act_states(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
-        """(n,) the bot's action for the acting seat of games ``games`` (default: all) of a core state."""
+        """(n,) the bot's action for the acting seat of games ``games`` (default: all) of a core state (a search
+        bot searches each of them)."""
+        if self.search is not None:
+            g = np.arange(state.batch_size) if games is None else np.asarray(games).reshape(-1)
+            return self._search_act(state, g.astype(np.intp))
         st = state if games is None else state.take(np.asarray(games).reshape(-1))
         return self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
 
@@ -636,6 +737,8 @@ class Bot:
         st = state.take([int(game)]) if state.batch_size > 1 else state
         if st.phase[0] == core.Phase.DONE:
             raise BotError(f"game {game} is over; there is no decision to take")
+        if self.search is not None:
+            return int(self._search_act(st, np.zeros(1, dtype=np.intp))[0])
         return int(self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))[0])
 
 
@@ -687,7 +790,7 @@ class BotPolicy(Policy):
         self.needs_state = self.endgame > 0
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        actions = self.bot.act(batch.obs, batch.mask, rng=self.rng if self.sample else None)
+        actions = self.bot.act_network(batch.obs, batch.mask, rng=self.rng if self.sample else None)
         if self.endgame > 0:
             from agents.endgame import play_exact_endgame
 
@@ -736,7 +839,8 @@ def shipped_bot_spec(rules: Rules | str, root: Path = SHIPPED_BOTS) -> str | Non
 @register_agent(
     "bot",
     "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]; "
-    "bot alone: the shipped bot of the variant",
+    "bot alone: the shipped bot of the variant; a search bot (agents/bots/classic-search) plays its network inside "
+    "az search (search=false: the network alone)",
 )
 def make_bot_policy(
     rules: Rules | str,
@@ -747,12 +851,16 @@ def make_bot_policy(
     any_variant: bool = False,
     threads: int = 1,
     endgame: int | None = None,
-) -> BotPolicy:
+    search: bool = True,
+) -> Policy:
     """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached).
 
     Without ``path`` (spec ``bot``), the shipped bot of the variant (``shipped_bot``).
     ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``); default: the model
-    card's ``"endgame"`` (0 when it has none)."""
+    card's ``"endgame"`` (0 when it has none).
+
+    A search bot (its card has ``"search"``) gives its ``az`` search (``Bot.search_policy``; ``endgame=N`` sets the
+    search's exact end game); ``search=false`` plays its network alone, as a network-only bot."""
     if path is None:
         found = shipped_bot(rules)
         if found is None:
@@ -767,7 +875,7 @@ def make_bot_policy(
         raise AgentSpecError(f"agent bot: path must be an export directory, got {path!r}")
     if prefer not in ("onnx", "numpy"):
         raise AgentSpecError(f"agent bot:path={path}: prefer must be 'onnx' or 'numpy', got {prefer!r}")
-    for opt, value in (("sample", sample), ("any_variant", any_variant)):
+    for opt, value in (("sample", sample), ("any_variant", any_variant), ("search", search)):
         if not (isinstance(value, (bool, np.bool_, int)) and value in (0, 1)):
             raise AgentSpecError(f"agent bot:path={path}: {opt} must be true or false, got {value!r}")
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
@@ -788,6 +896,13 @@ def make_bot_policy(
         except BotError as e:
             raise AgentSpecError(f"agent bot:path={path}: {e}") from None
         _CACHE[key] = bot
+    if bot.search is not None and search:
+        if sample:
+            raise AgentSpecError(
+                f"agent bot:path={path}: a search bot plays the search's best move; sample=true samples a network: "
+                "add search=false to sample its network"
+            )
+        return bot.search_policy(rules, seed, **({} if endgame is None else {"endgame": int(endgame)}))
     if endgame is None:
         endgame = int(bot.card.get("endgame", 0))
     return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame))

@@ -23,6 +23,7 @@ stops the command at once with ``python -m agents.export: error: ...`` and exit 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -30,7 +31,8 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,9 +52,11 @@ __all__ = [
     "ExportError",
     "against_expert",
     "check_export",
+    "export_bot",
     "export_checkpoint",
     "extract_mlp",
     "main",
+    "parse_search",
     "ratings_from_results",
     "sample_inputs",
     "torch_probs",
@@ -347,11 +351,22 @@ def against_expert(name: str, rating_cards: Sequence[dict[str, Any]]) -> dict[st
 
 
 def _versions() -> dict[str, str]:
+    """The installed versions of the libraries an export involves (read from the package metadata: nothing is
+    imported, so exporting a bot directory stays torch-free)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     out = {}
-    for mod in ("numpy", "torch", "stable_baselines3", "sb3_contrib", "onnx", "onnxruntime"):
+    for mod, dist in (
+        ("numpy", "numpy"),
+        ("torch", "torch"),
+        ("stable_baselines3", "stable-baselines3"),
+        ("sb3_contrib", "sb3-contrib"),
+        ("onnx", "onnx"),
+        ("onnxruntime", "onnxruntime"),
+    ):
         try:
-            out[mod] = str(__import__(mod).__version__)
-        except ImportError:
+            out[mod] = version(dist)
+        except PackageNotFoundError:
             pass
     return out
 
@@ -395,20 +410,31 @@ def check_arguments(
     force: bool = False,
     seed: Any = 0,
     endgame: Any = None,
+    search: Any = None,
 ) -> list[Path]:
     """Raise ``ExportArgumentError`` naming the first bad argument of ``export_checkpoint``; return the ratings files.
 
     Only cheap checks (types, ranges, that files exist and ``--out`` can be written): nothing is imported or loaded.
+    ``checkpoint`` may also be a bot export directory (``export_bot``).
     """
     if not isinstance(checkpoint, (str, Path)) or not str(checkpoint):
         raise ExportArgumentError(f"the checkpoint must be the path of a train.py .zip, got {checkpoint!r}")
     ckpt = Path(checkpoint)
     if not ckpt.exists():
         raise ExportArgumentError(f"checkpoint {ckpt} does not exist; give a .zip written by train.py")
-    if not ckpt.is_file():
+    if ckpt.is_dir() and not (ckpt / MODEL_CARD).is_file():
+        raise ExportArgumentError(
+            f"{ckpt} is a directory without a {MODEL_CARD}: give a .zip written by train.py (e.g. best.zip) or a bot "
+            "export directory"
+        )
+    if not ckpt.is_file() and not ckpt.is_dir():
         raise ExportArgumentError(f"checkpoint {ckpt} is not a file; give a .zip written by train.py (e.g. best.zip)")
     if not isinstance(out, (str, Path)) or not str(out):
         raise ExportArgumentError(f"--out must be the export directory to write, got {out!r}")
+    if ckpt.is_dir() and Path(out).absolute() == ckpt.absolute():
+        raise ExportArgumentError(f"--out {out} is the source bot directory; give a new directory")
+    if search is not None:
+        parse_search(search)
     if (
         not isinstance(check_rows, (int, np.integer))
         or isinstance(check_rows, bool)
@@ -444,6 +470,129 @@ def check_arguments(
     return [Path(f) for f in files]
 
 
+@contextlib.contextmanager
+def _removed_on_failure(paths: Sequence[Path]) -> Iterator[None]:
+    """Remove ``paths`` (the files an export writes) if the block fails or is interrupted, then re-raise."""
+    try:
+        yield
+    except BaseException:
+        for p in paths:
+            p.unlink(missing_ok=True)
+        raise
+
+
+def parse_search(search: str | dict[str, Any]) -> dict[str, Any]:
+    """A search bot's card field ``"search"`` from ``--search`` (the ``az`` options, ``'worlds=16,prior=0.5'``, or
+    a dict of them); raises ``ExportArgumentError`` for an unknown option or a value out of range."""
+    from agents.base import AgentSpecError, parse_spec
+    from agents.bot import SEARCH_AGENT, BotError, check_search
+
+    if isinstance(search, str):
+        try:
+            _, opts = parse_spec(f"{SEARCH_AGENT}:{search}")
+        except AgentSpecError as e:
+            raise ExportArgumentError(f"--search {search!r}: {e}") from None
+    elif isinstance(search, dict):
+        opts = {k: v for k, v in search.items() if k != "agent"}
+    else:
+        raise ExportArgumentError(f"--search must be az options like 'worlds=16,prior=0.5', got {search!r}")
+    try:
+        check_search({"agent": SEARCH_AGENT, **opts}, "--search")
+    except BotError as e:
+        raise ExportArgumentError(str(e)) from None
+    return {"agent": SEARCH_AGENT, **opts}
+
+
+def _add_ratings(card: dict[str, Any], rating_cards: list[dict[str, Any]], note: str | None) -> None:
+    card["ratings"] = rating_cards[0] if rating_cards else {}
+    if len(rating_cards) > 1:  # e.g. a second evaluation against the (slower) search baselines
+        card["more_ratings"] = rating_cards[1:]
+    if rating_cards:
+        card["against_expert"] = against_expert(card["name"], rating_cards)
+    if note:
+        card["note"] = note
+
+
+SOURCE_ONLY = (
+    "name",
+    "created",
+    "ratings",
+    "more_ratings",
+    "against_expert",
+    "note",
+    "serves",
+    "serves_note",
+    "commands",
+    "search",
+    "files",
+    "checks",
+)
+"""Model card fields of a source bot that ``export_bot`` does not copy (they describe that bot, not the new one)."""
+
+
+def export_bot(
+    source: str | Path,
+    out: str | Path,
+    search: str | dict[str, Any] | None = None,
+    ratings: str | Path | Sequence[str | Path] | None = None,
+    name: str | None = None,
+    force: bool = False,
+    note: str | None = None,
+    check_rows: int = DEFAULT_CHECK_ROWS,
+) -> dict[str, Any]:
+    """Write the export directory ``out`` with the network of the bot directory ``source``: a search bot with
+    ``search`` (its ``az`` options), or a copy under a new name with new ratings.
+
+    The weight files are copied byte for byte (their sha256 checked against the source's card) and the new bot is
+    checked to give the source bot's probabilities on ``sample_inputs``; training facts (steps, architecture,
+    source checkpoint, training config) are kept, the source's ratings and notes are not (``SOURCE_ONLY``).
+    """
+    import shutil
+
+    rating_files = check_arguments(source, out, ratings, name, check_rows, DEFAULT_TOLERANCE, force, 0, None, search)
+    src_dir, out_dir = Path(source), Path(out)
+    src = Bot.load(src_dir, prefer="numpy")
+    rules = src.rules
+    rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]
+    card = {k: v for k, v in src.card.items() if k not in SOURCE_ONLY}
+    card["name"] = name or f"{src.card.get('name', src_dir.name)}{'-search' if search is not None else ''}"
+    card["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    card["network_from"] = {
+        "path": str(src_dir),
+        "name": src.card.get("name"),
+        "model_card_sha256": _sha256(src_dir / MODEL_CARD),
+    }
+    if search is not None:
+        card["search"] = parse_search(search)
+    card["exported_with"] = _versions()
+    _add_ratings(card, rating_cards, note)
+    names = [n for n in (WEIGHTS, ONNX) if (src_dir / n).is_file()]
+    written = [out_dir / n for n in names] + [out_dir / MODEL_CARD]
+    with _removed_on_failure(written):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        card["files"] = {}
+        for n in names:
+            shutil.copyfile(src_dir / n, out_dir / n)
+            card["files"][n] = {"sha256": _sha256(out_dir / n), "size": (out_dir / n).stat().st_size}
+            expected = src.card.get("files", {}).get(n, {}).get("sha256")
+            if expected is not None and card["files"][n]["sha256"] != expected:
+                raise ExportCheckError(f"{out_dir / n} does not match {src_dir / n}'s card after the copy")
+        write_card(out_dir, card)
+        obs, mask = sample_inputs(rules, check_rows, 0)
+        p_src = src.probs_numpy(obs, mask)
+        checks: dict[str, Any] = {"rows": int(obs.shape[0]), "seed": 0, "source_checks": src.card.get("checks")}
+        for backend in ("numpy", "onnx"):
+            new = Bot.load(out_dir, prefer=backend)  # type: ignore[arg-type]
+            if new.backend == backend:
+                checks[f"max_abs_diff_{backend}_vs_source"] = float(np.abs(new.probs(obs, mask) - p_src).max())
+        bad = {k: v for k, v in checks.items() if k.startswith("max_abs") and v > DEFAULT_TOLERANCE}
+        if bad:
+            raise ExportCheckError(f"the new bot does not give {src_dir}'s probabilities: {bad}")
+        card["checks"] = checks
+        write_card(out_dir, card)
+    return card
+
+
 def export_checkpoint(
     checkpoint: str | Path,
     out: str | Path,
@@ -455,8 +604,12 @@ def export_checkpoint(
     seed: int = 0,
     endgame: int | None = None,
     note: str | None = None,
+    search: str | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
+
+    ``search``: ``az`` options (``'worlds=16,prior=0.5'``): the bot is a search bot, its network inside that search
+    (the card's ``"search"``; ``bot:path=DIR`` then plays the search).
 
     ``note``: free text for the card's ``"note"`` (e.g. why the bot does not beat expert); with ``ratings`` the card
     also gets ``"against_expert"`` (``against_expert``).
@@ -469,7 +622,9 @@ def export_checkpoint(
     and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for an
     unusable checkpoint) without leaving partial files in ``out``.
     """
-    rating_files = check_arguments(checkpoint, out, ratings, name, check_rows, tolerance, force, seed, endgame)
+    rating_files = check_arguments(checkpoint, out, ratings, name, check_rows, tolerance, force, seed, endgame, search)
+    if Path(checkpoint).is_dir():
+        raise ExportArgumentError(f"{checkpoint} is a bot directory: export_bot copies a bot's network")
     from agents.neural import load_checkpoint_policy, read_checkpoint_meta
 
     ckpt = Path(checkpoint)
@@ -502,15 +657,9 @@ def export_checkpoint(
         checks={},
         exported_with=_versions(),
     )
-    card["ratings"] = rating_cards[0] if rating_cards else {}
-    if len(rating_cards) > 1:  # e.g. a second evaluation against the (slower) search baselines
-        card["more_ratings"] = rating_cards[1:]
-    if rating_cards:
-        card["against_expert"] = against_expert(card["name"], rating_cards)
-    if note:
-        card["note"] = note
+    _add_ratings(card, rating_cards, note)
     written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
-    try:
+    with _removed_on_failure(written):
         write_numpy_export(out_dir, card, layers, activation)
         _write_onnx(actor, out_dir / ONNX, obs_size, num_cards)
         checks = check_export(actor, out_dir, rules, rows=check_rows, seed=seed)
@@ -520,11 +669,9 @@ def export_checkpoint(
             raise ExportCheckError(f"the exported bot does not match the torch policy to {tolerance:g}: {checks}")
         card["checks"] = checks
         card["files"] = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size} for p in written[:2]}
+        if search is not None:  # after the checks: they compare the network's moves (a search bot's need a state)
+            card["search"] = parse_search(search)
         write_card(out_dir, card)
-    except BaseException:
-        for p in written:
-            p.unlink(missing_ok=True)
-        raise
     return card
 
 
@@ -534,7 +681,11 @@ def main(argv: list[str] | None = None) -> int:
         prog=PROG,
         description="Export a MaskablePPO checkpoint as ONNX + numpy weights + model card (see agents.bot).",
     )
-    parser.add_argument("checkpoint", type=Path, help="a MaskablePPO .zip written by train.py")
+    parser.add_argument(
+        "checkpoint",
+        type=Path,
+        help="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search)",
+    )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="export directory to write")
     parser.add_argument(
         "--ratings",
@@ -563,7 +714,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--note", metavar="TEXT", help="a note for the model card, e.g. why the bot does not beat expert (its 'note')"
     )
+    parser.add_argument(
+        "--search",
+        metavar="OPTIONS",
+        help="az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
+        "plays the search; agents.netsearch)",
+    )
     args = parser.parse_args(argv)
+    from_bot = args.checkpoint.is_dir()
     try:
         check_arguments(
             args.checkpoint,
@@ -575,22 +733,28 @@ def main(argv: list[str] | None = None) -> int:
             args.force,
             0,
             args.endgame,
+            args.search,
         )
+        if from_bot and args.endgame is not None:
+            raise ExportArgumentError("--endgame applies to a checkpoint; a bot directory keeps its card's endgame")
     except ExportArgumentError as e:
         parser.error(str(e))
     start = time.perf_counter()
     try:
-        card = export_checkpoint(
-            args.checkpoint,
-            args.out,
-            ratings=args.ratings,
-            name=args.name,
-            check_rows=args.check_rows,
-            tolerance=args.tolerance,
-            force=args.force,
-            endgame=args.endgame,
-            note=args.note,
-        )
+        common = {
+            "search": args.search,
+            "ratings": args.ratings,
+            "name": args.name,
+            "force": args.force,
+            "note": args.note,
+            "check_rows": args.check_rows,
+        }
+        if from_bot:
+            card = export_bot(args.checkpoint, args.out, **common)
+        else:
+            card = export_checkpoint(
+                args.checkpoint, args.out, tolerance=args.tolerance, endgame=args.endgame, **common
+            )
     except ExportCheckError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
@@ -604,6 +768,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     c = card["checks"]
     arch = card["architecture"]
+    if from_bot:
+        search = f" inside az:{card['search']}" if "search" in card else ""
+        print(f"exported {card['name']} (the network of {args.checkpoint}{search}) to {args.out}")
+        diffs = ", ".join(f"{k} {v:.2e}" for k, v in c.items() if k.startswith("max_abs"))
+        print(f"check on {c['rows']} rows: {diffs}")
+        return 0
     print(
         f"exported {card['name']} ({card['variant']}, {card['training_steps']} steps, MLP {arch['input']}-"
         f"{'-'.join(map(str, arch['hidden']))}-{arch['output']} {arch['activation']}) to {args.out} "

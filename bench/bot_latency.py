@@ -6,10 +6,11 @@
 
 Three single-decision calls are timed per backend: ``act`` on one observation and mask (the network alone),
 ``probs`` (the same, returning the probabilities) and ``act_state`` (observe the core state, mask and act: the
-one-call helper). Then ``act`` on batches (``--batch``) for throughput. The process is pinned to one core and
-BLAS / onnxruntime use one thread. Prints a table, then one JSON line. Every argument is checked (the bot loaded
-on both backends) before the process is pinned or anything is timed; a bad one exits with status 2 and one
-``python bench/bot_latency.py: error: ...`` line.
+one-call helper; for a search bot, ``--bot agents/bots/classic-search``, its search, timed on positions from all
+of a hand, at most 300 calls, while ``act`` and ``probs`` time its network alone). Then ``act`` on batches
+(``--batch``) for throughput. The process is pinned to one core and BLAS / onnxruntime use one thread. Prints a
+table, then one JSON line. Every argument is checked (the bot loaded on both backends) before the process is pinned
+or anything is timed; a bad one exits with status 2 and one ``python bench/bot_latency.py: error: ...`` line.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ MAX_LAYERS = 8
 """The most hidden layers of ``--synthetic``."""
 MAX_WIDTH = 4096
 """The widest hidden layer of ``--synthetic``."""
+SEARCH_CALLS = 300
+"""The most timed ``act_state`` calls of a search bot (tens of milliseconds each)."""
+SPREAD = 34
+"""A search bot's positions are taken after 0..SPREAD-1 moves of a hand."""
 
 
 def _pin_one_core() -> str:
@@ -98,6 +103,21 @@ def synthetic_bot(hidden: list[int], variant: str, out: Path) -> Path:
     return out / "bot"
 
 
+def game_positions(rules: Any, count: int, seed: int) -> list[core.State]:
+    """``count`` one-game states spread over a hand: game g after ``g % SPREAD`` random legal moves (from the
+    deal to late in the hand, where a search bot's cost per move differs most)."""
+    rng = np.random.default_rng(seed)
+    state = core.reset(rules, np.arange(count, dtype=np.uint64) + np.uint64(seed))
+    out: list[core.State | None] = [None] * count
+    for ply in range(SPREAD):
+        for g in range(ply, count, SPREAD):
+            out[g] = state.take([g])
+        keys = rng.random((count, rules.num_actions))
+        keys[~core.legal_action_mask(rules, state)] = -1.0
+        core.step(rules, state, keys.argmax(axis=1), autoreset=True)
+    return [s for s in out if s is not None]
+
+
 def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     probe = Bot.load(bot_dir, prefer="numpy")
     rules = get_rules(probe.variant)
@@ -106,8 +126,12 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     obs, mask = sample_inputs(rules, SAMPLE_ROWS, seed)
     obs, mask = obs[: obs.shape[0] // 2], mask[: mask.shape[0] // 2]  # observations from real games
     n = obs.shape[0]
-    states = core.reset(rules, np.arange(256, dtype=np.uint64) + np.uint64(seed))
-    singles = [states.take([g]) for g in range(256)]
+    search = probe.search is not None
+    if search:  # a search bot's cost depends on how much of the hand is left: positions from all of it
+        singles = game_positions(rules, 256, seed)
+    else:
+        states = core.reset(rules, np.arange(256, dtype=np.uint64) + np.uint64(seed))
+        singles = [states.take([g]) for g in range(256)]
     bo, bm = obs[:batch], mask[:batch]
     results: dict[str, Any] = {}
     for backend in ("numpy", "onnx"):
@@ -117,7 +141,7 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
             continue
 
         def act(i: int, b: Bot = bot) -> object:
-            return b.act(obs[i % n][None], mask[i % n][None])
+            return b.act_network(obs[i % n][None], mask[i % n][None])
 
         def probs(i: int, b: Bot = bot) -> object:
             return b.probs(obs[i % n][None], mask[i % n][None])
@@ -126,17 +150,21 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
             return b.act_state(singles[i % len(singles)])
 
         def act_batch(i: int, b: Bot = bot) -> object:
-            return b.act(bo, bm)
+            return b.act_network(bo, bm)
 
         row: dict[str, Any] = {}
         row["act"] = time_calls(act, calls)
         row["probs"] = time_calls(probs, calls)
-        row["act_state"] = time_calls(act_state, calls)
+        if search:
+            row["act_state"] = time_calls(act_state, min(calls, SEARCH_CALLS), warmup=5)
+        else:
+            row["act_state"] = time_calls(act_state, calls)
         t = time_calls(act_batch, max(3, calls // 200), warmup=3)
         row["batch"] = {"size": int(bo.shape[0]), **t, "decisions_per_s": bo.shape[0] / (t["median_us"] / 1e6)}
         results[backend] = row
     return {
         "bot": str(bot_dir),
+        "search": probe.search,
         "variant": probe.variant,
         "architecture": probe.card.get("architecture"),
         "results": results,
@@ -234,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     arch = out["architecture"] or {}
     print(f"bot {out['bot']} ({out['variant']}, MLP {arch.get('input')}-{arch.get('hidden')}-{arch.get('output')})")
     print(f"one core ({pinned}), {args.calls} timed calls each; microseconds per single decision")
+    if out["search"] is not None:
+        print(
+            f"a search bot (az {out['search']}): act and probs are its network alone; act_state is its search, "
+            f"{min(args.calls, SEARCH_CALLS)} calls on positions from all of a hand"
+        )
     print(f"{'backend':<8} {'call':<10} {'median':>8} {'p90':>8} {'p99':>8} {'mean':>8}")
     for backend, row in out["results"].items():
         if row is None:

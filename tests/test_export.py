@@ -332,7 +332,7 @@ def test_every_argument_is_checked_before_any_work(
     assert "is a file, so the directory cannot be made" in cli_error(
         [str(ckpt), "--out", str(tmp_path / "file" / "bot")], capsys
     )
-    assert "is not a file" in cli_error([str(tmp_path), "--out", out], capsys)
+    assert "is a directory without a model_card.json" in cli_error([str(tmp_path), "--out", out], capsys)
     assert not (tmp_path / "new").exists()
     with pytest.raises(export.ExportArgumentError, match="--tolerance must be a number"):
         check_arguments(ckpt, out, tolerance="1e-5")

@@ -1,0 +1,159 @@
+"""Search bots (issue 17): a bot export directory whose model card carries ``"search"`` plays its network inside
+``az`` search through ``agents.bot.Bot`` and ``bot:`` specs.
+
+``python -m agents.export`` writes one from a checkpoint (``--search``) or from another bot's directory (its network,
+byte for byte); the card's search options are untrusted input and checked on load; the search bot searches exactly
+as ``az`` on the same network does, is blind to hidden cards, and refuses to act from an observation alone (its
+moves need the game state). The torch / exported agreement on a trained checkpoint is in ``tests/test_netsearch.py``
+(the expert-iteration smoke run); the shipped ``classic-search`` in ``tests/test_shipped_bots.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import AgentSpecError, make_agent
+from agents.bot import MODEL_CARD, Bot, BotError, BotPolicy
+from agents.export import ExportArgumentError, export_bot
+from agents.netsearch import AZAgent
+from scopa_env import core
+from scopa_env.core import Phase
+from scopa_env.rules import get_rules
+from tests.test_netsearch import random_net
+from tests.test_search import decisions, random_positions, reshuffle_hidden
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def search_bot(tmp_path: Path) -> tuple[Path, Path]:
+    """(a random classic network's bot directory, the search bot made from it with worlds=3, prior=1)."""
+    src = random_net(tmp_path / "net", "classic", seed=1)
+    export_bot(src, tmp_path / "search", search="worlds=3,prior=1", check_rows=64)
+    return src, tmp_path / "search"
+
+
+def test_export_bot_copies_the_network_and_adds_the_search(search_bot: tuple[Path, Path]) -> None:
+    src, out = search_bot
+    card = json.loads((out / MODEL_CARD).read_text())
+    source = json.loads((src / MODEL_CARD).read_text())
+    assert card["search"] == {"agent": "az", "worlds": 3, "prior": 1}
+    assert card["files"]["policy.npz"] == source["files"]["policy.npz"]  # the same bytes
+    assert card["network_from"]["path"] == str(src) and card["name"] == "random-classic-search"
+    assert card["ratings"] == {} and card["checks"]["max_abs_diff_numpy_vs_source"] == 0.0
+    bot = Bot.load(out, prefer="numpy")
+    assert bot.search == {"worlds": 3, "prior": 1.0} and "search=az" in repr(bot)
+
+
+def test_a_search_bot_searches_as_az_on_its_network(search_bot: tuple[Path, Path]) -> None:
+    src, out = search_bot
+    rules = get_rules("classic")
+    st = random_positions(rules, 12, 7, seed=2)
+    agent = make_agent(f"bot:path={out}", rules, seed=5)
+    assert isinstance(agent, AZAgent) and (agent.worlds, agent.prior) == (3, 1.0)
+    az = make_agent(f"az:path={src},worlds=3,prior=1", rules, seed=5)
+    assert np.array_equal(decisions(agent, rules, st, seed=5), decisions(az, rules, st, seed=5))
+    # Blind to hidden cards: the unseen cards dealt again, the same moves.
+    again = reshuffle_hidden(rules, st, np.random.default_rng(0))
+    assert np.array_equal(decisions(agent, rules, st, seed=5), decisions(agent, rules, again, seed=5))
+    # search=false: its network alone, as the source bot plays.
+    net = make_agent(f"bot:path={out},search=false", rules, seed=0)
+    plain = make_agent(f"bot:path={src}", rules, seed=0)
+    assert isinstance(net, BotPolicy)
+    assert np.array_equal(decisions(net, rules, st, 0, 1), decisions(plain, rules, st, 0, 1))
+    assert make_agent(f"bot:path={out},endgame=2", rules).endgame == 2
+
+
+def test_bot_act_state_searches_deterministically_and_legally(search_bot: tuple[Path, Path]) -> None:
+    _, out = search_bot
+    rules = get_rules("classic")
+    st = random_positions(rules, 6, 9, seed=4)
+    live = np.flatnonzero(st.phase != Phase.DONE)
+    first = Bot.load(out, prefer="numpy").act_states(st, live)
+    assert np.array_equal(first, Bot.load(out, prefer="numpy").act_states(st, live))  # a fresh load: the same
+    mask = core.legal_action_mask(rules, st)
+    assert mask[live, first].all()
+    bot = Bot.load(out)
+    assert bot.act_state(st, int(live[0])) in np.flatnonzero(mask[live[0]])
+    with pytest.raises(BotError, match=r"search bot.*act_state"):
+        bot.act(core.observe(rules, st), mask)
+    assert np.allclose(bot.probs(core.observe(rules, st), mask).sum(axis=1), 1.0, atol=1e-5)  # its network
+
+
+def test_a_search_bot_refuses_to_sample(search_bot: tuple[Path, Path]) -> None:
+    with pytest.raises(AgentSpecError, match="search=false"):
+        make_agent(f"bot:path={search_bot[1]},sample=true", "classic")
+
+
+@pytest.mark.parametrize(
+    ("search", "match"),
+    [
+        ("az", "must be an object"),
+        ({"agent": "pimc", "worlds": 4}, "must be an object"),
+        ({"agent": "az", "worlds": 4, "exec": "import os"}, "unknown options \\['exec'\\]"),
+        ({"agent": "az", "worlds": 0}, "'worlds' must be an integer in 1..1024"),
+        ({"agent": "az", "worlds": 2.5}, "'worlds' must be an integer"),
+        ({"agent": "az", "worlds": True}, "'worlds' must be an integer"),
+        ({"agent": "az", "prior": float("nan")}, "'prior' must be a number"),
+        ({"agent": "az", "prior": -1}, "'prior' must be a number"),
+        ({"agent": "az", "rollout": "magic"}, "'rollout' must be one of"),
+        ({"agent": "az", "rollout": "greedy", "temp": 1}, "'temp' > 0 needs rollout 'net'"),
+    ],
+)
+def test_a_damaged_search_card_is_refused_on_load(search_bot: tuple[Path, Path], search: object, match: str) -> None:
+    card_path = search_bot[1] / MODEL_CARD
+    card = json.loads(card_path.read_text())
+    card["search"] = search
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(BotError, match=match):
+        Bot.load(search_bot[1])
+    with pytest.raises(AgentSpecError, match=match):
+        make_agent(f"bot:path={search_bot[1]}", "classic")
+
+
+def test_export_refuses_bad_search_options_before_writing(tmp_path: Path) -> None:
+    src = random_net(tmp_path / "net", "classic")
+    for bad, match in (("worlds=0", "'worlds' must be"), ("depth=2,magic=1", "unknown options"), ("x", "key=value")):
+        with pytest.raises(ExportArgumentError, match=match):
+            export_bot(src, tmp_path / "out", search=bad)
+        assert not (tmp_path / "out").exists()
+    with pytest.raises(ExportArgumentError, match="is the source bot directory"):
+        export_bot(src, src, search="worlds=2")
+    cmd = [sys.executable, "-m", "agents.export", str(src), "--out", str(tmp_path / "cli")]
+    proc = subprocess.run([*cmd, "--search", "worlds=9999"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "'worlds' must be an integer in 1..1024" in proc.stderr
+    proc = subprocess.run([*cmd, "--endgame", "4"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "--endgame applies to a checkpoint" in proc.stderr
+    assert not (tmp_path / "cli").exists()
+    proc = subprocess.run([*cmd, "--search", "worlds=2"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "inside az:" in proc.stdout and Bot.load(tmp_path / "cli").search == {"worlds": 2}
+
+
+def test_bot_latency_times_a_search_bots_search(search_bot: tuple[Path, Path]) -> None:
+    cmd = [sys.executable, "bench/bot_latency.py", "--bot", str(search_bot[1]), "--calls", "3", "--batch", "8"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["search"] == {"worlds": 3, "prior": 1.0} and "act_state is its search" in proc.stdout
+    assert out["results"]["numpy"]["act_state"]["median_us"] > 0
+
+
+def test_search_agreement_counts_overrides(search_bot: tuple[Path, Path]) -> None:
+    from tests.test_fuzz_bench_scripts import load_script
+
+    bench = load_script("search_agreement")
+    src, out = search_bot
+    same = bench.measure(f"bot:path={src}", f"bot:path={src}", hands=2, seed=0)  # the network against itself
+    assert same["search_plays_the_networks_move"]["share"] == 1.0 and same["override_found_again"]["n"] == 0
+    r = bench.measure(f"bot:path={out}", f"bot:path={src}", hands=2, seed=0)
+    n = r["search_plays_the_networks_move"]["n"]
+    assert n > 2 * 30 and r["search_agrees_with_itself"]["n"] == n
+    overrides = round(n * (1 - r["search_plays_the_networks_move"]["share"]))
+    assert overrides == r["override_found_again"]["n"] > 0  # a random network: the search overrides it often
