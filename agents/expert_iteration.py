@@ -324,20 +324,21 @@ class ExpertIteration:
             stale.unlink(missing_ok=True)
             fit = self._fit(policy, k)
             positions = int(self.state["positions"]) + len(data["action"])
-            meta = self._meta(policy, positions, k + 1)
-            save_policy_checkpoint(policy, self.run_dir / "last.zip", meta)
             exported = new_net = self._export(policy, k + 1)
             elapsed = wall0 + time.perf_counter() - leg_start
             margins = self._evaluate(new_net, k + 1)
             record = {"step": positions, "iteration": k + 1, "elapsed_s": elapsed, "fit": fit, "margins": margins}
+            # last.zip and state.json are written together, after everything else of the iteration: a leg stopped
+            # before them resumes this iteration from the network it started with (never fitting it twice).
+            save_policy_checkpoint(policy, self.run_dir / "last.zip", self._meta(policy, positions, k + 1))
+            self.state = {"iteration": k + 1, "positions": positions, "wall_s": elapsed}
+            write_atomic(self.state_path, json.dumps(self.state, indent=1).encode())
             append_jsonl(self.run_dir / "eval.jsonl", record)
             plot_eval_curves(
                 read_eval_log(self.run_dir / "eval.jsonl"),
                 self.run_dir / "eval.png",
                 title=f"{self.run_dir.name}: network alone",
             )
-            self.state = {"iteration": k + 1, "positions": positions, "wall_s": elapsed}
-            write_atomic(self.state_path, json.dumps(self.state, indent=1).encode())
             if (time.perf_counter() - leg_start) / 60 >= cfg.max_minutes and self.state["iteration"] < cfg.iterations:
                 self.log(f"leg over ({cfg.max_minutes:g} minutes); resume with --resume {self.run_dir}")
                 return 0
@@ -390,7 +391,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents.threads import pin_blas_threads
 
     pin_blas_threads()  # one BLAS thread per process, inherited by the self-play workers
-    return ExpertIteration(cfg, run_dir).run()
+    try:
+        return ExpertIteration(cfg, run_dir).run()
+    except KeyboardInterrupt:
+        state = run_dir / "state.json"
+        done = json.loads(state.read_text())["iteration"] if state.is_file() else 0
+        print(
+            f"interrupted: {done} iteration(s) of {run_dir} are saved; the next leg redoes the one that was running: "
+            f"python -m agents.expert_iteration --resume {run_dir}",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

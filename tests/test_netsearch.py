@@ -3,12 +3,14 @@
 ``az`` plays only legal actions in every variant, is deterministic for a seed and blind to hidden cards (the unseen
 cards are dealt again and the decisions must not change; ``tests/test_search.py`` shows the check can fail). The
 expert-iteration smoke run writes a checkpoint that ``az``, ``neural`` and the exported bot all load, and the
-torch-free and torch versions of the network choose the same moves.
+torch-free and torch versions of the network choose the same moves, alone and inside the search (an exported
+search bot, ``--search``, against ``az`` on the torch checkpoint).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +146,12 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
     za = decisions(make_agent(f"az:path={run / 'last.zip'},worlds=3", rules, seed=4), rules, st, seed=4, calls=1)
     zb = decisions(make_agent(f"az:path={run / 'nets' / 'iter_1'},worlds=3", rules, seed=4), rules, st, 4, calls=1)
     assert np.array_equal(za, zb)
+    # The shipped kind of search bot: the checkpoint exported with --search plays az's moves on the checkpoint.
+    from agents.export import export_checkpoint
+
+    export_checkpoint(run / "last.zip", tmp_path / "search-bot", search="worlds=3", check_rows=64)
+    zc = decisions(make_agent(f"bot:path={tmp_path / 'search-bot'}", rules, seed=4), rules, st, seed=4, calls=1)
+    assert np.array_equal(za, zc)
     # A second leg resumes where the first stopped.
     assert main(["--resume", str(run), "--iterations", "2", "--no-progress"]) == 0
     assert (run / "nets" / "iter_2").is_dir()
@@ -169,3 +177,32 @@ def test_sampled_rollouts_follow_the_networks_softmax() -> None:
     assert np.abs(freq - p).max() < 0.03, (freq, p)  # 4000 draws: the standard error is under 0.008
     moves, best = net_rollout_policy(net)(rules, st, games)
     assert (moves.card[best] == hand[np.argmax(logits[hand])]).all()
+
+
+def test_expert_iteration_stopped_mid_iteration_resumes_it_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C during an iteration's evaluation: nothing of that iteration is kept (last.zip, state.json), so the
+    next leg redoes it from the network it started with instead of fitting an already-fitted network again."""
+    from agents import expert_iteration as ei
+
+    real = ei.ExpertIteration._evaluate
+
+    def evaluate(self: ei.ExpertIteration, net: Path, k: int) -> dict:
+        if k == 1:
+            raise KeyboardInterrupt
+        return real(self, net, k)
+
+    monkeypatch.setattr(ei.ExpertIteration, "_evaluate", evaluate)
+    argv = [
+        "--hands", "2", "--chunk", "2", "--workers", "1", "--iterations", "1", "--eval-deals", "2",
+        "--eval-opponents", "greedy", "--teacher", "az:worlds=1", "--run-root", str(tmp_path), "--name", "stop",
+        "--no-progress",
+    ]  # fmt: skip
+    assert ei.main(argv) == 130
+    run = tmp_path / "classic__stop__0"
+    assert "--resume" in capsys.readouterr().err
+    assert not (run / "last.zip").exists() and not (run / "state.json").exists()
+    monkeypatch.setattr(ei.ExpertIteration, "_evaluate", real)
+    assert ei.main(["--resume", str(run), "--no-progress"]) == 0
+    assert json.loads((run / "state.json").read_text())["iteration"] == 1 and (run / "last.zip").is_file()
