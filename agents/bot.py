@@ -50,6 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import ActBatch, AgentSpecError, Policy, register_agent
+from agents.mlp_layers import ACTIVATIONS, mlp_logits
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -101,47 +102,6 @@ SEARCH_AGENT = "az"
 SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
 SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0)}
 SEARCH_ROLLOUTS = ("net", "greedy")
-
-
-def _leaky_relu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    return np.where(x >= 0, x, np.float32(0.01) * x)
-
-
-def _elu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
-
-
-def _sigmoid(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    return np.float32(1.0) / (np.float32(1.0) + np.exp(-x))
-
-
-ACTIVATIONS: dict[str, Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]] = {
-    "tanh": np.tanh,
-    "relu": lambda x: np.maximum(x, np.float32(0)),
-    "leaky_relu": _leaky_relu,
-    "elu": _elu,
-    "sigmoid": _sigmoid,
-    "silu": lambda x: x * _sigmoid(x),
-    "identity": lambda x: x,
-}
-"""Hidden-layer activations the numpy path implements, by the name stored in ``policy.npz`` (torch defaults)."""
-
-
-def mlp_logits(
-    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
-    activation: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]],
-    obs: npt.ArrayLike,
-) -> npt.NDArray[np.float32]:
-    """(n, outputs) float32: an MLP's raw outputs; ``layers`` are ``(weight (in, out), bias)``, ``activation``
-    between them (the bot's forward pass, also the ``az`` search's)."""
-    x = np.asarray(obs, dtype=np.float32)
-    last = len(layers) - 1
-    for i, (wt, b) in enumerate(layers):
-        x = x @ wt
-        x += b
-        if i < last:
-            x = activation(x)
-    return x
 
 
 class BotError(ValueError):
@@ -602,7 +562,7 @@ class Bot:
         Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
         if self.search is None:
             raise BotError(f"{self!r} is a network-only bot (its model card has no 'search'); use act / act_state")
-        from agents.netsearch import AZAgent, NetEvaluator
+        from agents.az_search import AZAgent, NetEvaluator
 
         target = get_rules(rules) if rules is not None else self.rules
         net = NetEvaluator(target, self.layers, self.activation, str(self.directory or self.card.get("name")))

@@ -143,7 +143,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
 
 def _actor_layers(policy: Any) -> tuple[Layers, str]:
     """The actor as ``(weight (out, in), bias)`` layers and the bot's activation name."""
-    from agents.export import extract_mlp
+    from agents.mlp_layers import extract_mlp
     from agents.neural import ActorNet
 
     return extract_mlp(ActorNet.from_sb3(policy))

@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.bot import MASKED_LOGIT, MODEL_CARD, ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
+from agents.mlp_layers import ExportError, extract_mlp
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 
@@ -62,25 +63,12 @@ __all__ = [
     "torch_probs",
 ]
 
-TORCH_ACTIVATIONS = {
-    "Tanh": "tanh",
-    "ReLU": "relu",
-    "LeakyReLU": "leaky_relu",
-    "ELU": "elu",
-    "Sigmoid": "sigmoid",
-    "SiLU": "silu",
-    "Identity": "identity",
-}
-"""torch activation modules the bot's numpy path implements (with their default parameters)."""
+
 DEFAULT_TOLERANCE = 1e-5
 DEFAULT_CHECK_ROWS = 2048
 MIN_CHECK_ROWS = 16
 MAX_CHECK_ROWS = 2**20
 PROG = "python -m agents.export"
-
-
-class ExportError(RuntimeError):
-    """A checkpoint that cannot be exported, or an export that failed its checks."""
 
 
 class ExportArgumentError(ExportError, ValueError):
@@ -92,49 +80,6 @@ class ExportCheckError(ExportError):
 
 
 # --------------------------------------------------------------------------------------------------- checkpoints
-
-
-def extract_mlp(actor: Any) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
-    """The actor's layers as ``(weight (out, in), bias (out,))`` float32 arrays and its activation name.
-
-    ``actor`` is an ``agents.neural.ActorNet`` (or anything with ``features``, ``policy_net`` and ``action_net``).
-    Raises ``ExportError`` for networks the bot cannot run: feature extractors other than a flatten, layers other
-    than Linear (with bias) and one supported activation.
-    """
-    import torch.nn as nn
-    from stable_baselines3.common.torch_layers import FlattenExtractor
-
-    if not isinstance(actor.features, (FlattenExtractor, nn.Flatten)):
-        raise ExportError(
-            f"only MlpPolicy networks can be exported; the policy uses the features extractor "
-            f"{type(actor.features).__name__} (train with the default FlattenExtractor)"
-        )
-    modules = [*actor.policy_net, actor.action_net]
-    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = []
-    activations: set[str] = set()
-    for i, m in enumerate(modules):
-        if isinstance(m, nn.Linear):
-            if m.bias is None:
-                raise ExportError(f"layer {i} ({m}) has no bias; the exporter expects Linear layers with bias")
-            weight = m.weight.detach().cpu().numpy().astype(np.float32)
-            layers.append((weight, m.bias.detach().cpu().numpy().astype(np.float32)))
-        elif type(m).__name__ in TORCH_ACTIVATIONS:
-            if isinstance(m, nn.LeakyReLU) and m.negative_slope != 0.01:
-                raise ExportError(f"LeakyReLU with negative_slope {m.negative_slope} is not supported (only 0.01)")
-            if isinstance(m, nn.ELU) and m.alpha != 1.0:
-                raise ExportError(f"ELU with alpha {m.alpha} is not supported (only 1.0)")
-            activations.add(TORCH_ACTIVATIONS[type(m).__name__])
-        else:
-            raise ExportError(
-                f"layer {i} of the policy network is a {type(m).__name__}; the bot supports Linear layers and the "
-                f"activations {', '.join(TORCH_ACTIVATIONS)} (train with one of those as activation_fn)"
-            )
-    if len(activations) > 1:
-        raise ExportError(f"the policy network mixes activations {sorted(activations)}; the exporter needs one")
-    kinds = ["L" if isinstance(m, nn.Linear) else "A" for m in modules]
-    if kinds != ["L", "A"] * (len(layers) - 1) + ["L"]:
-        raise ExportError(f"the policy network must alternate Linear and activation layers, got {modules}")
-    return layers, (activations.pop() if activations else "identity")
 
 
 def _policy_module(actor: Any) -> torch.nn.Module:

@@ -12,19 +12,39 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import ActBatch, make_agent
+from agents.base import ActBatch, Policy, make_agent
 from agents.bot import MODEL_CARD, SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
 from agents.export import against_expert
+from agents.netsearch import AZAgent
 from agents.play import default_opponent
 from scopa_env import core
-from scopa_env.rules import get_rules
+from scopa_env.rules import Rules, get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-BOTS = sorted(d.name for d in SHIPPED_BOTS.iterdir() if (d / MODEL_CARD).is_file())
+ALL_BOTS = sorted(d.name for d in SHIPPED_BOTS.iterdir() if (d / MODEL_CARD).is_file())
 
 
 def _card(name: str) -> dict:
     return json.loads((SHIPPED_BOTS / name / MODEL_CARD).read_text())
+
+
+SEARCH_BOTS = [n for n in ALL_BOTS if "search" in _card(n)]
+"""Search bots (agents/bots/classic-search): a network inside ``az`` search, picked by path, never by default."""
+BOTS = [n for n in ALL_BOTS if n not in SEARCH_BOTS]
+"""The variants' default bots (agents/bots/<variant>/)."""
+
+
+def play_a_full_match(agent: Policy, rules: Rules, seed: int) -> None:
+    """``agent`` in every seat of one match of ``rules``: only legal actions, and the match ends with a winner."""
+    state = core.reset(rules, [seed])
+    for _ in range(20_000):
+        if state.done[0]:
+            break
+        mask = core.legal_action_mask(rules, state)
+        action = agent.act(ActBatch(rules, core.observe(rules, state), mask, state, np.zeros(1, np.intp)))
+        assert mask[0, action[0]], f"illegal action {action[0]}"
+        core.step(rules, state, np.asarray(action, dtype=np.int64))
+    assert state.done[0] and int(state.winner[0]) >= 0
 
 
 def test_the_shipped_bots() -> None:
@@ -38,13 +58,15 @@ def test_the_shipped_bots() -> None:
         "simple-4-teams",
         "simple-8",
     } <= set(BOTS)
+    assert SEARCH_BOTS == ["classic-search"]
 
 
-@pytest.mark.parametrize("name", BOTS)
+@pytest.mark.parametrize("name", ALL_BOTS)
 def test_files_match_the_model_card_and_load_without_torch(name: str) -> None:
     d = SHIPPED_BOTS / name
     card = _card(name)
-    assert card["variant"] == name and set(card["files"]) == {"policy.npz", "policy.onnx"}
+    assert card["variant"] == (name if name in BOTS else name.removesuffix("-search"))
+    assert set(card["files"]) == {"policy.npz", "policy.onnx"}
     for file, entry in card["files"].items():
         assert _sha256(d / file) == entry["sha256"] and (d / file).stat().st_size == entry["size"]
     assert card["ratings"]["ratings"], "the card carries its measured ratings"
@@ -54,8 +76,8 @@ from agents.bot import Bot
 from scopa_env import core
 for prefer in ("onnx", "numpy"):
     bot = Bot.load({str(d)!r}, prefer=prefer)
-    state = core.reset({name!r}, [1])
-    assert core.legal_action_mask({name!r}, state)[0, bot.act_state(state, 0)]
+    state = core.reset({card["variant"]!r}, [1])
+    assert core.legal_action_mask({card["variant"]!r}, state)[0, bot.act_state(state, 0)]
 print("heavy:", sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib")))
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -63,7 +85,7 @@ print("heavy:", sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "s
     assert "heavy: []" in proc.stdout
 
 
-@pytest.mark.parametrize("name", BOTS)
+@pytest.mark.parametrize("name", ALL_BOTS)
 def test_the_card_says_whether_the_bot_beats_expert(name: str) -> None:
     """Issue 19: a bot beats expert with its 95% interval above 0 on >= 1,000 deals, else its card says it does not."""
     card = _card(name)
@@ -80,18 +102,23 @@ def test_plays_a_full_match_legally_and_is_the_variants_default(name: str, varia
     assert shipped_bot(rules) == SHIPPED_BOTS / name
     spec = shipped_bot_spec(rules)
     assert default_opponent(rules) == (spec, [])
-    bot = make_agent("bot", rules, seed=0)  # bot alone: the variant's shipped bot
-    state = core.reset(rules, [11])
-    for _ in range(20_000):
-        if state.done[0]:
-            break
-        mask = core.legal_action_mask(rules, state)
-        action = bot.act(ActBatch(rules, core.observe(rules, state), mask, state, np.zeros(1, np.intp)))
-        assert mask[0, action[0]], f"illegal action {action[0]}"
-        core.step(rules, state, np.asarray(action, dtype=np.int64))
-    assert state.done[0] and int(state.winner[0]) >= 0
+    play_a_full_match(make_agent("bot", rules, seed=0), rules, seed=11)  # bot alone: the variant's shipped bot
 
 
 def test_bot_loads_check_the_variant() -> None:
     with pytest.raises(Exception, match="cirulla"):
         Bot.load(SHIPPED_BOTS / "cirulla", prefer="numpy", rules=get_rules("classic"))
+
+
+@pytest.mark.parametrize("name", SEARCH_BOTS)
+def test_a_search_bot_plays_a_full_match_legally_and_is_never_a_default(name: str) -> None:
+    card = _card(name)
+    rules = get_rules(card["variant"])
+    assert shipped_bot(rules) != SHIPPED_BOTS / name  # the fast bot stays the variant's default
+    fast = Bot.load(SHIPPED_BOTS / rules.name, prefer="numpy")
+    bot = Bot.load(SHIPPED_BOTS / name, prefer="numpy")
+    assert bot.search == {k: v for k, v in card["search"].items() if k != "agent"}
+    assert card["files"]["policy.npz"] == fast.card["files"]["policy.npz"], "the fast bot's network, unchanged"
+    agent = make_agent(f"bot:path={SHIPPED_BOTS / name}", rules, seed=0)
+    assert isinstance(agent, AZAgent) and agent.worlds == card["search"]["worlds"]
+    play_a_full_match(agent, rules, seed=12)
