@@ -2,7 +2,7 @@
 
 Plays ``--hands`` hands of the network's self-play (``--net``, the fast bot by default; classic) and, at every
 decision, asks the search (``--search``, an agent spec) for its move twice, with two different seeds (fresh worlds).
-Prints, with 95% intervals (normal approximation over decisions):
+Prints, with 95% Wilson intervals over decisions:
 
 - how often the search plays the network's move;
 - how often the search agrees with itself across the two seeds;
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -33,6 +32,7 @@ pin_blas_threads(force=True)  # before numpy loads: one BLAS thread (the search'
 import numpy as np  # noqa: E402
 
 from agents.base import ActBatch, AgentSpecError, make_agent  # noqa: E402
+from agents.ratings import wilson_interval  # noqa: E402
 from scopa_env import core  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
@@ -42,10 +42,9 @@ DEFAULT_SEARCH = "bot:path=agents/bots/classic-search"
 
 
 def share(hits: int, n: int) -> dict[str, float]:
-    """``hits / n`` with its 95% interval (normal approximation), as fractions."""
-    p = hits / n if n else float("nan")
-    half = 1.96 * math.sqrt(p * (1 - p) / n) if n else float("nan")
-    return {"share": p, "low": p - half, "high": p + half, "n": n}
+    """``hits / n`` with its 95% Wilson interval (``agents.ratings.wilson_interval``), as fractions."""
+    iv = wilson_interval(hits, n)
+    return {"share": iv.value, "low": iv.low, "high": iv.high, "n": n}
 
 
 def measure(search: str, net: str, hands: int, seed: int) -> dict[str, dict[str, float]]:
