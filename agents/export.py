@@ -490,7 +490,9 @@ def export_bot(
 
     The weight files are copied byte for byte (their sha256 checked against the source's card) and the new bot is
     checked to give the source bot's probabilities on ``sample_inputs``; training facts (steps, architecture,
-    source checkpoint, training config) are kept, the source's ratings and notes are not (``SOURCE_ONLY``).
+    source checkpoint, training config) are kept, the source's ratings and notes are not (``SOURCE_ONLY``). A search
+    bot made from a network-only bot keeps that bot's ratings under ``network_from``: they rate its network alone
+    (``bot:path=OUT,search=false``).
     """
     import shutil
 
@@ -507,6 +509,11 @@ def export_bot(
         "name": src.card.get("name"),
         "model_card_sha256": _sha256(src_dir / MODEL_CARD),
     }
+    if search is not None and src.search is None:
+        # The source's measured ratings are those of the network alone: what `bot:path=OUT,search=false` plays.
+        for key in ("ratings", "more_ratings", "against_expert"):
+            if src.card.get(key):
+                card["network_from"][key] = src.card[key]
     if search is not None:
         card["search"] = parse_search(search)
     card["exported_with"] = _versions()

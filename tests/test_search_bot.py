@@ -51,6 +51,22 @@ def test_export_bot_copies_the_network_and_adds_the_search(search_bot: tuple[Pat
     assert bot.search == {"worlds": 3, "prior": 1.0} and "search=az" in repr(bot)
 
 
+def test_a_search_bot_keeps_its_networks_ratings(search_bot: tuple[Path, Path], tmp_path: Path) -> None:
+    """A search bot made from a rated network-only bot carries that bot's ratings under network_from (they rate
+    ``search=false``); its own ratings start empty, and a search bot made from a search bot keeps none."""
+    src, _ = search_bot
+    card = json.loads((src / MODEL_CARD).read_text())
+    rated = {"ratings": [{"agent": "net", "rating": 12.0}], "pairings": []}
+    card["ratings"], card["more_ratings"] = rated, [{"ratings": [], "pairings": []}]
+    (src / MODEL_CARD).write_text(json.dumps(card))
+    first = export_bot(src, tmp_path / "s1", search="worlds=3", check_rows=16)
+    assert first["network_from"]["ratings"] == rated and first["ratings"] == {}
+    assert first["network_from"]["more_ratings"] == card["more_ratings"]
+    assert "against_expert" not in first["network_from"]  # the source had none
+    again = export_bot(tmp_path / "s1", tmp_path / "s2", search="worlds=4", check_rows=16)
+    assert "ratings" not in again["network_from"]
+
+
 def test_a_search_bot_searches_as_az_on_its_network(search_bot: tuple[Path, Path]) -> None:
     src, out = search_bot
     rules = get_rules("classic")
