@@ -18,7 +18,7 @@ from agents.export import against_expert
 from agents.netsearch import AZAgent
 from agents.play import default_opponent
 from scopa_env import core
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import VARIANTS, Rules, get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_BOTS = sorted(d.name for d in SHIPPED_BOTS.iterdir() if (d / MODEL_CARD).is_file())
@@ -29,9 +29,12 @@ def _card(name: str) -> dict:
 
 
 SEARCH_BOTS = [n for n in ALL_BOTS if "search" in _card(n)]
-"""Search bots (agents/bots/classic-search): a network inside ``az`` search, picked by path, never by default."""
-BOTS = [n for n in ALL_BOTS if n not in SEARCH_BOTS]
-"""The variants' default bots (agents/bots/<variant>/)."""
+"""Search bots: a network inside ``az`` search. A variant's own directory may hold one (its default bot: the
+four- and eight-player variants whose network alone is level with expert); ``<variant>-search``
+(agents/bots/classic-search) is picked by path, never by default."""
+BOTS = [n for n in ALL_BOTS if n in VARIANTS]
+"""The variants' default bots (agents/bots/<variant>/), network-only or search."""
+EXTRA_SEARCH_BOTS = [n for n in SEARCH_BOTS if n not in BOTS]
 
 
 def play_a_full_match(agent: Policy, rules: Rules, seed: int) -> None:
@@ -58,7 +61,10 @@ def test_the_shipped_bots() -> None:
         "simple-4-teams",
         "simple-8",
     } <= set(BOTS)
-    assert SEARCH_BOTS == ["classic-search"]
+    assert set(ALL_BOTS) == set(BOTS) | {"classic-search"}
+    assert EXTRA_SEARCH_BOTS == ["classic-search"]
+    # The variants whose network alone is level with expert ship it inside search (docs/bots.md).
+    assert {"scopa-a-quattro", "simple-4", "simple-4-teams", "simple-8"} <= set(SEARCH_BOTS)
 
 
 @pytest.mark.parametrize("name", ALL_BOTS)
@@ -102,7 +108,19 @@ def test_plays_a_full_match_legally_and_is_the_variants_default(name: str, varia
     assert shipped_bot(rules) == SHIPPED_BOTS / name
     spec = shipped_bot_spec(rules)
     assert default_opponent(rules) == (spec, [])
-    play_a_full_match(make_agent("bot", rules, seed=0), rules, seed=11)  # bot alone: the variant's shipped bot
+    agent = make_agent("bot", rules, seed=0)  # bot alone: the variant's shipped bot
+    if isinstance(agent, AZAgent):  # a search bot: the same search with 2 worlds (the card's setting: -m slow)
+        agent = Bot.load(SHIPPED_BOTS / name, prefer="numpy", rules=rules, any_variant=True).search_policy(
+            rules, seed=0, worlds=2
+        )
+    play_a_full_match(agent, rules, seed=11)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in BOTS if n in SEARCH_BOTS])
+def test_a_variants_search_bot_plays_a_full_match_with_its_cards_search(name: str) -> None:
+    rules = get_rules(name)
+    play_a_full_match(make_agent("bot", rules, seed=0), rules, seed=11)
 
 
 def test_bot_loads_check_the_variant() -> None:
@@ -110,7 +128,7 @@ def test_bot_loads_check_the_variant() -> None:
         Bot.load(SHIPPED_BOTS / "cirulla", prefer="numpy", rules=get_rules("classic"))
 
 
-@pytest.mark.parametrize("name", SEARCH_BOTS)
+@pytest.mark.parametrize("name", EXTRA_SEARCH_BOTS)
 def test_a_search_bot_plays_a_full_match_legally_and_is_never_a_default(name: str) -> None:
     card = _card(name)
     rules = get_rules(card["variant"])
@@ -122,3 +140,16 @@ def test_a_search_bot_plays_a_full_match_legally_and_is_never_a_default(name: st
     agent = make_agent(f"bot:path={SHIPPED_BOTS / name}", rules, seed=0)
     assert isinstance(agent, AZAgent) and agent.worlds == card["search"]["worlds"]
     play_a_full_match(agent, rules, seed=12)
+
+
+@pytest.mark.parametrize("name", [n for n in BOTS if n in SEARCH_BOTS])
+def test_a_variants_search_bot_is_its_default_and_its_network_is_rated(name: str) -> None:
+    """A variant's default bot that searches: ``bot`` gives its az search, ``bot:search=false`` its network alone,
+    and the card keeps the network's own measured ratings (``network_from``) beside the search's."""
+    card = _card(name)
+    rules = get_rules(name)
+    agent = make_agent("bot", rules, seed=0)
+    assert isinstance(agent, AZAgent) and agent.worlds == card["search"]["worlds"]
+    assert not isinstance(make_agent("bot:search=false", rules, seed=0), AZAgent)
+    assert card["network_from"]["ratings"]["ratings"], "the network alone's ratings are kept"
+    assert card["against_expert"]["beats_expert"], "a search bot ships as a default only where it beats expert"
