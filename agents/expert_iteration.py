@@ -15,6 +15,8 @@ The run directory holds everything needed to resume (``--resume RUN``): ``state.
 clock), ``last.zip`` (a ``train.py``-format checkpoint: weights and JSON metadata only, loaded without running code),
 the data of the window (``data/iter_K.npz``) and the exported networks. ``max_minutes`` stops a leg after the
 iteration that crosses it, so long recipes run as resumed legs of at most 2.5 hours (``configs/exit.yaml``).
+Ctrl-C, SIGTERM and SIGHUP stop a leg (exit status 130, 143, 129) keeping every finished iteration; the one that
+was running is redone by the next leg.
 
     python -m agents.expert_iteration --config configs/exit.yaml               # a leg
     python -m agents.expert_iteration --resume runs/classic__exit__0           # the next leg
@@ -28,6 +30,7 @@ import dataclasses
 import io
 import json
 import multiprocessing as mp
+import signal
 import sys
 import time
 import zipfile
@@ -51,7 +54,7 @@ from agents.config import (
 from scopa_env.atomic import write_atomic
 from scopa_env.rules import get_rules
 
-__all__ = ["ExItConfig", "ExpertIteration", "main"]
+__all__ = ["ExItConfig", "ExpertIteration", "LegStopped", "main"]
 
 Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
 
@@ -188,10 +191,21 @@ def _selfplay_chunk(variant: str, teacher: str, seed: int, lo: int, hi: int) -> 
 # --------------------------------------------------------------------------------------------------- the run
 
 
+class LegStopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP stopped the leg (Ctrl-C raises a plain ``KeyboardInterrupt``); ``signum`` is the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class ExpertIteration:
     """An expert-iteration run in ``run_dir`` (new, or resumed from its ``state.json``)."""
 
     def __init__(self, cfg: ExItConfig, run_dir: Path) -> None:
+        self.stop_signals: list[int] = []
+        """Stop signals received (``main`` fills it); checked between the stages of an iteration, because the
+        handler's exception can be lost (numpy discards an exception raised while it looks an attribute up)."""
         self.cfg = cfg
         self.rules = get_rules(cfg.variant)
         self.run_dir = run_dir
@@ -200,6 +214,10 @@ class ExpertIteration:
             self.state: dict[str, Any] = json.loads(self.state_path.read_text())
         else:
             self.state = {"iteration": 0, "positions": 0, "wall_s": 0.0}
+
+    def _check_stop(self) -> None:
+        if self.stop_signals:
+            raise LegStopped(self.stop_signals[0])
 
     def log(self, text: str) -> None:
         if self.cfg.progress:
@@ -235,12 +253,18 @@ class ExpertIteration:
                 for a, chunk in zip(args, results, strict=True):
                     chunks.append(chunk)
                     bar.update(a[4] - a[3])
+                    self._check_stop()
             else:
                 ctx = mp.get_context("spawn")
                 with cf.ProcessPoolExecutor(cfg.workers, mp_context=ctx) as pool:
-                    for a, chunk in zip(args, pool.map(_selfplay_chunk, *zip(*args, strict=True)), strict=True):
-                        chunks.append(chunk)
-                        bar.update(a[4] - a[3])
+                    try:
+                        for a, chunk in zip(args, pool.map(_selfplay_chunk, *zip(*args, strict=True)), strict=True):
+                            chunks.append(chunk)
+                            bar.update(a[4] - a[3])
+                            self._check_stop()
+                    except BaseException:  # stopped: drop the queued chunks (the running ones end on their own)
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        raise
         data = {name: np.concatenate([c[i] for c in chunks]) for i, name in enumerate(("obs", "mask", "action", "ret"))}
         n = len(data["action"])
         self.log(
@@ -318,6 +342,7 @@ class ExpertIteration:
             k = int(self.state["iteration"])
             net = exported if exported is not None else self._export(policy, k)  # the policy as it is now
             data = self._selfplay(net, k)
+            self._check_stop()
             (self.run_dir / "data").mkdir(exist_ok=True)
             np.savez_compressed(self.run_dir / "data" / f"iter_{k}.npz", **data)  # type: ignore[arg-type]
             stale = self.run_dir / "data" / f"iter_{k - cfg.window}.npz"
@@ -327,6 +352,7 @@ class ExpertIteration:
             exported = new_net = self._export(policy, k + 1)
             elapsed = wall0 + time.perf_counter() - leg_start
             margins = self._evaluate(new_net, k + 1)
+            self._check_stop()  # a signal whose exception was lost: this iteration is not kept either
             record = {"step": positions, "iteration": k + 1, "elapsed_s": elapsed, "fit": fit, "margins": margins}
             # last.zip and state.json are written together, after everything else of the iteration: a leg stopped
             # before them resumes this iteration from the network it started with (never fitting it twice).
@@ -391,17 +417,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents.threads import pin_blas_threads
 
     pin_blas_threads()  # one BLAS thread per process, inherited by the self-play workers
+    from agents.trainer import handle_signals
+
+    leg = ExpertIteration(cfg, run_dir)
+
+    def stop(signum: int, frame: Any) -> None:
+        leg.stop_signals.append(signum)
+        raise LegStopped(signum)
+
+    restore = handle_signals([getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)], stop)
     try:
-        return ExpertIteration(cfg, run_dir).run()
-    except KeyboardInterrupt:
+        return leg.run()
+    except KeyboardInterrupt as e:
         state = run_dir / "state.json"
         done = json.loads(state.read_text())["iteration"] if state.is_file() else 0
+        signum = e.signum if isinstance(e, LegStopped) else int(signal.SIGINT)
         print(
-            f"interrupted: {done} iteration(s) of {run_dir} are saved; the next leg redoes the one that was running: "
-            f"python -m agents.expert_iteration --resume {run_dir}",
+            f"interrupted ({signal.Signals(signum).name}): {done} iteration(s) of {run_dir} are saved; the next leg "
+            f"redoes the one that was running: python -m agents.expert_iteration --resume {run_dir}",
             file=sys.stderr,
         )
-        return 130
+        return 128 + signum
+    finally:
+        restore()
 
 
 if __name__ == "__main__":
