@@ -179,6 +179,15 @@ def test_sampled_rollouts_follow_the_networks_softmax() -> None:
     assert (moves.card[best] == hand[np.argmax(logits[hand])]).all()
 
 
+def tiny_exit_argv(run_root: Path, name: str, iterations: int) -> list[str]:
+    """``agents.expert_iteration`` arguments of a run of two-hand iterations (classic), in ``run_root``."""
+    return [
+        "--hands", "2", "--chunk", "2", "--workers", "1", "--iterations", str(iterations), "--eval-deals", "2",
+        "--eval-opponents", "greedy", "--teacher", "az:worlds=1", "--run-root", str(run_root), "--name", name,
+        "--no-progress",
+    ]  # fmt: skip
+
+
 def test_expert_iteration_stopped_mid_iteration_resumes_it_from_the_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -194,12 +203,7 @@ def test_expert_iteration_stopped_mid_iteration_resumes_it_from_the_start(
         return real(self, net, k)
 
     monkeypatch.setattr(ei.ExpertIteration, "_evaluate", evaluate)
-    argv = [
-        "--hands", "2", "--chunk", "2", "--workers", "1", "--iterations", "1", "--eval-deals", "2",
-        "--eval-opponents", "greedy", "--teacher", "az:worlds=1", "--run-root", str(tmp_path), "--name", "stop",
-        "--no-progress",
-    ]  # fmt: skip
-    assert ei.main(argv) == 130
+    assert ei.main(tiny_exit_argv(tmp_path, "stop", iterations=1)) == 130
     run = tmp_path / "classic__stop__0"
     assert "--resume" in capsys.readouterr().err
     assert not (run / "last.zip").exists() and not (run / "state.json").exists()
@@ -235,12 +239,7 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
 
     monkeypatch.setattr(ei.ExpertIteration, "_evaluate", evaluate)
     before = signal.getsignal(signal.SIGTERM)
-    argv = [
-        "--hands", "2", "--chunk", "2", "--workers", "1", "--iterations", "2", "--eval-deals", "2",
-        "--eval-opponents", "greedy", "--teacher", "az:worlds=1", "--run-root", str(tmp_path), "--name", "term",
-        "--no-progress",
-    ]  # fmt: skip
-    assert ei.main(argv) == 143
+    assert ei.main(tiny_exit_argv(tmp_path, "term", iterations=2)) == 143
     err = capsys.readouterr().err
     assert "SIGTERM" in err and "1 iteration(s)" in err and "--resume" in err
     run = tmp_path / "classic__term__0"
