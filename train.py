@@ -38,7 +38,6 @@ and ``agents.run_dir`` (run directories, checkpoint files, ``code_version``). Th
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,7 +60,15 @@ from agents.train_config import (
     read_yaml,
     shipped_config,
 )
-from agents.trainer import STOP_SIGNALS, EvalResult, Trainer, duplicate_eval, handle_signals, rotation_lineups
+from agents.trainer import (
+    EvalResult,
+    SignalStop,
+    Trainer,
+    duplicate_eval,
+    interrupted_status,
+    rotation_lineups,
+    stop_on_signals,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -133,30 +140,10 @@ def parse_cli(argv: Sequence[str] | None) -> tuple[argparse.Namespace, dict[str,
 # --------------------------------------------------------------------------------------------------- main
 
 
-class _SetupInterrupted(KeyboardInterrupt):
-    """SIGTERM / SIGHUP during the set-up or the warm start (before the trainer's own handlers are in place)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _setup_signals() -> tuple[Any, list[int]]:
-    """Make SIGTERM and SIGHUP interrupt the set-up like Ctrl-C; returns a function putting the old handlers back and
-    the signals received. The handler's exception can be lost (numpy discards any exception raised while it looks an
-    attribute up, and the handler runs between any two bytecodes), so ``main`` checks the list once the set-up ends."""
-    received: list[int] = []
-
-    def handler(signum: int, frame: Any) -> None:
-        received.append(signum)
-        raise _SetupInterrupted(signum)
-
-    return handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler), received
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    restore, received = _setup_signals()
+    # SIGTERM / SIGHUP interrupt the set-up and the warm start like Ctrl-C (the trainer has its own handlers after).
+    restore, received = stop_on_signals()
     try:
         ns, overrides = parse_cli(argv)
         if ns.resume:
@@ -170,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             trainer = Trainer.create(cfg)
         if received:  # a signal came during the set-up and its exception was lost: stop now, as it asked
-            raise _SetupInterrupted(received[0])
+            raise SignalStop(received[0])
     except (ConfigError, RunDirError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
@@ -180,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "again",
             file=sys.stderr,
         )
-        return 128 + (e.signum if isinstance(e, _SetupInterrupted) else int(signal.SIGINT))
+        return interrupted_status(e)
     finally:
         restore()
     return trainer.run()

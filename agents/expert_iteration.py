@@ -54,7 +54,7 @@ from agents.config import (
 from scopa_env.atomic import write_atomic
 from scopa_env.rules import get_rules
 
-__all__ = ["ExItConfig", "ExpertIteration", "LegStopped", "main"]
+__all__ = ["ExItConfig", "ExpertIteration", "main"]
 
 Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
 
@@ -191,21 +191,13 @@ def _selfplay_chunk(variant: str, teacher: str, seed: int, lo: int, hi: int) -> 
 # --------------------------------------------------------------------------------------------------- the run
 
 
-class LegStopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP stopped the leg (Ctrl-C raises a plain ``KeyboardInterrupt``); ``signum`` is the signal."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 class ExpertIteration:
     """An expert-iteration run in ``run_dir`` (new, or resumed from its ``state.json``)."""
 
-    def __init__(self, cfg: ExItConfig, run_dir: Path) -> None:
-        self.stop_signals: list[int] = []
-        """Stop signals received (``main`` fills it); checked between the stages of an iteration, because the
-        handler's exception can be lost (numpy discards an exception raised while it looks an attribute up)."""
+    def __init__(self, cfg: ExItConfig, run_dir: Path, stop_signals: list[int] | None = None) -> None:
+        self.stop_signals = [] if stop_signals is None else stop_signals
+        """Stop signals received (``agents.trainer.stop_on_signals``' list); checked between the stages of an
+        iteration, because the handler's exception can be lost."""
         self.cfg = cfg
         self.rules = get_rules(cfg.variant)
         self.run_dir = run_dir
@@ -217,7 +209,9 @@ class ExpertIteration:
 
     def _check_stop(self) -> None:
         if self.stop_signals:
-            raise LegStopped(self.stop_signals[0])
+            from agents.trainer import SignalStop
+
+            raise SignalStop(self.stop_signals[0])
 
     def log(self, text: str) -> None:
         if self.cfg.progress:
@@ -417,27 +411,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents.threads import pin_blas_threads
 
     pin_blas_threads()  # one BLAS thread per process, inherited by the self-play workers
-    from agents.trainer import handle_signals
+    from agents.trainer import interrupted_status, stop_on_signals
 
-    leg = ExpertIteration(cfg, run_dir)
-
-    def stop(signum: int, frame: Any) -> None:
-        leg.stop_signals.append(signum)
-        raise LegStopped(signum)
-
-    restore = handle_signals([getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)], stop)
+    restore, received = stop_on_signals()
     try:
-        return leg.run()
+        return ExpertIteration(cfg, run_dir, stop_signals=received).run()
     except KeyboardInterrupt as e:
         state = run_dir / "state.json"
         done = json.loads(state.read_text())["iteration"] if state.is_file() else 0
-        signum = e.signum if isinstance(e, LegStopped) else int(signal.SIGINT)
+        status = interrupted_status(e)
         print(
-            f"interrupted ({signal.Signals(signum).name}): {done} iteration(s) of {run_dir} are saved; the next leg "
-            f"redoes the one that was running: python -m agents.expert_iteration --resume {run_dir}",
+            f"interrupted ({signal.Signals(status - 128).name}): {done} iteration(s) of {run_dir} are saved; the next "
+            f"leg redoes the one that was running: python -m agents.expert_iteration --resume {run_dir}",
             file=sys.stderr,
         )
-        return 128 + signum
+        return status
     finally:
         restore()
 

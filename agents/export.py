@@ -509,13 +509,12 @@ def export_bot(
         "name": src.card.get("name"),
         "model_card_sha256": _sha256(src_dir / MODEL_CARD),
     }
-    if search is not None and src.search is None:
-        # The source's measured ratings are those of the network alone: what `bot:path=OUT,search=false` plays.
-        for key in ("ratings", "more_ratings", "against_expert"):
-            if src.card.get(key):
-                card["network_from"][key] = src.card[key]
     if search is not None:
         card["search"] = parse_search(search)
+        if src.search is None:  # the source's ratings are its network's alone: what `bot:path=OUT,search=false` plays
+            for key in ("ratings", "more_ratings", "against_expert"):
+                if src.card.get(key):
+                    card["network_from"][key] = src.card[key]
     card["exported_with"] = _versions()
     _add_ratings(card, rating_cards, note)
     names = [n for n in (WEIGHTS, ONNX) if (src_dir / n).is_file()]

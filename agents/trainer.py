@@ -61,13 +61,16 @@ __all__ = [
     "RESUMABLE_FIELDS",
     "STOP_SIGNALS",
     "EvalResult",
+    "SignalStop",
     "StopTraining",
     "Trainer",
     "duplicate_eval",
     "duplicate_eval_on_ray",
     "eval_chunk_remote",
     "handle_signals",
+    "interrupted_status",
     "rotation_lineups",
+    "stop_on_signals",
 ]
 
 MODEL_COUNTERS = (
@@ -1156,6 +1159,34 @@ def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:
         return make_agent(spec, rules, seed)
     except AgentSpecError as e:
         raise ConfigError(f"{what}: {e}") from None
+
+
+class SignalStop(KeyboardInterrupt):
+    """SIGTERM or SIGHUP asked a command to stop (Ctrl-C raises a plain ``KeyboardInterrupt``); ``signum`` is the
+    signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_on_signals() -> tuple[Any, list[int]]:
+    """Make SIGTERM and SIGHUP raise ``SignalStop``, as Ctrl-C raises ``KeyboardInterrupt``; returns a function putting
+    the old handlers back and the list of the signals received. The handler's exception can be lost (numpy discards
+    any exception raised while it looks an attribute up, and the handler runs between any two bytecodes), so a
+    caller checks the list at its safe points."""
+    received: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        received.append(signum)
+        raise SignalStop(signum)
+
+    return handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler), received
+
+
+def interrupted_status(e: KeyboardInterrupt) -> int:
+    """The exit status of a command stopped by ``e``: 128 + the signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
+    return 128 + (e.signum if isinstance(e, SignalStop) else int(signal.SIGINT))
 
 
 def handle_signals(signals: Sequence[int], handler: Any) -> Any:

@@ -223,6 +223,7 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
     import signal
 
     from agents import expert_iteration as ei
+    from agents.trainer import SignalStop
 
     real = ei.ExpertIteration._evaluate
 
@@ -232,7 +233,7 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
                 os.kill(os.getpid(), signal.SIGTERM)
                 for _ in range(1000):  # the handler runs between two bytecodes of the main thread
                     pass
-            except ei.LegStopped:
+            except SignalStop:
                 if not lost:
                     raise
         return real(self, net, k)

@@ -35,6 +35,7 @@ four- and eight-player variants whose network alone is level with expert); ``<va
 BOTS = [n for n in ALL_BOTS if n in VARIANTS]
 """The variants' default bots (agents/bots/<variant>/), network-only or search."""
 EXTRA_SEARCH_BOTS = [n for n in SEARCH_BOTS if n not in BOTS]
+DEFAULT_SEARCH_BOTS = [n for n in BOTS if n in SEARCH_BOTS]
 
 
 def play_a_full_match(agent: Policy, rules: Rules, seed: int) -> None:
@@ -64,7 +65,7 @@ def test_the_shipped_bots() -> None:
     assert set(ALL_BOTS) == set(BOTS) | {"classic-search"}
     assert EXTRA_SEARCH_BOTS == ["classic-search"]
     # The variants whose network alone is level with expert ship it inside search (docs/bots.md).
-    assert {"scopa-a-quattro", "simple-4", "simple-4-teams", "simple-8"} <= set(SEARCH_BOTS)
+    assert {"scopa-a-quattro", "simple-4", "simple-4-teams", "simple-8"} <= set(DEFAULT_SEARCH_BOTS)
 
 
 @pytest.mark.parametrize("name", ALL_BOTS)
@@ -117,7 +118,7 @@ def test_plays_a_full_match_legally_and_is_the_variants_default(name: str, varia
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in BOTS if n in SEARCH_BOTS])
+@pytest.mark.parametrize("name", DEFAULT_SEARCH_BOTS)
 def test_a_variants_search_bot_plays_a_full_match_with_its_cards_search(name: str) -> None:
     rules = get_rules(name)
     play_a_full_match(make_agent("bot", rules, seed=0), rules, seed=11)
@@ -142,7 +143,7 @@ def test_a_search_bot_plays_a_full_match_legally_and_is_never_a_default(name: st
     play_a_full_match(agent, rules, seed=12)
 
 
-@pytest.mark.parametrize("name", [n for n in BOTS if n in SEARCH_BOTS])
+@pytest.mark.parametrize("name", DEFAULT_SEARCH_BOTS)
 def test_a_variants_search_bot_is_its_default_and_its_network_is_rated(name: str) -> None:
     """A variant's default bot that searches: ``bot`` gives its az search, ``bot:search=false`` its network alone,
     and the card keeps the network's own measured ratings (``network_from``) beside the search's."""
