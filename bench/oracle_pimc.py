@@ -8,7 +8,13 @@ experiment, never a baseline: it reads hidden cards, and it is registered only w
     python evaluate.py --plugin scopa_bench.oracle_pimc --variant classic --gauntlet oracle=oracle-pimc \\
         --agents pimc --hands 400 --seed 20261215 --workers 1 --out runs/eval_oracle_pimc
 
-Options are pimc's (``worlds=64,depth=1,endgame=6,prior=1.0,rollout=greedy``). Results: docs/strength.md.
+Options are pimc's (``worlds=64,depth=1,endgame=6,prior=1.0,rollout=greedy``) and ``see=1.0``: the share of the
+other hand it sees. With ``see=p < 1`` (two players) each card of the opponent's hand is shown to it with
+probability ``p``, a fresh coin per card at every decision, and the rest of the unseen cards are dealt uniformly as
+pimc deals them: a world's opponent hand then holds on average ``p + (1 - p) u`` of the true cards, where ``u`` is
+what uniform worlds hold (about 25% in classic). Measuring the margin at a few values of ``p`` maps how much
+knowledge of the hand a given margin against pimc needs; ``bench/inference_accuracy.py`` measures how much of it
+opponent inference recovers. Results: docs/strength.md.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import Policy, register_agent
+from agents.lookahead import WorldSampler, sample_worlds
 from agents.search import PIMCAgent
 from scopa_env.core import State
 from scopa_env.rules import Rules
 
-__all__ = ["OraclePIMC", "oracle_worlds"]
+__all__ = ["OraclePIMC", "oracle_worlds", "partial_oracle_worlds"]
 
 
 def oracle_worlds(
@@ -44,16 +51,60 @@ def oracle_worlds(
     return worlds, wrow
 
 
+def partial_oracle_worlds(see: float) -> WorldSampler:
+    """A world sampler that shows each card of the (single) opponent's hand with probability ``see``.
+
+    Uniform worlds (``lookahead.sample_worlds``) are dealt first; then, in each world, every shown card the world's
+    opponent hand lacks (it lies in the stock) swaps places with a random card of that hand that is not shown. The
+    hand's other cards and the stock's order stay uniform given the shown cards (the swap is symmetric in them).
+    """
+    if not 0.0 <= see <= 1.0:
+        raise ValueError(f"oracle-pimc: see must be in [0, 1] (the share of the other hand it sees), got {see}")
+
+    def sampler(
+        rules: Rules, state: State, games: npt.NDArray[np.intp], counts: npt.ArrayLike, rng: np.random.Generator
+    ) -> tuple[State, npt.NDArray[np.intp]]:
+        if rules.num_players != 2:
+            raise ValueError(f"oracle-pimc: see < 1 is built for two players, not {rules.num_players}")
+        worlds, wrow = sample_worlds(rules, state, games, counts, rng)
+        games = np.asarray(games, dtype=np.intp)
+        for i, g in enumerate(games.tolist()):
+            opp = 1 - int(state.current[g])
+            true_hand = np.flatnonzero(state.hands[g, opp])
+            shown = true_hand[rng.random(true_hand.size) < see]
+            if shown.size == 0:
+                continue
+            for w in np.flatnonzero(wrow == i).tolist():
+                hand = worlds.hands[w, opp]
+                missing = shown[~hand[shown]]
+                if missing.size == 0:
+                    continue
+                spare = np.setdiff1d(np.flatnonzero(hand), shown)
+                out = rng.choice(spare, size=missing.size, replace=False)
+                deck = worlds.deck[w]
+                at = [int(np.flatnonzero(deck == c)[0]) for c in missing.tolist()]
+                deck[at] = out
+                hand[missing], hand[out] = True, False
+        return worlds, wrow
+
+    return sampler
+
+
 class OraclePIMC(PIMCAgent):
-    """pimc whose worlds hold the true hands of every seat (see the module docstring)."""
+    """pimc whose worlds hold the true hands of every seat, or a share ``see`` of them (the module docstring)."""
 
     name = "oracle-pimc"
 
-    def __init__(self, rules: Rules | str, seed: int | None = None, **options: Any) -> None:
+    def __init__(self, rules: Rules | str, seed: int | None = None, see: float = 1.0, **options: Any) -> None:
         super().__init__(rules, seed, **options)
-        self.memory, self.sampler = None, oracle_worlds  # its worlds, whatever infer says
+        self.see = float(see)
+        # Its worlds, whatever infer says.
+        self.memory, self.sampler = None, oracle_worlds if self.see == 1.0 else partial_oracle_worlds(self.see)
 
 
-@register_agent("oracle-pimc", "EXPERIMENT, reads hidden cards: pimc that sees the other hands (bench/oracle_pimc.py)")
+@register_agent(
+    "oracle-pimc",
+    "EXPERIMENT, reads hidden cards: pimc that sees the other hands, or a share see=p of them (bench/oracle_pimc.py)",
+)
 def _make_oracle_pimc(rules: Rules, seed: int | None = None, **options: Any) -> Policy:
     return OraclePIMC(rules, seed, **options)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents.base import ActBatch, make_agent
-from scopa_bench.oracle_pimc import OraclePIMC, oracle_worlds
+from scopa_bench.oracle_pimc import OraclePIMC, oracle_worlds, partial_oracle_worlds
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.rules import get_rules
@@ -54,3 +54,33 @@ def test_inference_accuracy_reports_the_true_cards_found(capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as e:
         script.main(["--hands", "1", "--specs", "greedy"])
     assert e.value.code == 2 and "inference on" in capsys.readouterr().err
+
+
+def test_partial_oracle_worlds_hold_the_shown_cards_and_deal_the_rest() -> None:
+    # see=1 keeps the true hand in every world; see=0 is pimc's uniform deal; in between, every world's
+    # opponent hand holds more of the true cards than uniform worlds do, and each world stays a legal deal
+    # (the same cards in the opponent's hand plus the stock as the real position).
+    rules = get_rules("classic")
+    st = random_positions(rules, 12, 7, seed=11)
+    games = np.flatnonzero(st.phase != Phase.DONE)
+    share = {}
+    for see in (0.0, 0.5, 1.0):
+        worlds, wrow = partial_oracle_worlds(see)(rules, st, games, 32, np.random.default_rng(1))
+        real = st.take(games[wrow])
+        opp = 1 - real.current.astype(np.intp)
+        rows = np.arange(wrow.size)
+        true_hand, world_hand = real.hands[rows, opp], worlds.hands[rows, opp]
+        assert (true_hand.sum(axis=1) == world_hand.sum(axis=1)).all()
+        pos = real.stock_pos.astype(np.intp)
+        for i in range(wrow.size):
+            hidden = sorted(np.flatnonzero(true_hand[i]).tolist() + real.deck[i, pos[i] :].tolist())
+            assert hidden == sorted(np.flatnonzero(world_hand[i]).tolist() + worlds.deck[i, pos[i] :].tolist())
+        share[see] = (true_hand & world_hand).sum() / true_hand.sum()
+    assert share[1.0] == 1.0 and share[0.0] < share[0.5] < 1.0
+    with pytest.raises(ValueError, match="see must be in"):
+        make_agent("oracle-pimc:see=1.5", rules, seed=0)
+    agent = make_agent("oracle-pimc:worlds=4,see=0.5", rules, seed=0)
+    rows = np.flatnonzero(st.phase != Phase.DONE)
+    mask = core.legal_action_mask(rules, st)[rows]
+    actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+    assert mask[np.arange(rows.size), actions].all()
