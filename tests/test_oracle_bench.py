@@ -4,6 +4,7 @@ stock, and the cheating agent plays legal moves through evaluate's plugin hook."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,3 +85,44 @@ def test_partial_oracle_worlds_hold_the_shown_cards_and_deal_the_rest() -> None:
     mask = core.legal_action_mask(rules, st)[rows]
     actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
     assert mask[np.arange(rows.size), actions].all()
+
+
+def _results(path: Path, label: str, spec: str, margin: float, half: float, flip: bool = False) -> Path:
+    """A minimal evaluate.py results.json with one pairing of ``label`` against pimc (or listed the other way)."""
+    m = {"value": margin, "low": margin - half, "high": margin + half}
+    if flip:
+        m = {"value": -margin, "low": -margin - half, "high": -margin + half}
+    pair = {"agent": "pimc", "opponent": label} if flip else {"agent": label, "opponent": "pimc"}
+    data = {
+        "agents": [{"label": label, "spec": spec}, {"label": "pimc", "spec": "pimc"}],
+        "pairings": [{**pair, "deals": 1000, "margin": m}],
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_information_curve_fits_the_oracle_points_and_draws_the_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.test_fuzz_bench_scripts import load_script
+
+    script = load_script("information_curve")
+    a = _results(tmp_path / "a.json", "see0.25", "oracle-pimc:see=0.25", 0.2, 0.08)
+    b = _results(tmp_path / "b.json", "see0.5", "oracle-pimc:see=0.5", 0.4, 0.08, flip=True)  # pimc listed first
+    bot = _results(tmp_path / "bot.json", "fast", "bot:path=agents/bots/classic", -0.07, 0.1)
+    out = tmp_path / "img" / "curve.png"
+    argv = [str(a), str(b), "--mark", f"fast bot={bot}", "--inference", "0.28", "--uniform", "0.25", "--out", str(out)]
+    assert script.main(argv) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["slope"] == pytest.approx(0.8)  # both points lie on margin = 0.8 p
+    assert summary["share_needed"]["0.4"] == pytest.approx(0.5)
+    assert summary["inference_see"] == pytest.approx(0.04)
+    assert summary["marks"][0]["margin"] == -0.07
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit) as e:
+        script.main([str(bot), "--out", str(tmp_path / "x.png")])
+    assert e.value.code == 2 and "is not oracle-pimc" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        script.main([str(a), "--mark", "nolabel", "--out", str(tmp_path / "x.png")])
+    assert e.value.code == 2 and "LABEL=RESULTS.json" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()

@@ -1,0 +1,147 @@
+"""How much of the opponent's hand a margin against pimc needs: the oracle's margin by the share of the hand it sees.
+
+Reads ``evaluate.py`` results of ``oracle-pimc:see=p`` (``bench/oracle_pimc.py``) against ``pimc``, fits the line
+through the origin (``see=0`` is pimc itself: margin 0), and draws it with the targets and the bots' measured
+margins as horizontal lines and opponent inference's measured share as a vertical one::
+
+    python bench/information_curve.py runs/oracle_see*/results.json \\
+        --mark "fast bot=runs/fast_vs_pimc/results.json" --mark "search bot=runs/search_vs_pimc/results.json" \\
+        --targets 0.25 0.4 --inference 0.281 --uniform 0.253 --out docs/img/information_curve.png
+
+``--inference S --uniform U``: the share of the opponent's true cards that inferred and uniform worlds hold
+(``bench/inference_accuracy.py``); the oracle seeing each card with probability p holds ``p + (1 - p) U`` of them, so
+inference is worth the oracle at ``p = (S - U) / (1 - U)``. Prints one JSON line: the points, the fitted slope
+(points per hand per share of the hand seen) and the share each target needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["fit_slope", "main", "read_margin"]
+
+
+def read_margin(path: Path, opponent: str = "pimc") -> tuple[str, str, float, float, float, int]:
+    """(agent label, agent spec, margin, low, high, deals) of the one pairing against ``opponent`` in a results.json.
+
+    The margin is the agent's, whichever side the file lists it on."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read evaluate.py results ({e})") from None
+    specs = {a["label"]: a["spec"] for a in data.get("agents", [])}
+    for p in data.get("pairings", []):
+        m = p["margin"]
+        if p["opponent"] == opponent:
+            return p["agent"], specs.get(p["agent"], ""), m["value"], m["low"], m["high"], p["deals"]
+        if p["agent"] == opponent:
+            return p["opponent"], specs.get(p["opponent"], ""), -m["value"], -m["high"], -m["low"], p["deals"]
+    raise ValueError(f"{path}: no pairing against {opponent!r} (agents: {', '.join(specs) or 'none'})")
+
+
+def fit_slope(points: list[tuple[float, float, float]]) -> tuple[float, float]:
+    """Weighted least squares of margin = slope x p through the origin; points are (p, margin, half-width of the
+    95% interval). Returns the slope and the half-width of its 95% interval."""
+    num = den = 0.0
+    for p, m, h in points:
+        w = 1.0 / max(h / 1.96, 1e-9) ** 2
+        num += w * p * m
+        den += w * p * p
+    if den == 0:
+        raise ValueError("no oracle point with see > 0 to fit")
+    return num / den, 1.96 / math.sqrt(den)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python bench/information_curve.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("results", nargs="+", type=Path, help="evaluate.py results.json of oracle-pimc:see=p vs pimc")
+    ap.add_argument("--mark", action="append", default=[], metavar="LABEL=RESULTS.json", help="a bot's margin vs pimc")
+    ap.add_argument("--targets", nargs="*", type=float, default=[0.25, 0.4], help="target margins (0.25 0.4)")
+    ap.add_argument("--inference", type=float, help="share of the true cards inferred worlds hold")
+    ap.add_argument("--uniform", type=float, help="share of the true cards uniform worlds hold (with --inference)")
+    ap.add_argument("--out", type=Path, default=Path("information_curve.png"), help="PNG to write")
+    args = ap.parse_args(argv)
+    if (args.inference is None) != (args.uniform is None):
+        ap.error("--inference and --uniform go together")
+    if args.uniform is not None and not 0 <= args.uniform < 1:
+        ap.error(f"--uniform must be in [0, 1), got {args.uniform}")
+    points: list[dict[str, Any]] = []
+    marks: list[dict[str, Any]] = []
+    try:
+        for path in args.results:
+            label, spec, m, lo, hi, deals = read_margin(path)
+            found = re.search(r"see=([0-9.]+)", spec)
+            see = float(found.group(1)) if found else (1.0 if spec.startswith("oracle-pimc") else None)
+            if see is None:
+                ap.error(f"{path}: {label} ({spec!r}) is not oracle-pimc")
+            points.append({"see": see, "margin": m, "low": lo, "high": hi, "deals": deals, "file": str(path)})
+        for item in args.mark:
+            name, sep, file = item.partition("=")
+            if not sep or not name or not file:
+                ap.error(f"--mark {item!r}: write LABEL=RESULTS.json")
+            label, spec, m, lo, hi, deals = read_margin(Path(file))
+            marks.append({"label": name, "margin": m, "low": lo, "high": hi, "deals": deals})
+        slope, slope_hw = fit_slope([(q["see"], q["margin"], (q["high"] - q["low"]) / 2) for q in points])
+    except ValueError as e:
+        ap.error(str(e))
+    points.sort(key=lambda q: q["see"])
+    summary: dict[str, Any] = {"points": points, "slope": slope, "slope_95": slope_hw, "marks": marks}
+    summary["share_needed"] = {str(t): t / slope for t in args.targets}
+    if args.inference is not None:
+        summary["inference_see"] = (args.inference - args.uniform) / (1 - args.uniform)
+        summary["inference_worth"] = slope * summary["inference_see"]
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    xs = [0.0] + [q["see"] for q in points]
+    ax.errorbar(
+        xs,
+        [0.0] + [q["margin"] for q in points],
+        yerr=[[0.0] + [q["margin"] - q["low"] for q in points], [0.0] + [q["high"] - q["margin"] for q in points]],
+        fmt="o",
+        color="black",
+        capsize=4,
+        label="pimc seeing a share p of the opponent's hand (95%)",
+    )
+    ax.plot([0, 1], [0, slope], color="black", lw=1, label=f"fit: {slope:+.2f} x p")
+    colors = ["tab:red", "tab:purple", "tab:olive", "tab:cyan"]
+    for i, t in enumerate(args.targets):
+        ax.axhline(
+            t, color=colors[i % len(colors)], ls=":", lw=1.5, label=f"target {t:+.2f} (needs p = {t / slope:.2f})"
+        )
+    for i, mk in enumerate(marks):
+        ax.axhline(mk["margin"], color=f"C{i}", ls="--", lw=1.5, label=f"{mk['label']}: {mk['margin']:+.2f}")
+        ax.axhspan(mk["low"], mk["high"], color=f"C{i}", alpha=0.12)
+    if args.inference is not None:
+        p_inf = summary["inference_see"]
+        ax.axvline(p_inf, color="tab:green", lw=1.5, label=f"opponent inference (pimc:infer): p = {p_inf:.2f}")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel("share p of the opponent's hand seen (each card with probability p; the stock stays hidden)")
+    ax.set_ylabel("margin against pimc, points per hand")
+    ax.set_title("classic: what seeing the opponent's hand is worth against pimc")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.out, dpi=110)
+    plt.close(fig)
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
