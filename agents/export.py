@@ -356,6 +356,8 @@ def check_arguments(
     seed: Any = 0,
     endgame: Any = None,
     search: Any = None,
+    commands: Any = None,
+    cost: Any = None,
 ) -> list[Path]:
     """Raise ``ExportArgumentError`` naming the first bad argument of ``export_checkpoint``; return the ratings files.
 
@@ -411,8 +413,64 @@ def check_arguments(
             raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
         if Path(f).is_dir() and not (Path(f) / "results.json").is_file():
             raise ExportArgumentError(f"--ratings {f}: the folder holds no results.json (evaluate.py --out writes it)")
+    read_provenance(commands, cost)
     _check_out_dir(Path(out), bool(force))
     return [Path(f) for f in files]
+
+
+MAX_PROVENANCE_BYTES = 1 << 20
+"""The largest ``--commands`` or ``--cost`` file read (1 MiB): they are a few lines of text or JSON."""
+
+
+def _read_small_text(path: Any, flag: str, what: str) -> str:
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise ExportArgumentError(f"{flag} must be the path of {what}, got {path!r}")
+    f = Path(path)
+    if not f.is_file():
+        raise ExportArgumentError(f"{flag} {f}: no such file; give {what}")
+    if f.stat().st_size > MAX_PROVENANCE_BYTES:
+        raise ExportArgumentError(f"{flag} {f}: over {MAX_PROVENANCE_BYTES} bytes; give {what}")
+    try:
+        return f.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExportArgumentError(f"{flag} {f}: cannot read it as UTF-8 text ({e}); give {what}") from None
+
+
+def read_provenance(commands: Any = None, cost: Any = None) -> dict[str, Any]:
+    """The card fields ``"commands"`` and ``"cost_per_move"`` from ``--commands FILE`` and ``--cost FILE.json``.
+
+    ``commands``: a text file, one shell command per line (blank lines and ``#`` comments skipped), or a list of
+    the commands themselves: the commands that produced the bot and its ratings. ``cost``: a JSON file holding one
+    object (e.g. the last line ``bench/bot_latency.py`` prints), or the object itself. Only text and JSON are read.
+    Raises ``ExportArgumentError`` naming the flag and what to give instead.
+    """
+    fields: dict[str, Any] = {}
+    if commands is not None:
+        what = "a text file of the commands that produced the bot, one per line"
+        if isinstance(commands, (list, tuple)):
+            if not all(isinstance(c, str) for c in commands):
+                raise ExportArgumentError(f"commands must be a list of command lines (str), got {commands!r}")
+            lines = list(commands)
+        else:
+            lines = _read_small_text(commands, "--commands", what).splitlines()
+        cmds = [c.strip() for c in lines if c.strip() and not c.strip().startswith("#")]
+        if not cmds:
+            raise ExportArgumentError(f"--commands {commands}: no command in it; give {what}")
+        fields["commands"] = cmds
+    if cost is not None:
+        what = "a JSON file holding one object (e.g. the last line bench/bot_latency.py prints)"
+        if isinstance(cost, dict):
+            value: Any = cost
+        else:
+            text = _read_small_text(cost, "--cost", what)
+            try:
+                value = json.loads(text.strip().splitlines()[-1] if text.strip() else text)
+            except ValueError as e:
+                raise ExportArgumentError(f"--cost {cost}: not JSON ({e}); give {what}") from None
+        if not isinstance(value, dict) or not value:
+            raise ExportArgumentError(f"--cost {cost}: holds {type(value).__name__}, not an object; give {what}")
+        fields["cost_per_move"] = value
+    return fields
 
 
 @contextlib.contextmanager
@@ -448,7 +506,9 @@ def parse_search(search: str | dict[str, Any]) -> dict[str, Any]:
     return {"agent": SEARCH_AGENT, **opts}
 
 
-def _add_ratings(card: dict[str, Any], rating_cards: list[dict[str, Any]], note: str | None) -> None:
+def _add_ratings(
+    card: dict[str, Any], rating_cards: list[dict[str, Any]], note: str | None, provenance: dict[str, Any]
+) -> None:
     card["ratings"] = rating_cards[0] if rating_cards else {}
     if len(rating_cards) > 1:  # e.g. a second evaluation against the (slower) search baselines
         card["more_ratings"] = rating_cards[1:]
@@ -456,6 +516,7 @@ def _add_ratings(card: dict[str, Any], rating_cards: list[dict[str, Any]], note:
         card["against_expert"] = against_expert(card["name"], rating_cards)
     if note:
         card["note"] = note
+    card.update(provenance)
 
 
 SOURCE_ONLY = (
@@ -468,6 +529,7 @@ SOURCE_ONLY = (
     "serves",
     "serves_note",
     "commands",
+    "cost_per_move",
     "search",
     "files",
     "checks",
@@ -484,6 +546,8 @@ def export_bot(
     force: bool = False,
     note: str | None = None,
     check_rows: int = DEFAULT_CHECK_ROWS,
+    commands: str | Path | Sequence[str] | None = None,
+    cost: str | Path | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` with the network of the bot directory ``source``: a search bot with
     ``search`` (its ``az`` options), or a copy under a new name with new ratings.
@@ -496,7 +560,9 @@ def export_bot(
     """
     import shutil
 
-    rating_files = check_arguments(source, out, ratings, name, check_rows, DEFAULT_TOLERANCE, force, 0, None, search)
+    rating_files = check_arguments(
+        source, out, ratings, name, check_rows, DEFAULT_TOLERANCE, force, 0, None, search, commands, cost
+    )
     src_dir, out_dir = Path(source), Path(out)
     src = Bot.load(src_dir, prefer="numpy")
     rules = src.rules
@@ -516,7 +582,7 @@ def export_bot(
                 if src.card.get(key):
                     card["network_from"][key] = src.card[key]
     card["exported_with"] = _versions()
-    _add_ratings(card, rating_cards, note)
+    _add_ratings(card, rating_cards, note, read_provenance(commands, cost))
     names = [n for n in (WEIGHTS, ONNX) if (src_dir / n).is_file()]
     written = [out_dir / n for n in names] + [out_dir / MODEL_CARD]
     with _removed_on_failure(written):
@@ -556,6 +622,8 @@ def export_checkpoint(
     endgame: int | None = None,
     note: str | None = None,
     search: str | dict[str, Any] | None = None,
+    commands: str | Path | Sequence[str] | None = None,
+    cost: str | Path | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
 
@@ -563,7 +631,8 @@ def export_checkpoint(
     (the card's ``"search"``; ``bot:path=DIR`` then plays the search).
 
     ``note``: free text for the card's ``"note"`` (e.g. why the bot does not beat expert); with ``ratings`` the card
-    also gets ``"against_expert"`` (``against_expert``).
+    also gets ``"against_expert"`` (``against_expert``). ``commands`` and ``cost``: the card's ``"commands"`` (how the
+    bot and its ratings were made) and ``"cost_per_move"`` (its measured speed), from files (``read_provenance``).
 
     ``endgame``: the plies of open end game that the bot solves exactly unless its spec says otherwise (the card's
     ``"endgame"``; default: the checkpoint's, i.e. its run's ``endgame``, 0 for older checkpoints).
@@ -573,7 +642,9 @@ def export_checkpoint(
     and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for an
     unusable checkpoint) without leaving partial files in ``out``.
     """
-    rating_files = check_arguments(checkpoint, out, ratings, name, check_rows, tolerance, force, seed, endgame, search)
+    rating_files = check_arguments(
+        checkpoint, out, ratings, name, check_rows, tolerance, force, seed, endgame, search, commands, cost
+    )
     if Path(checkpoint).is_dir():
         raise ExportArgumentError(f"{checkpoint} is a bot directory: export_bot copies a bot's network")
     from agents.neural import load_checkpoint_policy, read_checkpoint_meta
@@ -608,7 +679,7 @@ def export_checkpoint(
         checks={},
         exported_with=_versions(),
     )
-    _add_ratings(card, rating_cards, note)
+    _add_ratings(card, rating_cards, note, read_provenance(commands, cost))
     written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
     with _removed_on_failure(written):
         write_numpy_export(out_dir, card, layers, activation)
@@ -671,6 +742,19 @@ def main(argv: list[str] | None = None) -> int:
         help="az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
         "plays the search; agents.netsearch)",
     )
+    parser.add_argument(
+        "--commands",
+        type=Path,
+        metavar="FILE",
+        help="a text file of the commands that produced the bot and its ratings, one per line (the card's 'commands')",
+    )
+    parser.add_argument(
+        "--cost",
+        type=Path,
+        metavar="FILE.json",
+        help="its measured cost per move: a JSON object, e.g. bench/bot_latency.py's last line (the card's "
+        "'cost_per_move')",
+    )
     args = parser.parse_args(argv)
     from_bot = args.checkpoint.is_dir()
     try:
@@ -685,6 +769,8 @@ def main(argv: list[str] | None = None) -> int:
             0,
             args.endgame,
             args.search,
+            args.commands,
+            args.cost,
         )
         if from_bot and args.endgame is not None:
             raise ExportArgumentError("--endgame applies to a checkpoint; a bot directory keeps its card's endgame")
@@ -699,6 +785,8 @@ def main(argv: list[str] | None = None) -> int:
             "force": args.force,
             "note": args.note,
             "check_rows": args.check_rows,
+            "commands": args.commands,
+            "cost": args.cost,
         }
         if from_bot:
             card = export_bot(args.checkpoint, args.out, **common)

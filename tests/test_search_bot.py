@@ -173,3 +173,48 @@ def test_search_agreement_counts_overrides(search_bot: tuple[Path, Path]) -> Non
     assert n > 2 * 30 and r["search_agrees_with_itself"]["n"] == n
     overrides = round(n * (1 - r["search_plays_the_networks_move"]["share"]))
     assert overrides == r["override_found_again"]["n"] > 0  # a random network: the search overrides it often
+
+
+def test_export_records_the_commands_and_the_cost_per_move(search_bot: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--commands FILE`` and ``--cost FILE.json`` fill the card's "commands" and "cost_per_move" (read as text and
+    JSON only); a bad file is refused before anything is written, and a new export does not inherit the source's."""
+    src, _ = search_bot
+    commands = tmp_path / "commands.txt"
+    commands.write_text(
+        "# how this bot was made\npython -m agents.export a --out b\n\n  python evaluate.py --hands 9  \n"
+    )
+    cost = tmp_path / "latency.json"
+    cost.write_text('bot x (classic)\n{"act_state_us": {"median": 2.5}, "calls": 3}\n')  # bot_latency's last line
+    cmd = [sys.executable, "-m", "agents.export", str(src), "--out", str(tmp_path / "cli"), "--search", "worlds=2"]
+    proc = subprocess.run(
+        [*cmd, "--commands", str(commands), "--cost", str(cost)], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads((tmp_path / "cli" / MODEL_CARD).read_text())
+    assert card["commands"] == ["python -m agents.export a --out b", "python evaluate.py --hands 9"]
+    assert card["cost_per_move"] == {"act_state_us": {"median": 2.5}, "calls": 3}
+    again = export_bot(tmp_path / "cli", tmp_path / "again", search="worlds=3", check_rows=16)
+    assert "commands" not in again and "cost_per_move" not in again  # they describe the source bot
+    (tmp_path / "empty.txt").write_text("# nothing\n\n")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "bad.json").write_text("{not json")
+    bad_cases = (
+        ({"commands": tmp_path / "missing.txt"}, "no such file"),
+        ({"commands": tmp_path / "empty.txt"}, "no command in it"),
+        ({"commands": ["ok", 3]}, "list of command lines"),
+        ({"cost": tmp_path / "list.json"}, "not an object"),
+        ({"cost": tmp_path / "bad.json"}, "not JSON"),
+    )
+    for kwargs, match in bad_cases:
+        with pytest.raises(ExportArgumentError, match=match):
+            export_bot(src, tmp_path / "out", search="worlds=2", **kwargs)  # type: ignore[arg-type]
+        assert not (tmp_path / "out").exists()
+    proc = subprocess.run(
+        [*cmd[:5], str(tmp_path / "cli2"), "--cost", str(tmp_path / "bad.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "--cost" in proc.stderr and "not JSON" in proc.stderr
+    assert not (tmp_path / "cli2").exists()
