@@ -5,7 +5,8 @@ through the origin (``see=0`` is pimc itself: margin 0), and draws it with the t
 margins as horizontal lines and opponent inference's measured share as a vertical one::
 
     python bench/information_curve.py runs/oracle_see*/results.json \\
-        --mark "fast bot=runs/fast_vs_pimc/results.json" --mark "search bot=runs/search_vs_pimc/results.json" \\
+        --mark "fast bot=runs/fast_vs_pimc/results.json" \\
+        --mark "search bot=agents/bots/classic-search/model_card.json" \\
         --targets 0.25 0.4 --inference 0.281 --uniform 0.253 --out docs/img/information_curve.png
 
 ``--inference S --uniform U``: the share of the opponent's true cards that inferred and uniform worlds hold
@@ -28,21 +29,33 @@ __all__ = ["fit_slope", "main", "read_margin"]
 
 
 def read_margin(path: Path, opponent: str = "pimc") -> tuple[str, str, float, float, float, int]:
-    """(agent label, agent spec, margin, low, high, deals) of the one pairing against ``opponent`` in a results.json.
-
-    The margin is the agent's, whichever side the file lists it on."""
+    """(agent label, agent spec, margin, low, high, deals) of the pairing against ``opponent`` (its spec exactly
+    that: pimc at its defaults) in an ``evaluate.py`` results.json, or in a bot's model_card.json (its "ratings" and
+    "more_ratings"; the largest sample if several). The margin is the agent's, whichever side the file lists it on."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: cannot read evaluate.py results ({e})") from None
-    specs = {a["label"]: a["spec"] for a in data.get("agents", [])}
-    for p in data.get("pairings", []):
-        m = p["margin"]
-        if p["opponent"] == opponent:
-            return p["agent"], specs.get(p["agent"], ""), m["value"], m["low"], m["high"], p["deals"]
-        if p["agent"] == opponent:
-            return p["opponent"], specs.get(p["opponent"], ""), -m["value"], -m["high"], -m["low"], p["deals"]
-    raise ValueError(f"{path}: no pairing against {opponent!r} (agents: {', '.join(specs) or 'none'})")
+        raise ValueError(f"{path}: cannot read evaluate.py results or a model card ({e})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not evaluate.py results or a model card")
+    if "pairings" in data:
+        sets = [data]
+    else:  # a model card: every evaluation it carries
+        sets = [r for r in [data.get("ratings"), *data.get("more_ratings", [])] if isinstance(r, dict)]
+    found: list[tuple[str, str, float, float, float, int]] = []
+    for r in sets:
+        specs = {a["agent"]: a.get("spec", "") for a in r.get("ratings", []) if isinstance(a, dict) and "agent" in a}
+        specs.update({a["label"]: a["spec"] for a in r.get("agents", [])})
+        for p in r.get("pairings", []):
+            m = p["margin"]
+            if p["opponent"] == opponent and specs.get(opponent, opponent) == opponent:
+                found.append((p["agent"], specs.get(p["agent"], ""), m["value"], m["low"], m["high"], p["deals"]))
+            elif p["agent"] == opponent and specs.get(opponent, opponent) == opponent:
+                a = p["opponent"]
+                found.append((a, specs.get(a, ""), -m["value"], -m["high"], -m["low"], p["deals"]))
+    if not found:
+        raise ValueError(f"{path}: no pairing against {opponent!r}")
+    return max(found, key=lambda f: f[5])
 
 
 def fit_slope(points: list[tuple[float, float, float]]) -> tuple[float, float]:
@@ -65,7 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("results", nargs="+", type=Path, help="evaluate.py results.json of oracle-pimc:see=p vs pimc")
-    ap.add_argument("--mark", action="append", default=[], metavar="LABEL=RESULTS.json", help="a bot's margin vs pimc")
+    ap.add_argument(
+        "--mark",
+        action="append",
+        default=[],
+        metavar="LABEL=FILE.json",
+        help="a bot's margin vs pimc: evaluate.py results.json or a bot's model_card.json",
+    )
     ap.add_argument("--targets", nargs="*", type=float, default=[0.25, 0.4], help="target margins (0.25 0.4)")
     ap.add_argument("--inference", type=float, help="share of the true cards inferred worlds hold")
     ap.add_argument("--uniform", type=float, help="share of the true cards uniform worlds hold (with --inference)")
@@ -88,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         for item in args.mark:
             name, sep, file = item.partition("=")
             if not sep or not name or not file:
-                ap.error(f"--mark {item!r}: write LABEL=RESULTS.json")
+                ap.error(f"--mark {item!r}: write LABEL=FILE.json (results.json or model_card.json)")
             label, spec, m, lo, hi, deals = read_margin(Path(file))
             marks.append({"label": name, "margin": m, "low": lo, "high": hi, "deals": deals})
         slope, slope_hw = fit_slope([(q["see"], q["margin"], (q["high"] - q["low"]) / 2) for q in points])
@@ -118,17 +137,16 @@ def main(argv: list[str] | None = None) -> int:
         label="pimc seeing a share p of the opponent's hand (95%)",
     )
     ax.plot([0, 1], [0, slope], color="black", lw=1, label=f"fit: {slope:+.2f} x p")
-    colors = ["tab:red", "tab:purple", "tab:olive", "tab:cyan"]
+    styles = [":", "-.", (0, (1, 4)), (0, (5, 5))]
     for i, t in enumerate(args.targets):
-        ax.axhline(
-            t, color=colors[i % len(colors)], ls=":", lw=1.5, label=f"target {t:+.2f} (needs p = {t / slope:.2f})"
-        )
+        need = f"target {t:+.2f} (needs p = {t / slope:.2f})"
+        ax.axhline(t, color="dimgray", ls=styles[i % len(styles)], lw=1.8, label=need)
     for i, mk in enumerate(marks):
-        ax.axhline(mk["margin"], color=f"C{i}", ls="--", lw=1.5, label=f"{mk['label']}: {mk['margin']:+.2f}")
-        ax.axhspan(mk["low"], mk["high"], color=f"C{i}", alpha=0.12)
+        text = f"{mk['label']}: {mk['margin']:+.2f} ± {(mk['high'] - mk['low']) / 2:.2f}"
+        ax.axhline(mk["margin"], color=f"C{i}", ls="--", lw=1.5, label=text)
     if args.inference is not None:
         p_inf = summary["inference_see"]
-        ax.axvline(p_inf, color="tab:green", lw=1.5, label=f"opponent inference (pimc:infer): p = {p_inf:.2f}")
+        ax.axvline(p_inf, color="tab:brown", lw=1.5, label=f"opponent inference (pimc:infer): p = {p_inf:.2f}")
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("share p of the opponent's hand seen (each card with probability p; the stock stays hidden)")
     ax.set_ylabel("margin against pimc, points per hand")

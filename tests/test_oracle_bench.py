@@ -124,5 +124,30 @@ def test_information_curve_fits_the_oracle_points_and_draws_the_plot(
     assert e.value.code == 2 and "is not oracle-pimc" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         script.main([str(a), "--mark", "nolabel", "--out", str(tmp_path / "x.png")])
-    assert e.value.code == 2 and "LABEL=RESULTS.json" in capsys.readouterr().err
+    assert e.value.code == 2 and "LABEL=FILE.json" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_information_curve_reads_a_bots_margin_from_its_model_card(tmp_path: Path) -> None:
+    """A shipped bot's card carries its evaluations: the pairing against pimc at its defaults (the largest sample)
+    is its mark; a pimc with options is another opponent."""
+    from tests.test_fuzz_bench_scripts import load_script
+
+    script = load_script("information_curve")
+    root = Path(__file__).resolve().parent.parent
+    label, _, margin, low, high, deals = script.read_margin(root / "agents/bots/classic-search/model_card.json")
+    assert label == "search" and deals >= 1000 and low < margin < high
+    card = {
+        "ratings": {"ratings": [{"agent": "pimc", "spec": "pimc:worlds=8"}], "pairings": []},
+        "more_ratings": [
+            {
+                "ratings": [{"agent": "pimc", "spec": "pimc:worlds=8"}],
+                "pairings": [
+                    {"agent": "b", "opponent": "pimc", "deals": 9, "margin": {"value": 1, "low": 0, "high": 2}}
+                ],
+            }
+        ],
+    }
+    (tmp_path / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ValueError, match="no pairing against 'pimc'"):
+        script.read_margin(tmp_path / "card.json")
