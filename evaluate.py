@@ -245,7 +245,14 @@ def main(argv: list[str] | None = None) -> int:
         cfg.validate()
         out = args.out or Path("runs") / f"eval__{cfg.variant}__{time.strftime('%Y%m%d-%H%M%S')}"
         progress = sys.stderr.isatty() if args.progress is None else args.progress
-        result = run_tournament(cfg, progress=progress, out=out, plots=not args.no_plot, handle_signals=True)
+        result = run_tournament(
+            cfg,
+            progress=progress,
+            out=out,
+            plots=not args.no_plot,
+            handle_signals=True,
+            notes=lambda text: print(f"evaluate.py: note: {text}", file=sys.stderr),
+        )
     except TournamentInterrupted as e:
         print(f"evaluate.py: {_interrupted_message(e, cfg)}", file=sys.stderr)
         return 128 + e.signum

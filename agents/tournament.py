@@ -707,12 +707,24 @@ class _Played:
     sprt: SPRTResult | None = None
 
 
+def idle_workers_note(tasks: int, workers: int, deals: int, pairings: int, batch: int) -> str:
+    """The advice when fewer tasks than workers were made: the ``--batch`` that gives every worker a task."""
+    per_pairing = -(-workers // pairings)  # tasks a pairing needs for every worker to get one
+    suggest = max(1, -(-deals // per_pairing))
+    return (
+        f"{tasks} task(s) of up to {batch} deals for {workers} workers: {workers - tasks} worker(s) will have nothing "
+        f"to do; --batch {suggest} splits the deals among all of them (results depend on --batch: keep the batch of "
+        "an earlier run to compare with it)"
+    )
+
+
 def run_tournament(
     config: EvalConfig,
     progress: bool = False,
     out: str | Path | None = None,
     plots: bool = True,
     handle_signals: bool = False,
+    notes: Callable[[str], None] | None = None,
 ) -> TournamentResult:
     """Play the evaluation ``config`` describes and compute its statistics.
 
@@ -726,6 +738,8 @@ def run_tournament(
     worker that dies) the results so far are written before the error is raised. A ``KeyboardInterrupt`` (and with
     ``handle_signals``, SIGTERM or SIGHUP) stops the workers and raises ``TournamentInterrupted`` carrying the
     partial result and the paths written.
+
+    ``notes`` receives advice on the settings that does not stop the run (e.g. more workers than tasks).
     """
     config = replace(config, agents=list(config.agents), plugins=list(config.plugins))
     config.validate()
@@ -743,7 +757,7 @@ def run_tournament(
     rules = get_rules(config.variant)
     with _SignalStop(handle_signals) as stop:
         try:
-            return _run(config, rules, progress, out_dir, plots, stop)
+            return _run(config, rules, progress, out_dir, plots, stop, notes)
         except KeyboardInterrupt as e:
             if isinstance(e, TournamentInterrupted):
                 raise
@@ -751,7 +765,13 @@ def run_tournament(
 
 
 def _run(
-    config: EvalConfig, rules: Rules, progress: bool, out: Path | None, plots: bool, stop: _SignalStop
+    config: EvalConfig,
+    rules: Rules,
+    progress: bool,
+    out: Path | None,
+    plots: bool,
+    stop: _SignalStop,
+    notes: Callable[[str], None] | None = None,
 ) -> TournamentResult:
     import_plugins(config.plugins)
     entries, candidate = _resolve_entries(config)
@@ -775,6 +795,8 @@ def _run(
 
     tasks = make_tasks(schedule, deals.seeds, batch, [e.label for e in players], partner_index)
     workers = max(1, min(config.num_workers, len(tasks)))
+    if notes is not None and config.ray is None and config.num_workers > len(tasks):
+        notes(idle_workers_note(len(tasks), config.num_workers, len(deals), len(schedule), batch))
     if config.ray is not None:  # Ray: the most tasks in flight, 0 = the cluster's CPUs (known once connected)
         workers = config.workers
     created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
