@@ -13,7 +13,16 @@ import numpy.typing as npt
 
 from agents.base import ActBatch, AgentSpecError, Policy
 from agents.endgame import _best_actions
-from agents.features import Moves, act_with_knocks, generate_moves, greedy_scores, pick_best, require_state
+from agents.features import (
+    Moves,
+    act_with_knocks,
+    dynamic_weights,
+    expert_scores,
+    generate_moves,
+    greedy_scores,
+    pick_best,
+    require_state,
+)
 from agents.greedy import greedy_moves
 from agents.lookahead import RolloutPolicy, _move_margins
 from agents.mlp_layers import ACTIVATIONS, mlp_logits
@@ -129,6 +138,7 @@ class AZAgent(Policy):
         prior: float = 0.5,
         rollout: str = "net",
         temp: float = 0.0,
+        expert: float = 0.0,
     ) -> None:
         super().__init__(rules, seed)
         if worlds < 1:
@@ -141,12 +151,15 @@ class AZAgent(Policy):
             raise AgentSpecError(f"az: prior must be >= 0 (weight of the network's log-probability), got {prior}")
         if rollout not in ("net", "greedy"):
             raise AgentSpecError(f"az: rollout must be 'net' or 'greedy', got {rollout!r}")
+        if expert < 0:
+            raise AgentSpecError(f"az: expert must be >= 0 (the expert heuristic's weight, as pimc's), got {expert}")
         if temp < 0 or (temp > 0 and rollout != "net"):
             raise AgentSpecError(f"az: temp must be >= 0 and needs rollout=net (sampled network rollouts), got {temp}")
         self.net = net
         self.worlds, self.depth, self.endgame, self.prior = int(worlds), int(depth), int(endgame), float(prior)
         self.rollout_name = rollout
         self.temp = float(temp)
+        self.expert = float(expert)
         self.policy: RolloutPolicy = greedy_moves
         if rollout == "net":
             self.policy = net_rollout_policy(net, self.temp, lambda: self.rng)
@@ -162,11 +175,20 @@ class AZAgent(Policy):
         exact = remaining <= self.endgame
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
-        prior = np.where(exact, 0.0, self.prior)
+        if self.expert == 0:
+            prior = np.where(exact, 0.0, self.prior)
 
-        def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
-            real = generate_moves(rules, state, games)
-            return real, _log_prior(self.net, state, games, real)
+            def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
+                real = generate_moves(rules, state, games)
+                return real, _log_prior(self.net, state, games, real)
+
+        else:  # both priors: the weights are inside the scores
+            prior = np.where(exact, 0.0, 1.0)
+
+            def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
+                real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
+                net = _log_prior(self.net, state, games, real)
+                return real, self.prior * net + self.expert * expert_scores(rules, state, real)
 
         return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, log_prior)
 

@@ -100,7 +100,7 @@ Backend = Literal["onnx", "numpy"]
 SEARCH_AGENT = "az"
 """The search a search bot runs its network inside (``agents.netsearch``; a model card's ``"search"``)."""
 SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
-SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0)}
+SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
 SEARCH_ROLLOUTS = ("net", "greedy")
 
 

@@ -13,13 +13,14 @@ hand. What the network changes:
 - **prior**: the mean margin of each move gets ``prior`` times the network's log-probability of the move's card
   (clipped at -5) instead of pimc's hand-written expert heuristic; ``prior=0`` ranks the moves by the search
   alone;
+- **expert prior** (``expert=w``, default 0): w times pimc's expert heuristic is added to the margins as well;
 - **end game**: as pimc, the last ``endgame`` plies of a hand (stock empty) are solved exactly in each world.
 
 The network is a ``bot:`` export directory (numpy, torch-free: the shipped search bot) or a ``train.py`` checkpoint
 (``.zip``, read as weights only). Everything runs batched: all worlds of all decisions of a batch advance together,
 and a rollout ply is one ``core.observe``, one forward pass and one ``core.step`` on the whole batch.
 
-Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollout=net,temp=0``.
+Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollout=net,temp=0,expert=0``.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
 @register_agent(
     "az",
     "sampled-deal search with a network's rollouts and prior: az:path=DIR|FILE.zip[,worlds=16,depth=1,endgame=6,"
-    "prior=0.5,rollout=net|greedy,temp=0]",
+    "prior=0.5,rollout=net|greedy,temp=0,expert=0]",
 )
 def _make_az(
     rules: Rules,
@@ -82,10 +83,20 @@ def _make_az(
     prior: float = 0.5,
     rollout: str = "net",
     temp: float = 0.0,
+    expert: float = 0.0,
 ) -> Policy:
     if not path:
         raise AgentSpecError("agent az needs a network: az:path=agents/bots/classic (a bot directory or a .zip)")
     net = load_net(rules, path)
     return AZAgent(
-        rules, net, seed, worlds=worlds, depth=depth, endgame=endgame, prior=prior, rollout=rollout, temp=temp
+        rules,
+        net,
+        seed,
+        worlds=worlds,
+        depth=depth,
+        endgame=endgame,
+        prior=prior,
+        rollout=rollout,
+        temp=temp,
+        expert=expert,
     )

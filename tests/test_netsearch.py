@@ -80,7 +80,7 @@ def test_az_plays_whole_hands_with_both_rollouts() -> None:
     assert (res.hands == 1).all()
 
 
-@pytest.mark.parametrize("options", ["worlds=4", "worlds=4,temp=1"])
+@pytest.mark.parametrize("options", ["worlds=4", "worlds=4,temp=1", "worlds=4,expert=1"])
 def test_az_is_deterministic_for_a_seed(options: str) -> None:
     rules = get_rules("classic")
     st = random_positions(rules, 12, 8, seed=12)
@@ -90,7 +90,10 @@ def test_az_is_deterministic_for_a_seed(options: str) -> None:
     assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize(("variant", "options"), [("classic", ""), ("classic", ",temp=1"), ("scopa-a-quattro", "")])
+@pytest.mark.parametrize(
+    ("variant", "options"),
+    [("classic", ""), ("classic", ",temp=1"), ("classic", ",expert=1"), ("scopa-a-quattro", ",expert=0.5")],
+)
 def test_az_is_blind_to_hidden_cards(variant: str, options: str, tmp_path: Path) -> None:
     rules = get_rules(variant)
     net = CLASSIC_BOT if variant == "classic" else random_net(tmp_path / "net", variant)
@@ -116,6 +119,8 @@ def test_az_options_are_checked(tmp_path: Path) -> None:
     for bad in ("temp=-1", "temp=1,rollout=greedy"):
         with pytest.raises(AgentSpecError, match="temp must be >= 0 and needs rollout=net"):
             make_agent(f"az:path={CLASSIC_BOT},{bad}", rules)
+    with pytest.raises(AgentSpecError, match="expert must be >= 0"):
+        make_agent(f"az:path={CLASSIC_BOT},expert=-1", rules)
     quattro = random_net(tmp_path / "q", "scopa-a-quattro")
     with pytest.raises(AgentSpecError):  # a network of another variant's size
         load_net(rules, quattro)
@@ -249,3 +254,28 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
     monkeypatch.setattr(ei.ExpertIteration, "_evaluate", real)
     assert ei.main(["--resume", str(run), "--no-progress"]) == 0
     assert json.loads((run / "state.json").read_text())["iteration"] == 2
+
+
+def test_az_expert_prior_adds_pimcs_heuristic_to_the_networks() -> None:
+    """``expert=w`` adds w times the expert heuristic (pimc's prior) to the margins: ``_move_margins`` gets the real
+    position's candidates scored prior x log p(card) + w x expert, so with the same worlds the margins differ from
+    ``expert=0`` by exactly w x expert on each candidate (the end game, solved exactly, keeps no prior)."""
+    from agents.features import dynamic_weights, expert_scores, generate_moves
+    from scopa_env.core import remaining_plies
+
+    rules = get_rules("classic")
+    st = random_positions(rules, 10, 4, seed=21)
+    games = np.flatnonzero((st.phase != Phase.DONE) & (remaining_plies(rules, st, np.arange(10)) > 6))
+    assert games.size >= 3, "too few positions before the end game: the test is void"
+    plain = make_agent(f"az:path={CLASSIC_BOT},worlds=3,prior=0.5", rules, seed=4)
+    both = make_agent(f"az:path={CLASSIC_BOT},worlds=3,prior=0.5,expert=2", rules, seed=4)
+    plain.seed(4)
+    both.seed(4)
+    _, m0, _ = plain.search(st, games)
+    _, m1, _ = both.search(st, games)
+    real = generate_moves(rules, st, games, dynamic_weights(rules, st, games))
+    extra = np.zeros_like(m0)
+    extra[real.row, np.arange(len(real)) - real.starts[real.row]] = 2 * expert_scores(rules, st, real)
+    finite = np.isfinite(m0)
+    assert np.array_equal(finite, np.isfinite(m1)) and extra[finite].any()
+    np.testing.assert_allclose(m1[finite], m0[finite] + extra[finite], atol=1e-9)

@@ -218,3 +218,20 @@ def test_export_records_the_commands_and_the_cost_per_move(search_bot: tuple[Pat
     )
     assert proc.returncode == 2 and "--cost" in proc.stderr and "not JSON" in proc.stderr
     assert not (tmp_path / "cli2").exists()
+
+
+def test_a_search_bot_may_add_the_expert_prior(search_bot: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--search worlds=3,expert=1`` ships az with pimc's expert heuristic beside the network's prior; the card's
+    number is checked like the others (a negative or huge weight is refused on load)."""
+    src, _ = search_bot
+    export_bot(src, tmp_path / "e", search="worlds=3,prior=0.5,expert=1", check_rows=16)
+    bot = Bot.load(tmp_path / "e")
+    assert bot.search == {"worlds": 3, "prior": 0.5, "expert": 1.0}
+    agent = make_agent(f"bot:path={tmp_path / 'e'}", "classic", seed=1)
+    assert isinstance(agent, AZAgent) and agent.expert == 1.0
+    card_path = tmp_path / "e" / MODEL_CARD
+    card = json.loads(card_path.read_text())
+    card["search"]["expert"] = -1
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(BotError, match="'expert' must be a number in"):
+        Bot.load(tmp_path / "e")
