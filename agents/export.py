@@ -463,10 +463,14 @@ def read_provenance(commands: Any = None, cost: Any = None) -> dict[str, Any]:
             value: Any = cost
         else:
             text = _read_small_text(cost, "--cost", what)
-            try:
-                value = json.loads(text.strip().splitlines()[-1] if text.strip() else text)
-            except ValueError as e:
-                raise ExportArgumentError(f"--cost {cost}: not JSON ({e}); give {what}") from None
+            try:  # the whole file, else its last line (bench/bot_latency.py's output saved whole)
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                try:
+                    value = json.loads(text.strip().splitlines()[-1] if text.strip() else text)
+                except (ValueError, RecursionError) as e:
+                    what_went_wrong = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
+                    raise ExportArgumentError(f"--cost {cost}: not JSON ({what_went_wrong}); give {what}") from None
         if not isinstance(value, dict) or not value:
             raise ExportArgumentError(f"--cost {cost}: holds {type(value).__name__}, not an object; give {what}")
         fields["cost_per_move"] = value

@@ -193,17 +193,22 @@ def test_export_records_the_commands_and_the_cost_per_move(search_bot: tuple[Pat
     card = json.loads((tmp_path / "cli" / MODEL_CARD).read_text())
     assert card["commands"] == ["python -m agents.export a --out b", "python evaluate.py --hands 9"]
     assert card["cost_per_move"] == {"act_state_us": {"median": 2.5}, "calls": 3}
+    (tmp_path / "pretty.json").write_text(json.dumps({"median_ms": 23.7, "p99_ms": 48.6}, indent=2))
+    pretty = export_bot(src, tmp_path / "pretty", search="worlds=2", cost=tmp_path / "pretty.json", check_rows=16)
+    assert pretty["cost_per_move"] == {"median_ms": 23.7, "p99_ms": 48.6}  # a whole JSON file, indented
     again = export_bot(tmp_path / "cli", tmp_path / "again", search="worlds=3", check_rows=16)
     assert "commands" not in again and "cost_per_move" not in again  # they describe the source bot
     (tmp_path / "empty.txt").write_text("# nothing\n\n")
     (tmp_path / "list.json").write_text("[1, 2]")
     (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     bad_cases = (
         ({"commands": tmp_path / "missing.txt"}, "no such file"),
         ({"commands": tmp_path / "empty.txt"}, "no command in it"),
         ({"commands": ["ok", 3]}, "list of command lines"),
         ({"cost": tmp_path / "list.json"}, "not an object"),
         ({"cost": tmp_path / "bad.json"}, "not JSON"),
+        ({"cost": tmp_path / "deep.json"}, "nests too deeply"),
     )
     for kwargs, match in bad_cases:
         with pytest.raises(ExportArgumentError, match=match):
