@@ -739,7 +739,8 @@ def run_tournament(
     ``handle_signals``, SIGTERM or SIGHUP) stops the workers and raises ``TournamentInterrupted`` carrying the
     partial result and the paths written.
 
-    ``notes`` receives advice on the settings that does not stop the run (e.g. more workers than tasks).
+    ``notes`` receives advice on the settings that does not stop the run (e.g. more ``workers`` asked for than
+    there are tasks).
     """
     config = replace(config, agents=list(config.agents), plugins=list(config.plugins))
     config.validate()
@@ -795,7 +796,7 @@ def _run(
 
     tasks = make_tasks(schedule, deals.seeds, batch, [e.label for e in players], partner_index)
     workers = max(1, min(config.num_workers, len(tasks)))
-    if notes is not None and config.ray is None and config.num_workers > len(tasks):
+    if notes is not None and config.ray is None and config.workers > len(tasks):  # asked for (0: all cores)
         notes(idle_workers_note(len(tasks), config.num_workers, len(deals), len(schedule), batch))
     if config.ray is not None:  # Ray: the most tasks in flight, 0 = the cluster's CPUs (known once connected)
         workers = config.workers

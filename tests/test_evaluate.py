@@ -814,7 +814,8 @@ def test_a_signal_whose_exception_is_lost_still_stops_the_run(tmp_path: Path) ->
 
 def test_more_workers_than_tasks_gets_a_note_with_the_batch_that_uses_them() -> None:
     """10 deals in tasks of 16 make one task: with 2 workers one would idle, and the note says which --batch (5: two
-    tasks) feeds both; with one worker there is no note. The note changes nothing in the results."""
+    tasks) feeds both; with one worker, or the default (all cores), there is no note. The note changes nothing in the
+    results."""
     from agents.tournament import idle_workers_note, run_tournament
 
     said: list[str] = []
@@ -823,5 +824,7 @@ def test_more_workers_than_tasks_gets_a_note_with_the_batch_that_uses_them() -> 
     said.clear()
     alone = run_tournament(cfg(agents=["random", "greedy"], deals=10, workers=1), notes=said.append)
     assert said == [] and np.array_equal(noted.pairings[0].margins, alone.pairings[0].margins)
+    run_tournament(cfg(agents=["random", "greedy"], deals=10, workers=0), notes=said.append)
+    assert said == []  # workers=0 (all cores) is not a number asked for: no advice
     assert "--batch 5 " in idle_workers_note(3, 6, 10, 3, 500)  # 3 pairings need 2 tasks each: 5 deals a task
     assert "--batch 1 " in idle_workers_note(1, 16, 3, 1, 500)  # fewer deals than workers: one deal a task
