@@ -81,9 +81,10 @@ def partial_oracle_worlds(see: float) -> WorldSampler:
                     continue
                 spare = np.setdiff1d(np.flatnonzero(hand), shown)
                 out = rng.choice(spare, size=missing.size, replace=False)
-                deck = worlds.deck[w]
-                at = [int(np.flatnonzero(deck == c)[0]) for c in missing.tolist()]
-                deck[at] = out
+                deck = worlds.deck[w]  # a permutation: the dealt part holds the cards not in the stock
+                at_stock = [int(np.flatnonzero(deck == c)[0]) for c in missing.tolist()]
+                at_dealt = [int(np.flatnonzero(deck == c)[0]) for c in out.tolist()]
+                deck[at_stock], deck[at_dealt] = out, missing
                 hand[missing], hand[out] = True, False
         return worlds, wrow
 

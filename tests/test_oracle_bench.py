@@ -76,6 +76,7 @@ def test_partial_oracle_worlds_hold_the_shown_cards_and_deal_the_rest() -> None:
         for i in range(wrow.size):
             hidden = sorted(np.flatnonzero(true_hand[i]).tolist() + real.deck[i, pos[i] :].tolist())
             assert hidden == sorted(np.flatnonzero(world_hand[i]).tolist() + worlds.deck[i, pos[i] :].tolist())
+            assert sorted(worlds.deck[i].tolist()) == list(range(rules.num_cards))  # still a permutation
         share[see] = (true_hand & world_hand).sum() / true_hand.sum()
     assert share[1.0] == 1.0 and share[0.0] < share[0.5] < 1.0
     with pytest.raises(ValueError, match="see must be in"):
