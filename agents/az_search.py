@@ -175,20 +175,16 @@ class AZAgent(Policy):
         exact = remaining <= self.endgame
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
-        if self.expert == 0:
-            prior = np.where(exact, 0.0, self.prior)
+        # The weights live inside the scores (1: any prior; 0 skips the prior's work, as before ``expert``).
+        prior = np.where(exact, 0.0, 1.0 if self.prior > 0 or self.expert > 0 else 0.0)
 
-            def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
-                real = generate_moves(rules, state, games)
-                return real, _log_prior(self.net, state, games, real)
-
-        else:  # both priors: the weights are inside the scores
-            prior = np.where(exact, 0.0, 1.0)
-
-            def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
-                real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
-                net = _log_prior(self.net, state, games, real)
-                return real, self.prior * net + self.expert * expert_scores(rules, state, real)
+        def log_prior() -> tuple[Moves, npt.NDArray[np.float64]]:
+            weights = dynamic_weights(rules, state, games) if self.expert > 0 else None  # expert's suit choice
+            real = generate_moves(rules, state, games, weights)
+            scores = self.prior * _log_prior(self.net, state, games, real)
+            if self.expert > 0:
+                scores = scores + self.expert * expert_scores(rules, state, real)
+            return real, scores
 
         return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, log_prior)
 

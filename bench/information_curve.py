@@ -46,11 +46,13 @@ def read_margin(path: Path, opponent: str = "pimc") -> tuple[str, str, float, fl
     for r in sets:
         specs = {a["agent"]: a.get("spec", "") for a in r.get("ratings", []) if isinstance(a, dict) and "agent" in a}
         specs.update({a["label"]: a["spec"] for a in r.get("agents", [])})
+        if specs.get(opponent, opponent) != opponent:  # e.g. a pimc with options, labelled pimc
+            continue
         for p in r.get("pairings", []):
             m = p["margin"]
-            if p["opponent"] == opponent and specs.get(opponent, opponent) == opponent:
+            if p["opponent"] == opponent:
                 found.append((p["agent"], specs.get(p["agent"], ""), m["value"], m["low"], m["high"], p["deals"]))
-            elif p["agent"] == opponent and specs.get(opponent, opponent) == opponent:
+            elif p["agent"] == opponent:
                 a = p["opponent"]
                 found.append((a, specs.get(a, ""), -m["value"], -m["high"], -m["low"], p["deals"]))
     if not found:
