@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,export,web,integrations,ray]'
+	$(PY) -m pip install --quiet -e '.[dev,export,web,docs,integrations,ray]'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -17,6 +17,7 @@ import platform
 import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,7 @@ def read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             blob["optim_state"] = read_optimizer_state(path)
     except AgentSpecError as e:
         raise RunDirError(str(e)) from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:  # CRC / zlib errors, StateFileError
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as e:  # CRC, zlib, StateFileError
         raise RunDirError(f"{path.name} is damaged ({type(e).__name__}: {e})") from None
     if not isinstance(blob, dict) or not {"env", "league", "state", "rng", "num_timesteps", "model"} <= set(blob):
         raise RunDirError(f"{path.name}: its resume state lacks parts (damaged or from another version)")
@@ -188,7 +189,7 @@ def step_files(ckpt_dir: Path) -> list[tuple[int, Path]]:
     out = []
     for p in ckpt_dir.glob("step_*.zip") if ckpt_dir.is_dir() else []:
         digits = p.stem.removeprefix("step_")
-        if digits.isdigit():
+        if digits.isdigit() and not p.is_dir():  # a folder of that name is no checkpoint (and never pruned)
             out.append((int(digits), p))
     return sorted(out)
 
@@ -199,6 +200,12 @@ def newest_intact_checkpoint(run: Path) -> tuple[Path, dict[str, Any], dict[str,
     message)."""
     from agents.neural import read_checkpoint_meta
 
+    for name in ("last.zip", "best.zip"):  # the run writes these again: a folder in the way would fail later
+        if (run / name).is_dir():
+            raise RunDirError(
+                f"--resume {str(run)!r}: {name} is a folder, where the run keeps a checkpoint file it must write "
+                f"again; move it out of the way (e.g. mv {run / name} {run / (name + '.folder')}) and resume again"
+            )
     candidates = step_files(run / "checkpoints")
     last = run / "last.zip"
     problems: list[str] = []

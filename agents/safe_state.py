@@ -32,6 +32,7 @@ import importlib
 import io
 import json
 import zipfile
+import zlib
 from enum import Enum
 from typing import Any
 
@@ -419,6 +420,7 @@ def loads(data: bytes) -> Any:
         OSError,
         EOFError,
         zipfile.BadZipFile,
+        zlib.error,
         UnicodeDecodeError,
         KeyError,
         IndexError,

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,20 @@ def _flip_bytes(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", [_truncate, _flip_bytes])
+def _damage_resume_member(path: Path, at: int = 100, n: int = 32) -> None:
+    """Zero ``n`` bytes ``at`` bytes into the compressed data of the resume state inside a checkpoint (a zlib error
+    on reading it; the zip directory and the other members intact)."""
+    with zipfile.ZipFile(path) as archive:
+        offset = archive.getinfo("scopa_resume.npz").header_offset
+    data = bytearray(path.read_bytes())
+    name_len = int.from_bytes(data[offset + 26 : offset + 28], "little")
+    extra_len = int.from_bytes(data[offset + 28 : offset + 30], "little")
+    start = offset + 30 + name_len + extra_len + at
+    data[start : start + n] = bytes(n)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_bytes, _damage_resume_member])
 def test_a_damaged_last_zip_resumes_from_the_newest_intact_step_file(
     full: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -72,10 +86,13 @@ def test_a_damaged_last_zip_resumes_from_the_newest_intact_step_file(
     assert [e.get("from_step") for e in _history(run) if e["event"] == "resume"] == [2048]
 
 
-def test_nothing_intact_says_so_and_what_to_do(full: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+@pytest.mark.parametrize("damage", [_truncate, _damage_resume_member])
+def test_nothing_intact_says_so_and_what_to_do(
+    full: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture
+) -> None:
     run = Path(shutil.copytree(full, tmp_path / "run"))
     for p in [run / "last.zip", *(run / "checkpoints").iterdir()]:
-        _truncate(p)
+        damage(p)
     assert train.main(["--resume", str(run), "--total-steps", "8192"]) == 2
     err = capsys.readouterr().err
     assert "no intact checkpoint" in err and "last.zip" in err and "step_000002048.zip" in err
@@ -94,6 +111,21 @@ def test_a_step_file_newer_than_last_zip_wins(full: Path, tmp_path: Path) -> Non
     assert [e.get("from_step") for e in _history(half) if e["event"] == "resume"] == [2048, 4096]
     assert sorted(p.name for p in (half / "checkpoints").iterdir()) == ["step_000004096.zip", "step_000006144.zip"]
     assert not list(half.glob("*.tmp")) and not list(half.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("name", ["last.zip", "best.zip"])
+def test_a_folder_in_place_of_a_checkpoint_file_is_refused_before_training(
+    full: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Path(shutil.copytree(full, tmp_path / "run"))
+    (run / name).unlink()
+    (run / name).mkdir()
+    history = (run / "history.jsonl").read_text()
+    assert train.main(["--resume", str(run), "--total-steps", "6144"]) == 2
+    err = capsys.readouterr().err
+    assert f"{name} is a folder" in err and "mv " in err and "Traceback" not in err
+    assert (run / "history.jsonl").read_text() == history  # nothing trained, nothing written
+    assert (run / name).is_dir()  # the user's folder is left alone
 
 
 def test_step_files_stand_in_for_last_zip(full: Path, tmp_path: Path) -> None:
