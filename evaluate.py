@@ -195,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODULE",
         help="import MODULE to register agents",
     )
+    p.add_argument(
+        "--trust-config-plugins",
+        action="store_true",
+        help="import the plugins a --config file names (they run code: by default a config file's plugins are "
+        "refused, and --plugin on the command line is the way to give them)",
+    )
     p.add_argument("--start-method", choices=START_METHODS, help="worker start method (spawn)")
     p.add_argument(
         "--ray",
@@ -224,7 +230,7 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
     if args.matches is not None:
         overrides.update(mode="matches", deals=args.matches)
     if args.config is not None:
-        return EvalConfig.from_yaml(args.config, overrides)
+        return EvalConfig.from_yaml(args.config, overrides, trust_plugins=args.trust_config_plugins)
     return EvalConfig.from_dict(overrides)
 
 

@@ -489,10 +489,14 @@ class EvalConfig:
         return EvalConfig(**{key: check_setting(key, value) for key, value in data.items()})
 
     @staticmethod
-    def from_yaml(path: str | Path, overrides: dict[str, Any] | None = None) -> EvalConfig:
+    def from_yaml(path: str | Path, overrides: dict[str, Any] | None = None, trust_plugins: bool = False) -> EvalConfig:
         """Read the settings from a YAML file (``agents.config.read_yaml_mapping``: ``yaml.safe_load``, plain data
         only, no Python objects), with ``overrides`` (settings given on the command line) on top. Every value goes
-        through ``check_setting``; a bad key or value of the file is reported as the file's."""
+        through ``check_setting``; a bad key or value of the file is reported as the file's.
+
+        A config file never runs code: its ``plugins`` (modules that would be imported, so their code would run) are
+        refused unless ``trust_plugins`` (``evaluate.py --trust-config-plugins``) confirms them; plugins given in
+        ``overrides`` (``--plugin``) come from the user and need no confirmation."""
         path = Path(path)
         fix = "give a YAML file of EvalConfig settings, e.g. 'agents: [random, greedy]' (see docs/evaluate.md)"
         try:
@@ -502,9 +506,16 @@ class EvalConfig:
                 raise TournamentError(f"config file {path} {_yaml_problem(e, fix)}") from None
             data = {}  # an empty list, 0 or false: no settings, as an empty file
         try:
-            EvalConfig.from_dict(data)  # the file's settings on their own: an error there is the file's
+            checked = EvalConfig.from_dict(data)  # the file's settings on their own: an error there is the file's
         except TournamentError as e:
             raise TournamentError(f"config file {path}: {e}") from None
+        if checked.plugins and not trust_plugins:
+            names = " ".join(f"--plugin {m}" for m in checked.plugins)
+            raise TournamentError(
+                f"config file {path} names plugins {checked.plugins}: modules that evaluate.py would import, running "
+                "their code; a config file is data and runs no code unless you say so. Give them on the command line "
+                f"({names}), or confirm the file's with --trust-config-plugins if you trust where it came from"
+            )
         return EvalConfig.from_dict({**data, **(overrides or {})})
 
 
