@@ -146,8 +146,8 @@ def rllib_actor(state: dict[str, torch.Tensor], meta: dict[str, Any], where: str
         if act is not None:
             parts.append(act())
         size = w.shape[0]
-    if size != int(meta["num_cards"]):
-        raise AgentSpecError(f"{where}: its policy head has {size} outputs, not {meta['num_cards']} cards")
+    if size != meta.get("num_cards"):
+        raise AgentSpecError(f"{where}: its policy head has {size} outputs, not {meta.get('num_cards')!r} cards")
     net = nn.Sequential(*parts).eval()
     for p in net.parameters():
         p.requires_grad_(False)
@@ -178,18 +178,32 @@ def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = N
         raise AgentSpecError(f"{where}: unreadable ({type(e).__name__}: {first}); export it again") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise AgentSpecError(f"{where}: {WEIGHTS_FILE} is not a state dict of tensors")
-    if meta.get("format", FORMAT) > FORMAT:
-        raise AgentSpecError(f"{where} has format {meta['format']}, newer than this code's; update the code")
-    if meta.get("obs_version") != core.observation_version(rules):
+    fmt = meta.get("format", FORMAT)
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise AgentSpecError(f"{where}: {META_FILE} has format {fmt!r}, not a whole number; export it again")
+    if fmt > FORMAT:
+        raise AgentSpecError(f"{where} has format {fmt}, newer than this code's; update the code")
+    missing = [key for key in ("variant", "obs_version", "obs_size", "num_cards") if key not in meta]
+    if missing:
         raise AgentSpecError(
-            f"{where} was trained on observation version {meta.get('obs_version')}, this code observes version "
-            f"{core.observation_version(rules)}; train it again with this code"
+            f"{where}: {META_FILE} lacks {', '.join(missing)}; export it again (python -m agents.rllib_agent DIR)"
         )
-    if meta.get("variant") != rules.name or meta.get("obs_size") != core.observation_size(rules):
+    if meta["variant"] != rules.name:
         raise AgentSpecError(
-            f"{where} was trained for variant {meta.get('variant')!r}, not {rules.name!r}; play it with --variant "
-            f"{meta.get('variant')}"
+            f"{where} was trained for variant {meta['variant']!r}, not {rules.name!r}; play it with --variant "
+            f"{meta['variant']}"
         )
+    for key, ours in (
+        ("obs_version", core.observation_version(rules)),
+        ("obs_size", core.observation_size(rules)),
+        ("num_cards", rules.num_actions),
+    ):
+        theirs = meta[key]
+        if theirs != ours or type(theirs) is not int:
+            raise AgentSpecError(
+                f"{where}: {META_FILE} says {key} {theirs!r}, where this code's {rules.name} has {ours!r}; "
+                "train it again with this code (or export it again if the file was edited)"
+            )
     return NeuralPolicy(rules, rllib_actor(state, meta, where), seed=seed, name=str(path), meta=meta)
 
 
