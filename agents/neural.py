@@ -29,6 +29,7 @@ import copy
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -123,23 +124,64 @@ def _open_checkpoint(path: str | Path) -> zipfile.ZipFile:
         raise AgentSpecError(f"checkpoint {str(p)!r} cannot be opened ({e}); use another checkpoint of the run") from e
 
 
+_META_WHOLE_NUMBERS = ("format", "obs_version", "obs_size", "num_cards", "num_players", "steps", "endgame")
+"""Metadata fields that must be whole numbers when present (``obs_version`` always is)."""
+_EOCD = b"PK\x05\x06"  # the zip format's end-of-central-directory record (22 bytes + a comment of up to 64 KiB)
+
+
+def _cut_short(path: str | Path) -> bool:
+    """True when the file does not end with a zip's end record (a copy or download that stopped early): the zip
+    reader may then find an inner archive's end instead (a checkpoint stores its weights as zips of their own)."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - 22 - 65535))
+        tail = f.read()
+    at = tail.rfind(_EOCD)
+    while at >= 0:
+        if at + 22 <= len(tail) and at + 22 + int.from_bytes(tail[at + 20 : at + 22], "little") == len(tail):
+            return False
+        at = tail.rfind(_EOCD, 0, at)
+    return True
+
+
+def _check_meta_fields(meta: Any, path: str | Path) -> dict[str, Any]:
+    """``meta`` if its fields have their types (a dict, ``variant`` a string, the counts whole numbers), else
+    ``AgentSpecError`` naming the field: code reading it later compares and counts with them."""
+    where = f"checkpoint {str(path)!r}: its {META_NAME}"
+    if not isinstance(meta, dict) or "variant" not in meta or "obs_version" not in meta:
+        raise AgentSpecError(f"{where} lacks the variant or the observation version")
+    if not isinstance(meta["variant"], str):
+        raise AgentSpecError(f"{where} has variant {meta['variant']!r}, not a variant name; the file is damaged")
+    for key in _META_WHOLE_NUMBERS:
+        if key in meta and type(meta[key]) is not int:
+            raise AgentSpecError(
+                f"{where} has {key} {meta[key]!r}, not a whole number; the file is damaged or was edited by hand "
+                "(use a checkpoint as train.py wrote it)"
+            )
+    return meta
+
+
 def read_checkpoint_meta(path: str | Path) -> dict[str, Any]:
     """The ``scopa_meta.json`` of a checkpoint; raises ``AgentSpecError`` for a missing, corrupt or foreign file."""
     with _open_checkpoint(path) as archive:
         if META_NAME not in archive.namelist():
+            if _cut_short(path):
+                raise AgentSpecError(
+                    f"checkpoint {str(path)!r} is cut short (the end of the file is missing: a copy or download "
+                    "that stopped early, or a disk that filled up); copy it again or use another checkpoint of the run"
+                )
             raise AgentSpecError(
                 f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by train.py, so its variant and "
                 "observation version are unknown; use a checkpoint from a train.py run directory"
             )
         try:
             meta = json.loads(archive.read(META_NAME))
-        except (zipfile.BadZipFile, OSError, ValueError) as e:
+        except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError) as e:
             raise AgentSpecError(
                 f"checkpoint {str(path)!r}: its {META_NAME} is unreadable ({e}); the file is corrupt"
             ) from None
-    if not isinstance(meta, dict) or "variant" not in meta or "obs_version" not in meta:
-        raise AgentSpecError(f"checkpoint {str(path)!r}: {META_NAME} lacks the variant or the observation version")
-    return meta
+    return _check_meta_fields(meta, path)
 
 
 def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_variant: bool = False) -> None:
@@ -341,7 +383,7 @@ def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
         with _open_checkpoint(path) as archive:
             try:
                 data = json.loads(archive.read("data")) if "data" in archive.namelist() else {}
-            except (zipfile.BadZipFile, OSError, ValueError, RecursionError):
+            except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError):
                 raise AgentSpecError(
                     f"checkpoint {str(path)!r}: its data member is unreadable; the file is corrupt"
                 ) from None

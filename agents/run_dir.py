@@ -179,9 +179,45 @@ def read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         raise RunDirError(f"{path.name} is damaged ({type(e).__name__}: {e})") from None
     if not isinstance(blob, dict) or not {"env", "league", "state", "rng", "num_timesteps", "model"} <= set(blob):
         raise RunDirError(f"{path.name}: its resume state lacks parts (damaged or from another version)")
-    if int(blob["num_timesteps"]) != int(meta.get("steps", -1)):
+    _check_run_state(blob, path)
+    if blob["num_timesteps"] != meta.get("steps", -1):
         raise RunDirError(f"{path.name}: its resume state and metadata disagree on the step")
     return meta, blob
+
+
+_STATE_NUMBERS = {
+    "next_snapshot": int,
+    "next_eval": int,
+    "next_checkpoint": int,
+    "next_composition": int,
+    "handled_step": int,
+    "best_step": int,
+    "best_margin": float,
+    "elapsed_s": float,
+}
+"""The trainer's counters in a resume state (``Trainer.state``) and their kinds, checked when a run is resumed."""
+
+
+def _check_run_state(blob: dict[str, Any], path: Path) -> None:
+    """``RunDirError`` unless the resume state's step and the trainer's counters have their kinds (a damaged or
+    crafted file would otherwise fail with a TypeError in the middle of training)."""
+
+    def bad(what: str, value: Any) -> RunDirError:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        return RunDirError(f"{path.name}: its resume state has {what} {shown} (damaged or crafted)")
+
+    if type(blob["num_timesteps"]) is not int:
+        raise bad("num_timesteps", blob["num_timesteps"])
+    state = blob["state"]
+    if not isinstance(state, dict):
+        raise bad("a trainer state", state)
+    for key, kind in _STATE_NUMBERS.items():
+        value = state.get(key, 0)
+        ok = type(value) is int if kind is int else isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            raise bad(key, value)
+    if not isinstance(state.get("last_eval", {}), dict):
+        raise bad("last_eval", state["last_eval"])
 
 
 def step_files(ckpt_dir: Path) -> list[tuple[int, Path]]:

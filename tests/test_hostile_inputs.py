@@ -119,3 +119,112 @@ def test_a_bad_rllib_module_is_refused_when_built(tmp_path: Path, head: int, cha
     folder = _fake_rllib_checkpoint(tmp_path / "bad", head_width=head, **changes)
     with pytest.raises(AgentSpecError, match=message):
         make_agent(f"rllib:path={folder}", "classic")
+
+
+# ------------------------------------------------------------------------------------------- checkpoints, resume
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished smoke run (4,096 steps; step files at 2,048 and 4,096)."""
+    import train
+
+    root = tmp_path_factory.mktemp("smoke")
+    smoke = str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml")
+    assert train.main(["--config", smoke, "--run-root", str(root), "--name", "h", "--lr-end-fraction", "1"]) == 0
+    (run,) = [p for p in root.iterdir() if p.is_dir()]
+    return run
+
+
+def _rewrite_member(path: Path, member: str, change: object) -> None:
+    """Replace one member of a checkpoint zip with ``change(old bytes) -> new bytes``."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: archive.read(info.filename) for info in archive.infolist()}
+    members[member] = change(members[member])  # type: ignore[operator]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+def _edit_meta(**changes: object) -> object:
+    import json
+
+    def change(raw: bytes) -> bytes:
+        return json.dumps({**json.loads(raw), **changes}).encode()
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"format": "x"}, r"has format 'x', not a whole number"),
+        ({"obs_version": "2"}, r"has obs_version '2', not a whole number"),
+        ({"num_cards": 40.5}, r"has num_cards 40.5, not a whole number"),
+        ({"variant": ["classic"]}, r"has variant \['classic'\], not a variant name"),
+    ],
+)
+def test_bad_checkpoint_metadata_is_named_by_every_loader(
+    smoke_run: Path, tmp_path: Path, changes: dict, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    import train
+    from agents.base import AgentSpecError, make_agent
+
+    ckpt = Path(shutil.copy(smoke_run / "best.zip", tmp_path / "best.zip"))
+    _rewrite_member(ckpt, "scopa_meta.json", _edit_meta(**changes))
+    with pytest.raises(AgentSpecError, match=message):
+        make_agent(str(ckpt), "classic")
+    smoke = str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml")
+    args = ["--config", smoke, "--run-root", str(tmp_path / "runs"), "--init-from", str(ckpt), "--total-steps", "64"]
+    assert train.main([*args, "--pretrain-teacher", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("not a whole number" in err or "not a variant name" in err)
+
+
+def test_a_checkpoint_cut_short_says_so(smoke_run: Path, tmp_path: Path) -> None:
+    from agents.base import AgentSpecError, make_agent
+
+    data = (smoke_run / "best.zip").read_bytes()
+    for cut in (30, 200, len(data) // 1000):  # the reader then finds the zip of the weights stored inside
+        short = tmp_path / f"cut{cut}.zip"
+        short.write_bytes(data[:-cut])
+        with pytest.raises(AgentSpecError, match=r"cut short|not a zip archive"):
+            make_agent(str(short), "classic")
+    short.write_bytes(data[:-200])
+    with pytest.raises(AgentSpecError, match=r"is cut short \(the end of the file is missing"):
+        make_agent(str(short), "classic")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("best_margin", {"a": 1}), ("handled_step", "4096"), ("elapsed_s", None), ("last_eval", [1])],
+)
+def test_a_resume_state_with_values_of_the_wrong_kind_is_passed_over(
+    smoke_run: Path, tmp_path: Path, key: str, value: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    import train
+    from agents import safe_state
+
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
+
+    def change(raw: bytes) -> bytes:
+        blob = safe_state.loads(raw)
+        blob["state"][key] = value
+        return safe_state.dumps(blob)
+
+    _rewrite_member(run / "last.zip", "scopa_resume.npz", change)
+    assert train.main(["--resume", str(run), "--total-steps", "4096"]) == 0  # the intact step file at 4,096
+    err = capsys.readouterr().err
+    assert f"last.zip: its resume state has {key}" in err and "Traceback" not in err
+    for p in (run / "checkpoints").iterdir():
+        _rewrite_member(p, "scopa_resume.npz", change)
+    _rewrite_member(run / "last.zip", "scopa_resume.npz", change)
+    assert train.main(["--resume", str(run), "--total-steps", "8192"]) == 2
+    err = capsys.readouterr().err
+    assert "no intact checkpoint" in err and "Traceback" not in err
