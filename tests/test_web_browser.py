@@ -1,20 +1,27 @@
 """The browser game in a real browser: headless Chromium (the system's package, nothing downloaded) driven by
 Playwright plays a whole classic match by clicking cards and capture choices, reads the hand summaries and the
 score, takes a rematch, starts a team game with a bot partner, and plays a hand of cirulla with a knock decided by
-clicking (the knocked cards shown, the hand summary's cirulla points).
+clicking (the knocked cards shown, the hand summary's cirulla points). At a phone's sizes (360x740, 420x860) and a
+desktop's (1280x800): no console error, no sideways overflow, the board laid out as a board, the newest move of the
+log in view, screenshots that are PNGs of the window's size; the bots' moves drawn on the table one by one; the
+English/Italian switch (remembered) changing every text, the score table's and the cards' names included; one name
+per seat in the seat boxes, the score table, the log and the summaries.
 
 Needs ``pip install playwright`` (the ``web`` extra; never ``playwright install``) and ``chromium`` on the PATH
-(``apt-get install chromium``); skipped cleanly without either. ``SCOPA_WEB_SCREENSHOT=docs/img/web.png`` also
-saves the README's screenshot.
+(``apt-get install chromium``); skipped cleanly without either. ``SCOPA_WEB_SCREENSHOTS=docs/img`` also saves the
+docs' screenshots there (``web_desktop.png``, ``web_phone.png``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,12 +37,25 @@ SEED = 20
 CIRULLA_SEED = 83
 """A cirulla deal (against greedy) where the dealer's side takes the table as dealt, the bot knocks, and the person
 may knock by sum or with three of a kind."""
+DESKTOP = {"width": 1280, "height": 800}
+PHONES = [{"width": 360, "height": 740}, {"width": 420, "height": 860}]
+MOVE_MS = 1000
+"""How long the page draws each bot move in the test that watches it (the others turn the drawing off: ``?anim=0``)."""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[WebServer]:
-    bots = {"random": "random", "greedy": "greedy", "expert": "expert"}
-    srv = make_server(ServerConfig(bots=bots, seed=SEED))
+    yield from serve({"random": "random", "greedy": "greedy", "expert": "expert"}, SEED)
+
+
+@pytest.fixture(scope="module")
+def cirulla_server() -> Iterator[WebServer]:
+    yield from serve({"greedy": "greedy"}, CIRULLA_SEED)
+
+
+def serve(bots: dict[str, str], seed: int) -> Iterator[WebServer]:
+    srv = make_server(ServerConfig(bots=bots, seed=seed))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv
@@ -51,19 +71,27 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture(scope="module")
-def cirulla_server() -> Iterator[WebServer]:
-    srv = make_server(ServerConfig(bots={"greedy": "greedy"}, seed=CIRULLA_SEED))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-
-
 @pytest.fixture
 def page(browser: Any, server: WebServer) -> Iterator[Any]:
     yield from open_page(browser, server)
+
+
+PageAt = Callable[..., Any]
+"""``page_at(viewport, move_ms=0)``: a fresh page on the classic server (closed and checked after the test)."""
+
+
+@pytest.fixture
+def page_at(browser: Any, server: WebServer) -> Iterator[PageAt]:
+    opened: list[Iterator[Any]] = []
+
+    def at(viewport: dict[str, int], move_ms: int = 0) -> Any:
+        pages = open_page(browser, server, viewport, move_ms)
+        opened.append(pages)
+        return next(pages)
+
+    yield at
+    for pages in opened:
+        next(pages, None)  # closes the page and checks its console
 
 
 @pytest.fixture
@@ -71,14 +99,18 @@ def cirulla_page(browser: Any, cirulla_server: WebServer) -> Iterator[Any]:
     yield from open_page(browser, cirulla_server)
 
 
-def open_page(browser: Any, server: WebServer) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1300, "height": 860})
+def open_page(
+    browser: Any, server: WebServer, viewport: dict[str, int] | None = None, move_ms: int = 0
+) -> Iterator[Any]:
+    """A fresh page (its own storage) in English at ``viewport``, drawing each move for ``move_ms``; fails the test
+    on any console error or uncaught exception."""
+    context = browser.new_context(viewport=viewport or {"width": 1300, "height": 860}, locale="en-US")
     pg = context.new_page()
     pg.set_default_timeout(15_000)
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(f"page error: {e}"))
     pg.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
-    pg.goto(server.url)
+    pg.goto(f"{server.url}?anim={move_ms}")
     pg.wait_for_selector("#variant option[value=classic]", state="attached")
     yield pg
     context.close()
@@ -100,7 +132,7 @@ def wait_until(page: Any, expression: str, timeout_s: float = 15.0) -> None:
 
 
 def click_and_wait(page: Any, locator: Any) -> None:
-    """Click, then wait until the page has drawn the server's answer."""
+    """Click, then wait until the page has drawn the server's answer (after drawing the moves in it)."""
     before = updates(page)
     locator.click()
     wait_until(page, f"Number(document.body.dataset.updates || 0) > {before}")
@@ -118,6 +150,24 @@ def start(page: Any, variant: str, opponent: str, partner: str | None = None) ->
     page.wait_for_selector("#hand .card")
 
 
+def play_any(page: Any) -> None:
+    """Play the first playable card of the hand (its first capture when the chooser opens); wait for the answer."""
+    before = updates(page)
+    page.locator("#hand .card.playable").first.click()
+    if page.is_visible("#chooser"):
+        page.locator("#capture-options .capture-option").first.click()
+    wait_until(page, f"Number(document.body.dataset.updates || 0) > {before}")
+
+
+def assert_hand_begins(page: Any) -> None:
+    """After a hand's summary, the status line is about the new hand (not the last move of the one before)."""
+    if page.is_visible("#overlay"):
+        return
+    hand_no = page.evaluate("state.game.hand_no")
+    message = page.locator("#message").inner_text()
+    assert message.startswith(f"Hand {hand_no} begins."), message
+
+
 def play_match(page: Any, max_clicks: int = 400) -> dict[str, int]:
     """Click through a whole match; returns what was seen (plays, capture choices, hand summaries)."""
     seen = {"plays": 0, "choices": 0, "hands": 0}
@@ -126,9 +176,10 @@ def play_match(page: Any, max_clicks: int = 400) -> dict[str, int]:
             if page.is_visible("#rematch"):
                 return seen
             assert page.locator("#summary-title").inner_text().startswith("Hand ")
-            assert page.locator("#summary-body table tr").count() == 3  # header + two sides
+            assert page.locator("#summary-body table th.side-name").count() == 2  # a column per side
             seen["hands"] += 1
             page.click("#next-hand")
+            assert_hand_begins(page)
             continue
         # prefer a card with several captures, to go through the chooser
         multi = page.evaluate("Object.entries(state.game.moves).filter(([c, caps]) => caps.length > 1).map(([c]) => c)")
@@ -144,6 +195,37 @@ def play_match(page: Any, max_clicks: int = 400) -> dict[str, int]:
             click_and_wait(page, card.first)
         seen["plays"] += 1
     pytest.fail(f"the match did not end in {max_clicks} clicks: {seen}")
+
+
+def assert_png(path: Path, size: dict[str, int]) -> None:
+    """``path`` is a PNG of ``size`` (its IHDR chunk) with something drawn in it."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE and data[12:16] == b"IHDR", f"{path} is not a PNG"
+    assert struct.unpack(">II", data[16:24]) == (size["width"], size["height"])
+    assert len(data) > 10_000, f"{path} is nearly empty ({len(data)} bytes)"
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    b = page.locator(selector).first.bounding_box()
+    assert b is not None, f"{selector} is not drawn"
+    return b
+
+
+def assert_newest_log_line_in_view(page: Any) -> None:
+    """The log's last line lies inside the log's visible part (it scrolls to the newest move)."""
+    inside = page.evaluate(
+        """(() => {
+        const log = document.getElementById("log"), last = log.lastElementChild;
+        if (!last) return document.getElementById("overlay").hidden ? "empty log" : true;
+        const l = log.getBoundingClientRect(), r = last.getBoundingClientRect();
+        const seen = r.top >= l.top - 1 && r.bottom <= l.bottom + 1;
+        return seen || `log ${l.top}-${l.bottom}, last line ${r.top}-${r.bottom}`;
+    })()"""
+    )
+    assert inside is True, inside
+
+
+# ------------------------------------------------------------------------------------------------ whole games
 
 
 def test_full_classic_match_by_clicking_then_rematch(page: Any) -> None:
@@ -168,26 +250,35 @@ def test_full_classic_match_by_clicking_then_rematch(page: Any) -> None:
     assert not page.is_visible("#overlay")
     assert [int(x) for x in page.locator("#scores td.score").all_inner_texts()] == [0, 0]
     assert page.locator("#hand .card").count() == 3
-    click_and_wait(page, page.locator("#hand .card.playable").first)  # the rematch plays
+    play_any(page)  # the rematch plays
     assert page.locator("#log li").count() >= 1
 
 
-def test_team_game_with_a_bot_partner(page: Any, tmp_path: Any) -> None:
+def test_team_game_with_a_bot_partner_one_name_per_seat(page: Any) -> None:
     start(page, "scopa-a-quattro", "greedy", partner="expert")
-    labels = page.locator("#others .seat").all_inner_texts()
-    assert len(labels) == 3 and any("partner (expert)" in x for x in labels)
-    assert sum("opponent (greedy)" in x for x in labels) == 2
+    # one name per seat: the seat boxes, the score table, the log and the hand summary use the same names
+    names = page.locator("#others .seat .seat-name").all_inner_texts()
+    assert names == ["greedy 1", "expert", "greedy 3"]
+    roles = page.locator("#others .seat .seat-role").all_inner_texts()
+    assert roles == ["opponent", "partner", "opponent"]
+    sides = ["you + expert", "greedy 1 + greedy 3"]
+    assert page.locator("#scores td.side-name").all_inner_texts() == sides
     for _ in range(4):
-        click_and_wait(page, page.locator("#hand .card.playable").first)
-    assert page.locator("#log li").count() >= 4 * 4 - 3  # my moves and the three bots' in between
+        play_any(page)
+    lines = page.locator("#log li").all_inner_texts()
+    assert len(lines) >= 4 * 4 - 3  # my moves and the three bots' in between
+    assert all(line.split(": ")[0] in ["you", *names] for line in lines), lines
+    assert {line.split(": ")[0] for line in lines} == {"you", *names}
     page.select_option("#faces", "french")
     assert page.locator("#hand .card svg text").count() >= 1  # French suit glyphs
     page.select_option("#faces", "italian")
     page.click("#hint-button")
     wait_until(page, "document.getElementById('hint').textContent.includes('suggests')")
-    out = os.environ.get("SCOPA_WEB_SCREENSHOT") or str(tmp_path / "web.png")
-    page.screenshot(path=out)
-    assert os.path.getsize(out) > 10_000
+    while not page.is_visible("#overlay"):
+        play_any(page)
+    assert page.locator("#summary-body th.side-name").all_inner_texts() == sides
+    for text in page.locator("#summary-body p").all_inner_texts():  # the cards left on the table go to a side
+        assert text.endswith(f"go to {sides[0]}.") or text.endswith(f"go to {sides[1]}."), text
 
 
 def test_cirulla_knock_by_clicking_and_a_whole_hand(cirulla_page: Any) -> None:
@@ -195,11 +286,21 @@ def test_cirulla_knock_by_clicking_and_a_whole_hand(cirulla_page: Any) -> None:
     start(page, "cirulla", "greedy")
     # the dealer's side took the table as dealt and the bot knocked: both in the log, the bot's cards face up
     assert page.locator("#log li.table-take").count() == 1
-    assert page.locator("#log li.knock").count() == 1 and ": knock " in page.locator("#log li.knock").inner_text()
+    assert page.locator("#log li.knock").count() == 1 and "greedy: knock " in page.locator("#log li.knock").inner_text()
     assert "taken by" in page.locator("#log li.table-take").inner_text()
     shown = page.evaluate("state.game.seats[1].revealed.map((c) => c.code)")
     assert len(shown) == 3
     assert page.locator("#others .seat .card.revealed").evaluate_all("cs => cs.map((c) => c.dataset.card)") == shown
+    # the "shown" badges sit inside their cards, below the seat's title (they used to cover it)
+    title = box(page, "#others .seat .seat-title")
+    badges = page.locator("#others .seat .card.revealed").evaluate_all(
+        """cs => cs.map((c) => {
+            const s = getComputedStyle(c, "::after"), r = c.getBoundingClientRect();
+            return [s.content, parseFloat(s.top), parseFloat(s.bottom), r.top];
+        })"""
+    )
+    for content, top, bottom, card_top in badges:
+        assert content == '"shown"' and top >= 0 and bottom >= 0 and card_top >= title["y"] + title["height"]
     # the person's knock decision: only the legal choices, and no card can be played before it
     assert page.is_visible("#knock") and "knock or not" in page.locator("#turn-info").inner_text()
     choices = page.locator("#knock-options button").evaluate_all("bs => bs.map((b) => b.dataset.knock)")
@@ -241,15 +342,151 @@ def test_cirulla_knock_by_clicking_and_a_whole_hand(cirulla_page: Any) -> None:
             click_and_wait(page, options.first)
         else:
             click_and_wait(page, page.locator("#hand .card.playable").first)
-    # the hand's summary has cirulla's point fields
+    # the hand's summary has cirulla's point fields, in the page's language
     assert page.locator("#summary-title").inner_text() == "Hand 1 points"
-    header = page.locator("#summary-body table tr").first.locator("th").all_inner_texts()
-    fields = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
-    assert header == ["", *fields, "score"]
-    rows = page.locator("#summary-body table tr")
-    assert rows.count() == 3
-    my_knocks = rows.nth(1).locator("td").nth(8).inner_text()
+    rows = page.locator("#summary-body table th.field")
+    fields = ["cards", "coins", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
+    assert rows.all_inner_texts() == [*fields, "score"]
+    assert page.locator("#summary-body table th.side-name").all_inner_texts() == ["you", "greedy"]
+    my_knocks = page.locator('#summary-body tr:has(th[data-field="knocks"]) td').first.inner_text()
     assert int(my_knocks) >= 10
+    page.click("#lang-it")
+    fields = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "bussate", "totale"]
+    assert rows.all_inner_texts() == [*fields, "punteggio"]
+    assert page.locator("#summary-body table th.side-name").all_inner_texts() == ["tu", "greedy"]
+    assert page.locator("#summary-title").inner_text() == "Punti della mano 1"
     page.click("#next-hand")
     assert not page.is_visible("#overlay")
     assert page.locator("#past li").count() == 1
+    assert page.locator("#message").inner_text().startswith("Inizia la mano 2.")
+
+
+# ------------------------------------------------------------------------------------------------ the page
+
+
+@pytest.mark.parametrize("viewport", [*PHONES, DESKTOP], ids=lambda v: f"{v['width']}x{v['height']}")
+def test_layout_from_a_phone_to_a_desktop(page_at: PageAt, viewport: dict[str, int], tmp_path: Path) -> None:
+    """No sideways overflow, the board a board (the other seat at the top, the table, your hand at the bottom), the
+    side panel beside it on a desktop and below it on a phone, the log at its newest move, screenshots."""
+    page = page_at(viewport)
+    overflow = "document.documentElement.scrollWidth <= window.innerWidth"
+    assert page.evaluate(overflow), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    start(page, "classic", "greedy")
+    for _ in range(7):  # 14 moves: more than the log shows at once
+        assert page.evaluate(overflow), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        play_any(page)
+        assert_newest_log_line_in_view(page)
+    assert page.locator("#log li").count() >= 14
+    page.click("#hint-button")
+    wait_until(page, "document.getElementById('hint').textContent.includes('suggests')")
+    assert page.evaluate(overflow), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    seat, table, hand = box(page, "#others .seat"), box(page, "#table-area"), box(page, "#hand-area")
+    assert seat["y"] + seat["height"] <= table["y"] and table["y"] + table["height"] <= hand["y"]
+    board, aside = box(page, "#board"), box(page, "aside")
+    if viewport["width"] >= 1000:
+        assert aside["x"] >= board["x"] + board["width"] and aside["y"] < hand["y"]  # beside the board
+    else:
+        assert aside["y"] >= board["y"] + board["height"]  # below it
+        # on a phone the whole board (the others, the table, three cards in the hand) fits in the first screen
+        assert hand["y"] + hand["height"] <= viewport["height"], hand
+    for b in page.locator("#hand .card, #table .card, #others .seat").all():
+        r = b.bounding_box()
+        assert r is not None and r["x"] >= 0 and r["x"] + r["width"] <= viewport["width"], r
+    name = "web_desktop.png" if viewport == DESKTOP else f"web_phone_{viewport['width']}.png"
+    shot = tmp_path / name
+    page.screenshot(path=str(shot))
+    assert_png(shot, viewport)
+    docs = os.environ.get("SCOPA_WEB_SCREENSHOTS")
+    if docs and viewport in (DESKTOP, PHONES[0]):
+        out = Path(docs) / ("web_desktop.png" if viewport == DESKTOP else "web_phone.png")
+        page.screenshot(path=str(out))
+        assert_png(out, viewport)
+    # the hand summary fits too
+    while not page.is_visible("#overlay"):
+        play_any(page)
+        assert_newest_log_line_in_view(page)
+    summary = box(page, "#summary")
+    assert summary["x"] >= 0 and summary["x"] + summary["width"] <= viewport["width"], summary
+    assert page.evaluate(overflow), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+
+
+def test_a_team_game_fits_a_phone(page_at: PageAt) -> None:
+    """Three other seats at the top of a 360 px wide board, without sideways overflow."""
+    page = page_at(PHONES[0])
+    start(page, "scopa-a-quattro", "greedy", partner="expert")
+    play_any(page)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    seats = [s.bounding_box() for s in page.locator("#others .seat").all()]
+    table = box(page, "#table-area")
+    assert len(seats) == 3 and all(s is not None and s["y"] + s["height"] <= table["y"] for s in seats), seats
+
+
+def test_the_bots_moves_are_drawn_on_the_table(page_at: PageAt) -> None:
+    """After the person's move, each bot move of the answer is drawn on the table it was played on: the card played
+    (marked with the bot's name), the cards it takes marked; then the table as it is now."""
+    page = page_at(PHONES[1], move_ms=MOVE_MS)
+    start(page, "classic", "greedy")
+    seen: list[str] = []
+    while set(seen) != {"capture", "lay"}:  # both kinds of bot move drawn
+        assert len(seen) < 8, seen
+        if page.is_visible("#overlay"):
+            page.click("#next-hand")
+        before = updates(page)
+        page.locator("#hand .card.playable").first.click()
+        if page.is_visible("#chooser"):
+            page.locator("#capture-options .capture-option").first.click()
+        wait_until(page, "document.querySelector('#table .card.played.by-other') !== null")
+        bot = page.evaluate("state.game.events.filter((e) => e.type === 'move' && e.seat !== state.game.you)")[0]
+        played = page.locator("#table .card.played.by-other")
+        assert played.get_attribute("data-card") == bot["card"]["code"]
+        assert played.get_attribute("data-who") == "greedy"
+        assert played.is_visible() and "greedy" in page.locator("#message").inner_text()
+        taken = page.locator("#table .card.taken").evaluate_all("cs => cs.map((c) => c.dataset.card)")
+        assert sorted(taken) == sorted(c["code"] for c in bot["capture"])
+        table = page.locator("#table .card").evaluate_all("cs => cs.map((c) => c.dataset.card)")
+        assert sorted(table) == sorted([*(c["code"] for c in bot["table_before"]), bot["card"]["code"]])
+        wait_until(page, f"Number(document.body.dataset.updates || 0) > {before}")
+        now = page.locator("#table .card").evaluate_all("cs => cs.map((c) => c.dataset.card)")
+        assert page.locator("#table .card.played, #table .card.taken").count() == 0
+        assert sorted(now) == sorted(c["code"] for c in page.evaluate("state.game.table"))
+        assert not set(taken) & set(now)
+        seen.append("capture" if bot["capture"] else "lay")
+
+
+def test_language_switch_english_italian(page_at: PageAt) -> None:
+    """The toggle switches every text of the page, the score table's and the cards' names included, and is
+    remembered."""
+    page = page_at(DESKTOP)
+    start(page, "classic", "greedy")
+    play_any(page)
+    columns = page.locator("#scores th").all_inner_texts()
+    assert columns == ["", "score", "cards", "coins", "7s", "sb.", "scope"]
+    code = page.locator("#hand .card").first.get_attribute("data-card")
+    card = page.evaluate(f"state.game.hand.find((c) => c.code === '{code}')")
+    rank = {"A": "Ace", "J": "Jack", "Q": "Knight", "K": "King"}.get(card["rank"], card["rank"])
+    suit_en = {"d": "coins", "c": "cups", "s": "swords", "b": "clubs"}[card["suit"]]
+    suit_it = {"d": "denari", "c": "coppe", "s": "spade", "b": "bastoni"}[card["suit"]]
+    assert page.locator("#hand .card").first.get_attribute("title", timeout=1000).startswith(f"{rank} of {suit_en} (")
+    english = page.inner_text("body")
+    log = page.locator("#log li").all_inner_texts()
+    assert page.get_attribute("html", "lang") == "en" and "Your hand" in english
+    page.click("#lang-it")
+    assert page.get_attribute("html", "lang") == "it"
+    assert page.locator("#scores th").all_inner_texts() == ["", "punti", "carte", "denari", "sette", "sb.", "scope"]
+    rank_it = {"A": "Asso", "J": "Fante", "Q": "Cavallo", "K": "Re"}.get(card["rank"], card["rank"])
+    assert page.locator("#hand .card").first.get_attribute("title").startswith(f"{rank_it} di {suit_it} (")
+    italian = page.inner_text("body")
+    for word in ["La tua mano", "Tavolo", "Punteggio", "Questa mano", "Consiglio", "Variante", "carte nel mazzo"]:
+        assert word in italian, word
+    for word in ["Your hand", "Table", "Score", "This hand", "Hint", "Variant", "in the stock", "of", "opponent"]:
+        assert not re.search(rf"\b{word}\b", italian), word
+    log_it = page.locator("#log li").all_inner_texts()
+    assert len(log_it) == len(log) and log_it != log and all(" di " in line for line in log_it)
+    assert page.locator("#others .seat .seat-role").inner_text() == "avversario"
+    # remembered: a new visit opens in Italian
+    page.reload()
+    page.wait_for_selector("#variant option[value=classic]", state="attached")
+    assert page.get_attribute("html", "lang") == "it" and page.locator("#new-game").inner_text() == "Nuova partita"
+    assert "Due giocatori" in page.locator("#variant option[value=classic]").inner_text()
+    page.click("#lang-en")
+    assert page.locator("#new-game").inner_text() == "New game"

@@ -6,6 +6,9 @@ what the person's seat may know (RULES.md section 7): their hand, the table, han
 summaries, scores and the moves played; never another hand, the stock order or the seed
 (``tests/test_web.py`` checks every card of a response against the hidden ones). Cirulla adds knock decisions
 (``WebGame.knock``): the cards a knock shows are public until played, so the view shows them for every seat.
+Each seat has one name (``Seat.name``: ``you`` or its bot's) for the page to use everywhere; each move among the
+view's ``events`` carries the table it was played on (``table_before``), so the page can draw the bots' moves one by
+one before the captures take the cards.
 """
 
 from __future__ import annotations
@@ -100,6 +103,11 @@ class Seat:
     """``you``, ``partner (expert)``, ``opponent (greedy)``."""
     agent_name: str | None
     """The bot's name on the server's list; None for the person."""
+    name: str
+    """The seat's one name on the page: ``you``, or the bot's name, with the seat number when several seats play
+    the same bot (``greedy 1``, ``greedy 3``)."""
+    role: str
+    """``you``, ``partner`` or ``opponent``."""
 
 
 class WebGame:
@@ -128,15 +136,7 @@ class WebGame:
         self.hint_agent = hint_agent
         self.hint_name = hint_name or (hint_agent.name if hint_agent is not None else None)
         self.seats = [
-            Seat(
-                s,
-                rules.seat_side[s],
-                "you"
-                if s == human
-                else ("partner" if rules.seat_side[s] == self.human_side else "opponent") + f" ({seat_names[s]})",
-                None if s == human else seat_names[s],
-            )
-            for s in range(rules.num_players)
+            _seat(s, rules.seat_side[s], human, self.human_side, seat_names) for s in range(rules.num_players)
         ]
         self.lock = threading.Lock()
         self.last_used = time.monotonic()
@@ -315,17 +315,20 @@ class WebGame:
         if info.move_done[0]:
             card = int(info.card[0])
             capture = frozenset(int(c) for c in np.flatnonzero(info.capture[0]))
-            self._log(
-                {
-                    "type": "move",
-                    "seat": seat,
-                    "who": self.seats[seat].label,
-                    "card": card_json(card, rules),
-                    "capture": [card_json(c, rules) for c in _ids(info.capture[0], rules)],
-                    "scopa": bool(info.scopa[0]),
-                    "kind": capture_kind(rules, card, capture, self._table_before),
-                }
-            )
+            entry = {
+                "type": "move",
+                "seat": seat,
+                "who": self.seats[seat].label,
+                "card": card_json(card, rules),
+                "capture": [card_json(c, rules) for c in _ids(info.capture[0], rules)],
+                "scopa": bool(info.scopa[0]),
+                "kind": capture_kind(rules, card, capture, self._table_before),
+            }
+            self.hand_log.append(entry)
+            # the page draws each move of the last request on the table it was played on (public: every card of it
+            # lay face up); only the events carry that table, not the hand's log
+            before = [card_json(c, rules) for c in _ids(self._table_before, rules)]
+            self.events.append({**entry, "table_before": before})
         if info.hand_over[0]:
             left = info.leftover[0]
             side = int(info.leftover_side[0])
@@ -452,6 +455,8 @@ class WebGame:
                     "seat": s.seat,
                     "side": s.side,
                     "label": s.label,
+                    "name": s.name,
+                    "role": s.role,
                     "bot": s.agent_name,
                     "cards_in_hand": int(st.hands[0, s.seat].sum()),
                     "revealed": [
@@ -489,6 +494,16 @@ class WebGame:
         if side == self.human_side:
             return "you" if len(seats) == 1 else "your team"
         return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
+
+
+def _seat(seat: int, side: int, human: int, human_side: int, seat_names: dict[int, str]) -> Seat:
+    """Seat ``seat`` of a match where the person sits at ``human``: its label, role and one name."""
+    if seat == human:
+        return Seat(seat, side, "you", None, "you", "you")
+    bot = seat_names[seat]
+    role = "partner" if side == human_side else "opponent"
+    shared = sum(name == bot for s, name in seat_names.items() if s != human) > 1
+    return Seat(seat, side, f"{role} ({bot})", bot, f"{bot} {seat}" if shared else bot, role)
 
 
 def _mask(cards: frozenset[int], rules: Rules) -> npt.NDArray[np.bool_]:

@@ -1,8 +1,12 @@
 // Scopa in a browser: a thin client. The server runs the rules; this page draws its JSON and sends whole moves
-// ({card, capture}) and, in Cirulla, knock decisions ({knock}). No build step, no libraries.
+// ({card, capture}) and, in Cirulla, knock decisions ({knock}). No build step, no libraries. Every string on the
+// page comes from STRINGS, in English or Italian (the toggle in the header, remembered in localStorage).
 "use strict";
 
-const state = { info: null, game: null, hint: null, pendingSummary: [] };
+const state = {
+  info: null, game: null, hint: null, pendingSummary: [], summary: null, lang: "en",
+  status: () => "", frame: null, animating: false, showToken: 0, skip: null, skipAll: false,
+};
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -11,6 +15,159 @@ const el = (tag, cls, text) => {
   return e;
 };
 const SVG_NS = "http://www.w3.org/2000/svg";
+const LANG_KEY = "scopa.lang";
+
+/** How long each move of the last request stays on the table before the next is drawn, in ms (`?anim=0`: none). */
+const MOVE_MS = (() => {
+  const v = Number(new URLSearchParams(location.search).get("anim"));
+  return new URLSearchParams(location.search).has("anim") && Number.isFinite(v) && v >= 0 ? v : 1000;
+})();
+/** The person's own move is drawn for this share of MOVE_MS (they know what they played). */
+const OWN_MOVE_SHARE = 0.6;
+
+// ------------------------------------------------------------------------------------------------ words
+
+const CARD_WORDS = {
+  en: {
+    italian: { ranks: { A: "Ace", J: "Jack", Q: "Knight", K: "King", T: "10" },
+               suits: { d: "coins", c: "cups", s: "swords", b: "clubs" }, of: "of" },
+    french: { ranks: { A: "Ace", J: "Jack", Q: "Queen", K: "King", T: "10" },
+              suits: { d: "diamonds", c: "hearts", s: "spades", b: "clubs" }, of: "of" },
+  },
+  it: {
+    italian: { ranks: { A: "Asso", J: "Fante", Q: "Cavallo", K: "Re", T: "10" },
+               suits: { d: "denari", c: "coppe", s: "spade", b: "bastoni" }, of: "di" },
+    french: { ranks: { A: "Asso", J: "Fante", Q: "Donna", K: "Re", T: "10" },
+              suits: { d: "quadri", c: "cuori", s: "picche", b: "fiori" }, of: "di" },
+  },
+};
+
+const STRINGS = {
+  en: {
+    variant: "Variant", opponents: "Opponents", partner: "Partner", cards: "Cards", italianSuits: "Italian suits",
+    frenchSuits: "French suits", newGame: "New game", table: "Table", whichCapture: "Which capture?", back: "Back",
+    yourHand: "Your hand", hint: "Hint", score: "Score", thisHand: "This hand", earlierHands: "Earlier hands",
+    nextHand: "Next hand", seeResult: "See the result", rematch: "Rematch", language: "Language",
+    knockPrompt: "Knock? Your three cards will be shown to everyone until you play them.",
+    you: "you", partnerRole: "partner", opponentRole: "opponent", dealer: "dealer",
+    intro: "Choose a variant and your opponents, then start a new game.",
+    noServer: "cannot reach the server: {msg}",
+    badAnswer: "bad answer from the server ({status})", failed: "request failed ({status})",
+    newMatch: "New {variant} match against {opponent}.", rematchStarted: "Rematch! Good luck.",
+    playTodo: "Click a card to play it.", knockTodo: "Your cards allow a knock: choose above your hand.",
+    handBegins: "Hand {n} begins.", matchOver: "The match is over.",
+    notYourTurn: "Wait: it is not your turn.",
+    knockFirst: "First decide whether to knock (the buttons above your hand).",
+    cannotPlay: "You cannot play {card} now.",
+    chooserTitle: "{card} can capture in {n} ways — which?",
+    optionTitle: "option {i}: take {cards}",
+    suggestsKnock: "{bot} suggests: {choice}", suggestsTake: "{bot} suggests {card} taking {cards}",
+    suggestsLay: "{bot} suggests {card}, laid on the table",
+    noKnock: "{who}: no knock", knocked: "{who}: knock {how} (+{points}), showing {cards}",
+    tableTake: "The table as dealt ({cards}) makes {total}: taken by {who} (the dealer's side) with {scope}",
+    oneScopa: "a scopa", nScope: "{n} scope",
+    takes: "{who}: {card} takes {cards}", lays: "{who}: {card} laid", scopaCry: " — SCOPA!",
+    kind_fifteen: "fifteen", "kind_ace-takes-all": "ace takes all", kind_sum: "sum", kind_equal: "same rank",
+    knock_none: "No knock", knock_sum: "Knock: 9 or less (3 points)", knock_tris: "Knock: three of a kind (10 points)",
+    knockHow_sum: "by sum, 9 or less", knockHow_tris: "with three of a kind",
+    handPoints: "Hand {n} points", leftover: "Cards left on the table ({cards}) go to {who}.", nobody: "nobody",
+    youWin: "You win the match!", theyWin: "{who} wins the match", finalScores: "Final scores: {scores}",
+    stockInfo: "· hand {hand}, deal {deal}/{deals} · {stock} cards in the stock",
+    emptyTable: "(the table is empty)", matchOverInfo: "· match over", knockInfo: "· your turn: knock or not?",
+    playInfo: "· your turn: click a card", targetInfo: "(to {target})",
+    col_score: "score", col_cards: "cards", col_coins: "coins", col_sevens: "7s", col_settebello: "sb.",
+    col_scope: "scope", col_knocks: "kn.",
+    tip_score: "match points", tip_cards: "cards taken this hand", tip_coins: "coins taken", tip_sevens: "sevens taken",
+    tip_settebello: "settebello (the 7 of coins) taken", tip_scope: "scope this hand", tip_knocks: "knock points this hand",
+    yes: "yes", no: "no",
+    legend: "This hand so far: cards, coins, sevens (7s), settebello (sb.), scope", legendKnocks: ", knock points (kn.)",
+    cirullaNote: " Cirulla to {target}: napoli and grande are scored at the end of the hand.",
+    pastHand: "hand {n}: {points} → {scores}",
+    shown: "shown", shownMine: " — shown to everyone (your knock)", cardTitle: "{card} ({code}), value {value}",
+    field_carte: "cards", field_denari: "coins", field_settebello: "settebello", field_primiera: "primiera",
+    field_scope: "scope", field_napoli: "napoli", field_grande: "grande", field_knocks: "knocks", field_total: "total",
+    summaryScore: "score",
+  },
+  it: {
+    variant: "Variante", opponents: "Avversari", partner: "Compagno", cards: "Carte", italianSuits: "Semi italiani",
+    frenchSuits: "Semi francesi", newGame: "Nuova partita", table: "Tavolo", whichCapture: "Quale presa?",
+    back: "Indietro", yourHand: "La tua mano", hint: "Consiglio", score: "Punteggio", thisHand: "Questa mano",
+    earlierHands: "Mani precedenti", nextHand: "Mano successiva", seeResult: "Vedi il risultato", rematch: "Rivincita",
+    language: "Lingua",
+    knockPrompt: "Bussi? Le tue tre carte saranno mostrate a tutti finché non le giochi.",
+    you: "tu", partnerRole: "compagno", opponentRole: "avversario", dealer: "mazziere",
+    intro: "Scegli una variante e gli avversari, poi inizia una nuova partita.",
+    noServer: "il server non risponde: {msg}",
+    badAnswer: "risposta non valida dal server ({status})", failed: "richiesta non riuscita ({status})",
+    newMatch: "Nuova partita a {variant} contro {opponent}.", rematchStarted: "Rivincita! Buona fortuna.",
+    playTodo: "Clicca una carta per giocarla.", knockTodo: "Le tue carte ti permettono di bussare: scegli sopra la tua mano.",
+    handBegins: "Inizia la mano {n}.", matchOver: "La partita è finita.",
+    notYourTurn: "Aspetta: non tocca a te.",
+    knockFirst: "Prima decidi se bussare (i pulsanti sopra la tua mano).",
+    cannotPlay: "Ora non puoi giocare {card}.",
+    chooserTitle: "{card} può prendere in {n} modi: quale scegli?",
+    optionTitle: "scelta {i}: prendi {cards}",
+    suggestsKnock: "{bot} consiglia: {choice}", suggestsTake: "{bot} consiglia {card} che prende {cards}",
+    suggestsLay: "{bot} consiglia di calare {card}",
+    noKnock: "{who}: non bussa", knocked: "{who}: bussa {how} (+{points}), mostrando {cards}",
+    tableTake: "Il tavolo servito ({cards}) fa {total}: lo prende {who} (la parte del mazziere) con {scope}",
+    oneScopa: "una scopa", nScope: "{n} scope",
+    takes: "{who}: {card} prende {cards}", lays: "{who}: cala {card}", scopaCry: " — SCOPA!",
+    kind_fifteen: "quindici", "kind_ace-takes-all": "asso piglia tutto", kind_sum: "somma", kind_equal: "stesso valore",
+    knock_none: "Non busso", knock_sum: "Busso: 9 o meno (3 punti)", knock_tris: "Busso: tris (10 punti)",
+    knockHow_sum: "per somma, 9 o meno", knockHow_tris: "con un tris",
+    handPoints: "Punti della mano {n}", leftover: "Le carte rimaste in tavola ({cards}) vanno a {who}.",
+    nobody: "nessuno",
+    youWin: "Hai vinto la partita!", theyWin: "{who} vince la partita", finalScores: "Punteggi finali: {scores}",
+    stockInfo: "· mano {hand}, distribuzione {deal}/{deals} · {stock} carte nel mazzo",
+    emptyTable: "(il tavolo è vuoto)", matchOverInfo: "· partita finita", knockInfo: "· tocca a te: bussi o no?",
+    playInfo: "· tocca a te: scegli una carta", targetInfo: "(a {target})",
+    col_score: "punti", col_cards: "carte", col_coins: "denari", col_sevens: "sette", col_settebello: "sb.",
+    col_scope: "scope", col_knocks: "bus.",
+    tip_score: "punti della partita", tip_cards: "carte prese in questa mano", tip_coins: "denari presi",
+    tip_sevens: "sette presi", tip_settebello: "settebello (il 7 di denari) preso", tip_scope: "scope in questa mano",
+    tip_knocks: "punti delle bussate in questa mano",
+    yes: "sì", no: "no",
+    legend: "Questa mano finora: carte, denari, sette, settebello (sb.), scope", legendKnocks: ", punti delle bussate (bus.)",
+    cirullaNote: " Cirulla a {target}: napoli e grande si contano a fine mano.",
+    pastHand: "mano {n}: {points} → {scores}",
+    shown: "scoperta", shownMine: " — mostrata a tutti (hai bussato)", cardTitle: "{card} ({code}), valore {value}",
+    field_carte: "carte", field_denari: "denari", field_settebello: "settebello", field_primiera: "primiera",
+    field_scope: "scope", field_napoli: "napoli", field_grande: "grande", field_knocks: "bussate", field_total: "totale",
+    summaryScore: "punteggio",
+  },
+};
+
+/** Italian descriptions of the server's variants (the server describes them in English). */
+const VARIANT_DESCRIPTIONS_IT = {
+  classic: "Due giocatori, partita a 11.",
+  "classic-15": "Due giocatori, partita a 15.",
+  "classic-21": "Due giocatori, partita a 21.",
+  "scopa-d-assi": "L'asso prende tutto il tavolo.",
+  "scopa-a-quattro": "Quattro giocatori in due squadre, a 11.",
+  "scopone-scientifico": "Quattro giocatori a squadre, dieci carte a testa, tavolo vuoto.",
+  "simple-2": "Regole per principianti, 2 giocatori.",
+  "simple-3": "Regole per principianti, 3 giocatori.",
+  "simple-4": "Regole per principianti, 4 giocatori.",
+  "simple-5": "Regole per principianti, 5 giocatori.",
+  "simple-6": "Regole per principianti, 6 giocatori.",
+  "simple-8": "Regole per principianti, 8 giocatori, 52 carte, partita a 16.",
+  "simple-4-teams": "Regole per principianti, 4 giocatori in 2 squadre.",
+  "simple-6-teams": "Regole per principianti, 6 giocatori in 3 squadre.",
+  cirulla: "Cirulla: quindici, asso piglia tutto, bussate, napoli e grande, a 51.",
+  "cirulla-3": "Cirulla per 3 giocatori, ognuno per sé, a 51.",
+  "cirulla-4": "Cirulla per 4 giocatori in due squadre, a 51.",
+};
+
+/** The page's text for `key` in the current language, `{name}` filled from `params`. */
+function t(key, params) {
+  const s = STRINGS[state.lang][key] ?? STRINGS.en[key] ?? key;
+  return s.replace(/\{(\w+)\}/g, (_, k) => String((params || {})[k]));
+}
+
+function variantDescription(v) {
+  return (state.lang === "it" && VARIANT_DESCRIPTIONS_IT[v.name]) || v.description;
+}
 
 // ------------------------------------------------------------------------------------------------ suits
 
@@ -37,10 +194,6 @@ const ITALIAN_SUITS = {
 const FRENCH_SUITS = { d: ["♦", "#c0121b"], c: ["♥", "#c0121b"], s: ["♠", "#111"], b: ["♣", "#111"] };
 const ITALIAN_RANKS = { J: "F", Q: "C", K: "R", T: "10" };
 const ITALIAN_FACES = { J: "Fante", Q: "Cavallo", K: "Re" };
-const SUIT_NAMES = {
-  italian: { d: "coins", c: "cups", s: "swords", b: "clubs" },
-  french: { d: "diamonds", c: "hearts", s: "spades", b: "clubs" },
-};
 
 function suitSvg(suit) {
   const svg = document.createElementNS(SVG_NS, "svg");
@@ -48,10 +201,10 @@ function suitSvg(suit) {
   svg.setAttribute("aria-hidden", "true");
   if (faces() === "french") {
     const [glyph, color] = FRENCH_SUITS[suit];
-    const t = document.createElementNS(SVG_NS, "text");
-    Object.entries({ x: 20, y: 34, "text-anchor": "middle", "font-size": 40, fill: color }).forEach(([k, v]) => t.setAttribute(k, v));
-    t.textContent = glyph;
-    svg.appendChild(t);
+    const g = document.createElementNS(SVG_NS, "text");
+    Object.entries({ x: 20, y: 34, "text-anchor": "middle", "font-size": 40, fill: color }).forEach(([k, v]) => g.setAttribute(k, v));
+    g.textContent = glyph;
+    svg.appendChild(g);
   } else {
     for (const [tag, attrs] of ITALIAN_SUITS[suit]) {
       const s = document.createElementNS(SVG_NS, tag);
@@ -69,10 +222,16 @@ function rankLabel(rank) {
   return rank === "T" ? "10" : rank;
 }
 
+function cardText(card) {
+  const w = CARD_WORDS[state.lang][faces()];
+  return `${w.ranks[card.rank] || card.rank} ${w.of} ${w.suits[card.suit]}`;
+}
+const captureText = (cards) => cards.map(cardText).join(", ");
+
 function cardEl(card, small) {
   const c = el("div", `card s-${card.suit}` + (small ? " small" : ""));
   c.dataset.card = card.code;
-  c.title = `${cardText(card)} (${card.code}), value ${card.value}`;
+  c.title = t("cardTitle", { card: cardText(card), code: card.code, value: card.value });
   c.setAttribute("aria-label", c.title);
   for (const pos of ["tl", "br"]) {
     const corner = el("div", `corner ${pos}`, rankLabel(card.rank));
@@ -87,19 +246,11 @@ function cardEl(card, small) {
   return c;
 }
 
-const RANK_NAMES = {
-  italian: { A: "Asso", J: "Fante", Q: "Cavallo", K: "Re", T: "10" },
-  french: { A: "Ace", J: "Jack", Q: "Queen", K: "King", T: "10" },
-};
-const cardText = (card) => `${RANK_NAMES[faces()][card.rank] || card.rank} of ${SUIT_NAMES[faces()][card.suit]}`;
-const captureText = (cards) => cards.map(cardText).join(", ");
-const KNOCK_LABELS = {
-  none: "No knock",
-  sum: "Knock: 9 or less (3 points)",
-  tris: "Knock: three of a kind (10 points)",
-};
-const KNOCK_WORDS = { sum: "by sum, 9 or less", tris: "with three of a kind" };
-const CAPTURE_KINDS = { fifteen: "fifteen", "ace-takes-all": "ace takes all", sum: "sum", equal: "same rank" };
+// ------------------------------------------------------------------------------------------------ names
+
+/** A seat's one name, the same in the seat boxes, the score table, the log and the summaries. */
+function seatName(g, seat) { return seat === g.you ? t("you") : g.seats[seat].name; }
+function sideName(g, side) { return g.sides[side].seats.map((s) => seatName(g, s)).join(" + "); }
 
 // ------------------------------------------------------------------------------------------------ API
 
@@ -110,16 +261,53 @@ async function api(method, path, body) {
     opts.body = JSON.stringify(body);
   }
   const res = await fetch(path, opts);
-  const data = await res.json().catch(() => ({ error: `bad answer from the server (${res.status})` }));
-  if (!res.ok) throw new Error(data.error || `request failed (${res.status})`);
+  const data = await res.json().catch(() => ({ error: t("badAnswer", { status: res.status }) }));
+  if (!res.ok) throw new Error(data.error || t("failed", { status: res.status }));
   return data;
 }
 
-function say(text) { $("message").textContent = text || ""; }
+/** Show a status line; `text` is a string or a function giving it (redrawn in the other language on a switch). */
+function say(text) {
+  state.status = typeof text === "function" ? text : () => text || "";
+  $("message").textContent = state.status();
+}
+
+// ------------------------------------------------------------------------------------------------ language
+
+function storedLang() {
+  try {
+    const l = localStorage.getItem(LANG_KEY);
+    if (l && STRINGS[l]) return l;
+  } catch (e) { /* storage disabled: fall back to the browser's language */ }
+  return (navigator.language || "en").toLowerCase().startsWith("it") ? "it" : "en";
+}
+
+function setLang(lang) {
+  state.lang = STRINGS[lang] ? lang : "en";
+  try { localStorage.setItem(LANG_KEY, state.lang); } catch (e) { /* not remembered: still switched */ }
+  document.documentElement.lang = state.lang;
+  for (const b of document.querySelectorAll("#lang button")) b.setAttribute("aria-pressed", String(b.dataset.lang === state.lang));
+  for (const e of document.querySelectorAll("[data-i18n]")) e.textContent = t(e.dataset.i18n);
+  if (state.info) fillVariants();
+  $("message").textContent = state.status();
+  if (state.game) render();
+  if (state.summary) drawSummary(state.summary);
+}
 
 // ------------------------------------------------------------------------------------------------ set-up
 
 function variantInfo() { return state.info.variants.find((v) => v.name === $("variant").value); }
+
+function fillVariants() {
+  const sel = $("variant");
+  const chosen = sel.value || "classic";
+  sel.replaceChildren(...state.info.variants.map((v) => {
+    const o = el("option", null, `${v.name} — ${variantDescription(v)}`);
+    o.value = v.name;
+    return o;
+  }));
+  sel.value = chosen;
+}
 
 function fillBots() {
   const v = variantInfo();
@@ -132,23 +320,31 @@ function fillBots() {
 }
 
 async function init() {
+  for (const b of document.querySelectorAll("#lang button")) b.addEventListener("click", () => setLang(b.dataset.lang));
+  setLang(storedLang());
+  document.body.style.setProperty("--move-ms", `${MOVE_MS}ms`);
   state.info = await api("GET", "/api/info");
-  const sel = $("variant");
-  for (const v of state.info.variants) {
-    const o = el("option", null, `${v.name} — ${v.description}`);
-    o.value = v.name;
-    sel.appendChild(o);
-  }
-  sel.value = "classic";
+  fillVariants();
   fillBots();
-  sel.addEventListener("change", fillBots);
+  $("variant").addEventListener("change", fillBots);
   $("setup").addEventListener("submit", (e) => { e.preventDefault(); newGame(); });
-  $("faces").addEventListener("change", () => { document.body.classList.toggle("french", faces() === "french"); if (state.game) render(); });
+  $("faces").addEventListener("change", () => {
+    document.body.classList.toggle("french", faces() === "french");
+    if (state.game) render();
+    if (state.summary) drawSummary(state.summary);
+  });
   $("chooser-cancel").addEventListener("click", () => { $("chooser").hidden = true; });
   $("hint-button").addEventListener("click", getHint);
   $("next-hand").addEventListener("click", nextSummary);
   $("rematch").addEventListener("click", rematch);
-  say("Choose a variant and your opponents, then start a new game.");
+  // a click on the board while the last moves are being drawn skips to the end (and plays nothing)
+  $("board").addEventListener("click", (e) => {
+    if (!state.animating) return;
+    e.stopPropagation();
+    e.preventDefault();
+    skipAnimation();
+  }, true);
+  say(() => t("intro"));
 }
 
 async function newGame() {
@@ -157,17 +353,13 @@ async function newGame() {
   if (v.deck === "french52") $("faces").value = "french";  // a 52-card deck: French faces fit it
   if (v.teams) body.partner = $("partner").value;
   try {
-    const game = await api("POST", "/api/games", body);
-    show(game);
-    const todo = game.knock_options.length ? "Your cards allow a knock: choose above your hand." : "Click a card to play it.";
-    say(`New ${v.name} match against ${body.opponent}. ${todo}`);
+    await show(await api("POST", "/api/games", body), () => t("newMatch", { variant: v.name, opponent: body.opponent }));
   } catch (e) { say(e.message); }
 }
 
 async function rematch() {
   try {
-    show(await api("POST", `/api/games/${state.game.id}/rematch`, {}));
-    say("Rematch! Good luck.");
+    await show(await api("POST", `/api/games/${state.game.id}/rematch`, {}), () => t("rematchStarted"));
   } catch (e) { say(e.message); }
 }
 
@@ -176,25 +368,25 @@ async function rematch() {
 async function play(card, capture) {
   $("chooser").hidden = true;
   try {
-    show(await api("POST", `/api/games/${state.game.id}/move`, { card, capture }));
+    await show(await api("POST", `/api/games/${state.game.id}/move`, { card, capture }));
   } catch (e) { say(e.message); }
 }
 
 async function knock(choice) {
   try {
-    show(await api("POST", `/api/games/${state.game.id}/knock`, { knock: choice }));
+    await show(await api("POST", `/api/games/${state.game.id}/knock`, { knock: choice }));
   } catch (e) { say(e.message); }
 }
 
 function onHandClick(card) {
   const g = state.game;
   const options = g.moves[card.code];
-  if (!g.your_turn) { say("Wait: it is not your turn."); return; }
-  if (g.knock_options.length) { say("First decide whether to knock (the buttons above your hand)."); return; }
-  if (!options) { say(`You cannot play ${card.code} now.`); return; }
+  if (!g.your_turn) { say(() => t("notYourTurn")); return; }
+  if (g.knock_options.length) { say(() => t("knockFirst")); return; }
+  if (!options) { say(() => t("cannotPlay", { card: cardText(card) })); return; }
   if (options.length === 1) { play(card.code, options[0]); return; }
   // several legal captures: let the player choose
-  $("chooser-title").textContent = `${cardText(card)} can capture in ${options.length} ways — which?`;
+  $("chooser-title").textContent = t("chooserTitle", { card: cardText(card), n: options.length });
   const box = $("capture-options");
   box.replaceChildren();
   const byCode = Object.fromEntries(g.table.map((c) => [c.code, c]));
@@ -204,11 +396,12 @@ function onHandClick(card) {
     b.type = "button";
     b.dataset.capture = cap.join(" ");
     b.dataset.kind = kinds[i] || "";
-    b.title = `option ${i + 1}: take ${cap.join(" ")}` + (kinds[i] ? ` (${CAPTURE_KINDS[kinds[i]] || kinds[i]})` : "");
+    const kind = kinds[i] ? t(`kind_${kinds[i]}`) : "";
+    b.title = t("optionTitle", { i: i + 1, cards: captureText(cap.map((code) => byCode[code])) }) + (kind ? ` (${kind})` : "");
     const row = el("div", "cards-row");
     cap.forEach((code) => row.appendChild(cardEl(byCode[code], true)));
     b.appendChild(row);
-    if (g.cirulla && kinds[i]) b.appendChild(el("span", "capture-kind", CAPTURE_KINDS[kinds[i]] || kinds[i]));
+    if (g.cirulla && kind) b.appendChild(el("span", "capture-kind", kind));
     b.addEventListener("click", () => play(card.code, cap));
     box.appendChild(b);
   });
@@ -217,134 +410,194 @@ function onHandClick(card) {
 
 async function getHint() {
   try {
-    const h = await api("POST", `/api/games/${state.game.id}/hint`, {});
-    state.hint = h;
-    if (h.knock) {
-      $("hint").textContent = `${h.bot} suggests: ${KNOCK_LABELS[h.knock]}`;
-      render();
-      return;
-    }
-    let text = `${h.bot} suggests ${cardText(h.card)}` + (h.capture.length ? ` taking ${captureText(h.capture)}` : ", laid on the table");
-    if (h.options.length) text += ` (${Math.round(100 * h.options[0].prob)}%)`;
-    $("hint").textContent = text;
+    state.hint = await api("POST", `/api/games/${state.game.id}/hint`, {});
     render();
   } catch (e) { say(e.message); }
 }
 
-// ------------------------------------------------------------------------------------------------ drawing
-
-function show(game) {
-  state.game = game;
-  document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
-  state.hint = null;
-  $("hint").textContent = "";
-  $("game").hidden = false;
-  state.pendingSummary = game.events.filter((e) => e.type === "hand_over" || e.type === "match_over");
-  const logged = game.events.filter((e) => LOGGED.has(e.type));
-  if (logged.length) say(logged.map(describeEvent).join(" · "));
-  else if (game.knock_options.length) say("Your cards allow a knock: choose above your hand.");
-  render();
-  nextSummary();
+function hintText(h) {
+  if (h.knock) return t("suggestsKnock", { bot: h.bot, choice: t(`knock_${h.knock}`) });
+  let text = h.capture.length
+    ? t("suggestsTake", { bot: h.bot, card: cardText(h.card), cards: captureText(h.capture) })
+    : t("suggestsLay", { bot: h.bot, card: cardText(h.card) });
+  if (h.options.length) text += ` (${Math.round(100 * h.options[0].prob)}%)`;
+  return text;
 }
+
+// ------------------------------------------------------------------------------------------------ drawing
 
 const LOGGED = new Set(["move", "knock", "table_take"]);
 
-function describeEvent(m) {
-  if (m.type === "knock") {
-    if (m.kind === "none") return `${m.who}: no knock`;
-    return `${m.who}: knock ${KNOCK_WORDS[m.kind]} (+${m.points}), showing ${captureText(m.cards)}`;
-  }
-  if (m.type === "table_take") {
-    const scope = m.scope === 1 ? "a scopa" : `${m.scope} scope`;
-    return `The table as dealt (${captureText(m.cards)}) makes ${m.total}: taken by ${m.who} (the dealer's side) with ${scope}`;
-  }
-  let t = `${m.who}: ${cardText(m.card)}` + (m.capture.length ? ` takes ${captureText(m.capture)}` : " laid");
-  if (m.kind === "fifteen") t += " (fifteen)";
-  if (m.kind === "ace-takes-all") t += " (ace takes all)";
-  if (m.scopa) t += " — SCOPA!";
-  return t;
+/** Wait `ms`, or less when the person skips the drawing of the last moves. */
+function pause(ms) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() { clearTimeout(timer); state.skip = null; resolve(); }
+    state.skip = done;
+  });
 }
 
-function sideName(g, side) { return g.sides[side].name; }
+function skipAnimation() {
+  state.skipAll = true;
+  if (state.skip) state.skip();
+}
+
+/** Draw a view from the server: first each move of the request on the table it was played on (a bot's card shown
+ * before its capture takes the cards), then the position now, then any hand or match summary. */
+async function show(game, intro) {
+  const token = ++state.showToken;
+  state.game = game;
+  state.hint = null;
+  state.summary = null;
+  state.skipAll = false;
+  $("overlay").hidden = true;
+  $("chooser").hidden = true;
+  $("game").hidden = false;
+  state.pendingSummary = game.events.filter((e) => e.type === "hand_over" || e.type === "match_over");
+  const frames = MOVE_MS > 0 ? game.events.filter((e) => e.type === "move" && e.table_before) : [];
+  state.animating = frames.length > 0;
+  for (const m of frames) {
+    if (state.skipAll) break;
+    state.frame = m;
+    render();
+    say(() => describeEvent(m, game));
+    await pause(m.seat === game.you ? MOVE_MS * OWN_MOVE_SHARE : MOVE_MS);
+    if (token !== state.showToken) return;
+  }
+  state.frame = null;
+  state.animating = false;
+  say(() => [intro ? intro() : "", statusText(game)].filter(Boolean).join(" "));
+  render();
+  document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+  nextSummary();
+}
+
+/** The status line after a request: what happened in the hand being played (a new hand starts a new line). */
+function statusText(g) {
+  const ended = g.events.map((e) => e.type).lastIndexOf("hand_over");
+  const now = g.events.slice(ended + 1).filter((e) => LOGGED.has(e.type)).map((e) => describeEvent(e, g));
+  const parts = [];
+  if (g.done) parts.push(t("matchOver"));
+  else if (ended >= 0) parts.push(t("handBegins", { n: g.hand_no }));
+  if (now.length) parts.push(now.join(" · "));
+  else if (g.knock_options.length) parts.push(t("knockTodo"));
+  else if (g.your_turn) parts.push(t("playTodo"));
+  return parts.join(" ");
+}
+
+function describeEvent(m, g) {
+  if (m.type === "knock") {
+    const who = seatName(g, m.seat);
+    if (m.kind === "none") return t("noKnock", { who });
+    return t("knocked", { who, how: t(`knockHow_${m.kind}`), points: m.points, cards: captureText(m.cards) });
+  }
+  if (m.type === "table_take") {
+    const scope = m.scope === 1 ? t("oneScopa") : t("nScope", { n: m.scope });
+    return t("tableTake", { cards: captureText(m.cards), total: m.total, who: sideName(g, m.side), scope });
+  }
+  const who = seatName(g, m.seat);
+  let text = m.capture.length
+    ? t("takes", { who, card: cardText(m.card), cards: captureText(m.capture) })
+    : t("lays", { who, card: cardText(m.card) });
+  if (m.kind === "fifteen" || m.kind === "ace-takes-all") text += ` (${t(`kind_${m.kind}`)})`;
+  if (m.scopa) text += t("scopaCry");
+  return text;
+}
 
 function nextSummary() {
-  const g = state.game;
   const ev = state.pendingSummary.shift();
+  state.summary = ev || null;
   if (!ev) { $("overlay").hidden = true; return; }
+  drawSummary(ev);
+  $("overlay").hidden = false;
+}
+
+function drawSummary(ev) {
+  const g = state.game;
   const body = $("summary-body");
   body.replaceChildren();
   $("rematch").hidden = true;
   $("next-hand").hidden = false;
   if (ev.type === "hand_over") {
-    $("summary-title").textContent = `Hand ${ev.hand} points`;
+    $("summary-title").textContent = t("handPoints", { n: ev.hand });
     if (ev.leftover.length) {
-      const who = ev.leftover_side >= 0 ? sideName(g, ev.leftover_side) : "nobody";
-      body.appendChild(el("p", null, `Cards left on the table (${captureText(ev.leftover)}) go to ${who}.`));
+      const who = ev.leftover_side >= 0 ? sideName(g, ev.leftover_side) : t("nobody");
+      body.appendChild(el("p", null, t("leftover", { cards: captureText(ev.leftover), who })));
     }
-    const t = el("table");
-    const fields = Object.keys(ev.points[0]);
+    // a row per point field and a column per side: narrow enough for a phone
+    const wrap = el("div", "scroll-x");
+    const table = el("table");
     const head = el("tr");
     head.appendChild(el("th", null, ""));
-    fields.forEach((f) => head.appendChild(el("th", null, f)));
-    head.appendChild(el("th", null, "score"));
-    t.appendChild(head);
-    ev.points.forEach((p, s) => {
-      const tr = el("tr");
-      tr.appendChild(el("td", null, sideName(g, s)));
-      fields.forEach((f) => tr.appendChild(el("td", null, String(p[f]))));
-      tr.appendChild(el("td", "hand-score", String(ev.scores[s])));
-      t.appendChild(tr);
-    });
-    body.appendChild(t);
+    ev.points.forEach((_, s) => head.appendChild(el("th", "side-name", sideName(g, s))));
+    table.appendChild(head);
+    const row = (label, cls, field, cells) => {
+      const tr = el("tr", cls);
+      const th = el("th", "field", label);
+      th.dataset.field = field;
+      tr.appendChild(th);
+      cells.forEach((x) => tr.appendChild(el("td", null, String(x))));
+      table.appendChild(tr);
+    };
+    for (const f of Object.keys(ev.points[0])) row(t(`field_${f}`), f === "total" ? "total" : "", f, ev.points.map((p) => p[f]));
+    row(t("summaryScore"), "hand-score", "score", ev.scores);
+    wrap.appendChild(table);
+    body.appendChild(wrap);
     const more = state.pendingSummary.some((e) => e.type === "match_over");
-    $("next-hand").textContent = more ? "See the result" : "Next hand";
+    $("next-hand").textContent = more ? t("seeResult") : t("nextHand");
   } else if (ev.type === "match_over") {
     const won = ev.winner === g.sides.findIndex((s) => s.mine);
-    $("summary-title").textContent = won ? "You win the match!" : `${sideName(g, ev.winner)} wins the match`;
+    $("summary-title").textContent = won ? t("youWin") : t("theyWin", { who: sideName(g, ev.winner) });
     $("summary-title").dataset.result = won ? "win" : "loss";
-    body.appendChild(el("p", "final-scores", "Final scores: " + ev.scores.map((x, s) => `${sideName(g, s)} ${x}`).join(", ")));
+    const scores = ev.scores.map((x, s) => `${sideName(g, s)} ${x}`).join(", ");
+    body.appendChild(el("p", "final-scores", t("finalScores", { scores })));
     $("next-hand").hidden = true;
     $("rematch").hidden = false;
   }
-  $("overlay").hidden = false;
 }
 
 function render() {
   const g = state.game;
+  const frame = state.frame;
   document.body.classList.toggle("french", faces() === "french");
+  document.body.classList.toggle("animating", state.animating);
   // other seats: card backs, never their faces (the server does not send them)
-  const others = $("others");
-  others.replaceChildren();
-  for (const s of g.seats) {
-    if (s.seat === g.you) continue;
-    const box = el("div", "seat" + (s.seat === g.current && !g.done ? " to-act" : ""));
+  const acting = frame ? frame.seat : g.done ? -1 : g.current;
+  $("others").replaceChildren(...g.seats.filter((s) => s.seat !== g.you).map((s) => {
+    const box = el("div", "seat" + (s.seat === acting ? " to-act" : ""));
     box.dataset.seat = s.seat;
-    box.appendChild(el("div", null, `Seat ${s.seat}: ${s.label}` + (s.seat === g.dealer ? " · dealer" : "")));
+    const title = el("div", "seat-title");
+    title.appendChild(el("span", "seat-name", seatName(g, s.seat)));
+    title.appendChild(el("span", "seat-role", t(s.role === "partner" ? "partnerRole" : "opponentRole")));
+    if (s.seat === g.dealer) title.appendChild(el("span", "seat-dealer", t("dealer")));
+    box.appendChild(title);
     const backs = el("div", "backs");
     // cards shown by a knock are public: face up (the server sends only those)
-    for (const c of s.revealed || []) { const e = cardEl(c, true); e.classList.add("revealed"); backs.appendChild(e); }
+    for (const c of s.revealed || []) {
+      const e = cardEl(c, true);
+      e.classList.add("revealed");
+      e.dataset.badge = t("shown");
+      backs.appendChild(e);
+    }
     for (let i = (s.revealed || []).length; i < s.cards_in_hand; i++) backs.appendChild(el("div", "back"));
     box.appendChild(backs);
-    others.appendChild(box);
-  }
-  $("stock-info").textContent = `· hand ${g.hand_no}, deal ${g.deal_no}/${g.num_deals} · ${g.stock} cards in the stock`;
-  const hinted = state.hint && state.hint.card ? new Set([state.hint.card.code, ...state.hint.capture.map((c) => c.code)]) : new Set();
-  const lastPlayed = new Set(g.events.filter((e) => e.type === "move").flatMap((m) => [m.card.code]));
-  const table = $("table");
-  table.replaceChildren(...g.table.map((c) => {
-    const e = cardEl(c);
-    if (hinted.has(c.code)) e.classList.add("hinted");
-    return e;
+    return box;
   }));
-  if (!g.table.length) table.appendChild(el("span", "empty", "(the table is empty)"));
+  $("stock-info").textContent = t("stockInfo", { hand: g.hand_no, deal: g.deal_no, deals: g.num_deals, stock: g.stock });
+  const hint = state.hint;
+  const hinted = hint && hint.card ? new Set([hint.card.code, ...hint.capture.map((c) => c.code)]) : new Set();
+  $("hint").textContent = hint ? hintText(hint) : "";
+  renderTable(g, frame, hinted);
   const mine = new Set((g.seats[g.you].revealed || []).map((c) => c.code));
-  const hand = $("hand");
-  hand.replaceChildren(...g.hand.map((c) => {
+  $("hand").replaceChildren(...g.hand.map((c) => {
     const e = cardEl(c);
     e.classList.add(g.moves[c.code] ? "playable" : "unplayable");
-    if (mine.has(c.code)) { e.classList.add("revealed"); e.title += " — shown to everyone (your knock)"; }
+    if (mine.has(c.code)) {
+      e.classList.add("revealed");
+      e.dataset.badge = t("shown");
+      e.title += t("shownMine");
+    }
     if (hinted.has(c.code)) e.classList.add("hinted");
-    if (lastPlayed.has(c.code)) e.classList.add("just-played");
     e.tabIndex = 0;
     e.setAttribute("role", "button");
     e.addEventListener("click", () => onHandClick(c));
@@ -352,44 +605,91 @@ function render() {
     return e;
   }));
   const knocking = g.knock_options.length > 0;
-  $("turn-info").textContent = g.done ? "· match over" : knocking ? "· your turn: knock or not?" : g.your_turn ? "· your turn: click a card" : "";
+  $("turn-info").textContent = g.done ? t("matchOverInfo") : knocking ? t("knockInfo") : g.your_turn ? t("playInfo") : "";
   $("knock").hidden = !knocking;
   $("knock-options").replaceChildren(...g.knock_options.map((k) => {
-    const b = el("button", "knock-option" + (state.hint && state.hint.knock === k ? " hinted" : ""), KNOCK_LABELS[k]);
+    const b = el("button", "knock-option" + (hint && hint.knock === k ? " hinted" : ""), t(`knock_${k}`));
     b.type = "button";
     b.dataset.knock = k;
     b.addEventListener("click", () => knock(k));
     return b;
   }));
   $("hint-button").disabled = !g.your_turn;
-  $("target-info").textContent = `(to ${g.target})`;
+  $("target-info").textContent = t("targetInfo", { target: g.target });
+  renderScores(g);
+  // while a move is drawn, the log stops at it (the moves after it come as they are drawn)
+  let moves = g.hand_log;
+  if (frame && !g.events.some((e) => e.type === "hand_over")) {
+    moves = moves.slice(0, moves.length - g.events.slice(g.events.indexOf(frame) + 1).filter((e) => LOGGED.has(e.type)).length);
+  }
+  const log = $("log");
+  log.replaceChildren(...moves.map((m) => {
+    const cls = m.type === "knock" ? "knock" : m.type === "table_take" ? "table-take" : m.scopa ? "scopa" : "";
+    return el("li", cls, describeEvent(m, g));
+  }));
+  log.scrollTop = log.scrollHeight;  // the newest move in view
+  const past = $("past");
+  past.replaceChildren(...g.past_hands.map((h) => el("li", null, t("pastHand", {
+    n: h.hand,
+    points: h.points.map((p, s) => `${sideName(g, s)} +${p.total}`).join(", "),
+    scores: h.scores.join("–"),
+  }))));
+  past.scrollTop = past.scrollHeight;
+}
+
+/** The table: now, or while a move of the last request is drawn, the table it was played on with the card played
+ * (marked with who played it) and the cards it takes. */
+function renderTable(g, frame, hinted) {
+  const table = $("table");
+  if (!frame) {
+    table.replaceChildren(...g.table.map((c) => {
+      const e = cardEl(c);
+      if (hinted.has(c.code)) e.classList.add("hinted");
+      return e;
+    }));
+    if (!g.table.length) table.appendChild(el("span", "empty", t("emptyTable")));
+    return;
+  }
+  const taken = new Set(frame.capture.map((c) => c.code));
+  const cards = frame.table_before.map((c) => {
+    const e = cardEl(c);
+    if (taken.has(c.code)) e.classList.add("taken");
+    return e;
+  });
+  const played = cardEl(frame.card);
+  played.classList.add("played", frame.seat === g.you ? "by-you" : "by-other");
+  if (taken.size) played.classList.add("captures");
+  played.dataset.who = seatName(g, frame.seat);
+  played.dataset.seat = frame.seat;
+  table.replaceChildren(...cards, played);
+}
+
+function renderScores(g) {
   const scores = $("scores");
   scores.replaceChildren();
-  const head = el("tr");
-  const headers = [["", ""], ["score", "match points"], ["cards", "cards taken this hand"], ["coins", "coins taken"],
-    ["7s", "sevens taken"], ["sb.", "settebello (the 7 of coins) taken"], ["scope", "scope this hand"]];
   const knocks = g.sides[0].knocks !== undefined;
-  if (knocks) headers.push(["kn.", "knock points this hand"]);
-  headers.forEach(([h, title]) => { const th = el("th", null, h); th.title = title; head.appendChild(th); });
+  const columns = ["score", "cards", "coins", "sevens", "settebello", "scope", ...(knocks ? ["knocks"] : [])];
+  const head = el("tr");
+  head.appendChild(el("th", null, ""));
+  for (const c of columns) {
+    const th = el("th", null, t(`col_${c}`));
+    th.title = t(`tip_${c}`);
+    th.dataset.column = c;
+    head.appendChild(th);
+  }
   scores.appendChild(head);
   for (const s of g.sides) {
     const tr = el("tr", s.mine ? "mine" : "");
     tr.dataset.side = s.side;
-    tr.appendChild(el("td", null, s.name));
+    tr.appendChild(el("td", "side-name", sideName(g, s.side)));
     tr.appendChild(el("td", "big score", String(s.score)));
-    const cells = [s.cards, s.coins, s.sevens, s.settebello ? "yes" : "no", s.scope];
+    const cells = [s.cards, s.coins, s.sevens, s.settebello ? t("yes") : t("no"), s.scope];
     if (knocks) cells.push(s.knocks);
     cells.forEach((x) => tr.appendChild(el("td", null, String(x))));
     scores.appendChild(tr);
   }
-  $("score-legend").textContent = "This hand so far: cards, coins, sevens (7s), settebello (sb.), scope" +
-    (knocks ? ", knock points (kn.)." : ".") + (g.cirulla ? ` Cirulla to ${g.target}: napoli and grande are scored at the end of the hand.` : "");
-  $("log").replaceChildren(...g.hand_log.map((m) => {
-    const cls = m.type === "knock" ? "knock" : m.type === "table_take" ? "table-take" : m.scopa ? "scopa" : "";
-    return el("li", cls, describeEvent(m));
-  }));
-  $("past").replaceChildren(...g.past_hands.map((h) => el("li", null,
-    `hand ${h.hand}: ` + h.points.map((p, s) => `${sideName(g, s)} +${p.total}`).join(", ") + " → " + h.scores.join("–"))));
+  $("score-legend").textContent = t("legend") + (knocks ? t("legendKnocks") : "") + "." +
+    (g.cirulla ? t("cirullaNote", { target: g.target }) : "");
 }
 
-init().catch((e) => say(`cannot reach the server: ${e.message}`));
+init().catch((e) => say(() => t("noServer", { msg: e.message })));
