@@ -1,5 +1,7 @@
 """Exact play of open-book end games: once the stock is empty and every unseen card can only be in one hand, the
-hand's last plies are solved by minimax to the end of the hand (last capture and leftovers included).
+hand's last plies are solved by minimax to the end of the hand (last capture and leftovers included), on the
+compiled single-game kernel (``scopa_env.kernel``: the same candidates as ``features.generate_moves``, the same
+max^n and tie-breaks as ``lookahead.search_tree``, at a fraction of the cost).
 
 ``solve_open`` plays one best move, ``optimal_open_actions`` gives every best first action (ties included),
 ``play_open_endgames`` / ``play_exact_endgame`` override a policy's actions in such positions (``expert``, the
@@ -16,15 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import ActBatch
-from agents.features import (
-    Moves,
-    require_state,
-)
-from agents.greedy import greedy_moves
-from agents.lookahead import _move_margins
+from agents.features import Moves, require_state
 from scopa_env import core
 from scopa_env.core import Phase, State, is_open, remaining_plies
+from scopa_env.kernel import kernel_for, pack_states
 from scopa_env.rules import Rules
+from scopa_env.scoring import margin_vs_mean_of_others
 
 __all__ = [
     "ExactEndgameMask",
@@ -78,17 +77,43 @@ def _best_actions(
     return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
 
 
-def _solve_open_margins(
+def _solve_open_kernel(
     rules: Rules, state: State, games: npt.NDArray[np.intp], caller: str
-) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
-    """``_move_margins`` on the one possible world of open-book positions, searched to the end of the hand."""
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """Exact max^n on the compiled kernel (``scopa_env.kernel``) for open-book positions, to the end of the hand.
+
+    The only possible world of an open book is the position itself (its hidden cards can only be where they are),
+    so it is searched as it stands. Returns the root candidates of every row (``features.generate_moves``' list:
+    card, captured cards), their margins for the side to move (n, width; -inf past a row's candidates) and the
+    index of each row's first candidate.
+    """
     if not is_open(rules, state, games).all():
         raise ValueError(f"{caller}: some positions still hide cards; use open_endgame_rows to select open ones")
-    counts = np.ones(games.size, dtype=np.intp)
-    limits = remaining_plies(rules, state, games)
-    # The only world is the true one, but it is rebuilt from the unseen set; the generator is never drawn from
-    # in a way that matters (one deal is possible), so a fixed one keeps this function pure.
-    return _move_margins(rules, state, games, counts, limits, greedy_moves, np.random.default_rng(0))
+    k = kernel_for(rules)
+    m = k.mod
+    packed = pack_states(rules, state, games)
+    moves = np.zeros((m.MAX_MOVES, 6), dtype=np.int64)
+    values = np.zeros((m.MAX_MOVES, m.SMAX))
+    side_of = np.asarray(rules.seat_side, dtype=np.intp)
+    s = rules.num_sides
+    cards: list[npt.NDArray[np.int64]] = []
+    caps: list[npt.NDArray[np.int64]] = []
+    margins: list[npt.NDArray[np.float64]] = []
+    for i in range(games.size):
+        num = int(m.solve_root(k.rc, k.pc, packed[i], moves, values))
+        cards.append(moves[:num, 0].copy())
+        caps.append(moves[:num, 3].copy())
+        vals = values[:num, :s]
+        own = side_of[int(state.current[games[i]])]
+        margins.append(margin_vs_mean_of_others(vals)[:, own])
+    counts = np.array([c.size for c in cards], dtype=np.intp)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+    total = np.full((games.size, int(counts.max())), -np.inf)
+    for i, mg in enumerate(margins):
+        total[i, : mg.size] = mg
+    all_caps = np.concatenate(caps)
+    bits = (all_caps[:, None] >> np.arange(rules.num_cards)[None, :]) & 1
+    return np.concatenate(cards), bits.astype(np.bool_), total, first
 
 
 def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
@@ -96,7 +121,9 @@ def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.N
     games = np.asarray(games, dtype=np.intp)
     if games.size == 0:
         return np.zeros(0, dtype=np.int64)
-    return _best_actions(state, games, _solve_open_margins(rules, state, games, "solve_open"))
+    cards, caps, total, first = _solve_open_kernel(rules, state, games, "solve_open")
+    pick = first + np.argmax(total, axis=1)
+    return core.move_actions(state.take(games), cards[pick], caps[pick])
 
 
 def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
@@ -105,10 +132,10 @@ def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]
     games = np.asarray(games, dtype=np.intp)
     if games.size == 0:
         return np.zeros((0, rules.num_actions), dtype=np.bool_)
-    moves, total, first_move = _solve_open_margins(rules, state, games, "optimal_open_actions")
+    cards, caps, total, first = _solve_open_kernel(rules, state, games, "optimal_open_actions")
     rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
-    pick = first_move[rows] + js
-    actions = core.move_actions(state.take(games[rows]), moves.card[pick], moves.capture[pick])
+    pick = first[rows] + js
+    actions = core.move_actions(state.take(games[rows]), cards[pick], caps[pick])
     out = np.zeros((games.size, rules.num_actions), dtype=np.bool_)
     out[rows, actions] = True
     return out

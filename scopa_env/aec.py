@@ -174,7 +174,7 @@ resumes; the mask then holds `stop` and the knocks the hand allows. The observat
 | knocking | 1 | 1 in the KNOCK phase |
 | fifteens | R | per card value v: a card of value v played now could make a fifteen |
 
-Cirulla games run on `scopa_env.single.CoreGame` (the batched core with a batch of one) rather than `SingleGame`.
+Cirulla games run on `scopa_env.single.SingleGame` too (the compiled single-game kernel plays every variant).
 
 ## Version History
 
@@ -202,7 +202,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import CoreGame, SingleGame, game_from_state, new_game
+from scopa_env.single import SingleGame, game_from_state, new_game
 from scopa_env.state_io import state_from_json
 
 __all__ = [
@@ -521,7 +521,7 @@ class raw_env(AECEnv, EzPickle):
             for a in self.possible_agents
         }
         self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(d) for a in self.possible_agents}
-        self._game: SingleGame | CoreGame | None = None  # the game: hidden cards and seed, never shown to agents
+        self._game: SingleGame | None = None  # the game: hidden cards and seed, never shown to agents
         self.hands_played = 0
         """Hands finished in the current game."""
         self._next_seed: int | None = None
@@ -652,7 +652,7 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"the env plays one game, got a state of {state.batch_size}")
         self._game = None if state is None else game_from_state(self.rules, state)
 
-    def _require_game(self) -> SingleGame | CoreGame:
+    def _require_game(self) -> SingleGame:
         if self._game is None:
             raise RuntimeError("the env has no game yet: call reset() first")
         return self._game

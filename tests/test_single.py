@@ -24,10 +24,10 @@ from scopa_env import aec, core, scopa_v0
 from scopa_env.gym import ScopaEnv
 from scopa_env.learner import LearnerGames, SingleLearnerGame
 from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.single import CoreGame, SingleGame, bits_of, cards_of, game_from_state, new_game
+from scopa_env.single import SingleGame, bits_of, cards_of, game_from_state, new_game
 
 
-def _same_state(variant: str, st: core.State, game: SingleGame | CoreGame, where: str) -> None:
+def _same_state(variant: str, st: core.State, game: SingleGame, where: str) -> None:
     mine = game.to_state()
     for f in fields(core.State):
         a, b = getattr(st, f.name), getattr(mine, f.name)
@@ -38,7 +38,7 @@ def _same_state(variant: str, st: core.State, game: SingleGame | CoreGame, where
 def run_single_differential(variant: str, seeds: range, observe_every: int = 1, illegal_rate: float = 0.05) -> int:
     """Play the matches of ``seeds`` on the core and on ``SingleGame``; returns the number of steps compared.
 
-    Cirulla's variants run on ``CoreGame`` (``new_game``): this checks its conversions (bit masks, step results).
+    Every variant, cirulla's included, runs on ``SingleGame`` (the compiled kernel; ``new_game``).
     """
     rules = get_rules(variant)
     rng = np.random.default_rng(seeds.start)
@@ -46,7 +46,7 @@ def run_single_differential(variant: str, seeds: range, observe_every: int = 1, 
     for seed in seeds:
         st = core.reset(rules, [seed])
         game = new_game(rules, seed)
-        assert isinstance(game, CoreGame if rules.cirulla else SingleGame)
+        assert isinstance(game, SingleGame)
         while True:
             where = f"seed {seed} step {steps}"
             _same_state(variant, st, game, where)
@@ -333,7 +333,7 @@ def test_play_returns_what_step_does(variant: str) -> None:
     assert b.play(0) is None  # a finished match ignores the action, as step does
 
 
-def test_cirulla_games_round_trip_through_core_game_in_every_phase() -> None:
+def test_cirulla_games_round_trip_through_single_game_in_every_phase() -> None:
     """``game_from_state`` of a cirulla position (KNOCK and CHOOSE phases included) is that position, copied."""
     rules = get_rules("cirulla")
     rng = np.random.default_rng(3)
@@ -345,7 +345,7 @@ def test_cirulla_games_round_trip_through_core_game_in_every_phase() -> None:
         core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
         for g in range(0, 16, 5):
             game = game_from_state(rules, st, g)
-            assert isinstance(game, CoreGame)
+            assert isinstance(game, SingleGame)
             seen.add(game.phase)
             one = st.take([g])
             back = game.to_state()

@@ -1,0 +1,257 @@
+"""The compiled single-game kernel: one game of any variant (cirulla's included) as a small int64 array of bit masks,
+with legal actions, step, scoring, plies left and observations compiled by numba (``scopa_env._kernel_jit``).
+
+It serves everything that plays one game, or many small branching games, at a time: ``scopa_env.single.SingleGame``
+(the AEC / parallel / Gymnasium envs, the web and terminal games) and the exact end-game solver of
+``agents.endgame``. The batched numpy core (``scopa_env.core``) stays the engine of the vector env and of batched
+play; ``tests/test_kernel.py`` checks the two move for move, mask for mask, observation for observation and score for
+score on every variant (and ``scopa_env.reference``, the plain oracle, against both).
+
+The compiled code is cached on disk (numba's ``cache=True``, in ``scopa_env/__pycache__`` or in
+``NUMBA_CACHE_DIR``): the first use after an install compiles it once (a line on stderr says so), later processes
+load it. ``kernel_for(rules)`` raises ``KernelUnavailableError`` (what to install) when numba is missing or the
+compilation fails.
+
+    k = kernel_for("classic")
+    st = k.new_state(seed=7)             # (STATE_SIZE,) int64
+    k.step(st, int(k.legal_list(st)[0]))
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env.captures import partitions
+from scopa_env.cards import parse_card
+from scopa_env.moves import FIFTEEN_TOTAL, MAX_PER_RANK, move_tables
+from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import GRANDE, NAPOLI_RUN, point_fields
+
+__all__ = ["Kernel", "KernelUnavailableError", "jit", "kernel_for", "pack_states"]
+
+_JIT: ModuleType | None = None
+
+
+class KernelUnavailableError(RuntimeError):
+    """The compiled kernel cannot be loaded: numba is missing, or compiling failed."""
+
+
+def _cached_already() -> bool:
+    """Whether numba's on-disk cache of the kernel exists (so loading it will not compile)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    places = [os.path.join(here, "__pycache__")]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        places.append(os.environ["NUMBA_CACHE_DIR"])
+    return any(glob.glob(os.path.join(p, "**", "_kernel_jit.*.nbi"), recursive=True) for p in places)
+
+
+def jit() -> ModuleType:
+    """The compiled functions (``scopa_env._kernel_jit``), compiled on first use, then loaded from the disk cache."""
+    global _JIT
+    if _JIT is not None:
+        return _JIT
+    try:
+        import numba  # noqa: F401
+    except ImportError as e:
+        raise KernelUnavailableError(
+            "scopa's single-game kernel is compiled with numba, which is not installed "
+            f"({e}); install it with `pip install numba` (or reinstall scopa: `pip install -e .`)"
+        ) from None
+    first = not _cached_already()
+    if first:
+        print(
+            "scopa: compiling the single-game kernel once (numba, about a minute); it is cached on disk for later runs",
+            file=sys.stderr,
+            flush=True,
+        )
+    try:
+        from scopa_env import _kernel_jit as compiled
+
+        _warm_up(compiled)
+    except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
+        raise KernelUnavailableError(
+            f"scopa's single-game kernel could not be compiled by numba ({type(e).__name__}: {e}); check that numba "
+            "matches the installed numpy (`pip install -U numba`), or set NUMBA_CACHE_DIR to a writable directory"
+        ) from e
+    _JIT = compiled
+    return compiled
+
+
+def _warm_up(mod: ModuleType) -> None:
+    """Compile (or load) every entry point on one game of classic and one of cirulla, so no later call pays for it."""
+    for name in ("classic", "cirulla"):
+        k = Kernel(get_rules(name), mod)
+        st = k.new_state(11)
+        info = np.zeros(mod.INFO_SIZE, dtype=np.int64)
+        out = np.zeros(k.obs_size, dtype=np.float32)
+        mod.observe(k.rc, st, int(st[mod.CURRENT]), out)
+        mod.is_open(k.rc, st)
+        while mod.remaining_plies(k.rc, st) > 3 or st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):
+            mod.play(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
+        mod.step(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
+        moves = np.zeros((mod.MAX_MOVES, 6), dtype=np.int64)
+        values = np.zeros((mod.MAX_MOVES, mod.SMAX))
+        if st[mod.PHASE] in (mod.PLAY, mod.CHOOSE):
+            mod.solve_root(k.rc, k.pc, st, moves, values)
+
+
+def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``rc`` (the rules as int64 constants) and ``pc`` (the capture partitions) of a variant; see ``_kernel_jit``."""
+    deck = rules.deck
+    r, d = deck.num_ranks, deck.num_cards
+    rc = np.zeros(mod.RC_SIZE, dtype=np.int64)
+    rc[mod.R_N], rc[mod.R_S], rc[mod.R_D], rc[mod.R_R] = rules.num_players, rules.num_sides, d, r
+    rc[mod.R_TABLE] = rules.table_cards
+    rc[mod.R_NDEALS] = rules.num_deals
+    rc[mod.R_TARGET] = rules.target
+    flags = (
+        (mod.R_ACE_ALL, rules.ace_takes_all),
+        (mod.R_SIMPLE_PRIM, rules.simple_primiera),
+        (mod.R_VOID_KINGS, rules.void_on_kings),
+        (mod.R_SHARED, rules.shared_lead_scores),
+        (mod.R_FIFTEENS, rules.fifteens),
+        (mod.R_KNOCKS, rules.knocks),
+        (mod.R_TTAKE, rules.table_take),
+        (mod.R_VOID_ACES, rules.void_on_aces),
+        (mod.R_NAPOLI, rules.napoli_grande),
+        (mod.R_MAJORITY, rules.majority_needed),
+        (mod.R_CIRULLA, rules.cirulla),
+    )
+    for at, on in flags:
+        rc[at] = int(bool(on))
+    rc[mod.R_SETTE] = deck.settebello
+    rc[mod.R_SEVEN] = deck.ranks.index("7")
+    rc[mod.R_KING] = deck.king_rank
+    rc[mod.R_MATTA] = parse_card("7c", deck) if rules.cirulla else 0
+    rc[mod.R_MAXHAND] = rules.max_hand_size
+    rc[mod.R_NFIELDS] = len(point_fields(rules))
+    rc[mod.R_NACTIONS] = rules.num_actions
+    rc[mod.R_DEALS : mod.R_DEALS + rules.num_deals] = rules.deal_sizes
+    rc[mod.R_SIDE : mod.R_SIDE + rules.num_players] = rules.seat_side
+    rc[mod.R_PRIM : mod.R_PRIM + r] = deck.primiera[:r]
+    for k in range(r):
+        rc[mod.R_RANKMASK + k] = sum(1 << (suit * r + k) for suit in range(4))
+    if rules.cirulla:
+        rc[mod.R_RUN : mod.R_RUN + len(NAPOLI_RUN)] = [deck.ranks.index(x) for x in NAPOLI_RUN]
+        rc[mod.R_NAP : mod.R_NAP + 3] = [deck.ranks.index(x) for x in "A23"]
+        rc[mod.R_GRANDE : mod.R_GRANDE + 3] = [deck.ranks.index(x) for x in GRANDE]
+    # Partitions: the move tables' (sums by target, then cirulla's fifteens by card value), then the capture
+    # table's (every partition of each target 0..R, single parts included) for the CHOOSE-phase look-ups.
+    mt = move_tables(rules)
+    rows: list[list[int]] = [list(map(int, c)) for c in mt.p_count]
+    for t in range(r + 1):
+        rc[mod.R_SUM_BEGIN + t] = mt.seg_begin[t] if t < mt.seg_begin.size else len(rows)
+        rc[mod.R_SUM_LEN + t] = mt.seg_len[t] if t < mt.seg_len.size else 0
+    if rules.fifteens:
+        fif = np.arange(mt.num_sum_parts, mt.p_target.size)
+        for v in range(1, r + 1):
+            seg = fif[mt.p_target[fif] == FIFTEEN_TOTAL - v]
+            rc[mod.R_FIF_BEGIN + v] = int(seg[0]) if seg.size else 0
+            rc[mod.R_FIF_LEN + v] = seg.size
+            if seg.size and not np.array_equal(seg, np.arange(seg[0], seg[0] + seg.size)):
+                raise RuntimeError("kernel: the move tables' fifteens of a card value are not contiguous")
+    for t in range(r + 1):
+        rc[mod.R_LK_BEGIN + t] = len(rows)
+        for parts in partitions(t, min(t, r)):
+            c = [0] * r
+            for p in parts:
+                c[p - 1] += 1
+            if max(c, default=0) <= MAX_PER_RANK:
+                rows.append(c)
+        rc[mod.R_LK_LEN + t] = len(rows) - rc[mod.R_LK_BEGIN + t]
+    pc = np.zeros((len(rows), r + 2), dtype=np.int64)
+    for i, c in enumerate(rows):
+        pc[i, :r] = c
+        pc[i, r] = sum(c)
+        pc[i, r + 1] = sum(1 << k for k in range(r) if c[k])
+    return rc, pc
+
+
+class Kernel:
+    """The kernel bound to one variant's rules: ``rc`` and ``pc`` (the rules as arrays) and thin calls."""
+
+    def __init__(self, rules: Rules, mod: ModuleType | None = None) -> None:
+        self.rules = rules
+        self.mod = m = mod if mod is not None else jit()
+        self.rc, self.pc = _rules_constants(rules, m)
+        from scopa_env.core import observation_size  # the layout's size (the core owns the layout)
+
+        self.obs_size = observation_size(rules)
+        self.d = rules.num_cards
+
+    def new_state(self, seed: int) -> npt.NDArray[np.int64]:
+        """A new (STATE_SIZE,) game: the match of ``seed`` (an int in [0, 2**64))."""
+        st = np.zeros(self.mod.STATE_SIZE, dtype=np.int64)
+        self.mod.new_match(self.rc, st, seed & 0xFFFFFFFF, seed >> 32)
+        return st
+
+    def legal_list(self, st: npt.NDArray[np.int64]) -> list[int]:
+        bits = int(self.mod.legal_bits(self.rc, self.pc, st))
+        return [a for a in range(self.rules.num_actions) if bits >> a & 1]
+
+    def step(self, st: npt.NDArray[np.int64], action: int, info: npt.NDArray[np.int64] | None = None) -> int:
+        if info is None:
+            info = np.zeros(self.mod.INFO_SIZE, dtype=np.int64)
+        return int(self.mod.step(self.rc, self.pc, st, int(action), info))
+
+
+_KERNELS: dict[Rules, Kernel] = {}
+
+
+def kernel_for(rules: Rules | str) -> Kernel:
+    """The kernel of a variant (compiled or loaded once per process); ``KernelUnavailableError`` if it cannot be."""
+    rules = get_rules(rules)
+    k = _KERNELS.get(rules)
+    if k is None:
+        k = _KERNELS[rules] = Kernel(rules, jit())
+    return k
+
+
+def _bit_masks(cards: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """(..., D) bool card sets -> (...) int64 bit masks (D <= 56)."""
+    packed = np.packbits(cards, axis=-1, bitorder="little")  # (..., ceil(D / 8))
+    wide = np.zeros((*packed.shape[:-1], 8), dtype=np.uint8)
+    wide[..., : packed.shape[-1]] = packed
+    return wide.view("<i8")[..., 0].astype(np.int64)
+
+
+def pack_states(rules: Rules | str, state: Any, games: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Games ``games`` of a ``core.State`` as kernel states: (len(games), STATE_SIZE) int64, one row each."""
+    rules = get_rules(rules)
+    m = jit()
+    g = np.asarray(games, dtype=np.intp).reshape(-1)
+    n, s, d = rules.num_players, rules.num_sides, rules.num_cards
+    out = np.zeros((g.size, m.STATE_SIZE), dtype=np.int64)
+    out[:, m.HANDS : m.HANDS + n] = _bit_masks(state.hands[g])
+    out[:, m.TABLE] = _bit_masks(state.table[g])
+    out[:, m.PILES : m.PILES + s] = _bit_masks(state.piles[g])
+    out[:, m.PICKED] = _bit_masks(state.picked[g])
+    out[:, m.REVEALED : m.REVEALED + n] = _bit_masks(state.revealed[g])
+    out[:, m.DECK : m.DECK + d] = state.deck[g]
+    out[:, m.SCOPE : m.SCOPE + s] = state.scope[g]
+    out[:, m.SCORES : m.SCORES + s] = state.scores[g]
+    out[:, m.KNOCKP : m.KNOCKP + s] = state.knock_points[g]
+    for at, arr in (
+        (m.STOCK, state.stock_pos),
+        (m.CURRENT, state.current),
+        (m.DEALER, state.dealer),
+        (m.PHASE, state.phase),
+        (m.PENDING, state.pending),
+        (m.LAST, state.last_capturer),
+        (m.HAND_NO, state.hand_no),
+        (m.DEAL_NO, state.deal_no),
+        (m.WINNER, state.winner),
+        (m.TTAKE, state.table_take),
+    ):
+        out[:, at] = arr[g]
+    seed = state.seed[g].astype(np.uint64)
+    out[:, m.SEED_LO] = (seed & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    out[:, m.SEED_HI] = (seed >> np.uint64(32)).astype(np.int64)
+    return out

@@ -1,0 +1,357 @@
+"""Differential tests of the compiled single-game kernel (``scopa_env.kernel``) against the batched core and the
+reference engine, on every variant (cirulla's included).
+
+- Move for move against ``core``: random games (with illegal actions tried and refused on both); after every
+  step the whole state (hands, table, piles, deck, phase, scores, cirulla's revealed cards and knock points...),
+  the legal actions, the observation of every seat and what the step did (move, capture, scopa, hand points,
+  leftovers, winner, knocks, table takes) must agree.
+- Against ``reference`` (the oracle): every card's legal captures at every decision, and every hand's points.
+- The search candidates against ``agents.features.generate_moves`` (cards, kinds, partitions, captured cards,
+  scopa flags), in the PLAY and CHOOSE phases.
+- The exact end game (``agents.endgame``, on the kernel) against the batched search it replaced
+  (``lookahead._move_margins`` to the end of the hand) on fixed sets of open-book positions: the same moves, the
+  same set of best first actions.
+
+Fast by default (a few games per variant); ``-m slow`` plays 10,000 games and checks >= 2,000 end-game positions.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from agents.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
+from agents.features import generate_moves
+from agents.greedy import greedy_moves
+from agents.lookahead import _move_margins
+from scopa_env import core, reference
+from scopa_env.kernel import KernelUnavailableError, kernel_for, pack_states
+from scopa_env.rules import VARIANTS, get_rules
+from scopa_env.scoring import point_fields
+from scopa_env.single import SingleGame, bits_of
+
+
+def _kernel_fields(k: object, st: np.ndarray) -> dict[str, list[int]]:
+    m = k.mod  # type: ignore[attr-defined]
+    r = k.rules  # type: ignore[attr-defined]
+    n, s, d = r.num_players, r.num_sides, r.num_cards
+    out = {
+        "hands": st[m.HANDS : m.HANDS + n],
+        "table": st[m.TABLE : m.TABLE + 1],
+        "piles": st[m.PILES : m.PILES + s],
+        "picked": st[m.PICKED : m.PICKED + 1],
+        "revealed": st[m.REVEALED : m.REVEALED + n],
+        "deck": st[m.DECK : m.DECK + d],
+        "scope": st[m.SCOPE : m.SCOPE + s],
+        "scores": st[m.SCORES : m.SCORES + s],
+        "knock_points": st[m.KNOCKP : m.KNOCKP + s],
+    }
+    for name, at in (
+        ("stock_pos", m.STOCK),
+        ("current", m.CURRENT),
+        ("dealer", m.DEALER),
+        ("phase", m.PHASE),
+        ("pending", m.PENDING),
+        ("last_capturer", m.LAST),
+        ("hand_no", m.HAND_NO),
+        ("deal_no", m.DEAL_NO),
+        ("winner", m.WINNER),
+        ("table_take", m.TTAKE),
+    ):
+        out[name] = st[at : at + 1]
+    return {key: [int(x) for x in v] for key, v in out.items()}
+
+
+def _core_fields(state: core.State) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for name in ("hands", "piles", "revealed"):
+        out[name] = [bits_of(x) for x in getattr(state, name)[0]]
+    for name in ("table", "picked"):
+        out[name] = [bits_of(getattr(state, name)[0])]
+    for name in ("deck", "scope", "scores", "knock_points"):
+        out[name] = [int(x) for x in getattr(state, name)[0]]
+    for name in ("stock_pos", "current", "dealer", "phase", "pending", "last_capturer", "hand_no", "deal_no"):
+        out[name] = [int(getattr(state, name)[0])]
+    out["winner"] = [int(state.winner[0])]
+    out["table_take"] = [int(state.table_take[0])]
+    return out
+
+
+def run_kernel_differential(variant: str, seeds: range, observe_every: int = 1, illegal_rate: float = 0.05) -> int:
+    """Play the matches of ``seeds`` on the core and on the kernel, comparing everything after every step (and the
+    captures and hand points against the reference engine); returns the number of steps compared."""
+    rules = get_rules(variant)
+    k = kernel_for(rules)
+    m = k.mod
+    f = len(point_fields(rules))
+    s = rules.num_sides
+    rng = np.random.default_rng(seeds.start)
+    info = np.zeros(m.INFO_SIZE, dtype=np.int64)
+    obs = np.zeros(k.obs_size, dtype=np.float32)
+    steps = 0
+    for seed in seeds:
+        c = core.reset(rules, [seed])
+        st = k.new_state(seed)
+        while True:
+            where = f"{variant} seed {seed} step {steps}"
+            assert _kernel_fields(k, st) == _core_fields(c), where
+            if c.done[0]:
+                break
+            mask = core.legal_action_mask(rules, c)[0]
+            assert int(m.legal_bits(k.rc, k.pc, st)) == bits_of(mask), where
+            assert int(m.remaining_plies(k.rc, st)) == int(core.remaining_plies(rules, c)[0]), where
+            assert bool(m.is_open(k.rc, st)) == bool(core.is_open(rules, c)[0]), where
+            if steps % observe_every == 0:
+                for seat in range(rules.num_players):
+                    m.observe(k.rc, st, seat, obs)
+                    want = core.observe(rules, c, np.array([seat]))[0]
+                    assert np.array_equal(obs, want), f"{where} seat {seat}: {np.flatnonzero(obs != want)}"
+            phase = int(c.phase[0])
+            if phase == core.Phase.PLAY:  # every card's captures against the oracle's
+                table = [int(x) for x in np.flatnonzero(c.table[0])]
+                for card in np.flatnonzero(mask).tolist():
+                    want_caps = reference.captures(rules, table, card)
+                    count, union, _, _ = m.cirulla_options(k.rc, k.pc, bits_of(c.table[0]), card, 0)
+                    assert count == len(want_caps), f"{where} card {card}"
+                    assert union == sum(1 << x for x in set().union(*want_caps)), f"{where} card {card}"
+            if rng.random() < illegal_rate:
+                bad = np.flatnonzero(~mask)
+                action = int(rng.choice(bad)) if bad.size else rules.num_actions
+                assert m.step(k.rc, k.pc, st, action, info) == -1, where
+                continue
+            action = int(rng.choice(np.flatnonzero(mask)))
+            ci = core.step(rules, c, np.array([action]))
+            assert m.step(k.rc, k.pc, st, action, info) == 1, where
+            steps += 1
+            got = {
+                "move_done": info[m.I_MOVE_DONE],
+                "card": info[m.I_CARD],
+                "capture": info[m.I_CAPTURE],
+                "scopa": info[m.I_SCOPA],
+                "hand_over": info[m.I_HAND_OVER],
+                "leftover": info[m.I_LEFTOVER],
+                "leftover_side": info[m.I_LEFT_SIDE],
+                "match_over": info[m.I_MATCH_OVER],
+                "winner": info[m.I_WINNER],
+                "new_hand": info[m.I_NEW_HAND],
+                "knock": info[m.I_KNOCK],
+                "table_take": info[m.I_TTAKE],
+            }
+            want_info = {
+                "move_done": ci.move_done[0],
+                "card": ci.card[0],
+                "capture": bits_of(ci.capture[0]),
+                "scopa": ci.scopa[0],
+                "hand_over": ci.hand_over[0],
+                "leftover": bits_of(ci.leftover[0]),
+                "leftover_side": ci.leftover_side[0],
+                "match_over": ci.match_over[0],
+                "winner": ci.winner[0],
+                "new_hand": ci.new_hand[0],
+                "knock": ci.knock[0],
+                "table_take": ci.table_take[0],
+            }
+            assert {a: int(b) for a, b in got.items()} == {a: int(b) for a, b in want_info.items()}, where
+            if ci.hand_over[0]:
+                points = info[m.I_POINTS : m.I_POINTS + s * f].reshape(s, f)
+                assert np.array_equal(points, ci.hand_points[0]), where
+    return steps
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_kernel_equals_the_core_and_the_reference_move_for_move(variant: str) -> None:
+    assert run_kernel_differential(variant, range(2), observe_every=3) > 100
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_kernel_equals_the_core_on_10000_games(variant: str) -> None:
+    games = 10_000 // len(VARIANTS) + 1  # 10,000 games in all
+    run_kernel_differential(variant, range(5000, 5000 + games), observe_every=7, illegal_rate=0.0)
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopone-scientifico", "cirulla", "simple-3", "scopa-d-assi"])
+def test_kernel_hand_points_equal_the_reference_scoring(variant: str) -> None:
+    """Every hand's points of the kernel against ``reference.score_hand`` on the final piles."""
+    rules = get_rules(variant)
+    k = kernel_for(rules)
+    m = k.mod
+    f, s = len(point_fields(rules)), rules.num_sides
+    info = np.zeros(m.INFO_SIZE, dtype=np.int64)
+    rng = np.random.default_rng(4)
+    hands = 0
+    for seed in range(3):
+        st = k.new_state(seed)
+        while st[m.PHASE] != m.DONE:
+            piles = st[m.PILES : m.PILES + s].copy()
+            scope, knocks = st[m.SCOPE : m.SCOPE + s].copy(), st[m.KNOCKP : m.KNOCKP + s].copy()
+            last, table = int(st[m.LAST]), int(st[m.TABLE])
+            action = int(rng.choice(k.legal_list(st)))
+            m.step(k.rc, k.pc, st, action, info)
+            if not info[m.I_HAND_OVER]:
+                continue
+            hands += 1
+            seat_side = rules.seat_side[int(info[m.I_SEAT])]
+            card, cap = int(info[m.I_CARD]), int(info[m.I_CAPTURE])
+            pile_sets = [{c for c in range(rules.num_cards) if int(p) >> c & 1} for p in piles]
+            if cap:
+                pile_sets[seat_side] |= {c for c in range(rules.num_cards) if (cap | 1 << card) >> c & 1}
+                last = seat_side
+                table &= ~cap
+            else:
+                table |= 1 << card
+            if last >= 0:
+                pile_sets[last] |= {c for c in range(rules.num_cards) if table >> c & 1}
+            want = reference.score_hand(rules, pile_sets, list(scope), list(knocks) if rules.cirulla else None)
+            got = info[m.I_POINTS : m.I_POINTS + s * f].reshape(s, f)
+            keys = reference.point_keys(rules)
+            assert [[row[key] for key in keys] for row in want] == got.tolist(), f"{variant} seed {seed}"
+    assert hands >= 3
+
+
+# --------------------------------------------------------------------------------------------------- search
+
+
+def _random_positions(variant: str, num_games: int, seed: int, keep: int = 400) -> core.State:
+    """Positions of random games (PLAY and CHOOSE phases), ``keep`` at most."""
+    rules = get_rules(variant)
+    rng = np.random.default_rng(seed)
+    st = core.reset(rules, np.arange(seed, seed + num_games))
+    out = []
+    total = 0
+    while not st.done.all() and total < keep:
+        playing = np.flatnonzero((st.phase == core.Phase.PLAY) | (st.phase == core.Phase.CHOOSE))
+        pick = playing[rng.random(playing.size) < 0.2]
+        if pick.size:
+            out.append(st.take(pick))
+            total += pick.size
+        mask = core.legal_action_mask(rules, st)
+        keys = np.where(mask, rng.random(mask.shape), -1.0)
+        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+    return core.State.concat(out)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_search_candidates_equal_generate_moves(variant: str) -> None:
+    rules = get_rules(variant)
+    k = kernel_for(rules)
+    m = k.mod
+    pos = _random_positions(variant, 12, 3, keep=150)
+    games = np.arange(pos.batch_size)
+    moves = generate_moves(rules, pos, games)
+    packed = pack_states(rules, pos, games)
+    buf = np.zeros((m.MAX_MOVES, 6), dtype=np.int64)
+    caps = moves.capture
+    seen_choose = False
+    for i in games.tolist():
+        seen_choose |= int(pos.phase[i]) == core.Phase.CHOOSE
+        num = int(m.candidates(k.rc, k.pc, packed[i], buf))
+        a, b = int(moves.starts[i]), int(moves.starts[i + 1])
+        assert num == b - a, f"{variant} position {i}"
+        assert buf[:num, 0].tolist() == moves.card[a:b].tolist()
+        assert buf[:num, 1].tolist() == moves.kind[a:b].tolist()
+        assert buf[:num, 2].tolist() == moves.part[a:b].tolist()
+        assert buf[:num, 3].tolist() == [bits_of(x) for x in caps[a:b]]
+        assert buf[:num, 4].tolist() == moves.scopa[a:b].astype(int).tolist()
+    assert pos.batch_size >= 50
+
+
+def _old_end_game(
+    variant: str, pos: core.State
+) -> tuple[np.ndarray, np.ndarray]:  # the batched search the kernel replaced
+    rules = get_rules(variant)
+    games = np.arange(pos.batch_size)
+    limits = core.remaining_plies(rules, pos, games)
+    ones = np.ones(games.size, dtype=np.intp)
+    searched = _move_margins(rules, pos, games, ones, limits, greedy_moves, np.random.default_rng(0))
+    moves, total, first = searched
+    rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
+    acts = core.move_actions(pos.take(games[rows]), moves.card[first[rows] + js], moves.capture[first[rows] + js])
+    best = np.zeros((games.size, rules.num_actions), dtype=np.bool_)
+    best[rows, acts] = True
+    return _best_actions(pos, games, searched), best
+
+
+def end_game_positions(variant: str, num: int, seed: int, max_plies: int = 8) -> core.State:
+    """``num`` open-book positions with at most ``max_plies`` left, from random games of ``variant``."""
+    rules = get_rules(variant)
+    rng = np.random.default_rng(seed)
+    out, total = [], 0
+    while total < num:
+        st = core.reset(rules, np.arange(seed, seed + 64))
+        seed += 64
+        while not st.done.all() and total < num:
+            rows = open_endgame_rows(rules, st, np.arange(st.batch_size), max_plies)
+            if rows.size:
+                out.append(st.take(rows[: num - total]))
+                total += min(rows.size, num - total)
+            mask = core.legal_action_mask(rules, st)
+            keys = np.where(mask, rng.random(mask.shape), -1.0)
+            core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+    return core.State.concat(out)
+
+
+def check_end_game(variant: str, num: int, seed: int) -> None:
+    rules = get_rules(variant)
+    pos = end_game_positions(variant, num, seed)
+    games = np.arange(pos.batch_size)
+    old_moves, old_best = _old_end_game(variant, pos)
+    assert np.array_equal(solve_open(rules, pos, games), old_moves), variant
+    assert np.array_equal(optimal_open_actions(rules, pos, games), old_best), variant
+
+
+END_GAME_VARIANTS = ["classic", "scopone-scientifico", "scopa-d-assi", "simple-3", "simple-6-teams", "cirulla"]
+
+
+@pytest.mark.parametrize("variant", END_GAME_VARIANTS)
+def test_exact_end_game_plays_as_the_batched_search_did(variant: str) -> None:
+    check_end_game(variant, 60, 100)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", END_GAME_VARIANTS)
+def test_exact_end_game_plays_as_the_batched_search_did_on_many_positions(variant: str) -> None:
+    check_end_game(variant, 2000 if variant in ("classic", "scopone-scientifico") else 400, 7000)
+
+
+# --------------------------------------------------------------------------------------------------- wiring
+
+
+def test_the_kernel_serves_single_games_and_the_end_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SingleGame`` steps on the kernel, and the end-game solver searches on it (counted calls)."""
+    k = kernel_for("classic")
+    calls = {"play": 0, "solve_root": 0}
+    for name in calls:
+        real = getattr(k.mod, name)
+
+        def counted(*args: object, _real: object = real, _name: str = name) -> object:
+            calls[_name] += 1
+            return _real(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(k.mod, name, counted)
+    game = SingleGame("classic", 3)
+    game.step(int(np.flatnonzero(game.mask())[0]))
+    assert calls["play"] == 1
+    pos = end_game_positions("classic", 3, 1)
+    solve_open(get_rules("classic"), pos, np.arange(3))
+    assert calls["solve_root"] == 3
+
+
+def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scopa_env.kernel as kernel
+
+    monkeypatch.setattr(kernel, "_JIT", None)
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails
+    with pytest.raises(KernelUnavailableError, match="pip install numba"):
+        kernel.jit()
+
+
+def test_kernel_is_cached_and_the_rules_core_does_not_import_numba() -> None:
+    import subprocess
+
+    code = "import sys, scopa_env.core, scopa_env.rules; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert kernel_for("classic") is kernel_for(get_rules("classic"))
