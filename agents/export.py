@@ -427,6 +427,9 @@ def _read_small_text(path: Any, flag: str, what: str) -> str:
         raise ExportArgumentError(f"{flag} must be the path of {what}, got {path!r}")
     f = Path(path)
     if not f.is_file():
+        if f.exists():
+            kind = "a folder" if f.is_dir() else "not a regular file (a device, pipe or socket)"
+            raise ExportArgumentError(f"{flag} {f}: {kind}; give {what}")
         raise ExportArgumentError(f"{flag} {f}: no such file; give {what}")
     if f.stat().st_size > MAX_PROVENANCE_BYTES:
         raise ExportArgumentError(f"{flag} {f}: over {MAX_PROVENANCE_BYTES} bytes; give {what}")
@@ -473,18 +476,31 @@ def read_provenance(commands: Any = None, cost: Any = None) -> dict[str, Any]:
                     raise ExportArgumentError(f"--cost {cost}: not JSON ({what_went_wrong}); give {what}") from None
         if not isinstance(value, dict) or not value:
             raise ExportArgumentError(f"--cost {cost}: holds {type(value).__name__}, not an object; give {what}")
+        try:  # NaN and infinity are not JSON: a card holding them could not be read by strict JSON readers
+            json.dumps(value, allow_nan=False)
+        except ValueError:
+            raise ExportArgumentError(
+                f"--cost {cost}: holds NaN or an infinite number, not a measured cost; give {what}"
+            ) from None
+        except (TypeError, RecursionError) as e:
+            raise ExportArgumentError(f"--cost: holds values that are not JSON ({e}); give {what}") from None
         fields["cost_per_move"] = value
     return fields
 
 
 @contextlib.contextmanager
 def _removed_on_failure(paths: Sequence[Path]) -> Iterator[None]:
-    """Remove ``paths`` (the files an export writes) if the block fails or is interrupted, then re-raise."""
+    """Remove ``paths`` (the files an export writes) if the block fails or is interrupted, then re-raise; their
+    folders too when the block made them and nothing else is in them (no empty export directory is left behind)."""
+    made = [d for d in dict.fromkeys(p.parent for p in paths) if not d.exists()]
     try:
         yield
     except BaseException:
         for p in paths:
             p.unlink(missing_ok=True)
+        for d in made:
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only if empty
         raise
 
 
@@ -614,6 +630,26 @@ def export_bot(
     return card
 
 
+def _check_export_extra() -> None:
+    """``ExportError`` before any work when the ONNX exporter's packages are missing (looked up, not imported)."""
+    import importlib.util
+
+    def absent(name: str) -> bool:
+        if name in sys.modules:
+            return sys.modules[name] is None  # None: an import that is blocked
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):
+            return True
+
+    missing = [m for m in ("onnx", "onnxscript") if absent(m)]
+    if missing:
+        raise ExportError(
+            f"the ONNX export needs {' and '.join(missing)}, not installed here; pip install -e '.[export]' "
+            "(or pip install 'scopa[export]'), then export again"
+        )
+
+
 def export_checkpoint(
     checkpoint: str | Path,
     out: str | Path,
@@ -651,6 +687,7 @@ def export_checkpoint(
     )
     if Path(checkpoint).is_dir():
         raise ExportArgumentError(f"{checkpoint} is a bot directory: export_bot copies a bot's network")
+    _check_export_extra()
     from agents.neural import load_checkpoint_policy, read_checkpoint_meta
 
     ckpt = Path(checkpoint)

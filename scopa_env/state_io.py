@@ -156,28 +156,49 @@ def state_from_json(data: str | bytes | Mapping[str, Any] | Sequence[Any], rules
         except UnicodeDecodeError as e:
             raise StateFormatError(f"a saved game must be UTF-8 JSON text: {e}") from None
     if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as e:
-            raise StateFormatError(f"a saved game must be JSON (state_to_json writes it): {e}") from None
+        data = _json(data, "a saved game must be JSON (state_to_json writes it)")
     if isinstance(data, Mapping):
-        return state_from_dict(data, rules)
+        return _from_dict(data, rules)
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         if not data:
             raise StateFormatError("an empty list of saved games: give at least one")
         states = []
         for i, item in enumerate(data):
-            if isinstance(item, (str, bytes, bytearray)):
-                item = json.loads(item) if isinstance(item, str) else json.loads(bytes(item).decode("utf-8"))
             try:
+                if isinstance(item, (bytes, bytearray)):
+                    try:
+                        item = bytes(item).decode("utf-8")
+                    except UnicodeDecodeError as e:
+                        raise StateFormatError(f"must be UTF-8 JSON text: {e}") from None
+                if isinstance(item, str):
+                    item = _json(item, "must be JSON (state_to_json writes it)")
                 if not isinstance(item, Mapping):
                     raise StateFormatError(f"must be a JSON object, got {type(item).__name__}")
-                states.append(state_from_dict(item, rules))
+                states.append(_from_dict(item, rules))
             except StateFormatError as e:
                 raise StateFormatError(f"saved game {i}: {e}") from None
             rules = rules if rules is not None else str(item["variant"])
         return State.concat(states)
     raise StateFormatError(f"a saved game must be JSON text, a dict or a list of them, got {type(data).__name__}")
+
+
+def _json(text: str, what: str) -> Any:
+    """``json.loads(text)``; ``StateFormatError`` starting with ``what`` for text that is not JSON or nests too deeply
+    for the parser (a saved game is a few levels deep)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise StateFormatError(f"{what}: {e}") from None
+    except RecursionError:
+        raise StateFormatError(f"{what}: it nests too deeply (a saved game is a few levels deep)") from None
+
+
+def _from_dict(data: Mapping[str, Any], rules: Rules | str | None) -> State:
+    """``state_from_dict``, with a structure too deep to check refused as a ``StateFormatError``."""
+    try:
+        return state_from_dict(data, rules)
+    except RecursionError:
+        raise StateFormatError("a saved game nests too deeply (a saved game is a few levels deep)") from None
 
 
 def _int(d: Mapping[str, Any], key: str, lo: int, hi: int, *, null: bool = False) -> int:
@@ -382,10 +403,7 @@ def state_from_record(record: str | Mapping[str, Any], moves: int | None = None)
     the decisions still to make (as after ``moves=0`` when a seat of the first deal may knock).
     """
     if isinstance(record, str):
-        try:
-            record = json.loads(record)
-        except json.JSONDecodeError as e:
-            raise StateFormatError(f"a record must be one JSON object (a line of a .jsonl file): {e}") from None
+        record = _json(record, "a record must be one JSON object (a line of a .jsonl file)")
     if not isinstance(record, Mapping) or "variant" not in record or "seed" not in record or "hands" not in record:
         raise StateFormatError("a record must be a JSON object with 'variant', 'seed' and 'hands' (RULES.md section 8)")
     try:

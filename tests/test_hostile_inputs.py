@@ -228,3 +228,97 @@ def test_a_resume_state_with_values_of_the_wrong_kind_is_passed_over(
     assert train.main(["--resume", str(run), "--total-steps", "8192"]) == 2
     err = capsys.readouterr().err
     assert "no intact checkpoint" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------------------------ export
+
+
+def test_export_without_the_export_extra_says_how_and_writes_nothing(
+    smoke_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agents import export
+
+    monkeypatch.setitem(sys.modules, "onnxscript", None)
+    out = tmp_path / "bot"
+    with pytest.raises(SystemExit) as stop:
+        export.main([str(smoke_run / "best.zip"), "--out", str(out)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "needs onnxscript" in err and "pip install" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_an_export_that_fails_leaves_no_empty_folder(
+    smoke_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agents import export
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise export.ExportError("the ONNX writer failed")
+
+    monkeypatch.setattr(export, "_write_onnx", fail)
+    out = tmp_path / "new" / "bot"
+    with pytest.raises(export.ExportError, match="ONNX writer failed"):
+        export.export_checkpoint(smoke_run / "best.zip", out)
+    assert not out.exists()
+    keep = tmp_path / "mine"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("mine")
+    with pytest.raises(export.ExportError):
+        export.export_checkpoint(smoke_run / "best.zip", keep, force=True)
+    assert sorted(p.name for p in keep.iterdir()) == ["notes.txt"]  # the user's folder and file are kept
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"median_ms": NaN}', "NaN or an infinite number"),
+        ('{"median_ms": 1.0, "p99_ms": Infinity}', "NaN or an infinite number"),
+        ('{"a": -Infinity}', "NaN or an infinite number"),
+    ],
+)
+def test_export_cost_refuses_nan(tmp_path: Path, text: str, message: str) -> None:
+    from agents.export import ExportArgumentError, read_provenance
+
+    cost = tmp_path / "cost.json"
+    cost.write_text(text)
+    with pytest.raises(ExportArgumentError, match=message):
+        read_provenance(cost=cost)
+    with pytest.raises(ExportArgumentError, match=message):
+        read_provenance(cost={"median_ms": float("nan")})
+    assert read_provenance(cost={"median_ms": 0.5}) == {"cost_per_move": {"median_ms": 0.5}}
+
+
+@pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "not a regular file"), ("/tmp", "a folder")])
+def test_export_commands_from_a_device_or_folder_says_what_it_is(path: str, kind: str) -> None:
+    from agents.export import ExportArgumentError, read_provenance
+
+    if not Path(path).exists():
+        pytest.skip(f"{path} does not exist on this system")
+    with pytest.raises(ExportArgumentError, match=kind):
+        read_provenance(commands=path)
+    with pytest.raises(ExportArgumentError, match="no such file"):
+        read_provenance(commands="/no/such/commands.txt")
+
+
+# ----------------------------------------------------------------------------------------------- saved states
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"variant":' + "[" * 4000,
+        '{"variant":' + "[" * 100_000 + "]" * 100_000 + "}",
+        '["' + "[" * 10 + '", ' + '"' + "{" * 10 + '"]',
+        "[" + '"' + '{\\"a\\":' * 100_000 + '"]',
+    ],
+)
+def test_deeply_nested_saved_games_are_a_format_error(text: str) -> None:
+    from scopa_env.state_io import StateFormatError, state_from_json, state_from_record
+
+    with pytest.raises(StateFormatError):
+        state_from_json(text)
+    with pytest.raises(StateFormatError):
+        state_from_json(text.encode())
+    with pytest.raises(StateFormatError):
+        state_from_record(text)
