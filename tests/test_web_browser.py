@@ -42,6 +42,9 @@ PHONES = [{"width": 360, "height": 740}, {"width": 420, "height": 860}]
 MOVE_MS = 1000
 """How long the page draws each bot move in the test that watches it (the others turn the drawing off: ``?anim=0``)."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+ANSWER_S = 60.0
+"""How long a test waits for the page to draw an answer: usually well under a second, but the first end of a hand in
+a process may compile kernels, slow on a loaded machine."""
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +109,7 @@ def open_page(
     on any console error or uncaught exception."""
     context = browser.new_context(viewport=viewport or {"width": 1300, "height": 860}, locale="en-US")
     pg = context.new_page()
-    pg.set_default_timeout(15_000)
+    pg.set_default_timeout(ANSWER_S * 1000)
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(f"page error: {e}"))
     pg.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
@@ -121,13 +124,14 @@ def updates(page: Any) -> int:
     return int(page.evaluate("Number(document.body.dataset.updates || 0)"))
 
 
-def wait_until(page: Any, expression: str, timeout_s: float = 15.0) -> None:
+def wait_until(page: Any, expression: str, timeout_s: float = ANSWER_S) -> None:
     """Poll a JavaScript expression until it is true (``wait_for_function`` compiles its predicate with eval,
     which the page's Content-Security-Policy forbids; ``evaluate`` is not subject to it)."""
     deadline = time.monotonic() + timeout_s
     while not page.evaluate(expression):
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {expression}")
+            message = page.evaluate("document.getElementById('message').textContent")
+            pytest.fail(f"timed out waiting for {expression} (the page says: {message!r})")
         page.wait_for_timeout(10)
 
 
@@ -241,7 +245,7 @@ def test_full_classic_match_by_clicking_then_rematch(page: Any) -> None:
     seen = play_match(page)
     assert seen["hands"] >= 1 and seen["plays"] >= 18 and seen["choices"] >= 1, seen
     title = page.locator("#summary-title").inner_text()
-    assert "wins the match" in title or "You win" in title
+    assert title in ("random won the match", "You win the match!")
     final = page.locator(".final-scores").inner_text()
     assert final.startswith("Final scores: you ")
     scores = [int(x) for x in page.locator("#scores td.score").all_inner_texts()]

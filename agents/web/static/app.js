@@ -70,8 +70,9 @@ const STRINGS = {
     kind_fifteen: "fifteen", "kind_ace-takes-all": "ace takes all", kind_sum: "sum", kind_equal: "same rank",
     knock_none: "No knock", knock_sum: "Knock: 9 or less (3 points)", knock_tris: "Knock: three of a kind (10 points)",
     knockHow_sum: "by sum, 9 or less", knockHow_tris: "with three of a kind",
-    handPoints: "Hand {n} points", leftover: "Cards left on the table ({cards}) go to {who}.", nobody: "nobody",
-    youWin: "You win the match!", theyWin: "{who} wins the match", finalScores: "Final scores: {scores}",
+    handPoints: "Hand {n} points", leftover: "Cards left on the table ({cards}) go to {who}.",
+    leftoverNobody: "Cards left on the table ({cards}) go to nobody.",
+    youWin: "You win the match!", theyWin: "{who} won the match", finalScores: "Final scores: {scores}",
     stockInfo: "· hand {hand}, deal {deal}/{deals} · {stock} cards in the stock",
     emptyTable: "(the table is empty)", matchOverInfo: "· match over", knockInfo: "· your turn: knock or not?",
     playInfo: "· your turn: click a card", targetInfo: "(to {target})",
@@ -110,15 +111,16 @@ const STRINGS = {
     suggestsKnock: "{bot} consiglia: {choice}", suggestsTake: "{bot} consiglia {card} che prende {cards}",
     suggestsLay: "{bot} consiglia di calare {card}",
     noKnock: "{who}: non bussa", knocked: "{who}: bussa {how} (+{points}), mostrando {cards}",
-    tableTake: "Il tavolo servito ({cards}) fa {total}: lo prende {who} (la parte del mazziere) con {scope}",
+    tableTake: "Il tavolo servito ({cards}) fa {total}: va alla parte del mazziere ({who}) con {scope}",
     oneScopa: "una scopa", nScope: "{n} scope",
     takes: "{who}: {card} prende {cards}", lays: "{who}: cala {card}", scopaCry: " — SCOPA!",
     kind_fifteen: "quindici", "kind_ace-takes-all": "asso piglia tutto", kind_sum: "somma", kind_equal: "stesso valore",
     knock_none: "Non busso", knock_sum: "Busso: 9 o meno (3 punti)", knock_tris: "Busso: tris (10 punti)",
     knockHow_sum: "per somma, 9 o meno", knockHow_tris: "con un tris",
-    handPoints: "Punti della mano {n}", leftover: "Le carte rimaste in tavola ({cards}) vanno a {who}.",
-    nobody: "nessuno",
-    youWin: "Hai vinto la partita!", theyWin: "{who} vince la partita", finalScores: "Punteggi finali: {scores}",
+    handPoints: "Punti della mano {n}",
+    leftover: "Le carte rimaste in tavola ({cards}) vanno a chi ha preso per ultimo: {who}.",
+    leftoverNobody: "Le carte rimaste in tavola ({cards}) non vanno a nessuno.",
+    youWin: "Hai vinto la partita!", theyWin: "Partita vinta da {who}", finalScores: "Punteggi finali: {scores}",
     stockInfo: "· mano {hand}, distribuzione {deal}/{deals} · {stock} carte nel mazzo",
     emptyTable: "(il tavolo è vuoto)", matchOverInfo: "· partita finita", knockInfo: "· tocca a te: bussi o no?",
     playInfo: "· tocca a te: scegli una carta", targetInfo: "(a {target})",
@@ -521,8 +523,9 @@ function drawSummary(ev) {
   if (ev.type === "hand_over") {
     $("summary-title").textContent = t("handPoints", { n: ev.hand });
     if (ev.leftover.length) {
-      const who = ev.leftover_side >= 0 ? sideName(g, ev.leftover_side) : t("nobody");
-      body.appendChild(el("p", null, t("leftover", { cards: captureText(ev.leftover), who })));
+      const cards = captureText(ev.leftover);
+      const text = ev.leftover_side >= 0 ? t("leftover", { cards, who: sideName(g, ev.leftover_side) }) : t("leftoverNobody", { cards });
+      body.appendChild(el("p", null, text));
     }
     // a row per point field and a column per side: narrow enough for a phone
     const wrap = el("div", "scroll-x");
