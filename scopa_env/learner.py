@@ -391,10 +391,13 @@ class LearnerGames:
         """``step``'s actions checked: (B,) actions (illegal ones replaced, or raised), (B,) live, (B,) replaced."""
         b, d = self.num_games, self.rules.num_actions
         act = np.asarray(actions)
+        if act.shape in ((b, 1), (1,) * act.ndim if b == 1 else (b,)):  # a column of actions, or one game's scalar
+            act = act.reshape(-1)
         if act.shape != (b,):
-            act = act.reshape(-1) if act.size == b else act
-        if act.shape != (b,):
-            raise ValueError(f"expected {b} actions (one per game), got an array of shape {np.shape(actions)}")
+            raise ValueError(
+                f"expected {b} actions (one per game: shape ({b},), or ({b}, 1)), got an array of shape "
+                f"{np.shape(actions)}"
+            )
         if act.dtype.kind not in "iu":
             if act.dtype.kind == "f" and np.isfinite(act).all() and np.array_equal(act, np.round(act)):
                 act = act.astype(np.int64)

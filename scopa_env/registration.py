@@ -18,15 +18,27 @@ Importing this module costs the import of Gymnasium only: the env classes load o
 
 from __future__ import annotations
 
+from typing import Any
+
 from gymnasium.envs.registration import register, registry
 
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
-__all__ = ["ENTRY_POINT", "ENV_IDS", "NAMESPACE", "VERSION", "env_id", "register_envs", "variant_of"]
+__all__ = [
+    "ENTRY_POINT",
+    "ENV_IDS",
+    "NAMESPACE",
+    "VERSION",
+    "env_id",
+    "make_registered",
+    "register_envs",
+    "variant_of",
+]
 
 NAMESPACE = "scopa"
 VERSION = 0
-ENTRY_POINT = "scopa_env.gym:ScopaEnv"
+ENTRY_POINT = "scopa_env.registration:make_registered"
+"""Builds ``scopa_env.gym.ScopaEnv`` for the id's variant, refusing a ``variant=`` keyword that names another."""
 
 
 def env_id(variant: str | Rules) -> str:
@@ -49,8 +61,25 @@ def variant_of(id: str) -> str:
     return ENV_IDS[id]
 
 
+def make_registered(id_variant: str, variant: str | Rules | None = None, **kwargs: Any) -> Any:
+    """The env behind every id: ``ScopaEnv(id_variant, **kwargs)``. ``variant``, if given to ``gymnasium.make``,
+    must be the id's own (an id names its variant: ``scopa/Classic-v0`` with ``variant="scopa-a-quattro"`` would
+    build a four-player env under the Classic id, and every log and checkpoint would say Classic)."""
+    from scopa_env.gym import ScopaEnv
+
+    if variant is not None:
+        asked = get_rules(variant).name
+        if asked != id_variant:
+            raise ValueError(
+                f"{env_id(id_variant)} is the {id_variant!r} env, but variant={asked!r} was given; make "
+                f"{env_id(asked) if asked in VARIANTS else 'scopa_env.gym.ScopaEnv(variant=...)'} instead, or drop "
+                "the variant keyword"
+            )
+    return ScopaEnv(id_variant, **kwargs)
+
+
 def register_envs() -> None:
     """Register every id of ``ENV_IDS`` with Gymnasium (ids already registered are left alone)."""
     for id, variant in ENV_IDS.items():
         if id not in registry:
-            register(id=id, entry_point=ENTRY_POINT, kwargs={"variant": variant})
+            register(id=id, entry_point=ENTRY_POINT, kwargs={"id_variant": variant})

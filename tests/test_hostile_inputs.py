@@ -322,3 +322,34 @@ def test_deeply_nested_saved_games_are_a_format_error(text: str) -> None:
         state_from_json(text.encode())
     with pytest.raises(StateFormatError):
         state_from_record(text)
+
+
+# ------------------------------------------------------------------------------------------------------ lax APIs
+
+
+def test_a_gymnasium_id_refuses_another_variant() -> None:
+    import gymnasium
+
+    import scopa_env  # noqa: F401  # registers the ids
+
+    with pytest.raises(ValueError, match=r"scopa/Classic-v0 is the 'classic' env.*scopa/ScopaAQuattro-v0"):
+        gymnasium.make("scopa/Classic-v0", variant="scopa-a-quattro")
+    env = gymnasium.make("scopa/Classic-v0", variant="classic", opponents="greedy")
+    assert env.unwrapped.rules.name == "classic"
+    env = gymnasium.make("scopa/ScopaAQuattro-v0")
+    assert env.unwrapped.rules.name == "scopa-a-quattro"
+
+
+def test_the_vector_env_takes_one_action_per_env_only() -> None:
+    import numpy as np
+
+    from scopa_env.gym import ScopaVecEnv
+
+    venv = ScopaVecEnv("classic", num_envs=4, opponents="random", seed=0)
+    obs = venv.reset()
+    actions = venv.action_masks().argmax(axis=1)
+    for bad in (actions.reshape(2, 2), actions[:2], np.concatenate([actions, actions]), actions.reshape(1, 4)):
+        with pytest.raises(ValueError, match=r"expected 4 actions .* got an array of shape"):
+            venv.step(bad)
+    assert np.array_equal(venv.games.observe(), obs)  # nothing was played by the refused calls
+    venv.step(actions.reshape(4, 1))  # a column of actions is one per env
