@@ -1,11 +1,15 @@
-"""The browser game's server (agents/web): the JSON API, its checks, hidden information, expiry, the command line,
-cirulla (knocks, fifteens, knocked cards shown, its point fields), and a load test of 50 concurrent games. The page
-itself is driven in a real browser in test_web_browser.py."""
+"""The browser game's server (agents/web, Starlette on uvicorn): the JSON API, its checks, hidden information, expiry,
+the command line, cirulla (knocks, fifteens, knocked cards shown, its point fields), the limits against hostile
+clients (slow headers and bodies cut off, nested JSON refused with 400, the connection cap's 503, a graceful
+shutdown), and a load test of 50 concurrent games. The page itself is driven in a real browser in
+test_web_browser.py; 200 players beside 300 slow clients in test_web_load.py."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +26,40 @@ import numpy as np
 import pytest
 
 from agents.web.game import WebGame
-from agents.web.server import GameRegistry, ServerConfig, WebServer, _parse_move, default_bots, make_server
+from agents.web.server import (
+    MAX_JSON_DEPTH,
+    GameRegistry,
+    ServerConfig,
+    WebServer,
+    _parse_move,
+    default_bots,
+    json_depth_exceeds,
+    make_server,
+)
 from scopa_env.cards import format_card
 from scopa_env.scoring import CIRULLA_POINT_FIELDS
 
 BOTS = {"bot-classic": default_bots()["bot-classic"], "expert": "expert", "greedy": "greedy", "random": "random"}
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[WebServer]:
-    srv = make_server(ServerConfig(bots=BOTS, max_games=500))
+@contextmanager
+def serving(config: ServerConfig) -> Iterator[WebServer]:
+    """A server on 127.0.0.1 and a free port, serving (uvicorn's loop) in a thread until the block ends."""
+    srv = make_server(config)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[WebServer]:
+    with serving(ServerConfig(bots=BOTS, max_games=500)) as srv:
+        yield srv
 
 
 def call(
@@ -304,6 +328,13 @@ def test_the_serving_loop_sweeps_idle_games(monkeypatch: pytest.MonkeyPatch) -> 
         (["--max-games", "0"], "--max-games"),
         (["--idle-minutes", "0"], "--idle-minutes"),
         (["--seed", "-1"], "--seed"),
+        (["--max-connections", "0"], "--max-connections: must be above 0"),
+        (["--body-timeout", "0"], "--body-timeout: must be above 0"),
+        (["--header-timeout", "-1"], "--header-timeout: must be above 0"),
+        (["--keep-alive", "x"], "--keep-alive: expected a float"),
+        (["--threads", "0"], "--threads: must be above 0"),
+        (["--max-body", "10"], "--max-body: must be at least 64"),
+        (["--shutdown-timeout", "-1"], "--shutdown-timeout: must be at least 0"),
     ],
 )
 def test_command_line_errors(args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -319,6 +350,8 @@ def test_command_line_help_and_serving() -> None:
     run = [sys.executable, "-m", "agents.web"]
     out = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--bot NAME=SPEC" in out.stdout and "127.0.0.1" in out.stdout
+    for option in ("--max-connections", "--header-timeout", "--body-timeout", "--keep-alive", "--shutdown-timeout"):
+        assert option in out.stdout, option
     proc = subprocess.Popen(
         [*run, "--port", "0", "--bot", "r=random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -545,3 +578,133 @@ def test_a_shipped_bot_is_offered_for_the_variants_its_card_serves() -> None:
             break
         view = game.move(*game.legal_moves()[0])
     assert view["hand_no"] == 2 or view["done"]
+
+
+# --------------------------------------------------------------------------------------------------- limits
+
+
+def port_of(srv: WebServer) -> int:
+    return int(srv.url.rstrip("/").rsplit(":", 1)[1])
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a socket timeout fails the test)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_json_depth_is_counted_without_recursion() -> None:
+    assert not json_depth_exceeds(b'{"card": "7d", "capture": ["3s", "4c"]}', 2)
+    assert json_depth_exceeds(b'{"capture": [[]]}', 2)
+    assert not json_depth_exceeds(b'{"card": "[[[[[[{{{{{{\\\\\\" [[["}', 1)  # brackets in strings do not count
+    assert json_depth_exceeds(b"[" * 100_000, MAX_JSON_DEPTH)  # a loop, not a recursion
+    assert not json_depth_exceeds(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH, MAX_JSON_DEPTH)
+
+
+def test_a_deeply_nested_body_is_refused_with_400_not_500(server: WebServer) -> None:
+    """Under 4,096 bytes, but nested 4,000 deep: json.loads would raise RecursionError (a 500 before)."""
+    for raw in (b'{"variant":' + b"[" * 4000, b'{"variant":' + b"[" * 2000 + b"]" * 2000 + b"}"):
+        got, answer = call(server, "POST", "/api/games", raw=raw)
+        assert got == 400 and f"more than {MAX_JSON_DEPTH} deep" in answer["error"], answer
+    view = call(server, "POST", "/api/games", {"variant": "classic", "opponent": "random", "seed": 3})[1]
+    got, answer = call(server, "POST", f"/api/games/{view['id']}/move", raw=b'{"card": ' + b"{" * 3000)
+    assert got == 400 and "deep" in answer["error"], answer
+    assert call(server, "GET", f"/api/games/{view['id']}")[1]["hand"] == view["hand"]
+
+
+def test_a_slow_body_is_cut_off_with_408_and_holds_no_thread() -> None:
+    """Slow clients announce a 100-byte body and send one byte: each is answered 408 and closed after the body
+    deadline, and while they wait the server answers others (a slow client holds a connection, never a thread)."""
+    with serving(ServerConfig(bots={"random": "random"}, body_timeout_s=1.0, threads=1)) as srv:
+        head = b"POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        slow = [socket.create_connection(("127.0.0.1", port_of(srv)), timeout=60) for _ in range(30)]
+        try:
+            for sock in slow:
+                sock.sendall(head)
+            status, info = call(srv, "GET", "/api/info")  # threads=1: a slow body held no thread
+            assert status == 200 and info["bots"], info
+            for sock in slow:
+                answer = read_all(sock)  # the server closes the connection after its answer
+                assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+                error = json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]
+                assert "did not arrive within 1 s" in error and "--body-timeout" in error
+        finally:
+            for sock in slow:
+                sock.close()
+        assert len(srv.registry) == 0  # no game was made from a half body
+
+
+def test_slow_or_missing_headers_are_cut_off() -> None:
+    with serving(ServerConfig(bots={"random": "random"}, header_timeout_s=1.0)) as srv:
+        with socket.create_connection(("127.0.0.1", port_of(srv)), timeout=60) as partial:
+            partial.sendall(b"GET /api/info HTTP/1.1\r\nHost: x\r\n")  # the headers never end
+            answer = read_all(partial)
+        assert answer.startswith(b"HTTP/1.1 408 ") and b"--header-timeout" in answer, answer
+        with socket.create_connection(("127.0.0.1", port_of(srv)), timeout=60) as silent:
+            assert read_all(silent) == b""  # nothing sent: closed without an answer
+        assert call(srv, "GET", "/api/info")[0] == 200  # a whole request on time is served
+
+
+def hold_connection(srv: WebServer) -> socket.socket:
+    """A keep-alive connection that made one request (so the server has surely accepted it) and stays open."""
+    conn = http.client.HTTPConnection("127.0.0.1", port_of(srv), timeout=60)
+    conn.request("GET", "/api/info")
+    answer = conn.getresponse()
+    assert answer.status == 200 and answer.getheader("Connection") != "close"
+    answer.read()
+    assert conn.sock is not None
+    return conn.sock
+
+
+def test_the_connection_cap_answers_503() -> None:
+    config = ServerConfig(bots={"random": "random"}, max_connections=3, keep_alive_s=60.0, header_timeout_s=60.0)
+    with serving(config) as srv:
+        held = [hold_connection(srv) for _ in range(2)]
+        assert call(srv, "GET", "/api/info")[0] == 200  # the third connection is within the cap
+        held.append(hold_connection(srv))
+        status, answer = call(srv, "GET", "/api/info")  # a fourth: refused, the three held ones stay
+        assert status == 503 and "Service Unavailable" in str(answer), answer
+        held.pop().close()
+        for _ in range(100):  # the server notices the close on its loop; then there is room again
+            status, _ = call(srv, "GET", "/api/info")
+            if status == 200:
+                break
+            time.sleep(0.05)
+        assert status == 200
+        for sock in held:
+            sock.close()
+
+
+def test_graceful_shutdown_closes_idle_connections_and_stops() -> None:
+    config = ServerConfig(bots={"random": "random"}, keep_alive_s=60.0, header_timeout_s=60.0)
+    srv = make_server(config)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    idle = hold_connection(srv)
+    status, view = call(srv, "POST", "/api/games", {"variant": "classic", "seed": 1})
+    assert status == 201, view
+    srv.shutdown()  # returns once serving has stopped
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert read_all(idle) == b""  # the idle keep-alive connection was closed, not left hanging
+    idle.close()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port_of(srv)), timeout=5).close()
+    srv.server_close()
+    assert len(srv.registry) == 1  # the game made before is whole in memory (nothing half written)
+
+
+def test_without_the_web_extra_the_command_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import agents.web.server as web_server
+
+    monkeypatch.setattr(web_server, "WEB_MISSING", "uvicorn")
+    with pytest.raises(SystemExit) as e:
+        web_server.main(["--port", "0", "--bot", "r=random"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "pip install 'scopa[web]'" in err and "'uvicorn' is not installed" in err, err
+    with pytest.raises(ImportError, match=r"pip install 'scopa\[web\]'"):
+        make_server(ServerConfig(bots={"random": "random"}))

@@ -49,6 +49,7 @@ from agents.base import make_agent
 from agents.bot import shipped_bot, shipped_bot_spec
 from agents.play import SHIPPED_BOTS
 from agents.web.game import KNOCK_CHOICES, MoveError, WebGame
+from scopa_env import kernel
 from scopa_env.cards import parse_card
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
@@ -214,7 +215,7 @@ class ServerConfig:
     shutdown_timeout_s: float = 10.0
     """On shutdown, seconds requests in progress get to end before they are cancelled (a running game step still
     finishes)."""
-    threads: int = 8
+    threads: int = 4
     """Worker threads running game work at once (requests beyond wait, holding no thread)."""
     max_body: int = MAX_BODY
     """Largest request body in bytes; a bigger one is refused with 413."""
@@ -952,6 +953,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warning = _raise_file_limit(config.max_connections)
     if warning:
         print(warning, flush=True)
+    try:  # the bots' end-game solver runs on the compiled kernel: load (or compile) it now, not on a player's move
+        kernel.jit()
+    except kernel.KernelUnavailableError as e:
+        print(f"warning: {e}; bots fail at the end of a hand until it is fixed", flush=True)
     print(f"scopa-web: open {server.url} in a browser (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
