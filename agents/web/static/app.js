@@ -381,6 +381,7 @@ async function knock(choice) {
 }
 
 function onHandClick(card) {
+  if (state.animating) { skipAnimation(); return; }  // a key pressed while the last moves are drawn skips them
   const g = state.game;
   const options = g.moves[card.code];
   if (!g.your_turn) { say(() => t("notYourTurn")); return; }
@@ -461,6 +462,7 @@ async function show(game, intro) {
   for (const m of frames) {
     if (state.skipAll) break;
     state.frame = m;
+    document.body.dataset.frames = String(Number(document.body.dataset.frames || 0) + 1);
     render();
     say(() => describeEvent(m, game));
     await pause(m.seat === game.you ? MOVE_MS * OWN_MOVE_SHARE : MOVE_MS);
