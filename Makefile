@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup train test test-slow bench lint demo clean
+.PHONY: setup train test test-slow bench lint docs demo clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# A clean Ctrl-C of train.py exits 130 after saving last.zip and printing how to resume: not a make error (the
+# trap keeps the recipe's shell alive through the Ctrl-C, so that it can tell make the stop was clean).
 train: $(STAMP)
-	$(PY) train.py $(ARGS)
+	trap : INT; $(PY) train.py $(ARGS) || [ $$? -eq 130 ]
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 $(ARGS)
@@ -31,9 +33,13 @@ lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .
 	$(PY) -m mypy scopa_env agents train.py evaluate.py
 
+# The docs site (mkdocs-material, API reference from the docstrings) into site/; --strict fails on a broken link.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
 demo: $(STAMP)
 	mkdir -p runs
 	$(PY) -m scopa_env.record --variant classic --games 5 --seed 0 --out runs/demo.jsonl
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

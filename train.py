@@ -1,10 +1,13 @@
 """Train a Scopa bot by self-play: MaskablePPO on the batched vector env against a PFSP league.
 
-    python train.py                                         # configs/default.yaml: classic, ~20 min on 2 CPU cores
-    python train.py --config configs/strong.yaml --total-steps 2e7
-    python train.py --variant scopa-a-quattro --config configs/quattro.yaml
-    python train.py --resume runs/classic__default__0__20260101-120000
-    python train.py --help                                  # every option, its meaning and default
+    .venv/bin/python train.py                               # configs/default.yaml: classic, ~20 min on 2 CPU cores
+    .venv/bin/python train.py --config configs/strong.yaml --total-steps 2e7
+    .venv/bin/python train.py --variant scopa-a-quattro --config configs/quattro.yaml
+    .venv/bin/python train.py --resume runs/classic__default__0__20260101-120000
+    .venv/bin/python train.py --help                        # every option, its meaning and default
+
+(``make train ARGS="..."`` runs the same; ``scopa-train`` once installed.) The run directory is announced first;
+the warm start shows progress bars with their ETA; a run stopped before its first checkpoint removes its directory.
 
 The learner (sb3-contrib ``MaskablePPO``, ``MlpPolicy``) plays ``num_envs`` games at once in one
 ``scopa_env.gym.ScopaVecEnv``. Its opponents come from a league (``agents.league``): the baselines plus frozen
@@ -27,8 +30,9 @@ Each run writes ``runs/<variant>__<name>__<seed>__<time>/``:
 
 Checkpoints are ``model.save`` zips plus ``scopa_meta.json`` (variant, observation version, steps, config, code
 version), written atomically; ``make_agent("runs/<run>/best.zip", rules)`` plays them. Ctrl-C stops at the next
-step and saves ``last.zip`` (as of the start of the current rollout) before exiting; ``--resume`` continues the
-run with the same results as an uninterrupted one for the same seed, up to floating-point noise.
+step and saves ``last.zip`` (as of the start of the current rollout) before exiting with status 130 and the command
+that continues it (``agents.trainer.train_command``); ``--resume`` continues the run with the same results as an
+uninterrupted one for the same seed, up to floating-point noise.
 
 This file is the command line; the parts live in ``agents``: ``agents.train_config`` (``TrainConfig``, config files;
 the machinery is ``agents.config``'s, shared with evaluate.py), ``agents.trainer`` (``Trainer``, ``duplicate_eval``)
@@ -38,6 +42,7 @@ and ``agents.run_dir`` (run directories, checkpoint files, ``code_version``). Th
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,6 +73,7 @@ from agents.trainer import (
     interrupted_status,
     rotation_lineups,
     stop_on_signals,
+    train_command,
 )
 
 __all__ = [
@@ -100,6 +106,12 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parent
+EXAMPLES = (
+    (),
+    ("--config", "strong", "--total-steps", "2e7"),
+    ("--resume", "runs/classic__default__0__20260101-120000"),
+)
+"""The arguments of --help's example commands (written as this interpreter runs train.py from here)."""
 
 
 # --------------------------------------------------------------------------------------------------- command line
@@ -112,8 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a Scopa bot by self-play (MaskablePPO against a PFSP league). Options override the "
         "config file (default configs/default.yaml); integers accept scientific notation (--total-steps 2e7).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Examples:\n  python train.py\n  python train.py --config configs/strong.yaml --total-steps 2e7\n"
-        "  python train.py --resume runs/classic__default__0__20260101-120000",
+        epilog="Examples:\n  " + "\n  ".join(train_command(*args) for args in EXAMPLES),
     )
     shipped = ", ".join(sorted(x.stem for x in CONFIG_DIR.glob("*.yaml")))
     p.add_argument(
@@ -144,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     # SIGTERM / SIGHUP interrupt the set-up and the warm start like Ctrl-C (the trainer has its own handlers after).
     restore, received = stop_on_signals()
+    trainer: Trainer | None = None
     try:
         ns, overrides = parse_cli(argv)
         if ns.resume:
@@ -162,9 +174,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # during the warm start or the set-up: no training state to save yet
+        if isinstance(trainer, Trainer) and not trainer.resumed:  # set up, then stopped: its folder has no checkpoint
+            shutil.rmtree(trainer.run_dir, ignore_errors=True)
+            print(f"removed {trainer.run_dir}: the run stopped before its first checkpoint", file=sys.stderr)
         print(
             "train.py: interrupted before training started (set-up or warm start); nothing was saved, start the run "
-            "again",
+            f"again: {train_command(*(argv if argv is not None else sys.argv[1:]))}",
             file=sys.stderr,
         )
         return interrupted_status(e)

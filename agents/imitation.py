@@ -9,6 +9,8 @@ returns, so PPO starts from the teacher's play with a matching value function in
     data = collect_teacher_data("classic", "expert", num_hands=20_000, seed=0)   # ray="auto": on a Ray cluster
     losses = pretrain_policy(model.policy, data, epochs=3)
 
+``progress_bar`` shows either step of the warm start (and any other long wait) as a bar with its ETA.
+
 ``distill_actions`` is the same actor loss as a step of training: ``train.py`` uses it after each PPO update to pull
 the policy toward the exact end-game solver's moves on the learner's own open end-game decisions (DAgger-style:
 the states come from the learner's play, the labels from the solver).
@@ -17,7 +19,9 @@ the states come from the learner's play, the labels from the solver).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import sys
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +44,48 @@ __all__ = [
     "distill_actions",
     "policy_heads",
     "pretrain_policy",
+    "progress_bar",
 ]
+
+LINE_INTERVAL_S = 30.0
+"""Seconds between the plain progress lines ``progress_bar`` prints when stderr is not a terminal (a log file)."""
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, desc: str, unit: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
+    """A progress bar with its ETA on stderr for a wait of ``total`` ``unit``s; yields ``update(n)``.
+
+    On a terminal it is a tqdm bar; otherwise (a log file, a pipe) a plain line every ``LINE_INTERVAL_S`` seconds
+    and one at the end, so logs show the wait too. ``enabled=False`` shows nothing.
+    """
+    if not enabled or total <= 0:
+        yield lambda n: None
+        return
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        with tqdm(total=total, desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True, leave=True) as bar:
+            yield bar.update
+        return
+    t0 = last = time.perf_counter()
+    done = 0
+
+    def line() -> None:
+        elapsed = time.perf_counter() - t0
+        rate = done / max(elapsed, 1e-9)
+        eta = f", about {(total - done) / rate:.0f} s left" if 0 < done < total else ""
+        print(f"{desc}: {done:,}/{total:,} {unit}s ({100 * done / total:.0f}%), {elapsed:.0f} s{eta}", file=sys.stderr)
+
+    def update(n: int) -> None:
+        nonlocal done, last
+        done += n
+        now = time.perf_counter()
+        if now - last >= LINE_INTERVAL_S:
+            last = now
+            line()
+
+    yield update
+    line()
 
 
 @dataclass
@@ -257,8 +302,11 @@ def pretrain_policy(
     learning_rate: float = 1e-3,
     value_coef: float = 0.5,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, float]:
-    """Fit an SB3 ``MaskableActorCriticPolicy`` to teacher data; returns the last epoch's mean losses and accuracy."""
+    """Fit an SB3 ``MaskableActorCriticPolicy`` to teacher data; returns the last epoch's mean losses and accuracy.
+
+    ``progress(rows)`` is called after each minibatch (``epochs * len(data)`` rows in all)."""
     device = policy.device
     gen = torch.Generator().manual_seed(seed)
     obs = torch.as_tensor(data.obs)
@@ -288,6 +336,8 @@ def pretrain_policy(
             tot["value_loss"] += v_loss.item()
             tot["accuracy"] += (logits.argmax(dim=1) == a).float().mean().item()
             batches += 1
+            if progress is not None:
+                progress(int(idx.numel()))
         stats = {k: v / max(batches, 1) for k, v in tot.items()}
     policy.set_training_mode(False)
     return stats

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import random
+import shutil
 import signal
 import sys
 import time
@@ -71,6 +72,7 @@ __all__ = [
     "interrupted_status",
     "rotation_lineups",
     "stop_on_signals",
+    "train_command",
 ]
 
 MODEL_COUNTERS = (
@@ -393,6 +395,26 @@ class Trainer:
         init_state = _init_weights(cfg) if cfg.init_from else None
         _check_ray(cfg)
         run_dir = make_run_dir(cfg.run_root, f"{cfg.variant}__{cfg.name}__{cfg.seed}")
+        print(f"run directory: {run_dir}", flush=True)
+        try:
+            return cls._set_up(cfg, run_dir, eval_agents, baselines, partner, init_state, warm_start)
+        except BaseException:  # Ctrl-C in the warm start, a bad init_from: leave no run without a checkpoint
+            shutil.rmtree(run_dir, ignore_errors=True)
+            print(f"removed {run_dir}: the run stopped before its first checkpoint", file=sys.stderr, flush=True)
+            raise
+
+    @classmethod
+    def _set_up(
+        cls,
+        cfg: TrainConfig,
+        run_dir: Path,
+        eval_agents: list[Policy],
+        baselines: list[Policy],
+        partner: Policy | str,
+        init_state: dict[str, Any] | None,
+        warm_start: bool,
+    ) -> Trainer:
+        """``create``'s work inside the new run directory: config files, env, league, model, initial weights."""
         self = cls(cfg, run_dir)
         self.eval_agents = eval_agents
         (run_dir / "config.yaml").write_text(config_yaml(cfg))
@@ -414,15 +436,23 @@ class Trainer:
 
     def _pretrain(self) -> None:
         """Warm start: fit the new policy to the teacher's decisions (``agents.imitation``), once per run."""
-        from agents.imitation import collect_teacher_data, pretrain_policy
+        from agents.imitation import collect_teacher_data, pretrain_policy, progress_bar
 
         cfg = self.cfg
         t0 = time.perf_counter()
         print(f"warm start: recording {cfg.pretrain_hands:,} hands of {cfg.pretrain_teacher!r} ...", flush=True)
-        data = collect_teacher_data(
-            self.rules, cfg.pretrain_teacher, cfg.pretrain_hands, seed=cfg.seed + 7_000_000, ray=self._ray_address()
-        )
-        stats = pretrain_policy(self.model.policy, data, epochs=cfg.pretrain_epochs, seed=cfg.seed)
+        with progress_bar(cfg.pretrain_hands, "warm start: teacher hands", "hand", cfg.progress) as bar:
+            data = collect_teacher_data(
+                self.rules,
+                cfg.pretrain_teacher,
+                cfg.pretrain_hands,
+                seed=cfg.seed + 7_000_000,
+                progress=bar,
+                ray=self._ray_address(),
+            )
+        rows, desc = cfg.pretrain_epochs * len(data), f"warm start: fitting ({cfg.pretrain_epochs} epochs)"
+        with progress_bar(rows, desc, "decision", cfg.progress) as bar:
+            stats = pretrain_policy(self.model.policy, data, epochs=cfg.pretrain_epochs, seed=cfg.seed, progress=bar)
         stats.update(decisions=len(data), seconds=round(time.perf_counter() - t0, 1))
         self.state["elapsed_s"] += stats["seconds"]  # milestones count the warm start's wall-clock time too
         (self.run_dir / "pretrain.json").write_text(json.dumps(stats, indent=1) + "\n")
@@ -662,7 +692,8 @@ class Trainer:
             self._setup_logging()
             self._history("resume", **self._resume_event)
             self._resume_event = None
-        print(f"run directory: {self.run_dir}", flush=True)
+        if self.resumed:  # a new run said it in ``create``, before its warm start
+            print(f"run directory: {self.run_dir}", flush=True)
         print(
             f"training {cfg.variant} for {cfg.total_steps:,} steps from {start:,}: {cfg.num_envs} envs x {cfg.n_steps} "
             f"steps per update, league {self.league}",
@@ -720,7 +751,7 @@ class Trainer:
         self._history("interrupt", saved=True, checkpoint_step=point.steps, signal=signal.Signals(status - 128).name)
         self._say(
             f"interrupted: saved {self.run_dir / 'last.zip'} at step {point.steps:,}; continue with\n"
-            f"  python train.py --resume {self.run_dir}"
+            f"  {train_command('--resume', self.run_dir)}"
         )
         return status
 
@@ -1182,6 +1213,28 @@ def stop_on_signals() -> tuple[Any, list[int]]:
         raise SignalStop(signum)
 
     return handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler), received
+
+
+def train_command(*args: str | Path) -> str:
+    """The shell command that runs train.py with ``args`` from the working directory, as a hint to print:
+    ``scopa-train ARGS`` when started as that command, else this very interpreter and train.py, each relative to
+    the working directory when inside it (``.venv/bin/python train.py ARGS`` in a checkout set up by ``make``)."""
+    import shlex
+
+    cwd = Path.cwd()
+
+    def here(path: str | Path) -> str:
+        p = Path(path).absolute()
+        return str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p)
+
+    if sys.argv and Path(sys.argv[0]).name == "scopa-train":
+        head = ["scopa-train"]
+    else:
+        python = here(sys.executable)
+        if "/" not in python:  # a bare name would be looked up on PATH, not taken from here
+            python = f"./{python}"
+        head = [python, here(Path(__file__).resolve().parents[1] / "train.py")]
+    return shlex.join([*head, *(here(a) if isinstance(a, Path) else a for a in args)])
 
 
 def interrupted_status(e: KeyboardInterrupt) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -460,45 +461,88 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
     assert r.low > 0.5, r  # the untrained network is within about 0.2 of random
 
 
-def test_sigint_saves_and_exits_130(tmp_path: Path) -> None:
+def _interrupt(cmd: list[str], root: Path, name: str) -> tuple[int, str]:
+    """Start ``cmd`` (a smoke run named ``name`` under ``root``) in a session of its own, Ctrl-C it as a terminal
+    would (SIGINT to the whole process group) once it has trained a little; (exit status, output)."""
+    import os
     import signal
     import subprocess
-    import sys
     import time
 
-    cmd = [
-        sys.executable,
-        str(ROOT / "train.py"),
-        "--config",
-        SMOKE,
-        "--run-root",
-        str(tmp_path),
-        "--name",
-        "sig",
-        "--total-steps",
-        "1e8",
-        "--eval-every",
-        "1e8",
-        "--checkpoint-every",
-        "1e8",
-    ]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     try:
-        deadline = time.monotonic() + 120
-        while not (_run_dirs(tmp_path, "sig") and (_run_dirs(tmp_path, "sig")[0] / "eval.jsonl").exists()):
+        deadline = time.monotonic() + 300
+        while not (_run_dirs(root, name) and (_run_dirs(root, name)[0] / "eval.jsonl").exists()):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
             time.sleep(0.2)
         time.sleep(1.0)  # let it train a little
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, out
+    return proc.returncode, out
+
+
+SIG_ARGS = ["--config", SMOKE, "--total-steps", "1e8", "--eval-every", "1e8", "--checkpoint-every", "1e8"]
+
+
+def test_sigint_saves_exits_130_and_its_resume_hint_runs_as_printed(tmp_path: Path) -> None:
+    import shlex
+    import subprocess
+
+    cmd = [sys.executable, "train.py", *SIG_ARGS, "--run-root", str(tmp_path), "--name", "sig"]
+    rc, out = _interrupt(cmd, tmp_path, "sig")
+    assert rc == 130, out
     (run,) = _run_dirs(tmp_path, "sig")
-    assert "python train.py --resume" in out
-    assert read_checkpoint_meta(run / "last.zip")["steps"] % 1024 == 0  # a rollout boundary
+    assert out.index("run directory:") < out.index("warm start:")  # announced before the wait
+    steps = read_checkpoint_meta(run / "last.zip")["steps"]
+    assert steps % 1024 == 0  # a rollout boundary
     assert json.loads((run / "history.jsonl").read_text().splitlines()[-1])["event"] == "interrupt"
+    hint = out.split("continue with\n", 1)[1].splitlines()[0].strip()
+    argv = shlex.split(hint)
+    python = Path(sys.executable)
+    assert argv[:2] == [str(python.relative_to(ROOT) if python.is_relative_to(ROOT) else python), "train.py"], hint
+    assert argv[2:] == ["--resume", str(run)], hint
+    done = subprocess.run([*argv, "--total-steps", str(steps + 1024)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [json.loads(x)["event"] for x in (run / "history.jsonl").read_text().splitlines()][-1] == "finish"
+
+
+def test_a_stop_in_the_warm_start_leaves_no_run_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The warm start shows its progress (plain lines when stderr is no terminal); Ctrl-C during it removes the run
+    folder it had announced, which has no checkpoint to resume from."""
+    import agents.imitation
+
+    def fit(*args: Any, progress: Any = None, **kwargs: Any) -> None:
+        progress(100)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.imitation, "pretrain_policy", fit)
+    argv = ["--config", SMOKE, "--run-root", str(tmp_path / "runs"), "--name", "early", "--progress"]
+    assert train.main(argv) == 130
+    out, err = capsys.readouterr()
+    assert "run directory:" in out and "warm start: teacher hands: 40/40 hands (100%)" in err, out + err
+    assert "removed" in err and "start the run again:" in err, err
+    assert not _run_dirs(tmp_path / "runs", "early")
+
+
+def test_ctrl_c_of_make_train_is_no_make_error(tmp_path: Path) -> None:
+    """``make train``: the recipe treats train.py's 130 after a clean stop as success (make says no 'Error 130')."""
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    args = " ".join([*SIG_ARGS, "--run-root", str(tmp_path), "--name", "make"])
+    cmd = ["make", "--no-print-directory", "-o", ".venv/.installed", "train", f"PY={sys.executable}", f"ARGS={args}"]
+    rc, out = _interrupt(cmd, tmp_path, "make")
+    assert rc in (0, -2), out  # make itself got the Ctrl-C too (-2: it ends by SIGINT, as it should); 2: an error
+    assert "interrupted: saved" in out and "continue with" in out, out
+    assert "Error 130" not in out and "Interrupt" not in out and "***" not in out, out
 
 
 def test_renamed_config_keys_say_their_new_names_and_old_runs_still_resume() -> None:
