@@ -21,6 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -28,11 +29,13 @@ import numpy.typing as npt
 from scopa_env.cards import Deck
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shuffle import splitmix64
 
 __all__ = [
     "MASKED_LOGIT",
     "ActBatch",
     "Policy",
+    "PositionStreams",
     "RandomAgent",
     "SpecResolver",
     "any_needs_obs",
@@ -157,21 +160,95 @@ def _deck_arrays(deck: Deck) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int6
     return _DECK_ARRAYS[deck.name]
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0x94D049BB133111EB)
+_COLUMNS = np.arange(1, 257, dtype=np.uint64) * _GOLDEN
+
+
+class PositionStreams:
+    """Random numbers keyed by position: row ``i`` of ``random((n, width))`` is a pure function of a key, game
+    ``games[i]``'s seed and where that game stands (hand, deal, cards left in the hands, picks, phase, seat to act),
+    hashed with SplitMix64 like the deal's shuffle. A policy drawing from it decides a game the same way whichever
+    games share its batch, and in whatever order the batches come.
+
+    A stand-in for ``np.random.Generator`` in ``uniform_legal`` and ``uniform_capture_picks``: build one per call
+    (``PositionStreams(key, state, games)``); each ``random`` call of the same rows draws fresh numbers.
+    """
+
+    def __init__(self, key: np.uint64, state: State, games: npt.NDArray[np.intp]) -> None:
+        g = np.asarray(games, dtype=np.intp)
+        parts = (
+            state.hand_no[g].astype(np.uint64),
+            state.deal_no[g].astype(np.uint64),
+            state.stock_pos[g].astype(np.uint64),
+            state.hands[g].reshape(g.size, -1).sum(axis=1).astype(np.uint64),
+            state.picked[g].sum(axis=1).astype(np.uint64),
+            state.phase[g].astype(np.uint64),
+            state.current[g].astype(np.uint64),
+        )
+        with np.errstate(over="ignore"):
+            h = splitmix64(state.seed[g].astype(np.uint64) ^ np.uint64(key))
+            for part in parts:
+                h = splitmix64(h ^ (part + np.uint64(1)) * _GOLDEN)
+            # rows at the very same position of the same deal (copies of one state) count off 0, 1, 2, ... in row
+            # order, so copies draw independently; a game alone in its position (the usual case) is occurrence 0
+            _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
+            if counts.size < h.size:
+                order = np.argsort(inverse, kind="stable")
+                occurrence = np.empty(h.size, dtype=np.uint64)
+                occurrence[order] = (np.arange(h.size) - (np.cumsum(counts) - counts)[inverse[order]]).astype(np.uint64)
+                h = np.where(occurrence > 0, splitmix64(h ^ occurrence * _MIX), h)
+        self.keys = h
+        self.calls = np.uint64(0)
+
+    def random(self, shape: tuple[int, int]) -> npt.NDArray[np.float64]:
+        n, width = shape
+        if n != self.keys.size:
+            raise ValueError(f"PositionStreams holds {self.keys.size} rows, asked for {n}")
+        self.calls += np.uint64(1)
+        with np.errstate(over="ignore"):
+            base = splitmix64(self.keys + self.calls * _GOLDEN)  # a well-mixed key per row and call
+            z = base[:, None] + _COLUMNS[:width][None, :]  # one cheap mixing round per column (a Weyl step apart)
+            z = (z ^ (z >> np.uint64(31))) * _MIX
+            z ^= z >> np.uint64(29)
+        return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+    def rows(self, rows: npt.NDArray[np.intp]) -> PositionStreams:
+        """The streams of a subset of the rows (the same keys; its draws differ from this one's)."""
+        sub = PositionStreams.__new__(PositionStreams)
+        sub.keys = self.keys[rows] ^ np.uint64(0xC4A5E)
+        sub.calls = np.uint64(0)
+        return sub
+
+
 class RandomAgent(Policy):
-    """Uniform over legal cards and over captures (no memory, no observation needed)."""
+    """Uniform over legal cards and over captures (no memory, no observation needed).
+
+    With the state (the driver, the envs), each game's draws come from its own position-keyed stream
+    (``PositionStreams``, keyed by the agent's seed): the same seed plays a game the same way whether it is played
+    alone or in a batch of any size. Without the state, draws come from the agent's generator."""
 
     name = "random"
     needs_state = True
     needs_obs = False
 
+    def seed(self, seed: int | None = None) -> None:
+        super().seed(seed)
+        self.key = np.uint64(self.rng.integers(0, 2**63, dtype=np.int64)) ^ np.uint64(0x5EED5)
+
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        actions = uniform_legal(batch.mask, self.rng)
         if batch.state is None or batch.games is None:
-            return actions  # without the state, CHOOSE picks are uniform over pickable cards
+            return uniform_legal(batch.mask, self.rng)  # without the state, CHOOSE picks are uniform over the mask
+        streams = PositionStreams(self.key, batch.state, batch.games)
+        actions = uniform_legal(batch.mask, cast(np.random.Generator, streams))
         rows = np.flatnonzero(batch.state.phase[batch.games] == Phase.CHOOSE)
         if rows.size and not batch.rules.fifteens:  # cirulla's fifteens: picks stay uniform over the legal mask
             actions[rows] = uniform_capture_picks(
-                batch.rules, batch.state, batch.games[rows], batch.mask[rows], self.rng
+                batch.rules,
+                batch.state,
+                batch.games[rows],
+                batch.mask[rows],
+                cast(np.random.Generator, streams.rows(rows)),
             )
         return actions
 

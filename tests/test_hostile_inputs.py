@@ -353,3 +353,29 @@ def test_the_vector_env_takes_one_action_per_env_only() -> None:
             venv.step(bad)
     assert np.array_equal(venv.games.observe(), obs)  # nothing was played by the refused calls
     venv.step(actions.reshape(4, 1))  # a column of actions is one per env
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro", "cirulla", "simple-3"])
+def test_seeded_random_agents_play_a_game_alike_in_any_batch(variant: str) -> None:
+    import numpy as np
+
+    from scopa_env import driver
+    from scopa_env.policy import RandomAgent
+    from scopa_env.rules import get_rules
+
+    rules = get_rules(variant)
+    lineup = [[seat % 2 for seat in range(rules.num_players)]]
+
+    def agents() -> list[RandomAgent]:
+        return [RandomAgent(rules, 3), RandomAgent(rules, 4)]
+
+    batch = driver.play(rules, agents(), lineup * 10, np.arange(10), mode="hands", record=True)
+    for seed in (0, 4, 9):
+        alone = driver.play(rules, agents(), lineup, [seed], mode="hands", record=True)
+        assert alone.records[0] == batch.records[seed]
+        assert np.array_equal(alone.hand_points[0], batch.hand_points[seed])
+    reversed_order = driver.play(rules, agents(), lineup * 10, np.arange(10)[::-1], mode="hands", record=True)
+    by_seed = {r["seed"]: r for r in reversed_order.records}
+    assert [by_seed[r["seed"]] for r in batch.records] == batch.records
+    other_seed = driver.play(rules, [RandomAgent(rules, 5), RandomAgent(rules, 4)], lineup * 10, np.arange(10))
+    assert not np.array_equal(other_seed.hand_points, batch.hand_points)  # the agent's seed still matters
