@@ -31,7 +31,7 @@ from tests.helpers import SCOPA_VARIANTS
 
 CLASSIC = get_rules("classic")
 ASSI = get_rules("scopa-d-assi")
-RANDOM_GAMES = 200
+RANDOM_GAMES = 50  # the default suite's; the slow differential plays 10,000 matches a variant
 """Random matches per variant for the invariant test."""
 REPLAYED_GAMES = 20
 """Random matches per variant whose records go through ``replay_record``."""
