@@ -24,7 +24,7 @@ from agents.features import (
     require_state,
 )
 from agents.greedy import greedy_moves
-from agents.lookahead import RolloutPolicy, _move_margins
+from agents.lookahead import KernelMoves, RolloutPolicy, _move_margins
 from agents.mlp_layers import ACTIVATIONS, mlp_logits
 from scopa_env import core
 from scopa_env.core import State, is_open, remaining_plies
@@ -166,7 +166,7 @@ class AZAgent(Policy):
 
     def search(
         self, state: State, games: npt.NDArray[np.intp]
-    ) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    ) -> tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
         """The search of each game's decision: candidates (first world's), mean margins (n, width), first index.
 
         The margins include the prior; ``-inf`` pads rows with fewer candidates."""

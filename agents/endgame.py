@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from agents.base import ActBatch
 from agents.features import Moves, require_state
+from agents.lookahead import KernelMoves
 from scopa_env import core
 from scopa_env.core import Phase, State, is_open, remaining_plies
 from scopa_env.kernel import kernel_for, pack_states
@@ -69,7 +70,9 @@ def play_exact_endgame(
 
 
 def _best_actions(
-    state: State, games: npt.NDArray[np.intp], searched: tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]
+    state: State,
+    games: npt.NDArray[np.intp],
+    searched: tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]],
 ) -> npt.NDArray[np.int64]:
     """The action that starts each row's move of best mean margin, from ``_move_margins``' result."""
     moves, total, first_move = searched

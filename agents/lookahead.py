@@ -16,13 +16,19 @@ fixed rule (knock whenever allowed, three of a kind first: ``features.knock_acti
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.features import (
+    DEFAULT_WEIGHTS,
     KnockRule,
     Moves,
+    _static_lookup,
+    _tables,
+    card_weights,
     dynamic_weights,
     expert_scores,
     generate_moves,
@@ -30,8 +36,10 @@ from agents.features import (
     segment_argmax,
     unseen_cards,
 )
+from agents.greedy import greedy_moves
 from scopa_env import core
 from scopa_env.core import Phase, State, is_open
+from scopa_env.kernel import kernel_for, pack_states
 from scopa_env.rules import Rules
 from scopa_env.scoring import margin_vs_mean_of_others
 
@@ -254,6 +262,72 @@ def search_tree(
     return level_moves[0], level_value[1]
 
 
+@dataclass
+class KernelMoves:
+    """The root candidates of ``kernel_search_tree`` (``Moves``' fields that the searches read)."""
+
+    row: npt.NDArray[np.intp]
+    """(m,) the world of each candidate."""
+    card: npt.NDArray[np.int64]
+    kind: npt.NDArray[np.int8]
+    part: npt.NDArray[np.intp]
+    capture: npt.NDArray[np.bool_]
+    """(m, D) the table cards each candidate captures."""
+    scopa: npt.NDArray[np.bool_]
+    starts: npt.NDArray[np.intp]
+    """(n + 1,) segment offsets."""
+
+    def __len__(self) -> int:
+        return int(self.row.size)
+
+
+_GREEDY_TABLES: dict[Rules, tuple[npt.NDArray[Any], ...]] = {}
+
+
+def _greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
+    """The greedy rollout policy's weights as the kernel reads them: (w, lk, lkt, pflat, knobs)."""
+    out = _GREEDY_TABLES.get(rules)
+    if out is None:
+        w = np.array(card_weights(rules), dtype=np.float64)  # a writable copy: numba types read-only arrays apart
+        lk, lkt = _static_lookup(rules, w)
+        ft = _tables(rules)
+        pflat = np.where(ft.p_flat == rules.deck.num_ranks * 5, -1, ft.p_flat).astype(np.int64)
+        knobs = np.array([DEFAULT_WEIGHTS.lay, DEFAULT_WEIGHTS.scopa], dtype=np.float64)
+        out = _GREEDY_TABLES[rules] = (w, lk.reshape(-1).copy(), lkt.reshape(-1).copy(), pflat, knobs)
+    return out
+
+
+def kernel_search_tree(
+    rules: Rules, roots: State, limits: npt.NDArray[np.intp]
+) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
+    """``search_tree`` with the greedy rollout policy, on the compiled kernel (``scopa_env.kernel``): the same root
+    candidates, the same max^n with the same tie-breaks and the same greedy rollouts, world by world."""
+    k = kernel_for(rules)
+    m = k.mod
+    states = pack_states(rules, roots, np.arange(roots.batch_size))
+    nw = states.shape[0]
+    moves = np.zeros((nw, m.MAX_MOVES, 6), dtype=np.int64)
+    values = np.zeros((nw, m.MAX_MOVES, m.SMAX))
+    counts = np.zeros(nw, dtype=np.int64)
+    lim = np.asarray(limits, dtype=np.int64)
+    m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, *_greedy_tables(rules))
+    row = np.repeat(np.arange(nw, dtype=np.intp), counts)
+    keep = np.arange(m.MAX_MOVES)[None, :] < counts[:, None]
+    flat = moves[keep]
+    caps = (flat[:, 3][:, None] >> np.arange(rules.num_cards)[None, :]) & 1
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+    km = KernelMoves(
+        row=row,
+        card=flat[:, 0].copy(),
+        kind=flat[:, 1].astype(np.int8),
+        part=flat[:, 2].astype(np.intp),
+        capture=caps.astype(np.bool_),
+        scopa=flat[:, 4].astype(np.bool_),
+        starts=starts,
+    )
+    return km, values[keep][:, : rules.num_sides].copy()
+
+
 def _move_margins(
     rules: Rules,
     state: State,
@@ -265,7 +339,7 @@ def _move_margins(
     prior: npt.NDArray[np.float64] | None = None,
     prior_scores: Callable[[], tuple[Moves, npt.NDArray[np.float64]]] | None = None,
     sampler: WorldSampler | None = None,
-) -> tuple[Moves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+) -> tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
     """Sample worlds and search them: the first world's candidate moves, their mean margins per row (n, width;
     -inf past a row's moves) and the index in ``moves`` of each row's first candidate.
 
@@ -275,7 +349,11 @@ def _move_margins(
     ``counts[i]`` worlds for game i, contiguous.
     """
     worlds, wrow = (sampler or sample_worlds)(rules, state, games, counts, rng)
-    moves, values = search_tree(rules, worlds, limits[wrow], policy)
+    moves: Moves | KernelMoves
+    if policy is greedy_moves:  # the compiled kernel plays the greedy rollouts (the same values, much faster)
+        moves, values = kernel_search_tree(rules, worlds, limits[wrow])
+    else:
+        moves, values = search_tree(rules, worlds, limits[wrow], policy)
     side_of = np.array(rules.seat_side, dtype=np.intp)
     my_side = side_of[state.current[games].astype(np.intp)]
     world_of = moves.row

@@ -4,7 +4,8 @@
 One game is a (``STATE_SIZE``,) int64 array (see the offsets below): card sets are bit masks (bit ``c`` for card
 ``c``), the seed is kept as two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants,
 ``scopa_env.kernel._rules_constants``) and ``pc`` (the partitions of the capture rules, one row each: the cards of
-each rank, then the number of cards and the rank bit mask). Everything here is written from the batched core
+each rank, then the number of cards, the rank bit mask and the counts packed 4 bits a
+rank). Everything here is written from the batched core
 (``scopa_env.core``) line by line; ``tests/test_kernel.py`` checks that the two agree move for move.
 """
 
@@ -88,6 +89,13 @@ R_MAXHAND = 21
 R_CIRULLA = 22
 R_NFIELDS = 23
 R_NACTIONS = 24
+R_FIT_S = 25  # offsets in rc of the move tables' fit_start, fit_len, fit_parts (sums by target and present ranks)
+R_FIT_L = 26
+R_FIT_P = 27
+R_FF_S = 28  # ... and f_start, f_len, f_parts (cirulla's fifteens by card value and present ranks)
+R_FF_L = 29
+R_FF_P = 30
+R_MASKW = 31  # 2 ** (R - 1): the width of fit_start's rows
 R_DEALS = 32  # 8
 R_SIDE = 40  # 8
 R_PRIM = 48  # 13 primiera values by rank
@@ -101,7 +109,9 @@ R_RANKMASK = 160  # 13: the cards of each rank
 R_RUN = 176  # 7: the napoli run's coins (cirulla)
 R_NAP = 184  # 3: Ad 2d 3d
 R_GRANDE = 188  # 3: Jd Qd Kd
+R_GUARD = 191  # a guard bit above each rank's 4-bit count in packed rank counts
 RC_SIZE = 192
+"""The fixed part of ``rc``; the move tables' CSR lists follow it."""
 
 FIFTEEN = 15
 KNOCK_SUM_LIMIT = 9
@@ -311,6 +321,21 @@ def _next_knocker(rc: np.ndarray, st: np.ndarray, after: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------------- captures
+
+
+@njit(cache=True)
+def packed_counts(rc: np.ndarray, cards: int) -> int:
+    """The rank counts of ``cards`` packed 4 bits a rank (rank k at bit 4k)."""
+    out = 0
+    for k in range(rc[R_R]):
+        out |= popcount(cards & rc[R_RANKMASK + k]) << (4 * k)
+    return out
+
+
+@njit(cache=True)
+def _fits_packed(have: int, need: int, guard: int) -> bool:
+    """Every rank's count in ``have`` is at least its count in ``need`` (packed counts; one subtraction)."""
+    return (((have | guard) - need) & guard) == guard
 
 
 @njit(cache=True)
@@ -993,46 +1018,42 @@ MAX_MOVES = 256
 
 
 @njit(cache=True)
-def _best_suits(rc: np.ndarray, table: int, picked: int, take: np.ndarray) -> int:
-    """The cards a class taking ``take[k]`` cards of each rank k captures, by ``agents.features``' taking order:
-    within a rank the picked cards first, then suit order (coins first)."""
+def _take_lowest(cards: int, need: int) -> tuple[int, int]:
+    """The ``need`` lowest cards of ``cards`` (fewer if there are not enough) and how many are still needed."""
+    out = 0
+    while need > 0 and cards:
+        low = cards & -cards
+        out |= low
+        cards ^= low
+        need -= 1
+    return out, need
+
+
+@njit(cache=True)
+def _best_suits(rc: np.ndarray, pc: np.ndarray, p: int, table: int, picked: int) -> int:
+    """The cards partition ``p`` captures by ``agents.features``' taking order: within a rank the picked cards
+    first, then suit order (coins first)."""
     r = rc[R_R]
+    ranks = pc[p, r + 1]
     cap = 0
-    for k in range(r):
-        need = take[k]
-        if need == 0:
-            continue
-        for first in range(2):
-            for suit in range(4):
-                c = suit * r + k
-                on = (table >> c) & 1
-                is_picked = (picked >> c) & 1
-                if need > 0 and on == 1 and is_picked == (1 - first):
-                    cap |= 1 << c
-                    need -= 1
+    while ranks:
+        k = lowbit(ranks)
+        ranks &= ranks - 1
+        mask = table & rc[R_RANKMASK + k]
+        got, need = _take_lowest(mask & picked, pc[p, k])
+        cap |= got
+        got, need = _take_lowest(mask & ~picked, need)
+        cap |= got
     return cap
 
 
 @njit(cache=True)
-def _add_move(
-    rc: np.ndarray,
-    table: int,
-    picked: int,
-    take: np.ndarray,
-    card: int,
-    kind: int,
-    part: int,
-    ntaken: int,
-    ncards: int,
-    last_play: bool,
-    m: int,
-    moves: np.ndarray,
-) -> int:
+def _put_move(moves: np.ndarray, m: int, card: int, kind: int, part: int, cap: int, ntaken: int, scopa: bool) -> int:
     moves[m, 0] = card
     moves[m, 1] = kind
     moves[m, 2] = part
-    moves[m, 3] = _best_suits(rc, table, picked, take) if kind != K_LAY else 0
-    moves[m, 4] = ntaken == ncards and ntaken > 0 and kind != K_ACE_ALL and not last_play
+    moves[m, 3] = cap
+    moves[m, 4] = scopa
     moves[m, 5] = ntaken
     return m + 1
 
@@ -1044,85 +1065,86 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
     (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many."""
     r = rc[R_R]
     cirulla = rc[R_FIFTEENS] != 0
-    phase = st[PHASE]
     table = st[TABLE]
-    if phase == PLAY:
+    if st[PHASE] == PLAY:
         playable = st[HANDS + st[CURRENT]]
         picked = 0
     else:
         playable = 1 << st[PENDING]
-        picked = st[PICKED]
-    counts = np.zeros(16, dtype=np.int64)
-    pcounts = np.zeros(16, dtype=np.int64)
-    take = np.zeros(16, dtype=np.int64)
-    rank_counts(rc, table, counts)
-    rank_counts(rc, picked & table, pcounts)
-    npicked = popcount(picked & table)
+        picked = st[PICKED] & table
     ncards = popcount(table)
-    last_play = remaining_plies(rc, st) == 1
+    no_scopa = remaining_plies(rc, st) == 1  # the hand's last play never scores a scopa
+    guard = rc[R_GUARD]
+    have = packed_counts(rc, table)
+    have_picked = packed_counts(rc, picked) if picked else 0
+    npicked = popcount(picked)
+    low = (1 << r) - 1
+    present = (table | (table >> r) | (table >> (2 * r)) | (table >> (3 * r))) & low  # the ranks on the table
     m = 0
     while playable:
         card = lowbit(playable)
         playable &= playable - 1
         rank = card % r
         v = rank + 1
-        equal = counts[rank] > 0
+        same = table & rc[R_RANKMASK + rank]
+        equal = same != 0
         ace_all = rc[R_ACE_ALL] != 0 and rank == 0 and not equal and ncards > 0
-        for k in range(r):
-            take[k] = 0
         if not cirulla:
             if equal:
-                take[rank] = 1
-                m = _add_move(rc, table, picked, take, card, K_EQUAL, -1, 1, ncards, last_play, m, moves)
+                first = same & picked if same & picked else same
+                cap = first & -first
+                m = _put_move(moves, m, card, K_EQUAL, -1, cap, 1, ncards == 1 and not no_scopa)
             elif ace_all:
-                m = _add_move(rc, table, picked, take, card, K_ACE_ALL, -1, ncards, ncards, last_play, m, moves)
-                for k in range(r):
-                    take[k] = counts[k]
-                moves[m - 1, 3] = table
+                m = _put_move(moves, m, card, K_ACE_ALL, -1, table, ncards, False)
             else:
                 found = False
-                b = rc[R_SUM_BEGIN + v]
-                for p in range(b, b + rc[R_SUM_LEN + v]):
-                    if _fits(pc, p, counts, r) and _covers(pc, p, pcounts, r):
-                        for k in range(r):
-                            take[k] = pc[p, k]
-                        m = _add_move(rc, table, picked, take, card, K_SUM, p, pc[p, r], ncards, last_play, m, moves)
+                at = rc[R_FIT_S] + v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
+                b = rc[R_FIT_P] + rc[at]
+                for q in range(b, b + rc[at - rc[R_FIT_S] + rc[R_FIT_L]]):
+                    p = rc[q]
+                    need = pc[p, r + 2]
+                    if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
+                        n_taken = pc[p, r]
+                        cap = _best_suits(rc, pc, p, table, picked)
+                        m = _put_move(moves, m, card, K_SUM, p, cap, n_taken, n_taken == ncards and not no_scopa)
                         found = True
                 if not found:
-                    m = _add_move(rc, table, picked, take, card, K_LAY, -1, 0, ncards, last_play, m, moves)
+                    m = _put_move(moves, m, card, K_LAY, -1, 0, 0, False)
             continue
-        equal_ok = equal and npicked == pcounts[rank] and pcounts[rank] <= 1
+        prank = (have_picked >> (4 * rank)) & 15
+        equal_ok = equal and npicked == prank and prank <= 1
         start = m
         m += 1  # room for the single class, listed first
         has_multi = False
         if not equal and not ace_all:
-            b = rc[R_SUM_BEGIN + v]
-            for p in range(b, b + rc[R_SUM_LEN + v]):
-                if _fits(pc, p, counts, r) and _covers(pc, p, pcounts, r):
-                    for k in range(r):
-                        take[k] = pc[p, k]
-                    m = _add_move(rc, table, picked, take, card, K_SUM, p, pc[p, r], ncards, last_play, m, moves)
+            at = rc[R_FIT_S] + v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
+            b = rc[R_FIT_P] + rc[at]
+            for q in range(b, b + rc[at - rc[R_FIT_S] + rc[R_FIT_L]]):
+                p = rc[q]
+                need = pc[p, r + 2]
+                if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
+                    n_taken = pc[p, r]
+                    cap = _best_suits(rc, pc, p, table, picked)
+                    m = _put_move(moves, m, card, K_SUM, p, cap, n_taken, n_taken == ncards and not no_scopa)
                     has_multi = True
         if not ace_all:
-            b = rc[R_FIF_BEGIN + v]
-            for p in range(b, b + rc[R_FIF_LEN + v]):
-                if _fits(pc, p, counts, r) and _covers(pc, p, pcounts, r):
-                    for k in range(r):
-                        take[k] = pc[p, k]
-                    m = _add_move(rc, table, picked, take, card, K_FIFTEEN, p, pc[p, r], ncards, last_play, m, moves)
+            at = rc[R_FF_S] + v * 2 * rc[R_MASKW] + present
+            b = rc[R_FF_P] + rc[at]
+            for q in range(b, b + rc[at - rc[R_FF_S] + rc[R_FF_L]]):
+                p = rc[q]
+                need = pc[p, r + 2]
+                if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
+                    n_taken = pc[p, r]
+                    cap = _best_suits(rc, pc, p, table, picked)
+                    m = _put_move(moves, m, card, K_FIFTEEN, p, cap, n_taken, n_taken == ncards and not no_scopa)
                     has_multi = True
-        if equal_ok or ace_all or (not equal and not has_multi):
-            for k in range(r):
-                take[k] = 0
-            if equal:
-                take[rank] = 1
-                _add_move(rc, table, picked, take, card, K_EQUAL, -1, 1, ncards, last_play, start, moves)
-            elif ace_all:
-                for k in range(r):
-                    take[k] = counts[k]
-                _add_move(rc, table, picked, take, card, K_ACE_ALL, -1, ncards, ncards, last_play, start, moves)
-            else:
-                _add_move(rc, table, picked, take, card, K_LAY, -1, 0, ncards, last_play, start, moves)
+        if equal_ok:
+            first = same & picked if same & picked else same
+            _put_move(moves, start, card, K_EQUAL, -1, first & -first, 1, ncards == 1 and not no_scopa)
+        elif ace_all:
+            _put_move(moves, start, card, K_ACE_ALL, -1, table, ncards, False)
+        elif not equal and not has_multi:
+            _put_move(moves, start, card, K_LAY, -1, 0, 0, False)
         else:  # no single class: close the gap
             for i in range(start, m - 1):
                 for j in range(6):
@@ -1213,3 +1235,195 @@ def solve_root(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
         for i in range(s):
             values[j, i] = vals[i]
     return m
+
+
+# ----------------------------------------------------------------------------------------------- rollouts
+
+
+@njit(cache=True)
+def _np_sum(vals: np.ndarray, n: int) -> float:
+    """``numpy.sum`` of ``vals[:n]`` bit for bit (its pairwise summation: 8 accumulators from 8 values on)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += vals[i]
+        return res
+    r = np.empty(8, dtype=np.float64)
+    for j in range(8):
+        r[j] = vals[j]
+    i = 8
+    while i < n - (n % 8):
+        for j in range(8):
+            r[j] += vals[i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += vals[i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def greedy_pick(
+    rc: np.ndarray,
+    st: np.ndarray,
+    moves: np.ndarray,
+    m: int,
+    w: np.ndarray,
+    lk: np.ndarray,
+    lkt: np.ndarray,
+    pflat: np.ndarray,
+    knobs: np.ndarray,
+    keys: np.ndarray,
+    parts: np.ndarray,
+) -> int:
+    """``greedy.greedy_moves``' choice among the candidates ``moves[:m]`` of a position in the PLAY phase: the first
+    best of ``features.greedy_scores`` (cards won plus the scopa; a lay costs the card laid), float for float.
+
+    ``w``: the static card weights; ``lk`` / ``lkt``: ``features._static_lookup``'s tables, flattened; ``pflat``:
+    ``_FeatureTables.p_flat`` (-1 for its dummy column); ``knobs``: (lay, scopa) weights; ``keys`` and ``parts``:
+    scratch arrays of 16."""
+    r = rc[R_R]
+    table = st[TABLE]
+    have = packed_counts(rc, table)
+    for k in range(r):
+        keys[k] = 2 * ((have >> (4 * k)) & 15) + ((table >> k) & 1)
+    best = -1e300
+    pick = 0
+    for j in range(m):
+        card = moves[j, 0]
+        kind = moves[j, 1]
+        wc = w[card]
+        if kind == K_LAY:
+            score = -knobs[0] * wc
+        else:
+            if kind == K_EQUAL:
+                rank = card % r
+                tw = lk[(rank * 10 + keys[rank]) * 5 + 1]
+            elif kind == K_ACE_ALL:
+                for k in range(r):
+                    parts[k] = lkt[k * 10 + keys[k]]
+                tw = _np_sum(parts, r)
+            else:
+                p = moves[j, 2]
+                width = pflat.shape[1]
+                for i in range(width):
+                    e = pflat[p, i]
+                    if e < 0:
+                        parts[i] = 0.0
+                    else:
+                        k, n = e // 5, e % 5
+                        parts[i] = lk[(k * 10 + keys[k]) * 5 + n]
+                tw = _np_sum(parts, width)
+            score = (tw + wc) + knobs[1] * (1.0 if moves[j, 4] else 0.0)
+        if score > best:
+            best = score
+            pick = j
+    return pick
+
+
+@njit(cache=True)
+def rollout(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    st: np.ndarray,
+    out: np.ndarray,
+    moves: np.ndarray,
+    info: np.ndarray,
+    w: np.ndarray,
+    lk: np.ndarray,
+    lkt: np.ndarray,
+    pflat: np.ndarray,
+    knobs: np.ndarray,
+) -> None:
+    """``lookahead.rollout`` with the greedy policy: play ``st`` (in place) to the end of its hand; the hand points
+    of each side into ``out[:S]``."""
+    s, f = rc[R_S], rc[R_NFIELDS]
+    if st[PHASE] == KNOCK:
+        settle_knocks(rc, pc, st, info)
+    keys = np.empty(16, dtype=np.int64)
+    parts = np.empty(16, dtype=np.float64)
+    while True:
+        m = candidates(rc, pc, st, moves)
+        j = greedy_pick(rc, st, moves, m, w, lk, lkt, pflat, knobs, keys, parts)
+        if do_move(rc, pc, st, moves[j], info):
+            for i in range(s):
+                out[i] = info[I_POINTS + i * f + f - 1]
+            return
+
+
+@njit(cache=True)
+def search_value(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    st: np.ndarray,
+    depth: int,
+    out: np.ndarray,
+    w: np.ndarray,
+    lk: np.ndarray,
+    lkt: np.ndarray,
+    pflat: np.ndarray,
+    knobs: np.ndarray,
+) -> None:
+    """``lookahead.search_tree``'s value of a node: max^n over its candidates ``depth`` plies deep, the horizon
+    valued by greedy rollouts; hand points of each side into ``out[:S]``."""
+    s, f = rc[R_S], rc[R_NFIELDS]
+    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
+    info = np.empty(INFO_SIZE, dtype=np.int64)
+    if depth == 0:
+        rollout(rc, pc, st, out, moves, info, w, lk, lkt, pflat, knobs)
+        return
+    m = candidates(rc, pc, st, moves)
+    mover = rc[R_SIDE + st[CURRENT]]
+    child = np.empty(STATE_SIZE, dtype=np.int64)
+    vals = np.empty(SMAX, dtype=np.float64)
+    best = -1e300
+    for j in range(m):
+        child[:] = st
+        if do_move(rc, pc, child, moves[j], info):
+            for i in range(s):
+                vals[i] = info[I_POINTS + i * f + f - 1]
+        else:
+            search_value(rc, pc, child, depth - 1, vals, w, lk, lkt, pflat, knobs)
+        own = _own_margin(vals, mover, s)
+        if own > best:
+            best = own
+            for i in range(s):
+                out[i] = vals[i]
+
+
+@njit(cache=True)
+def search_worlds(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    states: np.ndarray,
+    limits: np.ndarray,
+    moves: np.ndarray,
+    values: np.ndarray,
+    counts: np.ndarray,
+    w: np.ndarray,
+    lk: np.ndarray,
+    lkt: np.ndarray,
+    pflat: np.ndarray,
+    knobs: np.ndarray,
+) -> None:
+    """``lookahead.search_tree`` of many perfect-information worlds with greedy rollouts: for world i its root
+    candidates (``moves[i, :counts[i]]``) and the value of each (``values[i, j, :S]`` hand points), searched
+    ``limits[i]`` plies deep."""
+    s, f = rc[R_S], rc[R_NFIELDS]
+    child = np.empty(STATE_SIZE, dtype=np.int64)
+    info = np.empty(INFO_SIZE, dtype=np.int64)
+    vals = np.empty(SMAX, dtype=np.float64)
+    for wi in range(states.shape[0]):
+        st = states[wi]
+        m = candidates(rc, pc, st, moves[wi])
+        counts[wi] = m
+        for j in range(m):
+            child[:] = st
+            if do_move(rc, pc, child, moves[wi, j], info):
+                for i in range(s):
+                    vals[i] = info[I_POINTS + i * f + f - 1]
+            else:
+                search_value(rc, pc, child, limits[wi] - 1, vals, w, lk, lkt, pflat, knobs)
+            for i in range(s):
+                values[wi, j, i] = vals[i]

@@ -72,7 +72,7 @@ def jit() -> ModuleType:
             flush=True,
         )
     try:
-        from scopa_env import _kernel_jit as compiled
+        import scopa_env._kernel_jit as compiled
 
         _warm_up(compiled)
     except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
@@ -100,6 +100,10 @@ def _warm_up(mod: ModuleType) -> None:
         values = np.zeros((mod.MAX_MOVES, mod.SMAX))
         if st[mod.PHASE] in (mod.PLAY, mod.CHOOSE):
             mod.solve_root(k.rc, k.pc, st, moves, values)
+            r, d = k.rules.deck.num_ranks, k.rules.num_cards
+            weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(k.pc), 1), -1), np.ones(2))
+            one = np.ones(1, dtype=np.int64)
+            mod.search_worlds(k.rc, k.pc, st[None], one, moves[None], values[None], one.copy(), *weights)
 
 
 def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -166,11 +170,24 @@ def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int6
             if max(c, default=0) <= MAX_PER_RANK:
                 rows.append(c)
         rc[mod.R_LK_LEN + t] = len(rows) - rc[mod.R_LK_BEGIN + t]
-    pc = np.zeros((len(rows), r + 2), dtype=np.int64)
+    # The move tables' lists of the partitions that fit the ranks present (CSR), after the fixed part of rc.
+    blocks = [mt.fit_start.reshape(-1), mt.fit_len.reshape(-1), mt.fit_parts]
+    if rules.fifteens:
+        blocks += [mt.f_start.reshape(-1), mt.f_len.reshape(-1), mt.f_parts]
+    at = mod.RC_SIZE
+    slots = (mod.R_FIT_S, mod.R_FIT_L, mod.R_FIT_P, mod.R_FF_S, mod.R_FF_L, mod.R_FF_P)[: len(blocks)]
+    for slot, block in zip(slots, blocks, strict=True):
+        rc[slot] = at
+        at += block.size
+    rc[mod.R_MASKW] = 1 << (r - 1)
+    rc = np.concatenate([rc, *[b.astype(np.int64) for b in blocks]])
+    pc = np.zeros((len(rows), r + 3), dtype=np.int64)
     for i, c in enumerate(rows):
         pc[i, :r] = c
         pc[i, r] = sum(c)
         pc[i, r + 1] = sum(1 << k for k in range(r) if c[k])
+        pc[i, r + 2] = sum(n << (4 * k) for k, n in enumerate(c))
+    rc[mod.R_GUARD] = sum(8 << (4 * k) for k in range(r))
     return rc, pc
 
 

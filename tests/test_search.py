@@ -352,3 +352,72 @@ def test_search_options() -> None:
         make_agent("pimc:worlds=0", rules)
     with pytest.raises(AgentSpecError, match="bad option"):
         make_agent("ismcts:worlds=3", rules)
+
+
+# --------------------------------------------------------------------------------------------------- the kernel
+
+
+def _batched_greedy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> object:
+    """``greedy_moves`` under another name: ``_move_margins`` then searches on the batched core, as before the
+    compiled kernel (which it uses for ``greedy_moves`` itself)."""
+    return greedy_moves(rules, state, games)
+
+
+def search_positions(rules: Rules, num: int, seed: int) -> State:
+    """``num`` positions (PLAY and CHOOSE phases) from random games of ``rules``."""
+    rng = np.random.default_rng(seed)
+    st = core.reset(rules, np.arange(seed, seed + 32))
+    out, total = [], 0
+    while total < num:
+        if st.done.all():
+            st = core.reset(rules, np.arange(seed + total + 1000, seed + total + 1032))
+        playing = np.flatnonzero((st.phase == Phase.PLAY) | (st.phase == Phase.CHOOSE))
+        pick = playing[rng.random(playing.size) < 0.1][: num - total]
+        if pick.size:
+            out.append(st.take(pick))
+            total += pick.size
+        mask = core.legal_action_mask(rules, st)
+        keys = np.where(mask, rng.random(mask.shape), -1.0)
+        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+    return State.concat(out)
+
+
+def check_pimc_same_play(variant: str, num: int, seed: int, spec: dict[str, int] | None = None) -> None:
+    """pimc on the kernel chooses what pimc on the batched core chose, decision by decision, for the same seeds."""
+    rules = get_rules(variant)
+    pos = search_positions(rules, num, seed)
+    for i in range(pos.batch_size):
+        one = pos.take([i])
+        new, old = PIMCAgent(rules, seed=i, **(spec or {})), PIMCAgent(rules, seed=i, **(spec or {}))
+        old.policy = _batched_greedy
+        row = np.zeros(1, dtype=np.intp)
+        assert int(new._search(one, row)[0]) == int(old._search(one, row)[0]), f"{variant} position {i}"
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopone-scientifico", "cirulla", "simple-3", "scopa-d-assi"])
+def test_pimc_on_the_kernel_plays_as_on_the_batched_core(variant: str) -> None:
+    check_pimc_same_play(variant, 12, 5, {"worlds": 8})
+
+
+def test_pimc_on_the_kernel_with_depth_two_plays_as_on_the_batched_core() -> None:
+    check_pimc_same_play("classic", 8, 6, {"worlds": 4, "depth": 2})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["classic", "scopone-scientifico"])
+def test_pimc_on_the_kernel_plays_as_on_the_batched_core_on_2000_positions(variant: str) -> None:
+    check_pimc_same_play(variant, 2000, 77)
+
+
+def test_pimc_searches_on_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default pimc (greedy rollouts) searches its worlds on the compiled kernel, not on the batched core."""
+    import agents.lookahead as lookahead
+
+    calls = []
+    real = lookahead.kernel_search_tree
+    monkeypatch.setattr(lookahead, "kernel_search_tree", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(lookahead, "search_tree", lambda *a: pytest.fail("pimc searched on the batched core"))
+    rules = get_rules("classic")
+    pos = search_positions(rules, 2, 3)
+    PIMCAgent(rules, seed=0, worlds=4)._search(pos, np.arange(2))
+    assert calls
