@@ -5,11 +5,14 @@ human's partner too, unless ``--partner SPEC`` is given). The opponent defaults 
 (``agents/bots/<variant>/``) when there is one, else ``expert``, ``greedy`` or ``random``, whichever loads first.
 
 At the ``your move>`` prompt type a card in notation (``7d``, ``qs``; rank then suit, the suit letter
-case-insensitive). When the card can capture in several ways a numbered list of every legal capture is shown; type
-its number (or its cards). ``7d 3s 4c`` plays ``7d`` and names the capture at once. Commands: ``hint`` (the
-opponent agent's advice for your position, with probabilities when the agent has them), ``score``, ``history``,
-``table``, ``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly. A finished match offers a
-rematch.
+case-insensitive). The suit may also be given as the picture shows it: the symbol itself (``7♦``), ``h`` for the
+hearts that stand for cups, and ``c`` for the clubs that stand for bastoni when you hold no cup of that rank (``c``
+is cups, coppe, in the project's notation, and stays so: ``b`` is bastoni). Any line is safe to type: what is
+not a move gets a message and the prompt again. When the card can capture in several ways a numbered list of every
+legal capture is shown; type its number (or its cards). ``7d 3s 4c`` plays ``7d`` and names the capture at once.
+Commands: ``hint`` (the opponent agent's advice for your position, with probabilities when the agent has them),
+``score``, ``history``, ``table``, ``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly.
+A finished match offers a rematch. Each launch deals a fresh match and says its seed; ``--seed N`` deals it again.
 
 Cirulla (``--variant cirulla``, ``cirulla-3``, ``cirulla-4``; default opponent ``expert``): when your three cards
 allow a knock you are asked first (``knock> ``: ``0`` no knock, ``1`` knock for 3 by sum, ``2`` knock for 10 with
@@ -26,7 +29,9 @@ input::
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
+import secrets
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,7 +44,7 @@ from agents.base import make_agent
 from agents.bot import SHIPPED_BOTS, shipped_bot_spec
 from agents.hints import MoveProb, move_probabilities, probs_function
 from scopa_env import core
-from scopa_env.cards import format_card, parse_card
+from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
 from scopa_env.driver import decide
 from scopa_env.record import MAX_SEED, int_arg
 from scopa_env.render import pretty_card, pretty_cards, render_text
@@ -58,6 +63,7 @@ __all__ = [
     "PlayError",
     "Session",
     "Terminal",
+    "card_readings",
     "default_opponent",
     "main",
     "prepare",
@@ -70,11 +76,26 @@ _ONE_SEAT = np.zeros(1, dtype=np.int64)
 """The ``actor`` of ``scopa_env.driver.decide`` for the one game of a match: the one agent asked (index 0)."""
 HINT_SEED = 12345
 """Seed of the separate agent instance that gives hints (so hints never change the opponents' random draws)."""
+MAX_LINE = 200
+"""Longest input line read as a move or command; longer ones are refused with a message."""
+SUIT_ALIASES = {
+    **{symbol: letter for symbol, letter in zip(SUIT_SYMBOLS, SUIT_LETTERS, strict=True)},
+    "♢": "d",
+    "♡": "c",
+    "♤": "s",
+    "♧": "b",
+    "h": "c",
+}
+"""Other ways to type a suit: the symbols the picture shows (and their outlined forms) and ``h`` (hearts, the
+picture's stand-in for cups). ``c`` may also mean the clubs of the picture (bastoni): see ``card_readings``."""
+_CLUBS_READING = SUIT_LETTERS.index("b")
 
 HELP_TEXT = """\
-How to play (RULES.md has the full rules):
-  - Play a card by typing it: rank then suit, e.g. 7d, qs, ab (ranks {ranks}; suits d=coins/denari,
-    c=cups/coppe, s=swords/spade, b=clubs/bastoni; upper or lower case).
+How to play (docs/rules.md has the full rules):
+  - Play a card by typing it: rank then suit, e.g. 7d, qs, ab (ranks {ranks}; upper or lower case). Suits:
+      d or ♦  coins (denari)       c or h or ♥  cups (coppe)
+      s or ♠  swords (spade)       b or ♣       clubs (bastoni); c also reads as clubs when you hold no cup
+    of that rank (2c plays your 2♣); holding both, 2c is the cup: type 2b or 2♣ for the club.
   - A card takes a table card of the same rank; otherwise it must take a set of cards adding up to its value
     (A=1 ... 7=7, J=8, Q=9, K=10); otherwise it is laid on the table. Clearing the table is a scopa (1 point).
   - When a card can capture in several ways you get a numbered list: type the number, or the cards.
@@ -98,6 +119,30 @@ CIRULLA_HELP = """Cirulla:
 _KNOCKS = (("no knock", 0), ("knock for 3 (sum: cards worth 9 or less)", 1), ("knock for 10 (three of a kind)", 2))
 """The knock prompt's choices: text and offset of the action from ``num_cards`` (``stop``, ``knock-sum``,
 ``knock-tris``)."""
+
+
+def card_readings(token: str, deck: Deck) -> list[int]:
+    """The card ids ``token`` can mean, the notation's reading first: one, or two when its suit is ``c`` (cups in the
+    project's notation, then the clubs the picture shows with ♣). Suit symbols and ``h`` are read as in
+    ``SUIT_ALIASES``; the game takes the first reading that is a card you hold (or a legal capture).
+
+    Raises ``ValueError`` with a message for the player when ``token`` is not a card.
+    """
+    text = token.strip()
+    if not text or len(text) > 4:
+        raise ValueError(
+            f"bad card {_clip(token)}: write rank then suit, e.g. 7d (ranks {deck.ranks}, suits d c s b or ♦ ♥ ♠ ♣)"
+        )
+    suit = text[-1].lower()
+    card = parse_card(text[:-1] + SUIT_ALIASES.get(suit, suit), deck)
+    if suit == "c":
+        return [card, card % deck.num_ranks + _CLUBS_READING * deck.num_ranks]
+    return [card]
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 class EndOfInput(Exception):
@@ -127,13 +172,19 @@ class Terminal:
         """Show ``prompt`` and read one line (without its newline). Raises ``EndOfInput`` at the end of input."""
         self.out.write(prompt)
         self.out.flush()
-        line = self.inp.readline()
+        try:
+            line = self.inp.readline()
+        except UnicodeDecodeError:  # bytes that are not text: an empty answer, which every prompt re-asks
+            self.out.write("(that line was not text)\n")
+            return ""
         if not line:
             self.out.write("\n")
             raise EndOfInput
+        text = line.rstrip("\r\n")
         if not self.inp.isatty():  # a terminal echoes what is typed; echo scripted input into the transcript
-            self.out.write(line if line.endswith("\n") else line + "\n")
-        return line.rstrip("\r\n")
+            shown = text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]}... ({len(text):,} characters)"
+            self.out.write(shown + "\n")
+        return text
 
     def ask_yes_no(self, prompt: str) -> bool:
         """Ask until the answer is yes or no."""
@@ -183,8 +234,8 @@ class PlayConfig:
     """Agent spec for the human's teammates in team variants; None: the opponent spec."""
     seat: int = 0
     """The human's seat."""
-    seed: int = 0
-    """Seed of the first match (rematches use the next seeds of its chain)."""
+    seed: int | None = None
+    """Seed of the first match (rematches use the next seeds of its chain); None: a fresh one, said at the start."""
     color: bool = False
     """Colour red suits with ANSI codes."""
 
@@ -477,18 +528,25 @@ class Match:
 
         Raises ``ValueError`` with a message for the player when the input is not a legal move.
         """
-        tokens = [x for x in re.split(r"[\s,+]+", text.strip()) if x]
-        card = parse_card(tokens[0], self.deck)
         hand = self.state.hands[0, self.human]
-        if not hand[card]:
-            raise ValueError(f"you don't hold {format_card(card, self.deck)}; your cards: {self.notation(hand)}")
+        if len(text) > MAX_LINE:
+            raise ValueError(f"that line is too long ({len(text):,} characters); type a card, e.g. {self._example()}")
+        tokens = [x for x in re.split(r"[\s,+]+", text.strip()) if x]
+        if not tokens:
+            raise ValueError(f"type a card to play, e.g. {self._example()}, or 'help'")
+        readings = card_readings(tokens[0], self.deck)
+        held = [c for c in readings if hand[c]]  # the notation's reading first: what worked before still does
+        if not held:
+            raise ValueError(f"you don't hold {format_card(readings[0], self.deck)}; your cards: {self.notation(hand)}")
+        card = held[0]
         table = [int(c) for c in np.flatnonzero(self.state.table[0])]
         captures = core.enumerate_captures(self.rules, table, card)
         name = format_card(card, self.deck)
         if len(tokens) > 1:
-            named = frozenset(parse_card(x, self.deck) for x in tokens[1:])
-            if named in captures:
-                return card, named
+            for option in itertools.product(*(card_readings(t, self.deck) for t in tokens[1:])):
+                if frozenset(option) in captures:  # the notation's reading first, then c as clubs
+                    return card, frozenset(option)
+            named = frozenset(card_readings(t, self.deck)[0] for t in tokens[1:])
             if not captures:
                 raise ValueError(f"{name} captures nothing here; type just '{name}' to lay it")
             legal = " or ".join(f"[{self.notation(c)}]" for c in captures)
@@ -496,6 +554,10 @@ class Match:
         if len(captures) <= 1:
             return card, captures[0] if captures else frozenset()
         return self._choose_capture(card, captures)
+
+    def _example(self) -> str:
+        """A card of the human's hand in notation, for messages."""
+        return self.notation(self.state.hands[0, self.human]).split()[0]
 
     def _choose_capture(self, card: int, captures: list[frozenset[int]]) -> tuple[int, frozenset[int]] | None:
         t = self.term
@@ -519,15 +581,17 @@ class Match:
                 continue
             if low in ("quit", "exit"):
                 raise QuitGame
-            if answer.isdigit() and 1 <= int(answer) <= len(captures):
+            if re.fullmatch(r"[0-9]{1,3}", answer) and 1 <= int(answer) <= len(captures):
                 return card, captures[int(answer) - 1]
+            tokens = [x for x in re.split(r"[\s,+]+", answer) if x] if len(answer) <= MAX_LINE else []
             try:
-                named = frozenset(parse_card(x, self.deck) for x in re.split(r"[\s,+]+", answer) if x)
+                options = [frozenset(x) for x in itertools.product(*(card_readings(t, self.deck) for t in tokens))]
             except ValueError:
-                named = frozenset()
-            if named in captures:
-                return card, named
-            t.say(f"  not a choice: {answer!r}; type a number from 1 to {len(captures)}, or 'back'")
+                options = []
+            for option in options:
+                if option in captures:
+                    return card, option
+            t.say(f"  not a choice: {_clip(answer)}; type a number from 1 to {len(captures)}, or 'back'")
 
     def _human_knock(self) -> None:
         """Cirulla: ask the human whether to knock (only the legal knocks offered) and make the decision."""
@@ -556,10 +620,10 @@ class Match:
             if answer in ("table", "show", "look"):
                 self.show_table()
                 continue
-            choice = int(answer) if answer.isdigit() else words.get(answer, -1)
+            choice = int(answer) if re.fullmatch(r"[0-9]{1,3}", answer) else words.get(answer, -1)
             if choice in legal:
                 break
-            t.say(f"  not a choice: {answer!r}; type one of {', '.join(map(str, legal))}")
+            t.say(f"  not a choice: {_clip(answer)}; type one of {', '.join(map(str, legal))}")
         action = np.array([self.rules.num_cards + _KNOCKS[choice][1]], dtype=np.int64)
         self._after_step(core.step(self.rules, self.state, action))
 
@@ -570,11 +634,7 @@ class Match:
             line = t.ask("your move> ")
             cmd = line.strip().lower()
             if not cmd:
-                t.say(
-                    "  type a card to play (e.g. "
-                    + self.notation(self.state.hands[0, self.human]).split()[0]
-                    + "), or 'help'"
-                )
+                t.say(f"  type a card to play (e.g. {self._example()}), or 'help'")
                 continue
             if cmd in ("help", "?", "h"):
                 self.show_help()
@@ -593,6 +653,9 @@ class Match:
                     move = self._parse_move(line)
                 except ValueError as e:
                     t.say(f"  {e}")
+                    continue
+                except Exception as e:  # a typo must never end the match: say so, and ask again
+                    t.say(f"  could not read {_clip(line)} as a move ({type(e).__name__}); type a card, or 'help'")
                     continue
                 if move is None:
                     self.show_table()
@@ -632,6 +695,8 @@ class Session:
     seat_agents: dict[int, Policy]
     hint_agent: Policy
     notes: list[str]
+    seed: int
+    """The first match's seed: ``PlayConfig.seed``, or the fresh one drawn when it was None."""
 
 
 def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
@@ -651,7 +716,8 @@ def prepare(config: PlayConfig) -> Session:
     n = rules.num_players
     if isinstance(config.seat, bool) or not isinstance(config.seat, int) or not 0 <= config.seat < n:
         raise PlayError(f"--seat must be 0..{n - 1} for {rules.name} ({n} players), got {config.seat!r}")
-    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or not 0 <= config.seed <= MAX_SEED:
+    seed = config.seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise PlayError(f"--seed must be a whole number from 0 to 2**64-1, got {config.seed!r}")
     for flag, spec in (("--opponent", config.opponent), ("--partner", config.partner)):
         if spec is not None and (not isinstance(spec, str) or not spec.strip()):
@@ -670,11 +736,18 @@ def prepare(config: PlayConfig) -> Session:
         except RuntimeError as e:
             raise PlayError(f"--opponent: {e}; give one, e.g. --opponent random") from None
     partner = config.partner or opponent
+    if seed is None:
+        seed = fresh_seed()
     hint_agent = _load("--opponent", opponent, rules, HINT_SEED)
-    opp = _load("--opponent", opponent, rules, config.seed)
-    mate = opp if partner == opponent else _load("--partner", partner, rules, config.seed + 1)
+    opp = _load("--opponent", opponent, rules, seed)
+    mate = opp if partner == opponent else _load("--partner", partner, rules, seed + 1)
     seat_agents = {s: mate if rules.seat_side[s] == human_side else opp for s in range(n) if s != config.seat}
-    return Session(rules, opponent, partner, seat_agents, hint_agent, notes)
+    return Session(rules, opponent, partner, seat_agents, hint_agent, notes, seed)
+
+
+def fresh_seed() -> int:
+    """A new match seed for a launch without ``--seed`` (small enough to retype)."""
+    return secrets.randbelow(1_000_000)
 
 
 def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = None) -> int:
@@ -699,7 +772,9 @@ def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = 
         + (f"; your partner: {session.partner}" if any(len(side) > 1 for side in rules.sides) else "")
     )
     term.say("type a card to play it (e.g. 7d), 'hint' for advice, 'help' for the rules and commands")
-    seed = np.uint64(config.seed)
+    chosen = "" if config.seed is not None else "a fresh deal; "
+    term.say(f"seed {session.seed} ({chosen}--seed {session.seed} deals this match again)")
+    seed = np.uint64(session.seed)
     try:
         while True:
             match = Match(rules, term, config.seat, seat_agents, session.hint_agent, int(seed))
@@ -736,14 +811,21 @@ def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: Text
     )
     parser.add_argument("--seat", type=int_arg(0), default=0, help="your seat, 0..players-1 (default 0)")
     parser.add_argument(
-        "--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the first match, 0..2**64-1 (default 0)"
+        "--seed",
+        type=int_arg(0, MAX_SEED),
+        default=None,
+        help="seed of the first match, 0..2**64-1, to replay one (default: a fresh deal each launch; the game says "
+        "its seed)",
     )
     parser.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour red suits (default: on a terminal)"
     )
     args = parser.parse_args(argv)
     out = out if out is not None else sys.stdout
-    inp = inp if inp is not None else sys.stdin
+    if inp is None:
+        inp = sys.stdin
+        if hasattr(inp, "reconfigure"):  # bytes that are not text become U+FFFD, a bad move, not a crash
+            inp.reconfigure(errors="replace")
     color = args.color == "always" or (args.color == "auto" and out.isatty())
     config = PlayConfig(args.variant, args.opponent, args.partner, args.seat, args.seed, color)
     try:

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agents import play
 from agents.base import ActBatch, make_agent
 from agents.bot import make_bot_policy, new_card, write_numpy_export
 from agents.random_agent import RandomAgent
 from scopa_env import core
-from scopa_env.cards import format_card
+from scopa_env.cards import format_card, parse_card
 from scopa_env.rules import Rules, get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -379,3 +381,99 @@ def test_scopa_env_play_says_how_to_install_the_game_when_it_is_missing(
     assert env_play.main(["--variant", "classic"]) == 2
     err = capsys.readouterr().err
     assert "pip install ." in err and "python -m agents.play" in err
+
+
+# --------------------------------------------------------------------------------------------------- issue 38
+
+
+def _match(hand: str, table: str, script: str = "") -> tuple[play.Match, io.StringIO]:
+    from tests.helpers import position
+
+    rules, st = position("classic", [hand, "Ad Ac Ab"], table=table)
+    out = io.StringIO()
+    match = play.Match(rules, play.Terminal(io.StringIO(script), out), 0, {1: RandomAgent(rules, 0)}, None, 0)
+    match.state = st
+    return match, out
+
+
+@pytest.mark.parametrize(
+    ("typed", "played"),
+    [("2c", "2b"), ("2C", "2b"), ("2♣", "2b"), ("2b", "2b"), ("7♦", "7d"), ("Kh", "Kc"), ("K♥", "Kc"), ("Kc", "Kc")],
+)
+def test_suits_as_the_picture_shows_them(typed: str, played: str) -> None:
+    """Clubs show as ♣: '2c' plays the 2 of clubs (bastoni) when that is the only 2 held; 'h' and the symbols too."""
+    match, _ = _match("2b 7d Kc", "5s")
+    card, _capture = match._parse_move(typed)
+    assert format_card(card) == played
+
+
+def test_c_for_clubs_names_a_capture_and_the_notation_wins_when_both_are_held() -> None:
+    # hand 2c 2b 7d, table 5b 2s: '7d 5c 2s' names 5♣ (bastoni) on the table; '2c' is the cup 2 (the notation) when
+    # both 2s are held, as before, and '2♣' the club
+    match, _ = _match("2c 2b 7d", "5b 2s")
+    assert match._parse_move("7d 5c 2s") == (parse_card("7d"), frozenset({parse_card("5b"), parse_card("2s")}))
+    assert match._parse_move("2c") == (parse_card("2c"), frozenset({parse_card("2s")}))
+    assert match._parse_move("2♣")[0] == parse_card("2b")
+    assert match._parse_move("2h")[0] == parse_card("2c")
+
+
+LINES = [",", "+", " , + ", "", "   ", "\x00", "\ufffd\ufffd", "²", "7d" * 5000, "x" * 100_000, "7d ,,,++ 3s", "1" * 50]
+
+
+@pytest.mark.parametrize("line", LINES, ids=range(len(LINES)))
+def test_any_line_at_the_move_prompt_is_a_message_and_the_prompt_again(line: str) -> None:
+    match, out = _match("7d Ks 2b", "3s 4c 7c", script=f"{line}\n7d\n")
+    match._human_turn()  # the bad line re-prompts; then 7d is played
+    text = out.getvalue()
+    assert text.count("your move> ") == 2 and "you: 7♦ (7d)" in text
+    assert max(len(x) for x in text.splitlines()) < 400  # a long line is not echoed back in full
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.text(max_size=40)
+    | st.lists(st.sampled_from(["7d", "7c", "3s", "4c", ",", "+", " ", "♣", "h", "10"])).map("".join)
+)
+def test_the_move_parser_never_crashes(text: str) -> None:
+    """Any text: a move, the capture prompt (left at the end of input) or a ValueError with a message."""
+    match, _ = _match("7d Ks 2b", "3s 4c 7c")
+    try:
+        move = match._parse_move(text)
+    except ValueError as e:
+        assert str(e)
+    except play.EndOfInput:
+        pass
+    else:
+        assert move is None or match.state.hands[0, 0, move[0]]
+
+
+def test_random_bytes_on_stdin_do_not_end_the_match() -> None:
+    script = b",\n+\n\xff\xfe\x80 bad bytes\n" + b"\x00" * 10 + b"\n" + b"y" * 100_000 + b"\nquit\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--opponent", "random", "--seed", "4", "--color", "never"],
+        input=script,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    out = proc.stdout.decode("utf-8", errors="replace")
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr.decode()
+    assert "you left the game" in out and out.count("your move> ") == 6
+
+
+def test_help_points_to_the_rules_page_that_exists() -> None:
+    _, text = run_text("help\n", variant="classic", opponent="random", seed=0)
+    assert "docs/rules.md has the full rules" in text and "RULES.md has" not in text
+    assert (ROOT / "docs" / "rules.md").is_file()
+
+
+def test_each_launch_deals_afresh_and_says_the_seed_that_replays_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert play.PlayConfig().seed is None
+    monkeypatch.setattr(play, "fresh_seed", lambda: 777)
+    rc, fresh = run_text("table\n", variant="classic", opponent="random")
+    assert rc == 0 and "seed 777 (a fresh deal; --seed 777 deals this match again)" in fresh
+    rc, again = run_text("table\n", variant="classic", opponent="random", seed=777)
+    assert "seed 777 (--seed 777 deals this match again)" in again
+    assert fresh.split("--- hand 1")[1] == again.split("--- hand 1")[1]  # the same deal and the same picture
+    rc, other = run_text("table\n", variant="classic", opponent="random", seed=778)
+    assert other.split("--- hand 1")[1] != fresh.split("--- hand 1")[1]
