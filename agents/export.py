@@ -31,7 +31,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +65,8 @@ __all__ = [
 
 
 DEFAULT_TOLERANCE = 1e-5
+EXPORT_STAGES = ("loading the checkpoint", "writing the numpy weights", "writing the ONNX file", "checking the export")
+"""The steps of ``export_checkpoint``, in order, as its ``progress`` callback names them."""
 DEFAULT_CHECK_ROWS = 2048
 MIN_CHECK_ROWS = 16
 MAX_CHECK_ROWS = 2**20
@@ -664,8 +666,11 @@ def export_checkpoint(
     search: str | dict[str, Any] | None = None,
     commands: str | Path | Sequence[str] | None = None,
     cost: str | Path | dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
+
+    ``progress(stage)`` is called as each of ``EXPORT_STAGES`` begins (the command line shows them as a bar).
 
     ``search``: ``az`` options (``'worlds=16,prior=0.5'``): the bot is a search bot, its network inside that search
     (the card's ``"search"``; ``bot:path=DIR`` then plays the search).
@@ -690,6 +695,8 @@ def export_checkpoint(
     _check_export_extra()
     from agents.neural import load_checkpoint_policy, read_checkpoint_meta
 
+    stage = progress if progress is not None else (lambda name: None)
+    stage(EXPORT_STAGES[0])
     ckpt = Path(checkpoint)
     out_dir = Path(out)
     meta = read_checkpoint_meta(ckpt)
@@ -723,8 +730,11 @@ def export_checkpoint(
     _add_ratings(card, rating_cards, note, read_provenance(commands, cost))
     written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
     with _removed_on_failure(written):
+        stage(EXPORT_STAGES[1])
         write_numpy_export(out_dir, card, layers, activation)
+        stage(EXPORT_STAGES[2])
         _write_onnx(actor, out_dir / ONNX, obs_size, num_cards)
+        stage(EXPORT_STAGES[3])
         checks = check_export(actor, out_dir, rules, rows=check_rows, seed=seed)
         checks["tolerance"] = tolerance
         bad = [k for k in ("max_abs_diff_numpy", "max_abs_diff_onnx") if (checks.get(k) or 0.0) > tolerance]
@@ -736,6 +746,27 @@ def export_checkpoint(
             card["search"] = parse_search(search)
         write_card(out_dir, card)
     return card
+
+
+@contextlib.contextmanager
+def _stage_bar(desc: str) -> Iterator[Callable[[str], None]]:
+    """A bar over ``EXPORT_STAGES`` with the time left on stderr (on a terminal; elsewhere one line per stage)."""
+    if not sys.stderr.isatty():
+        yield lambda name: print(f"{desc}: {name} ...", file=sys.stderr, flush=True)
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=len(EXPORT_STAGES), desc=desc, unit="step", leave=False) as bar:
+        seen: list[str] = []
+
+        def stage(name: str) -> None:
+            if seen:
+                bar.update(1)
+            seen.append(name)
+            bar.set_postfix_str(name)
+
+        yield stage
+        bar.update(len(EXPORT_STAGES) - bar.n)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -819,22 +850,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(e))
     start = time.perf_counter()
     try:
-        common = {
-            "search": args.search,
-            "ratings": args.ratings,
-            "name": args.name,
-            "force": args.force,
-            "note": args.note,
-            "check_rows": args.check_rows,
-            "commands": args.commands,
-            "cost": args.cost,
-        }
-        if from_bot:
-            card = export_bot(args.checkpoint, args.out, **common)
-        else:
-            card = export_checkpoint(
-                args.checkpoint, args.out, tolerance=args.tolerance, endgame=args.endgame, **common
-            )
+        quiet: contextlib.AbstractContextManager[Callable[[str], None]] = contextlib.nullcontext(lambda name: None)
+        with quiet if from_bot else _stage_bar("export") as stage:
+            common = {
+                "search": args.search,
+                "ratings": args.ratings,
+                "name": args.name,
+                "force": args.force,
+                "note": args.note,
+                "check_rows": args.check_rows,
+                "commands": args.commands,
+                "cost": args.cost,
+            }
+            if from_bot:
+                card = export_bot(args.checkpoint, args.out, **common)
+            else:
+                card = export_checkpoint(
+                    args.checkpoint, args.out, tolerance=args.tolerance, endgame=args.endgame, progress=stage, **common
+                )
     except ExportCheckError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
