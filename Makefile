@@ -35,7 +35,7 @@ lint: $(STAMP)
 
 # The docs site (mkdocs-material, API reference from the docstrings) into site/; --strict fails on a broken link.
 docs: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 demo: $(STAMP)
 	mkdir -p runs
