@@ -403,8 +403,8 @@ def _match(hand: str, table: str, script: str = "") -> tuple[play.Match, io.Stri
 def test_suits_as_the_picture_shows_them(typed: str, played: str) -> None:
     """Clubs show as ♣: '2c' plays the 2 of clubs (bastoni) when that is the only 2 held; 'h' and the symbols too."""
     match, _ = _match("2b 7d Kc", "5s")
-    card, _capture = match._parse_move(typed)
-    assert format_card(card) == played
+    move = match._parse_move(typed)
+    assert move is not None and format_card(move[0]) == played
 
 
 def test_c_for_clubs_names_a_capture_and_the_notation_wins_when_both_are_held() -> None:
@@ -413,8 +413,8 @@ def test_c_for_clubs_names_a_capture_and_the_notation_wins_when_both_are_held() 
     match, _ = _match("2c 2b 7d", "5b 2s")
     assert match._parse_move("7d 5c 2s") == (parse_card("7d"), frozenset({parse_card("5b"), parse_card("2s")}))
     assert match._parse_move("2c") == (parse_card("2c"), frozenset({parse_card("2s")}))
-    assert match._parse_move("2♣")[0] == parse_card("2b")
-    assert match._parse_move("2h")[0] == parse_card("2c")
+    assert match._parse_move("2♣") == (parse_card("2b"), frozenset({parse_card("2s")}))
+    assert match._parse_move("2h") == (parse_card("2c"), frozenset({parse_card("2s")}))
 
 
 LINES = [",", "+", " , + ", "", "   ", "\x00", "\ufffd\ufffd", "²", "7d" * 5000, "x" * 100_000, "7d ,,,++ 3s", "1" * 50]
