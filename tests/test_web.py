@@ -708,3 +708,17 @@ def test_without_the_web_extra_the_command_says_what_to_install(
     assert e.value.code == 2 and "pip install 'scopa[web]'" in err and "'uvicorn' is not installed" in err, err
     with pytest.raises(ImportError, match=r"pip install 'scopa\[web\]'"):
         make_server(ServerConfig(bots={"random": "random"}))
+
+
+def test_answers_are_not_held_back_by_nagle() -> None:
+    """Every accepted connection has TCP_NODELAY: uvicorn writes an answer's headers and body apart, and with Nagle's
+    algorithm on the body waits for the client's delayed ACK (about 40 ms a request). asyncio sets it only on
+    sockets made as IPPROTO_TCP, which ``socket.create_server``'s are not."""
+    with serving(ServerConfig(bots={"random": "random"}, keep_alive_s=60.0)) as srv:
+        held = hold_connection(srv)
+        connections = list(srv._server.server_state.connections)
+        assert connections
+        for protocol in connections:
+            sock = protocol.transport.get_extra_info("socket")
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        held.close()
