@@ -83,6 +83,7 @@ __all__ = [
     "OpponentSpec",
     "ScopaEnv",
     "ScopaVecEnv",
+    "make_registered",
     "validate_mask_filter",
 ]
 
@@ -474,3 +475,22 @@ class ScopaVecEnv(VecEnv):
             print(text + "\n")
             return None
         return text
+
+
+def make_registered(id_variant: str, variant: str | Rules | None = None, **kwargs: Any) -> ScopaEnv:
+    """The env behind every Gymnasium id (``scopa_env.registration``): ``ScopaEnv(id_variant, **kwargs)``.
+    ``variant``, if given to ``gymnasium.make``, must be the id's own (an id names its variant: ``scopa/Classic-v0``
+    with ``variant="scopa-a-quattro"`` would build a four-player env under the Classic id, and every log and
+    checkpoint would say Classic)."""
+    from scopa_env.registration import env_id
+    from scopa_env.rules import VARIANTS
+
+    if variant is not None:
+        asked = get_rules(variant).name
+        if asked != id_variant:
+            raise ValueError(
+                f"{env_id(id_variant)} is the {id_variant!r} env, but variant={asked!r} was given; make "
+                f"{env_id(asked) if asked in VARIANTS else 'scopa_env.gym.ScopaEnv(variant=...)'} instead, or drop "
+                "the variant keyword"
+            )
+    return ScopaEnv(id_variant, **kwargs)

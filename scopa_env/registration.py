@@ -18,8 +18,6 @@ Importing this module costs the import of Gymnasium only: the env classes load o
 
 from __future__ import annotations
 
-from typing import Any
-
 from gymnasium.envs.registration import register, registry
 
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -30,14 +28,13 @@ __all__ = [
     "NAMESPACE",
     "VERSION",
     "env_id",
-    "make_registered",
     "register_envs",
     "variant_of",
 ]
 
 NAMESPACE = "scopa"
 VERSION = 0
-ENTRY_POINT = "scopa_env.registration:make_registered"
+ENTRY_POINT = "scopa_env.gym:make_registered"
 """Builds ``scopa_env.gym.ScopaEnv`` for the id's variant, refusing a ``variant=`` keyword that names another."""
 
 
@@ -59,23 +56,6 @@ def variant_of(id: str) -> str:
     if id not in ENV_IDS:
         raise ValueError(f"{id!r} is not a Scopa id; the ids are: {', '.join(ENV_IDS)}")
     return ENV_IDS[id]
-
-
-def make_registered(id_variant: str, variant: str | Rules | None = None, **kwargs: Any) -> Any:
-    """The env behind every id: ``ScopaEnv(id_variant, **kwargs)``. ``variant``, if given to ``gymnasium.make``,
-    must be the id's own (an id names its variant: ``scopa/Classic-v0`` with ``variant="scopa-a-quattro"`` would
-    build a four-player env under the Classic id, and every log and checkpoint would say Classic)."""
-    from scopa_env.gym import ScopaEnv
-
-    if variant is not None:
-        asked = get_rules(variant).name
-        if asked != id_variant:
-            raise ValueError(
-                f"{env_id(id_variant)} is the {id_variant!r} env, but variant={asked!r} was given; make "
-                f"{env_id(asked) if asked in VARIANTS else 'scopa_env.gym.ScopaEnv(variant=...)'} instead, or drop "
-                "the variant keyword"
-            )
-    return ScopaEnv(id_variant, **kwargs)
 
 
 def register_envs() -> None:
