@@ -45,6 +45,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 MAX_PLAYERS = 5000
 """The most ``--players`` (and ``--slow``): each is a connection, and this machine's open-file limit counts them."""
+DEFAULT_MAX_CONNECTIONS = 1000
+"""The server's default ``--max-connections``."""
+CONNECTION_MARGIN = 50
+"""Connections the server should have to spare beyond the clients' (a slow client reconnecting overlaps its old one
+for a moment)."""
 SLOW_BODY_BYTES = 100
 """The body size a slow client announces (it never sends more than a byte a second of it)."""
 SERVER_START_S = 300.0
@@ -296,12 +301,19 @@ class StartedServer:
 
 @contextmanager
 def started_server(
-    bots: dict[str, str], max_games: int, body_timeout: float, threads: int | None = None
+    bots: dict[str, str],
+    max_games: int,
+    body_timeout: float,
+    threads: int | None = None,
+    connections: int = 0,
 ) -> Iterator[StartedServer]:
     """``python -m agents.web`` on 127.0.0.1, a free port, with these bots; stopped (SIGTERM: a graceful
-    shutdown) at the end."""
+    shutdown) at the end. ``connections``: the clients' connections at once; ``--max-connections`` is raised above
+    them when the default (1000) is too few, else left at its default."""
     command = [sys.executable, "-m", "agents.web", "--port", "0", "--max-games", str(max_games)]
-    command += ["--body-timeout", f"{body_timeout:g}", "--max-connections", str(2 * MAX_PLAYERS + 100)]
+    command += ["--body-timeout", f"{body_timeout:g}"]
+    if connections + CONNECTION_MARGIN > DEFAULT_MAX_CONNECTIONS:
+        command += ["--max-connections", str(connections + CONNECTION_MARGIN)]
     command += [] if threads is None else ["--threads", str(threads)]
     for name, spec in bots.items():
         command += ["--bot", f"{name}={spec}"]
@@ -387,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.opponent is None and shipped is None:
             parser.error(f"--variant {args.variant} has no shipped bot; name one with --opponent (expert, greedy)")
         bots = {opponent: str(shipped) if args.opponent is None else args.opponent}
-        with started_server(bots, args.players + 10, args.body_timeout, args.threads) as server:
+        connections = args.players + args.slow
+        with started_server(bots, args.players + 10, args.body_timeout, args.threads, connections) as server:
             cpu_start = server.cpu_seconds()
             report = asyncio.run(run_load(server.url, args.players, args.slow, args.variant, opponent, args.seed))
             report.server_cpu_s = server.cpu_seconds() - cpu_start

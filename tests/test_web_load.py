@@ -25,7 +25,7 @@ SLOW = 300
 def test_200_players_finish_matches_while_300_slow_clients_hold_connections() -> None:
     bot = shipped_bot(VARIANT)
     assert bot is not None
-    with started_server({"bot": str(bot)}, max_games=PLAYERS + 10, body_timeout=5.0) as server:
+    with started_server({"bot": str(bot)}, PLAYERS + 10, body_timeout=5.0, connections=PLAYERS + SLOW) as server:
         report = asyncio.run(run_load(server.url, PLAYERS, SLOW, VARIANT, "bot", seed=0, min_cut_offs=SLOW))
     print(report.summary())
     assert report.error_count == 0, report.errors
