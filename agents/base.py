@@ -24,6 +24,7 @@ from typing import Any
 
 from scopa_env.policy import ActBatch, Policy, any_needs_obs, set_spec_resolver
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shell import python_command
 
 __all__ = [
     "ActBatch",
@@ -125,8 +126,8 @@ def _from_path(spec: str, rules: Rules, seed: int | None) -> Policy | None:
     if is_dir and not _probe(path / "model_card.json", "is_file"):
         raise AgentSpecError(
             f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
-            "give a checkpoint file (runs/<run>/best.zip) or export one first: python -m agents.export "
-            "runs/<run>/best.zip --out DIR"
+            "give a checkpoint file (runs/<run>/best.zip) or export one first: "
+            f"{python_command('-m', 'agents.export', 'runs/<run>/best.zip', '--out', 'DIR')}"
         )
     if is_dir and "bot" in _REGISTRY:
         factory, _ = _REGISTRY["bot"]

@@ -54,6 +54,7 @@ from agents.mlp_layers import ACTIVATIONS, mlp_logits
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.shell import python_command
 
 __all__ = [
     "ACTIVATIONS",
@@ -175,7 +176,7 @@ def _read_card(directory: Path) -> dict[str, Any]:
         hint = " (it holds a policy.npz but no model card)" if (directory / WEIGHTS).exists() else ""
         raise BotError(
             f"{directory} is not a bot export directory: {MODEL_CARD} is missing{hint}; create one with "
-            f"'python -m agents.export CHECKPOINT --out {directory}'"
+            f"'{python_command('-m', 'agents.export', 'CHECKPOINT', '--out', Path(directory))}'"
         )
     try:
         if path.stat().st_size > MAX_CARD_BYTES:
@@ -226,7 +227,8 @@ def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
     if not path.is_file():
         raise BotError(
             f"{path} is missing (the model card lists it); copy the whole export directory again or re-export the "
-            f"checkpoint with 'python -m agents.export CHECKPOINT --out {directory} --force'"
+            "checkpoint with "
+            f"'{python_command('-m', 'agents.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
         )
     try:
         got = _sha256(path)
@@ -236,7 +238,7 @@ def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
         raise BotError(
             f"{path} does not match its model card: sha256 {got}, the card says {expected}; the file was changed "
             f"or damaged since the export: copy the export directory again or re-export the checkpoint with "
-            f"'python -m agents.export CHECKPOINT --out {directory} --force'"
+            f"'{python_command('-m', 'agents.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
         )
 
 
@@ -245,7 +247,7 @@ def _read_weights(
 ) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
     """The (W^T, b) layers and activation name of ``policy.npz``, checked against the model card's sizes."""
     if not path.is_file():
-        raise BotError(f"{path} is missing; export the checkpoint again with 'python -m agents.export'")
+        raise BotError(f"{path} is missing; export the checkpoint again with '{python_command('-m', 'agents.export')}'")
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
@@ -428,7 +430,9 @@ class Bot:
             raise BotError(f"directory must be the path of an export directory, got {directory!r}")
         d = Path(directory)
         if not d.exists():
-            raise BotError(f"bot directory {d} does not exist; export one with 'python -m agents.export'")
+            raise BotError(
+                f"bot directory {d} does not exist; export one with '{python_command('-m', 'agents.export')}'"
+            )
         if not d.is_dir():
             raise BotError(
                 f"{d} is a file, not a bot export directory; give the directory that holds {MODEL_CARD} "

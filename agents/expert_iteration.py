@@ -53,6 +53,7 @@ from agents.config import (
 )
 from scopa_env.atomic import write_atomic
 from scopa_env.rules import get_rules
+from scopa_env.shell import python_command
 
 __all__ = ["ExItConfig", "ExpertIteration", "main"]
 
@@ -422,7 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = interrupted_status(e)
         print(
             f"interrupted ({signal.Signals(status - 128).name}): {done} iteration(s) of {run_dir} are saved; the next "
-            f"leg redoes the one that was running: python -m agents.expert_iteration --resume {run_dir}",
+            f"leg redoes the one that was running: "
+            f"{python_command('-m', 'agents.expert_iteration', '--resume', Path(run_dir))}",
             file=sys.stderr,
         )
         return status

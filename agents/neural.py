@@ -44,6 +44,7 @@ from scopa_env import core
 from scopa_env.atomic import write_atomic
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shell import TRAIN_PY, python_command
 
 __all__ = [
     "ACTIVATIONS",
@@ -197,8 +198,9 @@ def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_v
     if meta["obs_version"] != core.observation_version(rules):
         raise AgentSpecError(
             f"{where} was trained on observation version {meta['obs_version']}, but this code observes version "
-            f"{core.observation_version(rules)}; retrain it with this code (python train.py --variant "
-            f"{meta['variant']}) or use the code version it was trained with"
+            f"{core.observation_version(rules)}; retrain it with this code "
+            f"({python_command(TRAIN_PY, '--variant', str(meta['variant']))}) or use the code version it was "
+            "trained with"
         )
     if meta["variant"] != rules.name and not any_variant:
         raise AgentSpecError(

@@ -32,6 +32,7 @@ from agents.base import AgentSpecError, register_agent
 from agents.neural import NeuralPolicy
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shell import python_command
 
 __all__ = [
     "ACTIVATIONS",
@@ -166,7 +167,7 @@ def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = N
         raise AgentSpecError(
             f"{where} has no {META_FILE} / {WEIGHTS_FILE}. RLlib's own checkpoint files are pickle, which can run "
             "code when loaded, so they are not read: save with agents.rllib_agent.save_rllib_checkpoint(algo, DIR), "
-            f"or add the files to a checkpoint you trust with: python -m agents.rllib_agent {path}"
+            f"or add the files to a checkpoint you trust with: {python_command('-m', 'agents.rllib_agent', Path(path))}"
         )
     try:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
@@ -186,7 +187,8 @@ def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = N
     missing = [key for key in ("variant", "obs_version", "obs_size", "num_cards") if key not in meta]
     if missing:
         raise AgentSpecError(
-            f"{where}: {META_FILE} lacks {', '.join(missing)}; export it again (python -m agents.rllib_agent DIR)"
+            f"{where}: {META_FILE} lacks {', '.join(missing)}; export it again "
+            f"({python_command('-m', 'agents.rllib_agent', 'DIR')})"
         )
     if meta["variant"] != rules.name:
         raise AgentSpecError(

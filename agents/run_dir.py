@@ -26,6 +26,7 @@ import numpy as np
 from agents import safe_state
 from agents.base import AgentSpecError
 from scopa_env import core
+from scopa_env.shell import TRAIN_PY, python_command
 
 __all__ = [
     "LEGACY_RESUME_MEMBER",
@@ -271,7 +272,7 @@ def newest_intact_checkpoint(run: Path) -> tuple[Path, dict[str, Any], dict[str,
         )
     raise RunDirError(
         f"--resume {str(run)!r}: no intact checkpoint to resume from:\n  " + "\n  ".join(problems) + "\nstart a "
-        "new run (python train.py, or --init-from with a best.zip for its weights)"
+        f"new run ({python_command(TRAIN_PY)}, or --init-from with a best.zip for its weights)"
     )
 
 

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 
+from scopa_env.shell import python_command
+
 __all__ = ["ENTRY_POINT_GROUP", "find_game", "main"]
 
 ENTRY_POINT_GROUP = "scopa.play"
@@ -37,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             "python -m scopa_env.play: error: the terminal game comes with the project's agents package, which is "
             f"not installed here (no importable '{ENTRY_POINT_GROUP}' entry point); install the project with "
-            "'pip install .' (or 'make setup'), or run 'python -m agents.play' from a checkout",
+            f"'pip install .' (or 'make setup'), or run '{python_command('-m', 'agents.play')}' from a checkout",
             file=sys.stderr,
         )
         return 2
