@@ -387,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.variant not in VARIANTS:
         parser.error(f"--variant: unknown variant {args.variant!r}; choose one of {list(VARIANTS)}")
+    if args.threads == 0:
+        parser.error("--threads must be at least 1 (or left out: the server's default)")
     if not args.body_timeout > 0:
         parser.error(f"--body-timeout must be positive, got {args.body_timeout}")
     opponent = args.opponent or f"bot-{args.variant}"

@@ -722,3 +722,15 @@ def test_answers_are_not_held_back_by_nagle() -> None:
             sock = protocol.transport.get_extra_info("socket")
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
         held.close()
+
+
+def test_the_open_file_limit_is_raised_or_a_warning_says_how() -> None:
+    import resource
+
+    from agents.web.server import _raise_file_limit
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert _raise_file_limit(1) is None  # already room for one connection
+    warning = _raise_file_limit(10**9)  # more than any hard limit allows
+    assert warning is not None and "ulimit -n" in warning and "--max-connections" in warning, warning
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= soft  # raised as far as allowed, never lowered
