@@ -364,9 +364,13 @@ def test_command_line_help_and_serving() -> None:
         url = line.split("open ", 1)[1].split()[0]
         with urllib.request.urlopen(url + "api/info", timeout=10) as resp:
             assert [b["name"] for b in json.loads(resp.read())["bots"]] == ["r"]
+        proc.terminate()  # SIGTERM: uvicorn's graceful shutdown, then the command stops as on Ctrl-C
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped. ciao!" in out and "Traceback" not in err, (out, err)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 # --------------------------------------------------------------------------------------------------- cirulla

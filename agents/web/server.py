@@ -35,6 +35,7 @@ import asyncio
 import json
 import re
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -797,6 +798,11 @@ def _bot_arg(text: str) -> tuple[str, str]:
     return name, spec.strip()
 
 
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM, once uvicorn has shut down gracefully and raised it again: stop as Ctrl-C does (status 0)."""
+    raise KeyboardInterrupt
+
+
 def _raise_file_limit(max_connections: int) -> str | None:
     """Raise this process's open-file limit (the soft one, up to the hard one) to fit ``max_connections``; a
     warning when it cannot."""
@@ -973,6 +979,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except kernel.KernelUnavailableError as e:
         print(f"warning: {e}; bots fail at the end of a hand until it is fixed", flush=True)
     print(f"scopa-web: open {server.url} in a browser (Ctrl-C stops)", flush=True)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)  # after uvicorn's graceful shutdown, stop like Ctrl-C
     try:
         server.serve_forever()
     except KeyboardInterrupt:
