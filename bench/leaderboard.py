@@ -1,0 +1,277 @@
+"""The leaderboard: every shipped bot, pimc, ismcts, expert, greedy and random rated per variant, with their cost.
+
+    .venv/bin/python bench/leaderboard.py                                # every variant, 500 deals each
+    .venv/bin/python bench/leaderboard.py --variants classic scopone-scientifico --deals 1000 --workers 2
+
+For each variant, one round robin on the same fixed, fresh duplicate deals (``--seed``; every deal played with the
+seats rotated) through ``evaluate.py``'s tournament: ratings on the logistic Elo scale with ``random`` at 0 and 95%
+intervals, and each agent's margin against ``pimc`` in points per hand. Each agent's cost per move is measured
+apart (``bench/agents_speed.py``'s timing: milliseconds per decision on one core, ``--cost-games`` hands against
+greedy). The shipped bot is the variant's default (``bot``); a variant with none says so.
+
+Writes ``--out/<variant>/`` (the tournament's results.json and tables, and ``cost.json``), then ``--doc``
+(default ``docs/leaderboard.md``) and ``--plot`` (default ``docs/img/leaderboard.png``: rating against cost per move,
+a panel per variant). A variant whose results are already in ``--out`` is not played again, so a stopped run
+resumes where it stopped (``--fresh`` plays everything again). Every wait shows a progress bar with an ETA.
+"""
+
+from __future__ import annotations
+
+from agents.threads import pin_blas_threads
+
+pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from scopa_env.rules import get_rules, variant_names  # noqa: E402
+from scopa_env.shell import shown_path  # noqa: E402
+
+__all__ = ["DEFAULT_AGENTS", "board_rows", "main", "write_doc", "write_plot"]
+
+DEFAULT_AGENTS = ("bot", "pimc", "ismcts", "expert", "greedy", "random")
+"""The entrants of every variant (``bot``: the variant's shipped bot, left out where there is none)."""
+DEFAULT_SEED = 20_261_204
+"""The leaderboard's deals: seeds no bot was tuned or measured on elsewhere."""
+PROG = "bench/leaderboard.py"
+
+
+def _entrants(variant: str, agents: Sequence[str]) -> tuple[list[tuple[str, str]], str | None]:
+    """(label, spec) of each entrant of ``variant`` (``bot``: its shipped bot, or left out) and the bot's spec."""
+    from agents.bot import shipped_bot_spec
+
+    spec = shipped_bot_spec(variant)
+    out = []
+    for a in agents:
+        if a == "bot":
+            if spec is not None:
+                out.append(("bot", spec))
+        else:
+            out.append((a, a))
+    return out, spec
+
+
+def _play_variant(
+    variant: str, agents: Sequence[str], deals: int, seed: int, workers: int, out: Path, cost_games: int
+) -> dict[str, Any]:
+    """The tournament and the costs of one variant, written to ``out`` (results.json, cost.json); returns both."""
+    from agents.report import write_outputs
+    from agents.tournament import EvalConfig, run_tournament
+    from scopa_bench.agents_speed import bench_agent
+
+    entrants, bot_spec = _entrants(variant, agents)
+    config = EvalConfig(
+        variant=variant,
+        agents=[spec if label == spec else f"{label}={spec}" for label, spec in entrants],
+        deals=deals,
+        mode="hands",
+        seed=seed,
+        workers=workers,
+        anchor="random" if ("random", "random") in entrants else None,
+    )
+    result = run_tournament(config, progress=True, out=out, plots=False, handle_signals=True)
+    write_outputs(result, out, plots=False)
+    costs: dict[str, Any] = {}
+    from tqdm import tqdm
+
+    for label, spec in tqdm(entrants, desc=f"{variant}: cost per move", unit="agent", file=sys.stderr):
+        costs[label] = bench_agent(variant, spec, "greedy", cost_games, seed=seed)
+    (out / "cost.json").write_text(json.dumps({"bot": bot_spec, "costs": costs}, indent=1) + "\n")
+    return {"results": json.loads((out / "results.json").read_text()), "costs": costs, "bot": bot_spec}
+
+
+def board_rows(results: dict[str, Any], costs: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per agent of a variant's results.json and cost.json: rating and interval, margin against pimc (from
+    the agent's side), ms per decision; best rating first."""
+    rows = []
+    for r in results["ratings"]:
+        vs_pimc = None
+        for p in results["pairings"]:
+            if {p["agent"], p["opponent"]} == {r["agent"], "pimc"} and r["agent"] != "pimc":
+                sign = 1.0 if p["agent"] == r["agent"] else -1.0
+                lo, hi = sorted((sign * p["margin"]["low"], sign * p["margin"]["high"]))
+                vs_pimc = {"value": sign * p["margin"]["value"], "low": lo, "high": hi}
+        cost = costs.get(r["agent"], {})
+        rows.append(
+            {
+                "agent": r["agent"],
+                "rating": r["rating"],
+                "low": r["low"],
+                "high": r["high"],
+                "vs_pimc": vs_pimc,
+                "ms": cost.get("ms_per_decision"),
+            }
+        )
+    return sorted(rows, key=lambda row: -row["rating"])
+
+
+def _shown_spec(spec: str) -> str:
+    """A bot spec with its path relative to the working directory (the repository root when run from there)."""
+    if "=" not in spec:
+        return shown_path(spec)
+    return re.sub(r"path=([^,]+)", lambda m: "path=" + shown_path(m.group(1)), spec)
+
+
+def _interval(value: float, low: float, high: float, digits: int = 0) -> str:
+    return f"{value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def write_doc(boards: dict[str, dict[str, Any]], path: Path, plot: Path | None, command: str) -> None:
+    """``docs/leaderboard.md``: a table per variant and the plot."""
+    lines = [
+        "# Leaderboard",
+        "",
+        "Every shipped bot, `pimc`, `ismcts`, `expert`, `greedy` and `random`, rated per variant in one round robin on",
+        "the same fresh duplicate deals (each played with the seats rotated). Rating: logistic Elo with `random` at 0,",
+        "95% bootstrap interval over deals. *vs pimc*: the agent's points per hand minus pimc's, 95% interval.",
+        "*ms/move*: milliseconds per decision on one core (hands against greedy), on the machine and load of the run.",
+        "",
+        f"Made with `{command}` (`bench/leaderboard.py`; its `--help` says how to resume a stopped run).",
+        "",
+    ]
+    if plot is not None:
+        rel = Path("img") / plot.name if plot.parent.name == "img" else plot
+        lines += [f"![rating against cost per move, a panel per variant]({rel.as_posix()})", ""]
+    for variant, board in boards.items():
+        res = board["results"]
+        deals = res.get("deals", {})
+        n = deals.get("count") if isinstance(deals, dict) else None
+        seed = res.get("config", {}).get("seed")
+        lines += [f"## {variant}", ""]
+        games = res.get("games", {})
+        facts = [f"{games['played']:,} hands" if isinstance(games, dict) and "played" in games else ""]
+        if n:
+            facts.append(f"{n:,} deals")
+        if seed is not None:
+            facts.append(f"seed {seed}")
+        bot = board.get("bot")
+        facts.append(f"shipped bot `{_shown_spec(bot)}`" if bot else "no shipped bot for this variant")
+        lines += ["; ".join(f for f in facts if f) + ".", ""]
+        lines += ["| # | agent | rating [95%] | vs pimc, points per hand [95%] | ms/move |", "|---|---|---|---|---|"]
+        for k, row in enumerate(board_rows(res, board["costs"]), 1):
+            vs = row["vs_pimc"]
+            vs_text = "—" if vs is None else _interval(vs["value"], vs["low"], vs["high"], 2)
+            ms = "—" if row["ms"] is None else f"{row['ms']:.3g}"
+            rating = _interval(row["rating"], row["low"], row["high"])
+            lines.append(f"| {k} | {row['agent']} | {rating} | {vs_text} | {ms} |")
+        lines.append("")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+
+
+def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
+    """Rating (with its interval) against ms per move (log scale), a panel per variant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = max(1, len(boards))
+    cols = min(3, n)
+    rows_n = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.4 * rows_n), squeeze=False)
+    for ax, (variant, board) in zip(axes.flat, boards.items(), strict=False):
+        for row in board_rows(board["results"], board["costs"]):
+            if row["ms"] is None:
+                continue
+            ms = max(row["ms"], 1e-4)
+            ax.errorbar(
+                ms,
+                row["rating"],
+                yerr=[[row["rating"] - row["low"]], [row["high"] - row["rating"]]],
+                fmt="o",
+                capsize=3,
+            )
+            ax.annotate(row["agent"], (ms, row["rating"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        ax.set_xscale("log")
+        ax.set_title(variant, fontsize=10)
+        ax.set_xlabel("ms per move (one core)")
+        ax.set_ylabel("rating (Elo, random = 0)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from scopa_env.record import int_arg
+
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 2)[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        metavar="VARIANT",
+        help=f"variants to rate (default: all: {', '.join(variant_names())})",
+    )
+    p.add_argument("--agents", nargs="+", metavar="SPEC", help=f"entrants (default: {' '.join(DEFAULT_AGENTS)})")
+    p.add_argument("--deals", type=int_arg(1, 10**6), default=500, help="deals per variant (default 500)")
+    p.add_argument("--seed", type=int_arg(0, 2**63 - 1), default=DEFAULT_SEED, help="first deal's seed")
+    p.add_argument("--workers", type=int_arg(0, 1024), default=0, help="worker processes (default 0: all cores)")
+    p.add_argument(
+        "--cost-games", type=int_arg(1, 10**5), default=64, help="hands timed per agent for its cost (default 64)"
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("runs/leaderboard"), help="results folder (default runs/leaderboard)"
+    )
+    p.add_argument("--doc", type=Path, default=Path("docs/leaderboard.md"), help="page to write")
+    p.add_argument("--plot", type=Path, default=Path("docs/img/leaderboard.png"), help="plot to write")
+    p.add_argument("--fresh", action="store_true", help="play every variant again, even those already in --out")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the leaderboard; 0 when written, 2 for a bad argument, 130 when stopped (what was finished is kept)."""
+    args = build_parser().parse_args(argv)
+    variants = args.variants or list(variant_names())
+    try:
+        variants = [get_rules(v).name for v in variants]
+    except ValueError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    agents = list(args.agents or DEFAULT_AGENTS)
+    boards: dict[str, dict[str, Any]] = {}
+    t0 = time.perf_counter()
+    try:
+        for k, variant in enumerate(variants, 1):
+            out = args.out / variant
+            done = out / "results.json"
+            if done.is_file() and (out / "cost.json").is_file() and not args.fresh:
+                res = json.loads(done.read_text())
+                if not res.get("partial"):
+                    cost = json.loads((out / "cost.json").read_text())
+                    boards[variant] = {"results": res, "costs": cost["costs"], "bot": cost.get("bot")}
+                    print(f"[{k}/{len(variants)}] {variant}: already played ({done}); --fresh plays it again")
+                    continue
+            print(f"[{k}/{len(variants)}] {variant}: {args.deals:,} deals, agents {' '.join(agents)}", flush=True)
+            boards[variant] = _play_variant(variant, agents, args.deals, args.seed, args.workers, out, args.cost_games)
+    except KeyboardInterrupt:
+        print(f"{PROG}: stopped; the finished variants are kept in {args.out} (run again to resume)", file=sys.stderr)
+        return 130
+    except ValueError as e:  # TournamentError, AgentSpecError: a bad agent spec
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    if args.plot:
+        write_plot(boards, args.plot)
+    command = " ".join([".venv/bin/python", PROG, *(argv if argv is not None else sys.argv[1:])])
+    write_doc(boards, args.doc, args.plot, command)
+    print(f"wrote {args.doc} and {args.plot} ({len(boards)} variants, {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
