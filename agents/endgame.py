@@ -24,7 +24,6 @@ from scopa_env import core
 from scopa_env.core import Phase, State, is_open, remaining_plies
 from scopa_env.kernel import kernel_for, pack_states
 from scopa_env.rules import Rules
-from scopa_env.scoring import margin_vs_mean_of_others
 
 __all__ = [
     "ExactEndgameMask",
@@ -77,46 +76,29 @@ def _best_actions(
     """The action that starts each row's move of best mean margin, from ``_move_margins``' result."""
     moves, total, first_move = searched
     pick = first_move + np.argmax(total, axis=1)
-    return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
+    return core.move_actions(state.take(games), moves.card[pick], moves.captures(pick))
 
 
 def _solve_open_kernel(
     rules: Rules, state: State, games: npt.NDArray[np.intp], caller: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Exact max^n on the compiled kernel (``scopa_env.kernel``) for open-book positions, to the end of the hand.
 
     The only possible world of an open book is the position itself (its hidden cards can only be where they are),
-    so it is searched as it stands. Returns the root candidates of every row (``features.generate_moves``' list:
-    card, captured cards), their margins for the side to move (n, width; -inf past a row's candidates) and the
-    index of each row's first candidate.
+    so it is searched as it stands, with ``features.generate_moves``' candidates. Returns the first action of each
+    row's candidates and their margins for the side to move (n, width; -inf past a row's candidates).
     """
-    if not is_open(rules, state, games).all():
-        raise ValueError(f"{caller}: some positions still hide cards; use open_endgame_rows to select open ones")
     k = kernel_for(rules)
     m = k.mod
     packed = pack_states(rules, state, games)
-    moves = np.zeros((m.MAX_MOVES, 6), dtype=np.int64)
-    values = np.zeros((m.MAX_MOVES, m.SMAX))
-    side_of = np.asarray(rules.seat_side, dtype=np.intp)
-    s = rules.num_sides
-    cards: list[npt.NDArray[np.int64]] = []
-    caps: list[npt.NDArray[np.int64]] = []
-    margins: list[npt.NDArray[np.float64]] = []
-    for i in range(games.size):
-        num = int(m.solve_root(k.rc, k.pc, packed[i], moves, values))
-        cards.append(moves[:num, 0].copy())
-        caps.append(moves[:num, 3].copy())
-        vals = values[:num, :s]
-        own = side_of[int(state.current[games[i]])]
-        margins.append(margin_vs_mean_of_others(vals)[:, own])
-    counts = np.array([c.size for c in cards], dtype=np.intp)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
-    total = np.full((games.size, int(counts.max())), -np.inf)
-    for i, mg in enumerate(margins):
-        total[i, : mg.size] = mg
-    all_caps = np.concatenate(caps)
-    bits = (all_caps[:, None] >> np.arange(rules.num_cards)[None, :]) & 1
-    return np.concatenate(cards), bits.astype(np.bool_), total, first
+    width = m.MAX_MOVES
+    actions = np.zeros((games.size, width), dtype=np.int64)
+    margins = np.full((games.size, width), -np.inf)
+    counts = np.zeros(games.size, dtype=np.int64)
+    if m.solve_open_batch(k.rc, k.pc, packed, actions, margins, counts) >= 0:
+        raise ValueError(f"{caller}: some positions still hide cards; use open_endgame_rows to select open ones")
+    top = int(counts.max())
+    return actions[:, :top], margins[:, :top]
 
 
 def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
@@ -124,9 +106,8 @@ def solve_open(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.N
     games = np.asarray(games, dtype=np.intp)
     if games.size == 0:
         return np.zeros(0, dtype=np.int64)
-    cards, caps, total, first = _solve_open_kernel(rules, state, games, "solve_open")
-    pick = first + np.argmax(total, axis=1)
-    return core.move_actions(state.take(games), cards[pick], caps[pick])
+    actions, margins = _solve_open_kernel(rules, state, games, "solve_open")
+    return actions[np.arange(games.size), np.argmax(margins, axis=1)]
 
 
 def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
@@ -135,12 +116,10 @@ def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]
     games = np.asarray(games, dtype=np.intp)
     if games.size == 0:
         return np.zeros((0, rules.num_actions), dtype=np.bool_)
-    cards, caps, total, first = _solve_open_kernel(rules, state, games, "optimal_open_actions")
-    rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
-    pick = first[rows] + js
-    actions = core.move_actions(state.take(games[rows]), cards[pick], caps[pick])
+    actions, margins = _solve_open_kernel(rules, state, games, "optimal_open_actions")
+    rows, js = np.nonzero(margins >= margins.max(axis=1, keepdims=True) - 1e-9)
     out = np.zeros((games.size, rules.num_actions), dtype=np.bool_)
-    out[rows, actions] = True
+    out[rows, actions[rows, js]] = True
     return out
 
 

@@ -271,14 +271,25 @@ class KernelMoves:
     card: npt.NDArray[np.int64]
     kind: npt.NDArray[np.int8]
     part: npt.NDArray[np.intp]
-    capture: npt.NDArray[np.bool_]
-    """(m, D) the table cards each candidate captures."""
+    capture_bits: npt.NDArray[np.int64]
+    """(m,) the table cards each candidate captures, as bit masks."""
     scopa: npt.NDArray[np.bool_]
     starts: npt.NDArray[np.intp]
     """(n + 1,) segment offsets."""
+    num_cards: int
 
     def __len__(self) -> int:
         return int(self.row.size)
+
+    def captures(self, idx: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """(k, D) the table cards captured by candidates ``idx``."""
+        bits = self.capture_bits[np.asarray(idx, dtype=np.intp).reshape(-1)]
+        return ((bits[:, None] >> np.arange(self.num_cards)[None, :]) & 1).astype(np.bool_)
+
+    @property
+    def capture(self) -> npt.NDArray[np.bool_]:
+        """(m, D) the table cards captured by every candidate."""
+        return self.captures(np.arange(len(self)))
 
 
 _GREEDY_TABLES: dict[Rules, tuple[npt.NDArray[Any], ...]] = {}
@@ -306,24 +317,24 @@ def kernel_search_tree(
     m = k.mod
     states = pack_states(rules, roots, np.arange(roots.batch_size))
     nw = states.shape[0]
-    moves = np.zeros((nw, m.MAX_MOVES, 6), dtype=np.int64)
-    values = np.zeros((nw, m.MAX_MOVES, m.SMAX))
+    moves = np.empty((nw, m.MAX_MOVES, 6), dtype=np.int64)  # the kernel fills what is read back
+    values = np.empty((nw, m.MAX_MOVES, m.SMAX))
     counts = np.zeros(nw, dtype=np.int64)
     lim = np.asarray(limits, dtype=np.int64)
     m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, *_greedy_tables(rules))
     row = np.repeat(np.arange(nw, dtype=np.intp), counts)
     keep = np.arange(m.MAX_MOVES)[None, :] < counts[:, None]
     flat = moves[keep]
-    caps = (flat[:, 3][:, None] >> np.arange(rules.num_cards)[None, :]) & 1
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
     km = KernelMoves(
         row=row,
         card=flat[:, 0].copy(),
         kind=flat[:, 1].astype(np.int8),
         part=flat[:, 2].astype(np.intp),
-        capture=caps.astype(np.bool_),
+        capture_bits=flat[:, 3].copy(),
         scopa=flat[:, 4].astype(np.bool_),
         starts=starts,
+        num_cards=rules.num_cards,
     )
     return km, values[keep][:, : rules.num_sides].copy()
 

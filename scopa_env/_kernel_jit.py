@@ -11,8 +11,20 @@ rank). Everything here is written from the batched core
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import numpy as np
-from numba import njit
+from numba import njit as _njit
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def njit(**options: object) -> Callable[[_F], _F]:
+    """numba's ``njit`` with the kernel's options: cached on disk, and numpy's error model (no division-by-zero
+    checks: the divisors are the rules' sizes, never 0)."""
+    return _njit(**{"cache": True, "error_model": "numpy", **options})  # type: ignore[return-value]
+
 
 # ----------------------------------------------------------------------------------------------- state layout
 
@@ -1365,26 +1377,26 @@ def search_value(
     pflat: np.ndarray,
     knobs: np.ndarray,
 ) -> None:
-    """``lookahead.search_tree``'s value of a node: max^n over its candidates ``depth`` plies deep, the horizon
-    valued by greedy rollouts; hand points of each side into ``out[:S]``."""
+    """``lookahead.search_tree``'s value of a node: max^n over its candidates ``depth`` (>= 1) plies deep, the
+    horizon valued by greedy rollouts; hand points of each side into ``out[:S]``."""
     s, f = rc[R_S], rc[R_NFIELDS]
     moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
     info = np.empty(INFO_SIZE, dtype=np.int64)
-    if depth == 0:
-        rollout(rc, pc, st, out, moves, info, w, lk, lkt, pflat, knobs)
-        return
     m = candidates(rc, pc, st, moves)
     mover = rc[R_SIDE + st[CURRENT]]
     child = np.empty(STATE_SIZE, dtype=np.int64)
     vals = np.empty(SMAX, dtype=np.float64)
+    scratch = np.empty((MAX_MOVES, 6), dtype=np.int64)
     best = -1e300
     for j in range(m):
         child[:] = st
         if do_move(rc, pc, child, moves[j], info):
             for i in range(s):
                 vals[i] = info[I_POINTS + i * f + f - 1]
-        else:
+        elif depth > 1:
             search_value(rc, pc, child, depth - 1, vals, w, lk, lkt, pflat, knobs)
+        else:
+            rollout(rc, pc, child, vals, scratch, info, w, lk, lkt, pflat, knobs)
         own = _own_margin(vals, mover, s)
         if own > best:
             best = own
@@ -1414,6 +1426,7 @@ def search_worlds(
     child = np.empty(STATE_SIZE, dtype=np.int64)
     info = np.empty(INFO_SIZE, dtype=np.int64)
     vals = np.empty(SMAX, dtype=np.float64)
+    scratch = np.empty((MAX_MOVES, 6), dtype=np.int64)
     for wi in range(states.shape[0]):
         st = states[wi]
         m = candidates(rc, pc, st, moves[wi])
@@ -1423,7 +1436,42 @@ def search_worlds(
             if do_move(rc, pc, child, moves[wi, j], info):
                 for i in range(s):
                     vals[i] = info[I_POINTS + i * f + f - 1]
-            else:
+            elif limits[wi] > 1:
                 search_value(rc, pc, child, limits[wi] - 1, vals, w, lk, lkt, pflat, knobs)
+            else:
+                rollout(rc, pc, child, vals, scratch, info, w, lk, lkt, pflat, knobs)
             for i in range(s):
                 values[wi, j, i] = vals[i]
+
+
+@njit(cache=True)
+def move_action(rc: np.ndarray, st: np.ndarray, card: int, capture: int) -> int:
+    """``core.move_actions`` of one game: the next action carrying out the move (card, capture): the card in the
+    PLAY phase; in the CHOOSE phase the lowest card of the capture not picked yet, or ``stop`` once all are."""
+    if st[PHASE] != CHOOSE:
+        return card
+    todo = capture & ~st[PICKED]
+    return lowbit(todo) if todo else rc[R_D]
+
+
+@njit(cache=True)
+def solve_open_batch(
+    rc: np.ndarray, pc: np.ndarray, states: np.ndarray, actions: np.ndarray, margins: np.ndarray, counts: np.ndarray
+) -> int:
+    """The exact end game of many open-book positions: for row i, the first action of each root candidate
+    (``actions[i, :counts[i]]``) and its max^n margin for the side to move (``margins[i, j]``, the mean-of-others
+    margin). Returns the first row that is not an open book (nothing solved from it on), else -1."""
+    s = rc[R_S]
+    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
+    values = np.empty((MAX_MOVES, SMAX), dtype=np.float64)
+    for i in range(states.shape[0]):
+        st = states[i]
+        if not is_open(rc, st):
+            return i
+        m = solve_root(rc, pc, st, moves, values)
+        counts[i] = m
+        own = rc[R_SIDE + st[CURRENT]]
+        for j in range(m):
+            actions[i, j] = move_action(rc, st, moves[j, 0], moves[j, 3])
+            margins[i, j] = _own_margin(values[j], own, s)
+    return -1

@@ -46,7 +46,7 @@ class KernelUnavailableError(RuntimeError):
 def _cached_already() -> bool:
     """Whether numba's on-disk cache of the kernel exists (so loading it will not compile)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    places = [os.path.join(here, "__pycache__")]
+    places = [os.path.join(here, "__pycache__"), os.path.expanduser(os.path.join("~", ".cache", "numba"))]
     if os.environ.get("NUMBA_CACHE_DIR"):
         places.append(os.environ["NUMBA_CACHE_DIR"])
     return any(glob.glob(os.path.join(p, "**", "_kernel_jit.*.nbi"), recursive=True) for p in places)
@@ -100,6 +100,8 @@ def _warm_up(mod: ModuleType) -> None:
         values = np.zeros((mod.MAX_MOVES, mod.SMAX))
         if st[mod.PHASE] in (mod.PLAY, mod.CHOOSE):
             mod.solve_root(k.rc, k.pc, st, moves, values)
+            acts, margins = np.zeros((1, mod.MAX_MOVES), np.int64), np.zeros((1, mod.MAX_MOVES))
+            mod.solve_open_batch(k.rc, k.pc, st[None], acts, margins, np.zeros(1, np.int64))
             r, d = k.rules.deck.num_ranks, k.rules.num_cards
             weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(k.pc), 1), -1), np.ones(2))
             one = np.ones(1, dtype=np.int64)
@@ -246,11 +248,15 @@ def pack_states(rules: Rules | str, state: Any, games: npt.ArrayLike) -> npt.NDA
     g = np.asarray(games, dtype=np.intp).reshape(-1)
     n, s, d = rules.num_players, rules.num_sides, rules.num_cards
     out = np.zeros((g.size, m.STATE_SIZE), dtype=np.int64)
-    out[:, m.HANDS : m.HANDS + n] = _bit_masks(state.hands[g])
-    out[:, m.TABLE] = _bit_masks(state.table[g])
-    out[:, m.PILES : m.PILES + s] = _bit_masks(state.piles[g])
-    out[:, m.PICKED] = _bit_masks(state.picked[g])
-    out[:, m.REVEALED : m.REVEALED + n] = _bit_masks(state.revealed[g])
+    sets = np.concatenate(  # every card set at once: hands, table, piles, picked, revealed
+        [state.hands[g], state.table[g, None], state.piles[g], state.picked[g, None], state.revealed[g]], axis=1
+    )
+    bits = _bit_masks(sets)
+    out[:, m.HANDS : m.HANDS + n] = bits[:, :n]
+    out[:, m.TABLE] = bits[:, n]
+    out[:, m.PILES : m.PILES + s] = bits[:, n + 1 : n + 1 + s]
+    out[:, m.PICKED] = bits[:, n + 1 + s]
+    out[:, m.REVEALED : m.REVEALED + n] = bits[:, n + 2 + s :]
     out[:, m.DECK : m.DECK + d] = state.deck[g]
     out[:, m.SCOPE : m.SCOPE + s] = state.scope[g]
     out[:, m.SCORES : m.SCORES + s] = state.scores[g]

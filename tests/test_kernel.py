@@ -322,7 +322,7 @@ def test_exact_end_game_plays_as_the_batched_search_did_on_many_positions(varian
 def test_the_kernel_serves_single_games_and_the_end_game(monkeypatch: pytest.MonkeyPatch) -> None:
     """``SingleGame`` steps on the kernel, and the end-game solver searches on it (counted calls)."""
     k = kernel_for("classic")
-    calls = {"play": 0, "solve_root": 0}
+    calls = {"play": 0, "solve_open_batch": 0}
     for name in calls:
         real = getattr(k.mod, name)
 
@@ -336,7 +336,7 @@ def test_the_kernel_serves_single_games_and_the_end_game(monkeypatch: pytest.Mon
     assert calls["play"] == 1
     pos = end_game_positions("classic", 3, 1)
     solve_open(get_rules("classic"), pos, np.arange(3))
-    assert calls["solve_root"] == 3
+    assert calls["solve_open_batch"] == 1  # the three positions in one compiled call
 
 
 def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,3 +49,13 @@ def test_full_run_prints_the_ratio(capsys: pytest.CaptureFixture[str]) -> None:
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["leduc_turns_per_s"] > 0 and last["aec"]["classic"]["ratio_to_leduc"] > 0
     assert last["gym"]["classic"]["steps_per_s"] > 0
+
+
+def test_search_speed_bench_runs_and_prints_its_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench/search_speed.py`` on one position: old and new paths choose the same action, ratios are printed."""
+    from scopa_bench import search_speed
+
+    assert search_speed.main(["--variants", "classic", "--positions", "1", "--rounds", "1"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["pimc classic"]["same_actions"] == 1 and out["end game classic"]["same_actions"] == 1
+    assert out["pimc classic"]["ratio"] > 0 and "load_before" in out
