@@ -365,8 +365,8 @@ def test_command_line_help_and_serving() -> None:
         with urllib.request.urlopen(url + "api/info", timeout=10) as resp:
             assert [b["name"] for b in json.loads(resp.read())["bots"]] == ["r"]
         proc.terminate()  # SIGTERM: uvicorn's graceful shutdown, then the command stops as on Ctrl-C
-        out, err = proc.communicate(timeout=30)
-        assert proc.returncode == 0 and "stopped. ciao!" in out and "Traceback" not in err, (out, err)
+        stdout, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped. ciao!" in stdout and "Traceback" not in stderr, (stdout, stderr)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -738,3 +738,50 @@ def test_the_open_file_limit_is_raised_or_a_warning_says_how() -> None:
     warning = _raise_file_limit(10**9)  # more than any hard limit allows
     assert warning is not None and "ulimit -n" in warning and "--max-connections" in warning, warning
     assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= soft  # raised as far as allowed, never lowered
+
+
+@pytest.mark.parametrize("shutdown_timeout", [10.0, 0.0])
+def test_a_shutdown_during_a_move_leaves_the_game_whole(
+    monkeypatch: pytest.MonkeyPatch, shutdown_timeout: float
+) -> None:
+    """A shutdown while a move runs: with time to finish, the player gets the answer; with none, the request is
+    cancelled but the move, already running in its thread, still finishes whole (never half applied) before
+    ``serve_forever`` returns."""
+    config = ServerConfig(bots={"random": "random"}, shutdown_timeout_s=shutdown_timeout)
+    srv = make_server(config)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    status, view = call(srv, "POST", "/api/games", {"variant": "classic", "opponent": "random", "seed": 5})
+    assert status == 201, view
+    game = srv.registry.get(view["id"])
+    started, real_move = threading.Event(), game.move
+
+    def slow_move(card: int, capture: frozenset[int]) -> dict[str, Any]:
+        started.set()
+        time.sleep(1.0)  # the shutdown comes while this move runs
+        return real_move(card, capture)
+
+    monkeypatch.setattr(game, "move", slow_move)
+    card, caps = next(iter(view["moves"].items()))
+    answers: list[Any] = []
+    mover = threading.Thread(
+        target=lambda: (
+            answers.append(call(srv, "POST", f"/api/games/{view['id']}/move", {"card": card, "capture": caps[0]}))
+            if True
+            else None
+        )
+    )
+    mover.start()
+    assert started.wait(30)
+    srv.shutdown()
+    srv.server_close()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    after = game.view()  # the move was applied whole: the card left the hand, the lock is free
+    assert card not in {c["code"] for c in after["hand"]}
+    assert any(e["type"] == "move" and e["seat"] == 0 and e["card"]["code"] == card for e in after["hand_log"])
+    assert game.lock.acquire(blocking=False)
+    game.lock.release()
+    mover.join(timeout=30)
+    if shutdown_timeout > 0:
+        assert answers and answers[0][0] == 200, answers

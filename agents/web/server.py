@@ -6,7 +6,7 @@ the rules run on the server's core.
 
 Concurrency: one asyncio event loop reads requests, waits on slow clients and writes answers; the game work (a
 move and the bots' replies, a hint, a new game: CPU work in numpy and the bots) runs in worker threads
-(``anyio.to_thread``, at most ``--threads`` at once), each game under its own ``threading.Lock`` (``WebGame``), the
+(a pool of ``--threads`` threads, FIFO), each game under its own ``threading.Lock`` (``WebGame``), the
 registry under one short lock. Threads rather than an asyncio rewrite of the games, because a game step is CPU work
 that would block the loop however it were written, and ``agents.web.game`` stays plain synchronous code usable from
 tests and scripts. A slow client costs a connection and a coroutine, never a thread.
@@ -41,6 +41,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -56,7 +57,6 @@ from scopa_env.rules import VARIANTS, Rules, get_rules
 
 try:  # the web extra; without it ``scopa-web`` says how to install it (``_require_web``)
     import anyio
-    import anyio.to_thread
     import h11
     import uvicorn
     from starlette.applications import Starlette
@@ -456,20 +456,37 @@ def _not_found(request: Request) -> RequestError:
 
 class _Api:
     """The routes' handlers over one registry: every answer is JSON (errors ``{"error": message}``) but the page's
-    three files. Game work runs in worker threads (``anyio.to_thread``, at most ``config.threads`` at once) under
-    each game's own lock; reading bodies and waiting happen on the event loop, so a slow client holds no thread."""
+    three files. Game work runs in a pool of ``config.threads`` worker threads (first come, first served) under each
+    game's own lock; reading bodies and waiting happen on the event loop, so a slow client holds no thread."""
 
     def __init__(self, registry: GameRegistry, config: ServerConfig) -> None:
         self.registry = registry
         self.config = config
-        self._limiter: anyio.CapacityLimiter | None = None
+        self.pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="scopa-web-game")
+        """The worker threads; ``close`` waits for their last game steps."""
 
     async def _run(self, fn: Callable[[], T]) -> T:
-        """``fn()`` in a worker thread. A cancelled request (a graceful shutdown past its timeout) still waits for
-        the thread: a game step is never left half done."""
-        if self._limiter is None:  # made on the serving loop
-            self._limiter = anyio.CapacityLimiter(self.config.threads)
-        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+        """``fn()`` in a worker thread. A request cancelled (a graceful shutdown past its timeout) before its step
+        started never runs it; one cancelled while its step runs waits for the step to end: a game is never left
+        half stepped, and no step is still running once the server has stopped."""
+        job = self.pool.submit(fn)
+        step = asyncio.wrap_future(job)  # a future, not a task: the loop's last cancellations do not reach it
+        cancelled = False
+        while True:
+            try:
+                result = await asyncio.shield(step)  # a cancel stops this wait, never the step
+                break
+            except asyncio.CancelledError:
+                if step.done() or job.cancel():  # done, or not started yet (now never will)
+                    raise
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError("the request was cancelled while its game step ran; the step finished")
+        return result
+
+    def close(self) -> None:
+        """Wait for the game steps still running, then stop the worker threads."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
     def route(self, path: str, handler: Callable[[Request], Awaitable[Response]]) -> Route:
         """A Starlette route for every method (each handler answers a wrong method itself, with the API's message),
@@ -602,7 +619,8 @@ class _Api:
 
 
 def make_app(registry: GameRegistry) -> Starlette:
-    """The ASGI application (Starlette) over ``registry``: the page's files and the JSON API of docs/web.md."""
+    """The ASGI application (Starlette) over ``registry``: the page's files and the JSON API of docs/web.md.
+    ``app.state.api.close()`` waits for its last game steps and stops its worker threads."""
     _require_web()
     api = _Api(registry, registry.config)
     routes = [
@@ -615,7 +633,9 @@ def make_app(registry: GameRegistry) -> Starlette:
         api.route("/api/games/{game_id}/{action}", api.action),
         api.route("/{path:path}", api.not_found),  # any other path: the API's 404 message, never a redirect
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    app.state.api = api
+    return app
 
 
 def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
@@ -707,8 +727,9 @@ class WebServer:
         self.verbose = verbose
         host, port = address
         self.socket = _listening_socket(host, port)
+        self.app = make_app(registry)
         self.uvicorn_config = uvicorn.Config(
-            make_app(registry),
+            self.app,
             http=_protocol_class(config.header_timeout_s),
             loop="asyncio",
             lifespan="off",
@@ -739,7 +760,7 @@ class WebServer:
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(SWEEP_TICK_S)
-            await anyio.to_thread.run_sync(self.service_actions)
+            await asyncio.to_thread(self.service_actions)
 
     async def _serve(self) -> None:
         sweeper = asyncio.create_task(self._sweep())
@@ -755,6 +776,7 @@ class WebServer:
         try:
             asyncio.run(self._serve())
         finally:
+            self.app.state.api.close()
             self._stopped.set()
 
     def shutdown(self) -> None:
