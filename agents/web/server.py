@@ -787,8 +787,9 @@ class WebServer:
             self._stopped.wait()
 
     def server_close(self) -> None:
-        """Close the listening socket."""
+        """Close the listening socket and stop the worker threads (after their last game steps)."""
         self.socket.close()
+        self.app.state.api.close()
 
     @property
     def url(self) -> str:
