@@ -1475,3 +1475,11 @@ def solve_open_batch(
             actions[i, j] = move_action(rc, st, moves[j, 0], moves[j, 3])
             margins[i, j] = _own_margin(values[j], own, s)
     return -1
+
+
+@njit(cache=True)
+def legal_mask(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, out: np.ndarray) -> None:
+    """The legal actions as 0 / 1 into ``out[:num_actions]`` (bool or int8)."""
+    bits = legal_bits(rc, pc, st)
+    for a in range(rc[R_NACTIONS]):
+        out[a] = (bits >> a) & 1

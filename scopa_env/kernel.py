@@ -93,6 +93,8 @@ def _warm_up(mod: ModuleType) -> None:
         out = np.zeros(k.obs_size, dtype=np.float32)
         mod.observe(k.rc, st, int(st[mod.CURRENT]), out)
         mod.is_open(k.rc, st)
+        for dtype in (np.bool_, np.int8):
+            mod.legal_mask(k.rc, k.pc, st, np.zeros(k.rules.num_actions, dtype=dtype))
         while mod.remaining_plies(k.rc, st) > 3 or st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):
             mod.play(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
         mod.step(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)

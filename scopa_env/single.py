@@ -89,7 +89,6 @@ class _Consts:
         self.key = int(core.rules_key(rules))
         self.mask_bytes = (self.a + 7) // 8
         byte_bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-        self.byte_i8 = [row.astype(np.int8).tobytes() for row in byte_bits]
         self.byte_bool = [row.astype(np.bool_).tobytes() for row in byte_bits]
         self.masks: dict[int, npt.NDArray[np.bool_]] = {}
         k = kernel_for(rules)
@@ -301,14 +300,17 @@ class SingleGame:
     def mask(self) -> npt.NDArray[np.bool_]:
         """(A,) bool: the legal actions (``core.legal_action_mask`` of this game; A = ``rules.num_actions``), a new
         array."""
-        return self._c.bool_mask(self.legal_bits())
+        c = self._c
+        out = np.empty(c.a, dtype=np.bool_)
+        c.mod.legal_mask(c.rc, c.pc, self._st, out)
+        return out
 
     def mask_int8(self) -> npt.NDArray[np.int8]:
         """(A,) int8: the legal actions as 0 / 1 (the AEC env's ``action_mask``)."""
         c = self._c
-        data = bytearray(b"".join(map(c.byte_i8.__getitem__, self.legal_bits().to_bytes(c.mask_bytes, "little"))))
-        del data[c.a :]
-        return np.frombuffer(data, dtype=np.int8)
+        out = np.empty(c.a, dtype=np.int8)
+        c.mod.legal_mask(c.rc, c.pc, self._st, out)
+        return out
 
     # ------------------------------------------------------------------------------------------------ step
 
