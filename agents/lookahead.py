@@ -15,6 +15,7 @@ fixed rule (knock whenever allowed, three of a kind first: ``features.knock_acti
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -308,6 +309,20 @@ def _greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
     return out
 
 
+_BUFFERS = threading.local()
+"""Each thread's output buffers of ``kernel_search_tree`` (big, so kept between calls rather than allocated)."""
+
+
+def _search_buffers(nw: int, width: int, sides: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """(nw, width, 6) int64 and (nw, width, sides) float64 views of this thread's buffers (grown as needed)."""
+    moves: npt.NDArray[np.int64] | None = getattr(_BUFFERS, "moves", None)
+    values: npt.NDArray[np.float64] | None = getattr(_BUFFERS, "values", None)
+    if moves is None or values is None or moves.shape[0] < nw:
+        moves = _BUFFERS.moves = np.empty((nw, width, 6), dtype=np.int64)
+        values = _BUFFERS.values = np.empty((nw, width, sides))
+    return moves[:nw], values[:nw]
+
+
 def kernel_search_tree(
     rules: Rules, roots: State, limits: npt.NDArray[np.intp]
 ) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
@@ -317,8 +332,7 @@ def kernel_search_tree(
     m = k.mod
     states = pack_states(rules, roots, np.arange(roots.batch_size))
     nw = states.shape[0]
-    moves = np.empty((nw, m.MAX_MOVES, 6), dtype=np.int64)  # the kernel fills what is read back
-    values = np.empty((nw, m.MAX_MOVES, m.SMAX))
+    moves, values = _search_buffers(nw, m.MAX_MOVES, m.SMAX)  # the kernel fills what is read back
     counts = np.zeros(nw, dtype=np.int64)
     lim = np.asarray(limits, dtype=np.int64)
     m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, *_greedy_tables(rules))

@@ -23,7 +23,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def njit(**options: object) -> Callable[[_F], _F]:
     """numba's ``njit`` with the kernel's options: cached on disk, and numpy's error model (no division-by-zero
     checks: the divisors are the rules' sizes, never 0)."""
-    return _njit(**{"cache": True, "error_model": "numpy", **options})  # type: ignore[return-value]
+    return _njit(**{"cache": True, "error_model": "numpy", **options})  # type: ignore[return-value,call-overload]
 
 
 # ----------------------------------------------------------------------------------------------- state layout
