@@ -328,9 +328,47 @@ def kernel_search_tree(
 ) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
     """``search_tree`` with the greedy rollout policy, on the compiled kernel (``scopa_env.kernel``): the same root
     candidates, the same max^n with the same tie-breaks and the same greedy rollouts, world by world."""
+    return _kernel_search(rules, pack_states(rules, roots, np.arange(roots.batch_size)), limits)
+
+
+def kernel_sampled_search(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+    limits: npt.NDArray[np.intp],
+    rng: np.random.Generator,
+) -> tuple[KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """``sample_worlds`` then ``kernel_search_tree``, both on the kernel: the same worlds from the same draw of
+    ``rng`` (one ``rng.random((worlds, D))``), dealt straight into kernel games. Returns the root candidates, their
+    values and each world's row in ``games``."""
     k = kernel_for(rules)
     m = k.mod
-    states = pack_states(rules, roots, np.arange(roots.batch_size))
+    games = np.asarray(games, dtype=np.intp)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
+    wrow = np.repeat(np.arange(games.size), counts)
+    nw = wrow.size
+    worlds = np.empty((nw, m.STATE_SIZE), dtype=np.int64)
+    if nw:
+        keys = rng.random((nw, rules.num_cards))
+        packed = pack_states(rules, state, games)
+        at = 0
+        for i, c in enumerate(counts.tolist()):
+            if c and not m.deal_worlds(k.rc, packed[i], keys[at : at + c], worlds[at : at + c]):
+                raise RuntimeError(
+                    "sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent"
+                )
+            at += c
+    moves, values = _kernel_search(rules, worlds, np.asarray(limits)[wrow])
+    return moves, values, wrow
+
+
+def _kernel_search(
+    rules: Rules, states: npt.NDArray[np.int64], limits: npt.NDArray[np.intp]
+) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
+    """``kernel_search_tree`` of worlds already in the kernel's form (one row each)."""
+    k = kernel_for(rules)
+    m = k.mod
     nw = states.shape[0]
     moves, values = _search_buffers(nw, m.MAX_MOVES, m.SMAX)  # the kernel fills what is read back
     counts = np.zeros(nw, dtype=np.int64)
@@ -373,12 +411,15 @@ def _move_margins(
     (az: the network's log-probability). ``sampler`` deals the worlds (default ``sample_worlds``); it returns
     ``counts[i]`` worlds for game i, contiguous.
     """
-    worlds, wrow = (sampler or sample_worlds)(rules, state, games, counts, rng)
     moves: Moves | KernelMoves
-    if policy is greedy_moves:  # the compiled kernel plays the greedy rollouts (the same values, much faster)
-        moves, values = kernel_search_tree(rules, worlds, limits[wrow])
+    if policy is greedy_moves and sampler is None:  # the kernel deals and searches (the same values, much faster)
+        moves, values, wrow = kernel_sampled_search(rules, state, games, counts, limits, rng)
     else:
-        moves, values = search_tree(rules, worlds, limits[wrow], policy)
+        worlds, wrow = (sampler or sample_worlds)(rules, state, games, counts, rng)
+        if policy is greedy_moves:
+            moves, values = kernel_search_tree(rules, worlds, limits[wrow])
+        else:
+            moves, values = search_tree(rules, worlds, limits[wrow], policy)
     side_of = np.array(rules.seat_side, dtype=np.intp)
     my_side = side_of[state.current[games].astype(np.intp)]
     world_of = moves.row

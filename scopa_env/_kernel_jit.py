@@ -1071,10 +1071,11 @@ def _put_move(moves: np.ndarray, m: int, card: int, kind: int, part: int, cap: i
 
 
 @njit(cache=True)
-def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray) -> int:
+def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, suits: bool = True) -> int:
     """``agents.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
     ``core.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
-    (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many."""
+    (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many. ``suits`` False leaves
+    the captured cards of sums and fifteens at -1 (``capture_of`` fills in the one played: the rollouts)."""
     r = rc[R_R]
     cirulla = rc[R_FIFTEENS] != 0
     table = st[TABLE]
@@ -1117,7 +1118,7 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
                     need = pc[p, r + 2]
                     if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
                         n_taken = pc[p, r]
-                        cap = _best_suits(rc, pc, p, table, picked)
+                        cap = _best_suits(rc, pc, p, table, picked) if suits else -1
                         m = _put_move(moves, m, card, K_SUM, p, cap, n_taken, n_taken == ncards and not no_scopa)
                         found = True
                 if not found:
@@ -1136,7 +1137,7 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
                 need = pc[p, r + 2]
                 if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
                     n_taken = pc[p, r]
-                    cap = _best_suits(rc, pc, p, table, picked)
+                    cap = _best_suits(rc, pc, p, table, picked) if suits else -1
                     m = _put_move(moves, m, card, K_SUM, p, cap, n_taken, n_taken == ncards and not no_scopa)
                     has_multi = True
         if not ace_all:
@@ -1147,7 +1148,7 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
                 need = pc[p, r + 2]
                 if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
                     n_taken = pc[p, r]
-                    cap = _best_suits(rc, pc, p, table, picked)
+                    cap = _best_suits(rc, pc, p, table, picked) if suits else -1
                     m = _put_move(moves, m, card, K_FIFTEEN, p, cap, n_taken, n_taken == ncards and not no_scopa)
                     has_multi = True
         if equal_ok:
@@ -1356,8 +1357,10 @@ def rollout(
     keys = np.empty(16, dtype=np.int64)
     parts = np.empty(16, dtype=np.float64)
     while True:
-        m = candidates(rc, pc, st, moves)
+        m = candidates(rc, pc, st, moves, False)  # greedy's scores need no suits: only the move played does
         j = greedy_pick(rc, st, moves, m, w, lk, lkt, pflat, knobs, keys, parts)
+        if moves[j, 3] < 0:
+            moves[j, 3] = _best_suits(rc, pc, moves[j, 2], st[TABLE], 0)
         if do_move(rc, pc, st, moves[j], info):
             for i in range(s):
                 out[i] = info[I_POINTS + i * f + f - 1]
@@ -1483,3 +1486,61 @@ def legal_mask(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, out: np.ndarray) 
     bits = legal_bits(rc, pc, st)
     for a in range(rc[R_NACTIONS]):
         out[a] = (bits >> a) & 1
+
+
+@njit(cache=True)
+def deal_worlds(rc: np.ndarray, st: np.ndarray, keys: np.ndarray, out: np.ndarray) -> bool:
+    """``lookahead.sample_worlds`` of one game from its random ``keys`` (nw, D) (``rng.random``'s draw): world i
+    (``out[i]``) deals the cards the acting seat has not seen, in the order of their keys, into the other seats'
+    hands (in play order after it, their sizes kept; cirulla's revealed cards stay) and then the stock; the deck
+    keeps the known cards (ascending) before the stock. Returns False if the unseen cards do not match the hand
+    sizes plus the stock (an inconsistent state)."""
+    n, d = rc[R_N], rc[R_D]
+    seat = st[CURRENT]
+    seen = st[HANDS + seat] | st[TABLE] | st[PICKED]
+    if st[PENDING] >= 0:
+        seen |= 1 << st[PENDING]
+    for i in range(rc[R_S]):
+        seen |= st[PILES + i]
+    for i in range(n):
+        seen |= st[REVEALED + i]
+    unseen = ((1 << d) - 1) & ~seen
+    num_unseen = popcount(unseen)
+    ends = np.empty(NMAX, dtype=np.int64)
+    total = 0
+    for i in range(n - 1):
+        other = (seat + 1 + i) % n
+        total += popcount(st[HANDS + other]) - popcount(st[REVEALED + other])
+        ends[i] = total
+    in_hands = total
+    stock_pos = st[STOCK]
+    if num_unseen - in_hands != d - stock_pos:
+        return False
+    k = np.empty(d, dtype=np.float64)
+    for w in range(keys.shape[0]):
+        row = out[w]
+        row[:] = st
+        for c in range(d):
+            k[c] = keys[w, c] if (unseen >> c) & 1 else 2.0
+        perm = np.argsort(k, kind="mergesort")
+        for i in range(n - 1):
+            other = (seat + 1 + i) % n
+            row[HANDS + other] = st[REVEALED + other]
+        container = 0
+        for j in range(in_hands):
+            while j >= ends[container]:
+                container += 1
+            row[HANDS + (seat + 1 + container) % n] |= 1 << perm[j]
+        stock = 0
+        for j in range(in_hands, num_unseen):
+            stock |= 1 << perm[j]
+        at = 0
+        for c in range(d):  # the known cards, ascending, where the dealt cards were
+            if not (stock >> c) & 1 and at < stock_pos:
+                row[DECK + at] = c
+                at += 1
+        for j in range(stock_pos, d):
+            row[DECK + j] = perm[min(max(in_hands + j - stock_pos, 0), d - 1)]
+        row[SEED_LO] = 0
+        row[SEED_HI] = 0
+    return True

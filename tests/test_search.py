@@ -414,8 +414,8 @@ def test_pimc_searches_on_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     import agents.lookahead as lookahead
 
     calls = []
-    real = lookahead.kernel_search_tree
-    monkeypatch.setattr(lookahead, "kernel_search_tree", lambda *a: calls.append(1) or real(*a))
+    real = lookahead.kernel_sampled_search
+    monkeypatch.setattr(lookahead, "kernel_sampled_search", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr(lookahead, "search_tree", lambda *a: pytest.fail("pimc searched on the batched core"))
     rules = get_rules("classic")
     pos = search_positions(rules, 2, 3)
