@@ -7,12 +7,15 @@ deliberately cheating agent shows that the check can fail.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 from agents.arena import play
 from agents.base import ActBatch, AgentSpecError, Policy, make_agent
+from agents.features import Moves
 from agents.greedy import greedy_moves
 from agents.search import (
     ISMCTSAgent,
@@ -357,7 +360,7 @@ def test_search_options() -> None:
 # --------------------------------------------------------------------------------------------------- the kernel
 
 
-def _batched_greedy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> object:
+def _batched_greedy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> tuple[Moves, npt.NDArray[np.intp]]:
     """``greedy_moves`` under another name: ``_move_margins`` then searches on the batched core, as before the
     compiled kernel (which it uses for ``greedy_moves`` itself)."""
     return greedy_moves(rules, state, games)
@@ -382,7 +385,7 @@ def search_positions(rules: Rules, num: int, seed: int) -> State:
     return State.concat(out)
 
 
-def check_pimc_same_play(variant: str, num: int, seed: int, spec: dict[str, int] | None = None) -> None:
+def check_pimc_same_play(variant: str, num: int, seed: int, spec: dict[str, Any] | None = None) -> None:
     """pimc on the kernel chooses what pimc on the batched core chose, decision by decision, for the same seeds."""
     rules = get_rules(variant)
     pos = search_positions(rules, num, seed)
@@ -413,9 +416,14 @@ def test_pimc_searches_on_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default pimc (greedy rollouts) searches its worlds on the compiled kernel, not on the batched core."""
     import agents.lookahead as lookahead
 
-    calls = []
+    calls: list[int] = []
     real = lookahead.kernel_sampled_search
-    monkeypatch.setattr(lookahead, "kernel_sampled_search", lambda *a: calls.append(1) or real(*a))
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(lookahead, "kernel_sampled_search", counted)
     monkeypatch.setattr(lookahead, "search_tree", lambda *a: pytest.fail("pimc searched on the batched core"))
     rules = get_rules("classic")
     pos = search_positions(rules, 2, 3)
