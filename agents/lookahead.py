@@ -331,6 +331,19 @@ def kernel_search_tree(
     return _kernel_search(rules, pack_states(rules, roots, np.arange(roots.batch_size)), limits)
 
 
+def kernel_rollout(rules: Rules, state: State) -> npt.NDArray[np.float64]:
+    """``rollout(rules, state, greedy_moves)``'s points on the compiled kernel, leaving ``state`` as it was (the
+    games are played out on copies): (B, S) hand points, 0 for games already over. Every running game must be in
+    the PLAY or KNOCK phase (no capture being chosen)."""
+    if (state.phase == Phase.CHOOSE).any():
+        raise ValueError("kernel_rollout: a game is choosing a capture (CHOOSE phase); finish its move first")
+    k = kernel_for(rules)
+    states = pack_states(rules, state, np.arange(state.batch_size))
+    points = np.zeros((state.batch_size, rules.num_sides))
+    k.mod.rollout_many(k.rc, k.pc, states, points, *_greedy_tables(rules))
+    return points
+
+
 def kernel_sampled_search(
     rules: Rules,
     state: State,

@@ -64,6 +64,7 @@ from agents.lookahead import (
     WorldSampler,
     _move_margins,
     apply_moves,
+    kernel_rollout,
     rollout,
     sample_worlds,
     search_tree,
@@ -310,7 +311,10 @@ class ISMCTSAgent(Policy):
             if roll.size:
                 sub = worlds.take(roll)
                 sub.phase[:] = np.where(sub.pending >= 0, Phase.CHOOSE, Phase.PLAY)
-                reward[roll] = rollout(rules, sub, self.policy)
+                if self.policy is greedy_moves and not (sub.phase == Phase.CHOOSE).any():
+                    reward[roll] = kernel_rollout(rules, sub)  # the same points, on the compiled kernel
+                else:
+                    reward[roll] = rollout(rules, sub, self.policy)
             margins = margin_vs_mean_of_others(reward).tolist()
             for w in range(nw):
                 m = margins[w]

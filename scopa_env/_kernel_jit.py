@@ -1544,3 +1544,30 @@ def deal_worlds(rc: np.ndarray, st: np.ndarray, keys: np.ndarray, out: np.ndarra
         row[SEED_LO] = 0
         row[SEED_HI] = 0
     return True
+
+
+@njit(cache=True)
+def rollout_many(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    states: np.ndarray,
+    points: np.ndarray,
+    w: np.ndarray,
+    lk: np.ndarray,
+    lkt: np.ndarray,
+    pflat: np.ndarray,
+    knobs: np.ndarray,
+) -> None:
+    """``lookahead.rollout`` with the greedy policy of many games (rows of ``states``, played in place): each
+    one's hand points into ``points[i, :S]`` (0 for a game already over)."""
+    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
+    info = np.empty(INFO_SIZE, dtype=np.int64)
+    vals = np.empty(SMAX, dtype=np.float64)
+    for i in range(states.shape[0]):
+        for j in range(rc[R_S]):
+            points[i, j] = 0.0
+        if states[i, PHASE] == DONE:
+            continue
+        rollout(rc, pc, states[i], vals, moves, info, w, lk, lkt, pflat, knobs)
+        for j in range(rc[R_S]):
+            points[i, j] = vals[j]

@@ -107,6 +107,7 @@ def _warm_up(mod: ModuleType) -> None:
             r, d = k.rules.deck.num_ranks, k.rules.num_cards
             weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(k.pc), 1), -1), np.ones(2))
             mod.deal_worlds(k.rc, st, np.zeros((2, d)), np.zeros((2, mod.STATE_SIZE), dtype=np.int64))
+            mod.rollout_many(k.rc, k.pc, st[None].copy(), np.zeros((1, mod.SMAX)), *weights)
             one = np.ones(1, dtype=np.int64)
             mod.search_worlds(k.rc, k.pc, st[None], one, moves[None], values[None], one.copy(), *weights)
 
