@@ -319,8 +319,9 @@ def test_exact_end_game_plays_as_the_batched_search_did_on_many_positions(varian
 # --------------------------------------------------------------------------------------------------- wiring
 
 
-def test_the_kernel_serves_single_games_and_the_end_game(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``SingleGame`` steps on the kernel, and the end-game solver searches on it (counted calls)."""
+def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SingleGame`` steps on the kernel, so do the AEC and Gymnasium envs, and the end-game solver searches on it
+    (counted calls; the searches' own check is in tests/test_search.py)."""
     k = kernel_for("classic")
     calls = {"play": 0, "solve_open_batch": 0}
     for name in calls:
@@ -337,6 +338,20 @@ def test_the_kernel_serves_single_games_and_the_end_game(monkeypatch: pytest.Mon
     pos = end_game_positions("classic", 3, 1)
     solve_open(get_rules("classic"), pos, np.arange(3))
     assert calls["solve_open_batch"] == 1  # the three positions in one compiled call
+    from scopa_env import scopa_v0
+    from scopa_env.gym import ScopaEnv
+
+    env = scopa_v0.raw_env()  # the AEC env (the parallel env wraps it)
+    env.reset(seed=1)
+    assert isinstance(env._game, SingleGame)
+    before = calls["play"]
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    assert calls["play"] == before + 1
+    gym_env = ScopaEnv("classic")
+    gym_env.reset(seed=1)
+    before = calls["play"]
+    gym_env.step(int(np.flatnonzero(gym_env.action_masks())[0]))
+    assert calls["play"] > before  # the learner's move and the opponents' replies
 
 
 def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
