@@ -443,3 +443,23 @@ def test_ismcts_with_kernel_rollouts_plays_as_on_the_batched_core() -> None:
             old.policy = _batched_greedy
             row = np.zeros(1, dtype=np.intp)
             assert int(new._search(one, row)[0]) == int(old._search(one, row)[0]), f"{variant} position {i}"
+
+
+def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() -> None:
+    """az (the classic bot's network as prior, greedy rollouts) searches its worlds on the kernel: same decisions."""
+    from pathlib import Path
+
+    from agents.endgame import _best_actions
+
+    bot = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
+    rules = get_rules("classic")
+    pos = search_positions(rules, 10, 12)
+    row = np.zeros(1, dtype=np.intp)
+    for i in range(pos.batch_size):
+        one = pos.take([i])
+        new = make_agent(f"az:path={bot},worlds=8,rollout=greedy", rules, seed=i)
+        old = make_agent(f"az:path={bot},worlds=8,rollout=greedy", rules, seed=i)
+        old.policy = _batched_greedy  # type: ignore[attr-defined]
+        got = _best_actions(one, row, new.search(one, row))  # type: ignore[attr-defined]
+        want = _best_actions(one, row, old.search(one, row))  # type: ignore[attr-defined]
+        assert int(got[0]) == int(want[0]), f"position {i}"
