@@ -484,42 +484,34 @@ def cirulla_options(rc: np.ndarray, pc: np.ndarray, table: int, card: int, picke
     union = 0
     single = 0
     exact = False
-    if equal_ok or ace_all:
-        if equal_ok:
-            take[rank] = 1
-        else:
+    # the single class (equal rank, or an ace taking all), then the sums, then the fifteens
+    for which in range(3):
+        if which == 0:
+            if not (equal_ok or ace_all):
+                continue
             for k in range(r):
-                take[k] = counts[k]
-        c, u, s1, ex = _class_sets(rc, table, picked, take)
-        total += c
-        union |= u
-        if c == 1:
-            single = s1
-        exact = exact or (ex and c > 0)
-    if not equal and not ace_all:
-        b = rc[R_SUM_BEGIN + v]
-        for p in range(b, b + rc[R_SUM_LEN + v]):
-            if _fits(pc, p, counts, r) and _covers(pc, p, pcounts, r):
+                take[k] = counts[k] if ace_all else (1 if k == rank else 0)
+            b, n = 0, 1
+        elif which == 1:
+            if equal or ace_all:
+                continue
+            b, n = rc[R_SUM_BEGIN + v], rc[R_SUM_LEN + v]
+        else:
+            if ace_all:
+                continue
+            b, n = rc[R_FIF_BEGIN + v], rc[R_FIF_LEN + v]
+        for p in range(b, b + n):
+            if which > 0:
+                if not (_fits(pc, p, counts, r) and _covers(pc, p, pcounts, r)):
+                    continue
                 for k in range(r):
                     take[k] = pc[p, k]
-                c, u, s1, ex = _class_sets(rc, table, picked, take)
-                total += c
-                union |= u
-                if c == 1:
-                    single = s1
-                exact = exact or (ex and c > 0)
-    if not ace_all:
-        b = rc[R_FIF_BEGIN + v]
-        for p in range(b, b + rc[R_FIF_LEN + v]):
-            if _fits(pc, p, counts, r) and _covers(pc, p, pcounts, r):
-                for k in range(r):
-                    take[k] = pc[p, k]
-                c, u, s1, ex = _class_sets(rc, table, picked, take)
-                total += c
-                union |= u
-                if c == 1:
-                    single = s1
-                exact = exact or (ex and c > 0)
+            c, u, s1, ex = _class_sets(rc, table, picked, take)
+            total += c
+            union |= u
+            if c == 1:
+                single = s1
+            exact = exact or (ex and c > 0)
     return total, union, single, exact
 
 
@@ -1071,6 +1063,44 @@ def _put_move(moves: np.ndarray, m: int, card: int, kind: int, part: int, cap: i
 
 
 @njit(cache=True)
+def _part_moves(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    moves: np.ndarray,
+    m: int,
+    card: int,
+    kind: int,
+    key: int,
+    have: int,
+    have_picked: int,
+    table: int,
+    picked: int,
+    no_scopa: bool,
+    suits: bool,
+) -> tuple[int, bool]:
+    """The candidates of ``card`` for the partitions of the move tables' list ``key`` (sums by target and present
+    ranks, or fifteens by card value and present ranks: ``kind``) that the table holds and that can include the
+    picked cards. Returns (rows used, any found)."""
+    r = rc[R_R]
+    guard = rc[R_GUARD]
+    ncards = popcount(table)
+    found = False
+    if kind == K_SUM:
+        b, n = rc[R_FIT_P] + rc[rc[R_FIT_S] + key], rc[rc[R_FIT_L] + key]
+    else:
+        b, n = rc[R_FF_P] + rc[rc[R_FF_S] + key], rc[rc[R_FF_L] + key]
+    for q in range(b, b + n):
+        p = rc[q]
+        need = pc[p, r + 2]
+        if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
+            n_taken = pc[p, r]
+            cap = _best_suits(rc, pc, p, table, picked) if suits else -1
+            m = _put_move(moves, m, card, kind, p, cap, n_taken, n_taken == ncards and not no_scopa)
+            found = True
+    return m, found
+
+
+@njit(cache=True)
 def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, suits: bool = True) -> int:
     """``agents.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
     ``core.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
@@ -1087,7 +1117,6 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
         picked = st[PICKED] & table
     ncards = popcount(table)
     no_scopa = remaining_plies(rc, st) == 1  # the hand's last play never scores a scopa
-    guard = rc[R_GUARD]
     have = packed_counts(rc, table)
     have_picked = packed_counts(rc, picked) if picked else 0
     npicked = popcount(picked)
@@ -1110,17 +1139,10 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
             elif ace_all:
                 m = _put_move(moves, m, card, K_ACE_ALL, -1, table, ncards, False)
             else:
-                found = False
-                at = rc[R_FIT_S] + v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
-                b = rc[R_FIT_P] + rc[at]
-                for q in range(b, b + rc[at - rc[R_FIT_S] + rc[R_FIT_L]]):
-                    p = rc[q]
-                    need = pc[p, r + 2]
-                    if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
-                        n_taken = pc[p, r]
-                        cap = _best_suits(rc, pc, p, table, picked) if suits else -1
-                        m = _put_move(moves, m, card, K_SUM, p, cap, n_taken, n_taken == ncards and not no_scopa)
-                        found = True
+                key = v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
+                m, found = _part_moves(
+                    rc, pc, moves, m, card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
+                )
                 if not found:
                     m = _put_move(moves, m, card, K_LAY, -1, 0, 0, False)
             continue
@@ -1130,27 +1152,17 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
         m += 1  # room for the single class, listed first
         has_multi = False
         if not equal and not ace_all:
-            at = rc[R_FIT_S] + v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
-            b = rc[R_FIT_P] + rc[at]
-            for q in range(b, b + rc[at - rc[R_FIT_S] + rc[R_FIT_L]]):
-                p = rc[q]
-                need = pc[p, r + 2]
-                if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
-                    n_taken = pc[p, r]
-                    cap = _best_suits(rc, pc, p, table, picked) if suits else -1
-                    m = _put_move(moves, m, card, K_SUM, p, cap, n_taken, n_taken == ncards and not no_scopa)
-                    has_multi = True
+            key = v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
+            m, found = _part_moves(
+                rc, pc, moves, m, card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
+            )
+            has_multi = has_multi or found
         if not ace_all:
-            at = rc[R_FF_S] + v * 2 * rc[R_MASKW] + present
-            b = rc[R_FF_P] + rc[at]
-            for q in range(b, b + rc[at - rc[R_FF_S] + rc[R_FF_L]]):
-                p = rc[q]
-                need = pc[p, r + 2]
-                if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
-                    n_taken = pc[p, r]
-                    cap = _best_suits(rc, pc, p, table, picked) if suits else -1
-                    m = _put_move(moves, m, card, K_FIFTEEN, p, cap, n_taken, n_taken == ncards and not no_scopa)
-                    has_multi = True
+            key = v * 2 * rc[R_MASKW] + present
+            m, found = _part_moves(
+                rc, pc, moves, m, card, K_FIFTEEN, key, have, have_picked, table, picked, no_scopa, suits
+            )
+            has_multi = has_multi or found
         if equal_ok:
             first = same & picked if same & picked else same
             _put_move(moves, start, card, K_EQUAL, -1, first & -first, 1, ncards == 1 and not no_scopa)
