@@ -2,10 +2,13 @@
 with legal actions, step, scoring, plies left and observations compiled by numba (``scopa_env._kernel_jit``).
 
 It serves everything that plays one game, or many small branching games, at a time: ``scopa_env.single.SingleGame``
-(the AEC / parallel / Gymnasium envs, the web and terminal games) and the exact end-game solver of
-``agents.endgame``. The batched numpy core (``scopa_env.core``) stays the engine of the vector env and of batched
-play; ``tests/test_kernel.py`` checks the two move for move, mask for mask, observation for observation and score for
-score on every variant (and ``scopa_env.reference``, the plain oracle, against both).
+(the AEC / parallel / Gymnasium envs, the web and terminal games), the exact end-game solver of ``agents.endgame``,
+and the worlds, trees and greedy rollouts of the searches (``agents.lookahead``: pimc, az, ismcts's rollouts). The
+searches' parts (candidates as ``features.generate_moves`` lists them, greedy rollouts, max^n) are compiled here too,
+with the rules, and reproduce the batched searches float for float. The batched numpy core (``scopa_env.core``)
+stays the engine of the vector env and of batched play; ``tests/test_kernel.py`` checks the two move for move, mask
+for mask, observation for observation and score for score on every variant (and ``scopa_env.reference``, the plain
+oracle, against both).
 
 The compiled code is cached on disk (numba's ``cache=True``, in ``scopa_env/__pycache__`` or in
 ``NUMBA_CACHE_DIR``): the first use after an install compiles it once (a line on stderr says so), later processes
