@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core
 from scopa_env.driver import decide
-from scopa_env.policy import Policy, RandomAgent, resolve_policy
+from scopa_env.policy import Policy, RandomAgent, position_key, position_random, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
@@ -752,19 +752,33 @@ class SingleLearnerGame(LearnerGames):
                 return
             policy = actors[actor]
             if type(policy) is RandomAgent:
-                # RandomAgent.act drawn here: the same numbers from its generator, no core.State needed
+                # RandomAgent.act drawn here: the same numbers from its position-keyed stream, no core.State needed
+                hand_cards = sum(h.bit_count() for h in game.hands)
+                h = position_key(
+                    int(policy.key),
+                    game.seed,
+                    (
+                        game.hand_no,
+                        game.deal_no,
+                        game.stock_pos,
+                        hand_cards,
+                        game.picked.bit_count(),
+                        game.phase,
+                        game.current,
+                    ),
+                )
                 if game.phase == _PLAY:
-                    keys = policy.rng.random(self._d)  # uniform_legal: the argmax of the keys over the hand
-                    item, bits, action, top = keys.item, game.hands[game.current], -1, -2.0
+                    keys = position_random(h, 1, self._d)  # uniform_legal: the argmax of the keys over the hand
+                    item, bits, action, top = keys, game.hands[game.current], -1, -2.0
                     while bits:
                         low = bits & -bits
                         x = low.bit_length() - 1
-                        k = item(x)
+                        k = item[x]
                         if k > top:  # strictly: the first of equal keys, as argmax
                             action, top = x, k
                         bits ^= low
                 else:
-                    action = self._random_pick(policy.rng)
+                    action = self._random_pick(position_random(h, 1, self._d, sub=True))
             else:
                 acts = np.array([actor], dtype=np.int32)
                 action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
@@ -772,13 +786,12 @@ class SingleLearnerGame(LearnerGames):
             if info.__class__ is SingleStep:  # the hand is over
                 self._account_single(info)  # type: ignore[arg-type]
 
-    def _random_pick(self, rng: np.random.Generator) -> int:
-        """``RandomAgent.act`` in the CHOOSE phase: ``uniform_legal``'s draw, then ``uniform_capture_picks``."""
+    def _random_pick(self, draw: list[float]) -> int:
+        """``RandomAgent.act`` in the CHOOSE phase: ``uniform_capture_picks`` on ``draw``, the (D,) numbers of the
+        picks' stream (``position_random(..., sub=True)``)."""
         game = self.game
         c, d = game._c, self._d
-        # RandomAgent.act draws uniform_legal's keys (1, D) first (and replaces them by the pick), then the pick's
-        # (1, D): the same numbers in one draw
-        raw = rng.random((2, d))
+        raw = np.array([draw, draw], dtype=np.float64)  # row 1 is the pick's, as uniform_capture_picks reads it
         value, table, picked, pending = c.value, game.table, game.picked, game.pending
         if table & c.rank_cards[c.rank[pending]]:  # equal: uniform over the mask
             cands = game.legal_bits()

@@ -19,7 +19,7 @@ through the ``scopa.policy_resolvers`` entry point of the installed package; ``"
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -39,6 +39,8 @@ __all__ = [
     "RandomAgent",
     "SpecResolver",
     "any_needs_obs",
+    "position_key",
+    "position_random",
     "resolve_policy",
     "set_spec_resolver",
     "uniform_capture_picks",
@@ -165,6 +167,43 @@ _MIX = np.uint64(0x94D049BB133111EB)
 _COLUMNS = np.arange(1, 257, dtype=np.uint64) * _GOLDEN
 
 
+_M64 = (1 << 64) - 1
+_SUB_STREAM = 0xC4A5E
+"""What a subset of rows' keys are xor-ed with (``PositionStreams.rows``: CHOOSE-phase picks draw apart)."""
+
+
+def _splitmix_int(x: int) -> int:
+    """``shuffle.splitmix64`` on one Python int (the same bits)."""
+    z = (x + 0x9E3779B97F4A7C15) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def position_key(key: int, seed: int, parts: Sequence[int]) -> int:
+    """``PositionStreams``' key of one game alone in its position, in Python ints: the agent's ``key``, the game's
+    ``seed`` and ``parts`` = (hand_no, deal_no, stock_pos, cards in all hands, cards picked, phase, seat to act)."""
+    h = _splitmix_int((seed ^ key) & _M64)
+    for part in parts:
+        h = _splitmix_int(h ^ (((part + 1) * 0x9E3779B97F4A7C15) & _M64))
+    return h
+
+
+def position_random(h: int, call: int, width: int, sub: bool = False) -> list[float]:
+    """Row ``h``'s numbers of ``PositionStreams.random`` at its ``call``-th call (1 the first), as Python floats;
+    ``sub``: of the stream ``rows`` gives (the CHOOSE picks')."""
+    if sub:
+        h ^= _SUB_STREAM
+    base = _splitmix_int((h + call * 0x9E3779B97F4A7C15) & _M64)
+    out = []
+    for j in range(1, width + 1):
+        z = (base + j * 0x9E3779B97F4A7C15) & _M64
+        z = ((z ^ (z >> 31)) * 0x94D049BB133111EB) & _M64
+        z ^= z >> 29
+        out.append((z >> 11) * 2.0**-53)
+    return out
+
+
 class PositionStreams:
     """Random numbers keyed by position: row ``i`` of ``random((n, width))`` is a pure function of a key, game
     ``games[i]``'s seed and where that game stands (hand, deal, cards left in the hands, picks, phase, seat to act),
@@ -216,7 +255,7 @@ class PositionStreams:
     def rows(self, rows: npt.NDArray[np.intp]) -> PositionStreams:
         """The streams of a subset of the rows (the same keys; its draws differ from this one's)."""
         sub = PositionStreams.__new__(PositionStreams)
-        sub.keys = self.keys[rows] ^ np.uint64(0xC4A5E)
+        sub.keys = self.keys[rows] ^ np.uint64(_SUB_STREAM)
         sub.calls = np.uint64(0)
         return sub
 

@@ -379,3 +379,30 @@ def test_seeded_random_agents_play_a_game_alike_in_any_batch(variant: str) -> No
     assert [by_seed[r["seed"]] for r in batch.records] == batch.records
     other_seed = driver.play(rules, [RandomAgent(rules, 5), RandomAgent(rules, 4)], lineup * 10, np.arange(10))
     assert not np.array_equal(other_seed.hand_points, batch.hand_points)  # the agent's seed still matters
+
+
+def test_the_single_game_draws_equal_the_batched_streams() -> None:
+    """``position_key`` / ``position_random`` (the single-game envs' Python-int draws) give PositionStreams' numbers."""
+    import numpy as np
+
+    from scopa_env import core
+    from scopa_env.policy import PositionStreams, position_key, position_random
+    from scopa_env.rules import get_rules
+
+    rules = get_rules("classic")
+    state = core.reset(rules, [5, 9, 2**63 + 7])
+    for g in range(3):
+        streams = PositionStreams(np.uint64(12345), state, np.array([g]))
+        parts = (
+            int(state.hand_no[g]),
+            int(state.deal_no[g]),
+            int(state.stock_pos[g]),
+            int(state.hands[g].sum()),
+            int(state.picked[g].sum()),
+            int(state.phase[g]),
+            int(state.current[g]),
+        )
+        h = position_key(12345, int(state.seed[g]), parts)
+        assert h == int(streams.keys[0])
+        assert streams.random((1, 40))[0].tolist() == position_random(h, 1, 40)
+        assert streams.rows(np.array([0])).random((1, 40))[0].tolist() == position_random(h, 1, 40, sub=True)
