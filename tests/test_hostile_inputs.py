@@ -390,7 +390,7 @@ def test_the_single_game_draws_equal_the_batched_streams() -> None:
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")
-    state = core.reset(rules, [5, 9, 2**63 + 7])
+    state = core.reset(rules, np.array([5, 9, 2**63 + 7], dtype=np.uint64))
     for g in range(3):
         streams = PositionStreams(np.uint64(12345), state, np.array([g]))
         parts = (
