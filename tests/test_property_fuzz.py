@@ -290,32 +290,62 @@ OPTION_TEXT = st.one_of(
 )
 
 
+COMMANDS = ("train", "evaluate", "record", "export", "play", "bench", "web", "leaderboard")
+"""Every installed command (scopa-train, -evaluate, -record, -export, -play, -bench, -web) and the leaderboard."""
+
+
+def _options(main: Any) -> list[str]:
+    """The long options a command's ``--help`` lists."""
+    import contextlib
+    import io
+    import re
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text), contextlib.suppress(SystemExit):
+        main(["--help"])
+    return sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text.getvalue())) - {"--help"})
+
+
+@functools.cache
 def _command_cases() -> dict[str, tuple[Any, list[str]]]:
     import evaluate
     import train
-    from agents import export
+    from agents import export, play
+    from agents.web import server
+    from scopa_bench import env_speed, leaderboard
     from scopa_env import record
 
-    def options(parser: Any) -> list[str]:
-        return sorted(o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help")
-
-    return {
-        "train": (train.main, options(train.build_parser())),
-        "evaluate": (evaluate.main, options(evaluate.build_parser())),
-        "record": (record.main, ["--variant", "--games", "--seed", "--batch", "--out", "--check"]),
-        "export": (export.main, ["--out", "--ratings", "--name", "--check-rows", "--tolerance", "--endgame"]),
+    mains = {
+        "train": train.main,
+        "evaluate": evaluate.main,
+        "record": record.main,
+        "export": export.main,
+        "play": play.main,
+        "bench": env_speed.main,
+        "web": server.main,
+        "leaderboard": leaderboard.main,
     }
+    return {name: (main, _options(main)) for name, main in mains.items()}
 
 
-@pytest.mark.parametrize("command", ["train", "evaluate", "record", "export"])
+def test_every_command_has_options_to_fuzz() -> None:
+    for name, (_, options) in _command_cases().items():
+        assert len(options) >= 3, (name, options)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 @FAST
 @given(data=st.data())
 def test_random_option_values_give_a_result_or_one_error_line(
     command: str, data: st.DataObject, tmp_path_factory: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import agents.export
+    import agents.play
     import agents.tournament
     import agents.trainer
+    import agents.web.server
+    import scopa_bench.env_speed
+    import scopa_bench.leaderboard
     import scopa_env.record
 
     main, names = _command_cases()[command]
@@ -324,6 +354,8 @@ def test_random_option_values_give_a_result_or_one_error_line(
         argv += [data.draw(st.sampled_from(names)), data.draw(OPTION_TEXT)]
     if command == "export":
         argv = [str(ROOT / "agents" / "bots" / "classic"), *argv]
+    if command == "leaderboard":  # never write the project's page: the tripwire stops before, but be sure
+        argv += ["--doc", "lb.md", "--plot", "lb.png", "--out", "lb"]
     work = tmp_path_factory.mktemp("cli")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(work)
@@ -333,6 +365,10 @@ def test_random_option_values_give_a_result_or_one_error_line(
         mp.setattr(scopa_env.record, "play_random_records", _trip)
         mp.setattr(agents.export, "export_bot", _trip)
         mp.setattr(agents.export, "export_checkpoint", _trip)
+        mp.setattr(agents.play, "run", _trip)
+        mp.setattr(agents.web.server, "WebServer", _trip)
+        mp.setattr(scopa_bench.env_speed, "_run", _trip)
+        mp.setattr(scopa_bench.leaderboard, "_play_variant", _trip)
         try:
             code: Any = main(argv)
         except SystemExit as e:
