@@ -20,10 +20,16 @@ setup: $(STAMP)
 train: $(STAMP)
 	trap : INT; $(PY) train.py $(ARGS) || [ $$? -eq 130 ]
 
+# The compiled kernel is loaded (compiled once, then from numba's disk cache) before the workers start, so that
+# they do not both compile it.
+KERNEL := $(PY) -c "from scopa_env import kernel; kernel.jit()"
+
 test: $(STAMP)
+	$(KERNEL)
 	$(PY) -m pytest -q -n 2 $(ARGS)
 
 test-slow: $(STAMP)
+	$(KERNEL)
 	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
 
 bench: $(STAMP)
