@@ -121,3 +121,23 @@ def same_weights(a: Path, b: Path) -> bool:
 
     wa, wb = checkpoint_weights(a), checkpoint_weights(b)
     return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def sampled_positions(rules: Rules, num: int, seed: int, rate: float = 0.1, batch: int = 32) -> core.State:
+    """``num`` positions (PLAY and CHOOSE phases) taken at random (each with probability ``rate``) from random
+    games of ``rules``, ``batch`` games at a time."""
+    rng = np.random.default_rng(seed)
+    st = core.reset(rules, np.arange(seed, seed + batch))
+    out, total = [], 0
+    while total < num:
+        if st.done.all():
+            st = core.reset(rules, np.arange(seed + total + 1000, seed + total + 1000 + batch))
+        playing = np.flatnonzero((st.phase == core.Phase.PLAY) | (st.phase == core.Phase.CHOOSE))
+        pick = playing[rng.random(playing.size) < rate][: num - total]
+        if pick.size:
+            out.append(st.take(pick))
+            total += pick.size
+        mask = core.legal_action_mask(rules, st)
+        keys = np.where(mask, rng.random(mask.shape), -1.0)
+        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+    return core.State.concat(out)

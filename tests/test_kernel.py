@@ -31,6 +31,7 @@ from scopa_env.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.scoring import point_fields
 from scopa_env.single import SingleGame, bits_of
+from tests.helpers import sampled_positions
 
 
 def _kernel_fields(k: object, st: np.ndarray) -> dict[str, list[int]]:
@@ -214,31 +215,12 @@ def test_kernel_hand_points_equal_the_reference_scoring(variant: str) -> None:
 # --------------------------------------------------------------------------------------------------- search
 
 
-def _random_positions(variant: str, num_games: int, seed: int, keep: int = 400) -> core.State:
-    """Positions of random games (PLAY and CHOOSE phases), ``keep`` at most."""
-    rules = get_rules(variant)
-    rng = np.random.default_rng(seed)
-    st = core.reset(rules, np.arange(seed, seed + num_games))
-    out = []
-    total = 0
-    while not st.done.all() and total < keep:
-        playing = np.flatnonzero((st.phase == core.Phase.PLAY) | (st.phase == core.Phase.CHOOSE))
-        pick = playing[rng.random(playing.size) < 0.2]
-        if pick.size:
-            out.append(st.take(pick))
-            total += pick.size
-        mask = core.legal_action_mask(rules, st)
-        keys = np.where(mask, rng.random(mask.shape), -1.0)
-        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
-    return core.State.concat(out)
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_search_candidates_equal_generate_moves(variant: str) -> None:
     rules = get_rules(variant)
     k = kernel_for(rules)
     m = k.mod
-    pos = _random_positions(variant, 12, 3, keep=150)
+    pos = sampled_positions(get_rules(variant), 150, 3, rate=0.2, batch=12)
     games = np.arange(pos.batch_size)
     moves = generate_moves(rules, pos, games)
     packed = pack_states(rules, pos, games)

@@ -32,6 +32,7 @@ from agents.search import (
 from scopa_env import core
 from scopa_env.core import Phase, State
 from scopa_env.rules import VARIANTS, Rules, get_rules
+from tests.helpers import sampled_positions
 
 SMALL = {"pimc": "pimc:worlds=3,endgame=4", "ismcts": "ismcts:iters=12,parallel=6"}
 """Tiny budgets for the legality tests."""
@@ -366,29 +367,10 @@ def _batched_greedy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> 
     return greedy_moves(rules, state, games)
 
 
-def search_positions(rules: Rules, num: int, seed: int) -> State:
-    """``num`` positions (PLAY and CHOOSE phases) from random games of ``rules``."""
-    rng = np.random.default_rng(seed)
-    st = core.reset(rules, np.arange(seed, seed + 32))
-    out, total = [], 0
-    while total < num:
-        if st.done.all():
-            st = core.reset(rules, np.arange(seed + total + 1000, seed + total + 1032))
-        playing = np.flatnonzero((st.phase == Phase.PLAY) | (st.phase == Phase.CHOOSE))
-        pick = playing[rng.random(playing.size) < 0.1][: num - total]
-        if pick.size:
-            out.append(st.take(pick))
-            total += pick.size
-        mask = core.legal_action_mask(rules, st)
-        keys = np.where(mask, rng.random(mask.shape), -1.0)
-        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
-    return State.concat(out)
-
-
 def check_pimc_same_play(variant: str, num: int, seed: int, spec: dict[str, Any] | None = None) -> None:
     """pimc on the kernel chooses what pimc on the batched core chose, decision by decision, for the same seeds."""
     rules = get_rules(variant)
-    pos = search_positions(rules, num, seed)
+    pos = sampled_positions(rules, num, seed)
     for i in range(pos.batch_size):
         one = pos.take([i])
         new, old = PIMCAgent(rules, seed=i, **(spec or {})), PIMCAgent(rules, seed=i, **(spec or {}))
@@ -426,7 +408,7 @@ def test_pimc_searches_on_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lookahead, "kernel_sampled_search", counted)
     monkeypatch.setattr(lookahead, "search_tree", lambda *a: pytest.fail("pimc searched on the batched core"))
     rules = get_rules("classic")
-    pos = search_positions(rules, 2, 3)
+    pos = sampled_positions(rules, 2, 3)
     PIMCAgent(rules, seed=0, worlds=4)._search(pos, np.arange(2))
     assert calls
 
@@ -435,7 +417,7 @@ def test_ismcts_with_kernel_rollouts_plays_as_on_the_batched_core() -> None:
     """ISMCTS's greedy rollouts run on the kernel: the same rewards, so the same decisions for the same seed."""
     for variant in ("classic", "scopone-scientifico", "cirulla"):
         rules = get_rules(variant)
-        pos = search_positions(rules, 6, 9)
+        pos = sampled_positions(rules, 6, 9)
         for i in range(pos.batch_size):
             one = pos.take([i])
             new = ISMCTSAgent(rules, seed=i, iters=30, parallel=10)
@@ -453,7 +435,7 @@ def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() ->
 
     bot = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
     rules = get_rules("classic")
-    pos = search_positions(rules, 10, 12)
+    pos = sampled_positions(rules, 10, 12)
     row = np.zeros(1, dtype=np.intp)
     for i in range(pos.batch_size):
         one = pos.take([i])
