@@ -136,6 +136,18 @@ def write_doc(boards: dict[str, dict[str, Any]], path: Path, plot: Path | None, 
         f"Made with `{command}` (`bench/leaderboard.py`; its `--help` says how to resume a stopped run).",
         "",
     ]
+    missing = [v for v in variant_names() if v not in boards]
+    if missing:
+        lines += [
+            f"Not rated on this page yet: {', '.join(missing)}. Add them to `--variants` to rate them (variants"
+            " already in `--out` are read back, not played again).",
+            "",
+        ]
+    lines += [
+        "Hands mode: each deal is one hand, so variants that differ only in the match's target (`classic-15`,",
+        "`classic-21` and `classic`) play the same games here.",
+        "",
+    ]
     if plot is not None:
         rel = Path("img") / plot.name if plot.parent.name == "img" else plot
         lines += [f"![rating against cost per move, a panel per variant]({rel.as_posix()})", ""]
