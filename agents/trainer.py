@@ -55,6 +55,7 @@ from agents.train_config import (
 )
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shell import TRAIN_PY, python_path, shell_command
 
 __all__ = [
     "EVAL_CHUNK",
@@ -1219,22 +1220,9 @@ def train_command(*args: str | Path) -> str:
     """The shell command that runs train.py with ``args`` from the working directory, as a hint to print:
     ``scopa-train ARGS`` when started as that command, else this very interpreter and train.py, each relative to
     the working directory when inside it (``.venv/bin/python train.py ARGS`` in a checkout set up by ``make``)."""
-    import shlex
-
-    cwd = Path.cwd()
-
-    def here(path: str | Path) -> str:
-        p = Path(path).absolute()
-        return str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p)
-
     if sys.argv and Path(sys.argv[0]).name == "scopa-train":
-        head = ["scopa-train"]
-    else:
-        python = here(sys.executable)
-        if "/" not in python:  # a bare name would be looked up on PATH, not taken from here
-            python = f"./{python}"
-        head = [python, here(Path(__file__).resolve().parents[1] / "train.py")]
-    return shlex.join([*head, *(here(a) if isinstance(a, Path) else a for a in args)])
+        return shell_command("scopa-train", *args)
+    return shell_command(python_path(), TRAIN_PY, *args)
 
 
 def interrupted_status(e: KeyboardInterrupt) -> int:
