@@ -791,7 +791,6 @@ class SingleLearnerGame(LearnerGames):
         picks' stream (``position_random(..., sub=True)``)."""
         game = self.game
         c, d = game._c, self._d
-        raw = np.array([draw, draw], dtype=np.float64)  # row 1 is the pick's, as uniform_capture_picks reads it
         value, table, picked, pending = c.value, game.table, game.picked, game.pending
         if table & c.rank_cards[c.rank[pending]]:  # equal: uniform over the mask
             cands = game.legal_bits()
@@ -818,7 +817,7 @@ class SingleLearnerGame(LearnerGames):
         # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows, then its argmax with
         # -1 for the cards of weight 0 (the first of equal keys; card 0 if no card has a weight)
         inv = np.array([[1.0 / max(w, 1e-300) for w in weights]], dtype=np.float64)
-        keys = (raw[1:] ** inv)[0].tolist()
+        keys = (np.array([draw], dtype=np.float64) ** inv)[0].tolist()
         best, best_key = 0, -1.0
         while cands:  # every card of weight > 0 is one of them
             low = cands & -cands
