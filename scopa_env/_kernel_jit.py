@@ -1,12 +1,14 @@
-"""The compiled functions of the single-game kernel (numba, ``cache=True``); ``scopa_env.kernel`` is their face
-(it imports this module on first use, so that importing the rules core never loads numba).
+"""The compiled rules of the single-game kernel (numba, ``cache=True``): one game's deal, legal actions, step,
+scoring and observation. ``scopa_env._kernel_search`` compiles the players on them (random draws, candidates,
+rollouts, max^n, the end game); ``scopa_env.kernel`` is the face of both (it imports them on first use, so that
+importing the rules core never loads numba).
 
 One game is a (``STATE_SIZE``,) int64 array (see the offsets below): card sets are bit masks (bit ``c`` for card
 ``c``), the seed is kept as two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants,
 ``scopa_env.kernel._rules_constants``) and ``pc`` (the partitions of the capture rules, one row each: the cards of
-each rank, then the number of cards, the rank bit mask and the counts packed 4 bits a
-rank). Everything here is written from the batched core
-(``scopa_env.core``) line by line; ``tests/test_kernel.py`` checks that the two agree move for move.
+each rank, then the number of cards, the rank bit mask and the counts packed 4 bits a rank). Everything here is
+written from the batched core (``scopa_env.core``) line by line; ``tests/test_kernel.py`` checks that the two agree
+move for move.
 """
 
 from __future__ import annotations
@@ -136,7 +138,6 @@ _U30 = np.uint64(30)
 _U27 = np.uint64(27)
 _U31 = np.uint64(31)
 _U32 = np.uint64(32)
-_LOW32 = np.uint64(0xFFFFFFFF)
 _MIX = np.uint64(1_000_003)
 
 
@@ -336,21 +337,6 @@ def _next_knocker(rc: np.ndarray, st: np.ndarray, after: int) -> None:
 
 
 @njit(cache=True)
-def packed_counts(rc: np.ndarray, cards: int) -> int:
-    """The rank counts of ``cards`` packed 4 bits a rank (rank k at bit 4k)."""
-    out = 0
-    for k in range(rc[R_R]):
-        out |= popcount(cards & rc[R_RANKMASK + k]) << (4 * k)
-    return out
-
-
-@njit(cache=True)
-def _fits_packed(have: int, need: int, guard: int) -> bool:
-    """Every rank's count in ``have`` is at least its count in ``need`` (packed counts; one subtraction)."""
-    return (((have | guard) - need) & guard) == guard
-
-
-@njit(cache=True)
 def _fits(pc: np.ndarray, p: int, counts: np.ndarray, r: int) -> bool:
     for k in range(r):
         if pc[p, k] > counts[k]:
@@ -535,6 +521,14 @@ def legal_bits(rc: np.ndarray, pc: np.ndarray, st: np.ndarray) -> int:
         by_sum, tris = knock_options(rc, st[HANDS + st[CURRENT]])
         return (1 << d) | (np.int64(by_sum) << (d + 1)) | (np.int64(tris) << (d + 2))
     return 0
+
+
+@njit(cache=True)
+def legal_mask(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, out: np.ndarray) -> None:
+    """The legal actions as 0 / 1 into ``out[:num_actions]`` (bool or int8)."""
+    bits = legal_bits(rc, pc, st)
+    for a in range(rc[R_NACTIONS]):
+        out[a] = (bits >> a) & 1
 
 
 # ----------------------------------------------------------------------------------------------- scoring
@@ -815,29 +809,6 @@ def step(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.n
     return 1
 
 
-@njit(cache=True)
-def remaining_plies(rc: np.ndarray, st: np.ndarray) -> int:
-    """``core.remaining_plies`` of one game: moves left in the hand, ``NO_END`` while the stock is not empty."""
-    if st[STOCK] < rc[R_D]:
-        return NO_END
-    total = 0
-    for i in range(rc[R_N]):
-        total += popcount(st[HANDS + i])
-    return total + (st[PHASE] == CHOOSE)
-
-
-@njit(cache=True)
-def is_open(rc: np.ndarray, st: np.ndarray) -> bool:
-    """``core.is_open`` of one game: stock empty and at most one other seat holds cards."""
-    if st[STOCK] < rc[R_D]:
-        return False
-    others = 0
-    for i in range(rc[R_N]):
-        if i != st[CURRENT] and st[HANDS + i] != 0:
-            others += 1
-    return others <= 1
-
-
 # ----------------------------------------------------------------------------------------------- observation
 
 
@@ -1007,579 +978,20 @@ def observe(rc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
+def observe_masked(
+    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray, legal: bool, mask: np.ndarray
+) -> None:
+    """``observe`` into ``out``, and the legal actions as 0 / 1 into ``mask`` (all 0 unless ``legal``) in one call."""
+    observe(rc, st, seat, out)
+    bits = legal_bits(rc, pc, st) if legal else 0
+    for a in range(rc[R_NACTIONS]):
+        mask[a] = (bits >> a) & 1
+
+
+@njit(cache=True)
 def play(
     rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.ndarray
 ) -> tuple[int, int, int, int, int, int]:
     """``step``, returning (its code, move done, card, capture, scopa, hand over) in one go (the envs' hot path)."""
     code = step(rc, pc, st, action, info)
     return code, info[I_MOVE_DONE], info[I_CARD], info[I_CAPTURE], info[I_SCOPA], info[I_HAND_OVER]
-
-
-# ----------------------------------------------------------------------------------------------- search
-
-K_LAY, K_EQUAL, K_SUM, K_ACE_ALL, K_FIFTEEN = 0, 1, 2, 3, 4
-MAX_MOVES = 256
-
-
-@njit(cache=True)
-def _take_lowest(cards: int, need: int) -> tuple[int, int]:
-    """The ``need`` lowest cards of ``cards`` (fewer if there are not enough) and how many are still needed."""
-    out = 0
-    while need > 0 and cards:
-        low = cards & -cards
-        out |= low
-        cards ^= low
-        need -= 1
-    return out, need
-
-
-@njit(cache=True)
-def _best_suits(rc: np.ndarray, pc: np.ndarray, p: int, table: int, picked: int) -> int:
-    """The cards partition ``p`` captures by ``agents.features``' taking order: within a rank the picked cards
-    first, then suit order (coins first)."""
-    r = rc[R_R]
-    ranks = pc[p, r + 1]
-    cap = 0
-    while ranks:
-        k = lowbit(ranks)
-        ranks &= ranks - 1
-        mask = table & rc[R_RANKMASK + k]
-        got, need = _take_lowest(mask & picked, pc[p, k])
-        cap |= got
-        got, need = _take_lowest(mask & ~picked, need)
-        cap |= got
-    return cap
-
-
-@njit(cache=True)
-def _put_move(moves: np.ndarray, m: int, card: int, kind: int, part: int, cap: int, ntaken: int, scopa: bool) -> int:
-    moves[m, 0] = card
-    moves[m, 1] = kind
-    moves[m, 2] = part
-    moves[m, 3] = cap
-    moves[m, 4] = scopa
-    moves[m, 5] = ntaken
-    return m + 1
-
-
-@njit(cache=True)
-def _part_moves(
-    rc: np.ndarray,
-    pc: np.ndarray,
-    moves: np.ndarray,
-    m: int,
-    card: int,
-    kind: int,
-    key: int,
-    have: int,
-    have_picked: int,
-    table: int,
-    picked: int,
-    no_scopa: bool,
-    suits: bool,
-) -> tuple[int, bool]:
-    """The candidates of ``card`` for the partitions of the move tables' list ``key`` (sums by target and present
-    ranks, or fifteens by card value and present ranks: ``kind``) that the table holds and that can include the
-    picked cards. Returns (rows used, any found)."""
-    r = rc[R_R]
-    guard = rc[R_GUARD]
-    ncards = popcount(table)
-    found = False
-    if kind == K_SUM:
-        b, n = rc[R_FIT_P] + rc[rc[R_FIT_S] + key], rc[rc[R_FIT_L] + key]
-    else:
-        b, n = rc[R_FF_P] + rc[rc[R_FF_S] + key], rc[rc[R_FF_L] + key]
-    for q in range(b, b + n):
-        p = rc[q]
-        need = pc[p, r + 2]
-        if _fits_packed(have, need, guard) and _fits_packed(need, have_picked, guard):
-            n_taken = pc[p, r]
-            cap = _best_suits(rc, pc, p, table, picked) if suits else -1
-            m = _put_move(moves, m, card, kind, p, cap, n_taken, n_taken == ncards and not no_scopa)
-            found = True
-    return m, found
-
-
-@njit(cache=True)
-def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, suits: bool = True) -> int:
-    """``agents.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
-    ``core.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
-    (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many. ``suits`` False leaves
-    the captured cards of sums and fifteens at -1 (``capture_of`` fills in the one played: the rollouts)."""
-    r = rc[R_R]
-    cirulla = rc[R_FIFTEENS] != 0
-    table = st[TABLE]
-    if st[PHASE] == PLAY:
-        playable = st[HANDS + st[CURRENT]]
-        picked = 0
-    else:
-        playable = 1 << st[PENDING]
-        picked = st[PICKED] & table
-    ncards = popcount(table)
-    no_scopa = remaining_plies(rc, st) == 1  # the hand's last play never scores a scopa
-    have = packed_counts(rc, table)
-    have_picked = packed_counts(rc, picked) if picked else 0
-    npicked = popcount(picked)
-    low = (1 << r) - 1
-    present = (table | (table >> r) | (table >> (2 * r)) | (table >> (3 * r))) & low  # the ranks on the table
-    m = 0
-    while playable:
-        card = lowbit(playable)
-        playable &= playable - 1
-        rank = card % r
-        v = rank + 1
-        same = table & rc[R_RANKMASK + rank]
-        equal = same != 0
-        ace_all = rc[R_ACE_ALL] != 0 and rank == 0 and not equal and ncards > 0
-        if not cirulla:
-            if equal:
-                first = same & picked if same & picked else same
-                cap = first & -first
-                m = _put_move(moves, m, card, K_EQUAL, -1, cap, 1, ncards == 1 and not no_scopa)
-            elif ace_all:
-                m = _put_move(moves, m, card, K_ACE_ALL, -1, table, ncards, False)
-            else:
-                key = v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
-                m, found = _part_moves(
-                    rc, pc, moves, m, card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
-                )
-                if not found:
-                    m = _put_move(moves, m, card, K_LAY, -1, 0, 0, False)
-            continue
-        prank = (have_picked >> (4 * rank)) & 15
-        equal_ok = equal and npicked == prank and prank <= 1
-        start = m
-        m += 1  # room for the single class, listed first
-        has_multi = False
-        if not equal and not ace_all:
-            key = v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
-            m, found = _part_moves(
-                rc, pc, moves, m, card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
-            )
-            has_multi = has_multi or found
-        if not ace_all:
-            key = v * 2 * rc[R_MASKW] + present
-            m, found = _part_moves(
-                rc, pc, moves, m, card, K_FIFTEEN, key, have, have_picked, table, picked, no_scopa, suits
-            )
-            has_multi = has_multi or found
-        if equal_ok:
-            first = same & picked if same & picked else same
-            _put_move(moves, start, card, K_EQUAL, -1, first & -first, 1, ncards == 1 and not no_scopa)
-        elif ace_all:
-            _put_move(moves, start, card, K_ACE_ALL, -1, table, ncards, False)
-        elif not equal and not has_multi:
-            _put_move(moves, start, card, K_LAY, -1, 0, 0, False)
-        else:  # no single class: close the gap
-            for i in range(start, m - 1):
-                for j in range(6):
-                    moves[i, j] = moves[i + 1, j]
-            m -= 1
-    return m
-
-
-@njit(cache=True)
-def settle_knocks(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, info: np.ndarray) -> None:
-    """Cirulla: every KNOCK-phase decision by the searches' fixed rule (``features.knock_actions``' ``always``:
-    knock whenever allowed, three of a kind first)."""
-    d = rc[R_D]
-    while st[PHASE] == KNOCK:
-        by_sum, tris = knock_options(rc, st[HANDS + st[CURRENT]])
-        step(rc, pc, st, d + 2 if tris else (d + 1 if by_sum else d), info)
-
-
-@njit(cache=True)
-def do_move(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, move: np.ndarray, info: np.ndarray) -> bool:
-    """Play a whole candidate move (a row of ``candidates``) in place, as ``lookahead.apply_moves`` does: a hand
-    that ends is scored and left DONE (``info`` has its points), knocks after a new deal are settled. Returns
-    whether the hand ended."""
-    clear_info(info)
-    seat = st[CURRENT]
-    card = move[0]
-    if st[PHASE] == PLAY:
-        st[HANDS + seat] &= ~(1 << card)
-        st[REVEALED + seat] &= ~(1 << card)
-    kind = move[1]
-    complete_move(rc, st, seat, card, move[3], kind != K_LAY, kind == K_ACE_ALL, info, False)
-    if st[PHASE] == KNOCK:
-        settle_knocks(rc, pc, st, info)
-    return info[I_HAND_OVER] == 1
-
-
-@njit(cache=True)
-def _own_margin(vals: np.ndarray, side: int, s: int) -> float:
-    """``scoring.margin_vs_mean_of_others`` of one side."""
-    total = 0.0
-    for i in range(s):
-        total += vals[i]
-    return vals[side] - (total - vals[side]) / (s - 1)
-
-
-@njit(cache=True)
-def solve_value(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, out: np.ndarray) -> None:
-    """Max^n value (hand points of each side, into ``out[:S]``) of a perfect-information position searched to the
-    end of the hand: every side to move picks the candidate best for its own margin, the first of equals."""
-    s, f = rc[R_S], rc[R_NFIELDS]
-    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
-    m = candidates(rc, pc, st, moves)
-    mover = rc[R_SIDE + st[CURRENT]]
-    child = np.empty(STATE_SIZE, dtype=np.int64)
-    info = np.empty(INFO_SIZE, dtype=np.int64)
-    vals = np.empty(SMAX, dtype=np.float64)
-    best = -1e300
-    for j in range(m):
-        child[:] = st
-        if do_move(rc, pc, child, moves[j], info):
-            for i in range(s):
-                vals[i] = info[I_POINTS + i * f + f - 1]
-        else:
-            solve_value(rc, pc, child, vals)
-        own = _own_margin(vals, mover, s)
-        if own > best:
-            best = own
-            for i in range(s):
-                out[i] = vals[i]
-
-
-@njit(cache=True)
-def solve_root(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, values: np.ndarray) -> int:
-    """The root candidates of a position (``candidates`` into ``moves``) and the max^n value of each to the end of
-    the hand (``values`` (m, S) hand points); returns how many."""
-    s, f = rc[R_S], rc[R_NFIELDS]
-    m = candidates(rc, pc, st, moves)
-    child = np.empty(STATE_SIZE, dtype=np.int64)
-    info = np.empty(INFO_SIZE, dtype=np.int64)
-    vals = np.empty(SMAX, dtype=np.float64)
-    for j in range(m):
-        child[:] = st
-        if do_move(rc, pc, child, moves[j], info):
-            for i in range(s):
-                vals[i] = info[I_POINTS + i * f + f - 1]
-        else:
-            solve_value(rc, pc, child, vals)
-        for i in range(s):
-            values[j, i] = vals[i]
-    return m
-
-
-# ----------------------------------------------------------------------------------------------- rollouts
-
-
-@njit(cache=True)
-def _np_sum(vals: np.ndarray, n: int) -> float:
-    """``numpy.sum`` of ``vals[:n]`` bit for bit (its pairwise summation: 8 accumulators from 8 values on)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += vals[i]
-        return res
-    r = np.empty(8, dtype=np.float64)
-    for j in range(8):
-        r[j] = vals[j]
-    i = 8
-    while i < n - (n % 8):
-        for j in range(8):
-            r[j] += vals[i + j]
-        i += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-        res += vals[i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def greedy_pick(
-    rc: np.ndarray,
-    st: np.ndarray,
-    moves: np.ndarray,
-    m: int,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
-    keys: np.ndarray,
-    parts: np.ndarray,
-) -> int:
-    """``greedy.greedy_moves``' choice among the candidates ``moves[:m]`` of a position in the PLAY phase: the first
-    best of ``features.greedy_scores`` (cards won plus the scopa; a lay costs the card laid), float for float.
-
-    ``w``: the static card weights; ``lk`` / ``lkt``: ``features._static_lookup``'s tables, flattened; ``pflat``:
-    ``_FeatureTables.p_flat`` (-1 for its dummy column); ``knobs``: (lay, scopa) weights; ``keys`` and ``parts``:
-    scratch arrays of 16."""
-    r = rc[R_R]
-    table = st[TABLE]
-    have = packed_counts(rc, table)
-    for k in range(r):
-        keys[k] = 2 * ((have >> (4 * k)) & 15) + ((table >> k) & 1)
-    best = -1e300
-    pick = 0
-    for j in range(m):
-        card = moves[j, 0]
-        kind = moves[j, 1]
-        wc = w[card]
-        if kind == K_LAY:
-            score = -knobs[0] * wc
-        else:
-            if kind == K_EQUAL:
-                rank = card % r
-                tw = lk[(rank * 10 + keys[rank]) * 5 + 1]
-            elif kind == K_ACE_ALL:
-                for k in range(r):
-                    parts[k] = lkt[k * 10 + keys[k]]
-                tw = _np_sum(parts, r)
-            else:
-                p = moves[j, 2]
-                width = pflat.shape[1]
-                for i in range(width):
-                    e = pflat[p, i]
-                    if e < 0:
-                        parts[i] = 0.0
-                    else:
-                        k, n = e // 5, e % 5
-                        parts[i] = lk[(k * 10 + keys[k]) * 5 + n]
-                tw = _np_sum(parts, width)
-            score = (tw + wc) + knobs[1] * (1.0 if moves[j, 4] else 0.0)
-        if score > best:
-            best = score
-            pick = j
-    return pick
-
-
-@njit(cache=True)
-def rollout(
-    rc: np.ndarray,
-    pc: np.ndarray,
-    st: np.ndarray,
-    out: np.ndarray,
-    moves: np.ndarray,
-    info: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
-) -> None:
-    """``lookahead.rollout`` with the greedy policy: play ``st`` (in place) to the end of its hand; the hand points
-    of each side into ``out[:S]``."""
-    s, f = rc[R_S], rc[R_NFIELDS]
-    if st[PHASE] == KNOCK:
-        settle_knocks(rc, pc, st, info)
-    keys = np.empty(16, dtype=np.int64)
-    parts = np.empty(16, dtype=np.float64)
-    while True:
-        m = candidates(rc, pc, st, moves, False)  # greedy's scores need no suits: only the move played does
-        j = greedy_pick(rc, st, moves, m, w, lk, lkt, pflat, knobs, keys, parts)
-        if moves[j, 3] < 0:
-            moves[j, 3] = _best_suits(rc, pc, moves[j, 2], st[TABLE], 0)
-        if do_move(rc, pc, st, moves[j], info):
-            for i in range(s):
-                out[i] = info[I_POINTS + i * f + f - 1]
-            return
-
-
-@njit(cache=True)
-def search_value(
-    rc: np.ndarray,
-    pc: np.ndarray,
-    st: np.ndarray,
-    depth: int,
-    out: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
-) -> None:
-    """``lookahead.search_tree``'s value of a node: max^n over its candidates ``depth`` (>= 1) plies deep, the
-    horizon valued by greedy rollouts; hand points of each side into ``out[:S]``."""
-    s, f = rc[R_S], rc[R_NFIELDS]
-    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
-    info = np.empty(INFO_SIZE, dtype=np.int64)
-    m = candidates(rc, pc, st, moves)
-    mover = rc[R_SIDE + st[CURRENT]]
-    child = np.empty(STATE_SIZE, dtype=np.int64)
-    vals = np.empty(SMAX, dtype=np.float64)
-    scratch = np.empty((MAX_MOVES, 6), dtype=np.int64)
-    best = -1e300
-    for j in range(m):
-        child[:] = st
-        if do_move(rc, pc, child, moves[j], info):
-            for i in range(s):
-                vals[i] = info[I_POINTS + i * f + f - 1]
-        elif depth > 1:
-            search_value(rc, pc, child, depth - 1, vals, w, lk, lkt, pflat, knobs)
-        else:
-            rollout(rc, pc, child, vals, scratch, info, w, lk, lkt, pflat, knobs)
-        own = _own_margin(vals, mover, s)
-        if own > best:
-            best = own
-            for i in range(s):
-                out[i] = vals[i]
-
-
-@njit(cache=True)
-def search_worlds(
-    rc: np.ndarray,
-    pc: np.ndarray,
-    states: np.ndarray,
-    limits: np.ndarray,
-    moves: np.ndarray,
-    values: np.ndarray,
-    counts: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
-) -> None:
-    """``lookahead.search_tree`` of many perfect-information worlds with greedy rollouts: for world i its root
-    candidates (``moves[i, :counts[i]]``) and the value of each (``values[i, j, :S]`` hand points), searched
-    ``limits[i]`` plies deep."""
-    s, f = rc[R_S], rc[R_NFIELDS]
-    child = np.empty(STATE_SIZE, dtype=np.int64)
-    info = np.empty(INFO_SIZE, dtype=np.int64)
-    vals = np.empty(SMAX, dtype=np.float64)
-    scratch = np.empty((MAX_MOVES, 6), dtype=np.int64)
-    for wi in range(states.shape[0]):
-        st = states[wi]
-        m = candidates(rc, pc, st, moves[wi])
-        counts[wi] = m
-        for j in range(m):
-            child[:] = st
-            if do_move(rc, pc, child, moves[wi, j], info):
-                for i in range(s):
-                    vals[i] = info[I_POINTS + i * f + f - 1]
-            elif limits[wi] > 1:
-                search_value(rc, pc, child, limits[wi] - 1, vals, w, lk, lkt, pflat, knobs)
-            else:
-                rollout(rc, pc, child, vals, scratch, info, w, lk, lkt, pflat, knobs)
-            for i in range(s):
-                values[wi, j, i] = vals[i]
-
-
-@njit(cache=True)
-def move_action(rc: np.ndarray, st: np.ndarray, card: int, capture: int) -> int:
-    """``core.move_actions`` of one game: the next action carrying out the move (card, capture): the card in the
-    PLAY phase; in the CHOOSE phase the lowest card of the capture not picked yet, or ``stop`` once all are."""
-    if st[PHASE] != CHOOSE:
-        return card
-    todo = capture & ~st[PICKED]
-    return lowbit(todo) if todo else rc[R_D]
-
-
-@njit(cache=True)
-def solve_open_batch(
-    rc: np.ndarray, pc: np.ndarray, states: np.ndarray, actions: np.ndarray, margins: np.ndarray, counts: np.ndarray
-) -> int:
-    """The exact end game of many open-book positions: for row i, the first action of each root candidate
-    (``actions[i, :counts[i]]``) and its max^n margin for the side to move (``margins[i, j]``, the mean-of-others
-    margin). Returns the first row that is not an open book (nothing solved from it on), else -1."""
-    s = rc[R_S]
-    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
-    values = np.empty((MAX_MOVES, SMAX), dtype=np.float64)
-    for i in range(states.shape[0]):
-        st = states[i]
-        if not is_open(rc, st):
-            return i
-        m = solve_root(rc, pc, st, moves, values)
-        counts[i] = m
-        own = rc[R_SIDE + st[CURRENT]]
-        for j in range(m):
-            actions[i, j] = move_action(rc, st, moves[j, 0], moves[j, 3])
-            margins[i, j] = _own_margin(values[j], own, s)
-    return -1
-
-
-@njit(cache=True)
-def legal_mask(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, out: np.ndarray) -> None:
-    """The legal actions as 0 / 1 into ``out[:num_actions]`` (bool or int8)."""
-    bits = legal_bits(rc, pc, st)
-    for a in range(rc[R_NACTIONS]):
-        out[a] = (bits >> a) & 1
-
-
-@njit(cache=True)
-def deal_worlds(rc: np.ndarray, st: np.ndarray, keys: np.ndarray, out: np.ndarray) -> bool:
-    """``lookahead.sample_worlds`` of one game from its random ``keys`` (nw, D) (``rng.random``'s draw): world i
-    (``out[i]``) deals the cards the acting seat has not seen, in the order of their keys, into the other seats'
-    hands (in play order after it, their sizes kept; cirulla's revealed cards stay) and then the stock; the deck
-    keeps the known cards (ascending) before the stock. Returns False if the unseen cards do not match the hand
-    sizes plus the stock (an inconsistent state)."""
-    n, d = rc[R_N], rc[R_D]
-    seat = st[CURRENT]
-    seen = st[HANDS + seat] | st[TABLE] | st[PICKED]
-    if st[PENDING] >= 0:
-        seen |= 1 << st[PENDING]
-    for i in range(rc[R_S]):
-        seen |= st[PILES + i]
-    for i in range(n):
-        seen |= st[REVEALED + i]
-    unseen = ((1 << d) - 1) & ~seen
-    num_unseen = popcount(unseen)
-    ends = np.empty(NMAX, dtype=np.int64)
-    total = 0
-    for i in range(n - 1):
-        other = (seat + 1 + i) % n
-        total += popcount(st[HANDS + other]) - popcount(st[REVEALED + other])
-        ends[i] = total
-    in_hands = total
-    stock_pos = st[STOCK]
-    if num_unseen - in_hands != d - stock_pos:
-        return False
-    k = np.empty(d, dtype=np.float64)
-    for w in range(keys.shape[0]):
-        row = out[w]
-        row[:] = st
-        for c in range(d):
-            k[c] = keys[w, c] if (unseen >> c) & 1 else 2.0
-        perm = np.argsort(k, kind="mergesort")
-        for i in range(n - 1):
-            other = (seat + 1 + i) % n
-            row[HANDS + other] = st[REVEALED + other]
-        container = 0
-        for j in range(in_hands):
-            while j >= ends[container]:
-                container += 1
-            row[HANDS + (seat + 1 + container) % n] |= 1 << perm[j]
-        stock = 0
-        for j in range(in_hands, num_unseen):
-            stock |= 1 << perm[j]
-        at = 0
-        for c in range(d):  # the known cards, ascending, where the dealt cards were
-            if not (stock >> c) & 1 and at < stock_pos:
-                row[DECK + at] = c
-                at += 1
-        for j in range(stock_pos, d):
-            row[DECK + j] = perm[min(max(in_hands + j - stock_pos, 0), d - 1)]
-        row[SEED_LO] = 0
-        row[SEED_HI] = 0
-    return True
-
-
-@njit(cache=True)
-def rollout_many(
-    rc: np.ndarray,
-    pc: np.ndarray,
-    states: np.ndarray,
-    points: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
-) -> None:
-    """``lookahead.rollout`` with the greedy policy of many games (rows of ``states``, played in place): each
-    one's hand points into ``points[i, :S]`` (0 for a game already over)."""
-    moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
-    info = np.empty(INFO_SIZE, dtype=np.int64)
-    vals = np.empty(SMAX, dtype=np.float64)
-    for i in range(states.shape[0]):
-        for j in range(rc[R_S]):
-            points[i, j] = 0.0
-        if states[i, PHASE] == DONE:
-            continue
-        rollout(rc, pc, states[i], vals, moves, info, w, lk, lkt, pflat, knobs)
-        for j in range(rc[R_S]):
-            points[i, j] = vals[j]

@@ -185,6 +185,7 @@ Cirulla games run on `scopa_env.single.SingleGame` too (the compiled single-game
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Literal
 
 import gymnasium
@@ -202,7 +203,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import SingleGame, game_from_state, new_game
+from scopa_env.single import SingleGame, SingleStep, game_from_state, new_game
 from scopa_env.state_io import state_from_json
 
 __all__ = [
@@ -331,6 +332,7 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
         self._illegal_value = illegal_reward
         self._prev_obs: dict[str, npt.NDArray[Any]] | None = None
         self._terminated = False  # terminated by an illegal move
+        self._view: raw_env | _NotReset = _NOT_RESET  # the raw env once reset (see _raw_attribute)
 
     def __getattr__(self, name: str) -> Any:
         if name in _BEFORE_RESET and not self._has_reset:
@@ -342,6 +344,7 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._terminated = False
         self._prev_obs = None
+        self._view = self._raw  # OrderEnforcingWrapper.reset marks the env reset before resetting it
         super().reset(seed=seed, options=options)
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
@@ -406,18 +409,28 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
         return str(self._raw)
 
 
+class _NotReset:
+    """What ``ClassicWrapper._view`` holds until ``reset``: reading any attribute raises ``OrderEnforcingWrapper``'s
+    error (after which Python asks ``ClassicWrapper.__getattr__``, which raises it too)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"{name} cannot be accessed before reset")
+
+
+_NOT_RESET = _NotReset()
+
+
 def _raw_attribute(name: str, checked: bool) -> property:
     """A property of ``ClassicWrapper`` reading (and writing) the raw env's ``name``; with ``checked``, refused before
-    ``reset`` as ``OrderEnforcingWrapper`` does. Faster than ``__getattr__``, which runs after a failed look-up."""
-
-    def get(self: ClassicWrapper) -> Any:
-        if checked and not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self._raw, name)
+    ``reset`` as ``OrderEnforcingWrapper`` does (read through ``_view``, the raw env once reset). Faster than
+    ``__getattr__``, which runs after a failed look-up; the read is one ``attrgetter`` call."""
 
     def put(self: ClassicWrapper, value: Any) -> None:
         setattr(self._raw, name, value)
 
+    get = operator.attrgetter(f"_view.{name}" if checked else f"_raw.{name}")
     return property(get, put, doc=f"The raw env's ``{name}``.")
 
 
@@ -569,16 +582,15 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
         """``{"observation": (obs_size,) float32, "action_mask": (D,) int8}`` for ``agent``'s seat."""
-        game = self._require_game()
+        game = self._game
+        if game is None:
+            game = self._require_game()
         seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
-        obs = game.observe(seat)
-        over = game.done or self.hands_played >= self.max_hands  # a match cut off at max_hands is over too
-        if agent == self.agent_selection and not over:
-            mask = game.mask_int8()
-        else:
-            mask = np.zeros(self._num_cards, dtype=np.int8)
+        # the mask is all zeros for the other agents and once the match is over (the game's legal actions are none
+        # once it is won; a match cut off at max_hands is over too)
+        obs, mask = game.observe_masked(seat, agent == self.agent_selection and self.hands_played < self.max_hands)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | np.integer | None) -> None:
@@ -594,15 +606,18 @@ class raw_env(AECEnv, EzPickle):
 
     def _step(self, action: int | np.integer | None) -> None:
         """``step`` once ``check_action`` has passed."""
-        game = self._require_game()
+        game = self._game
+        if game is None:
+            game = self._require_game()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        info = game.step(int(action))  # type: ignore[arg-type]
-        if info.hand_over:
+        info = game.play(int(action))  # type: ignore[arg-type]
+        if info.__class__ is SingleStep:  # the hand is over (``play`` reports other moves without a SingleStep)
+            assert isinstance(info, SingleStep)
             self.hands_played += 1
             if self.reward_mode == "points":
                 assert info.hand_points is not None

@@ -1,5 +1,6 @@
 """The compiled single-game kernel: one game of any variant (cirulla's included) as a small int64 array of bit masks,
-with legal actions, step, scoring, plies left and observations compiled by numba (``scopa_env._kernel_jit``).
+with legal actions, step, scoring, plies left and observations compiled by numba (``scopa_env._kernel_jit``: the
+rules; ``scopa_env._kernel_search``: the players, searches and end game on them).
 
 It serves everything that plays one game, or many small branching games, at a time: ``scopa_env.single.SingleGame``
 (the AEC / parallel / Gymnasium envs, the web and terminal games), the exact end-game solver of ``agents.endgame``,
@@ -37,7 +38,7 @@ from scopa_env.moves import FIFTEEN_TOTAL, MAX_PER_RANK, move_tables
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import GRANDE, NAPOLI_RUN, point_fields
 
-__all__ = ["Kernel", "KernelUnavailableError", "jit", "kernel_for", "pack_states"]
+__all__ = ["Kernel", "KernelUnavailableError", "drop_stale_search_cache", "jit", "kernel_for", "pack_states"]
 
 _JIT: ModuleType | None = None
 
@@ -46,17 +47,49 @@ class KernelUnavailableError(RuntimeError):
     """The compiled kernel cannot be loaded: numba is missing, or compiling failed."""
 
 
-def _cached_already() -> bool:
-    """Whether numba's on-disk cache of the kernel exists (so loading it will not compile)."""
+def _cache_places() -> list[str]:
+    """Where numba may keep the kernel's disk cache: beside the modules, the user-wide cache, ``NUMBA_CACHE_DIR``."""
     here = os.path.dirname(os.path.abspath(__file__))
     places = [os.path.join(here, "__pycache__"), os.path.expanduser(os.path.join("~", ".cache", "numba"))]
     if os.environ.get("NUMBA_CACHE_DIR"):
         places.append(os.environ["NUMBA_CACHE_DIR"])
-    return any(glob.glob(os.path.join(p, "**", "_kernel_jit.*.nbi"), recursive=True) for p in places)
+    return places
+
+
+def _cached_already() -> bool:
+    """Whether numba's on-disk cache of the kernel exists (so loading it will not compile)."""
+    return any(glob.glob(os.path.join(p, "**", "_kernel_search.*.nbi"), recursive=True) for p in _cache_places())
+
+
+def drop_stale_search_cache(places: list[str] | None = None) -> int:
+    """Remove the disk cache of ``_kernel_search`` where it is older than ``_kernel_jit.py``; how many files went.
+
+    numba keys a module's cache on that module's file alone, and the players compile the rules' functions into
+    themselves: after a change of the rules alone, their cache would still hold the old rules.
+    """
+    rules_src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernel_jit.py")
+    try:
+        changed = os.path.getmtime(rules_src)
+    except OSError:
+        return 0
+    removed = 0
+    for place in _cache_places() if places is None else places:
+        for index in glob.glob(os.path.join(place, "**", "_kernel_search.*.nbi"), recursive=True):
+            try:
+                if os.path.getmtime(index) >= changed:
+                    continue
+                folder = os.path.dirname(index)
+                for f in glob.glob(os.path.join(folder, "_kernel_search.*.nb[ic]")):
+                    os.remove(f)
+                    removed += 1
+            except OSError:  # another process got there first, or a read-only cache: numba recompiles as needed
+                continue
+    return removed
 
 
 def jit() -> ModuleType:
-    """The compiled functions (``scopa_env._kernel_jit``), compiled on first use, then loaded from the disk cache."""
+    """The compiled functions (``scopa_env._kernel_jit`` and ``scopa_env._kernel_search`` in one namespace),
+    compiled on first use, then loaded from the disk cache."""
     global _JIT
     if _JIT is not None:
         return _JIT
@@ -67,6 +100,7 @@ def jit() -> ModuleType:
             "scopa's single-game kernel is compiled with numba, which is not installed "
             f"({e}); install it with `pip install numba` (or reinstall scopa: `pip install -e .`)"
         ) from None
+    drop_stale_search_cache()
     first = not _cached_already()
     if first:
         print(
@@ -75,8 +109,12 @@ def jit() -> ModuleType:
             flush=True,
         )
     try:
-        import scopa_env._kernel_jit as compiled
+        import scopa_env._kernel_jit as rules_part
+        import scopa_env._kernel_search as players_part
 
+        compiled = ModuleType("scopa_env.kernel.compiled", "The kernel's compiled functions and constants.")
+        for part in (rules_part, players_part):
+            compiled.__dict__.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
         _warm_up(compiled)
     except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
         raise KernelUnavailableError(
@@ -95,6 +133,9 @@ def _warm_up(mod: ModuleType) -> None:
         info = np.zeros(mod.INFO_SIZE, dtype=np.int64)
         out = np.zeros(k.obs_size, dtype=np.float32)
         mod.observe(k.rc, st, int(st[mod.CURRENT]), out)
+        mod.observe_masked(k.rc, k.pc, st, int(st[mod.CURRENT]), out, True, np.zeros(k.rules.num_actions, np.int8))
+        mod.position_key(k.rc, st, 1)
+        mod.play_random(k.rc, k.pc, st.copy(), 1, 0, info)
         mod.is_open(k.rc, st)
         for dtype in (np.bool_, np.int8):
             mod.legal_mask(k.rc, k.pc, st, np.zeros(k.rules.num_actions, dtype=dtype))

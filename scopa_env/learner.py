@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core
 from scopa_env.driver import decide
-from scopa_env.policy import Policy, RandomAgent, position_key, position_random, resolve_policy
+from scopa_env.policy import Policy, RandomAgent, position_random, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
@@ -753,32 +753,16 @@ class SingleLearnerGame(LearnerGames):
             policy = actors[actor]
             if type(policy) is RandomAgent:
                 # RandomAgent.act drawn here: the same numbers from its position-keyed stream, no core.State needed
-                hand_cards = sum(h.bit_count() for h in game.hands)
-                h = position_key(
-                    int(policy.key),
-                    game.seed,
-                    (
-                        game.hand_no,
-                        game.deal_no,
-                        game.stock_pos,
-                        hand_cards,
-                        game.picked.bit_count(),
-                        game.phase,
-                        game.current,
-                    ),
-                )
-                if game.phase == _PLAY:
-                    keys = position_random(h, 1, self._d)  # uniform_legal: the argmax of the keys over the hand
-                    item, bits, action, top = keys, game.hands[game.current], -1, -2.0
-                    while bits:
-                        low = bits & -bits
-                        x = low.bit_length() - 1
-                        k = item[x]
-                        if k > top:  # strictly: the first of equal keys, as argmax
-                            action, top = x, k
-                        bits ^= low
-                else:
-                    action = self._random_pick(position_random(h, 1, self._d, sub=True))
+                if game.phase == _PLAY:  # uniform_legal's cards, compiled, up to a decision of another kind
+                    seats = sum(1 << i for i, x in enumerate(row) if x == actor)
+                    info = game.play_random(int(policy.key), seats)
+                    if info is not None:  # the hand is over
+                        self._account_single(info)
+                    continue
+                c = game._c
+                key = int(policy.key)
+                h = int(c.mod.position_key(c.rc, game._st, key - (1 << 64) if key >> 63 else key))
+                action = self._random_pick(position_random(h, 1, self._d, sub=True))
             else:
                 acts = np.array([actor], dtype=np.int32)
                 action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])

@@ -346,15 +346,30 @@ class SingleGame:
             return None
         if not over:
             return card, capture, bool(scopa)
+        return self._hand_over()
+
+    def play_random(self, key: int, seats: int) -> SingleStep | None:
+        """``RandomAgent`` with key ``key`` (its ``key`` attribute, 64 bits) plays for the seats of the bit mask
+        ``seats`` while one of them is to act in the PLAY phase, its cards drawn as ``RandomAgent.act`` draws them
+        (the same position-keyed numbers) and played as ``play`` plays them; compiled in one call. Stops after a
+        move that ends the hand and returns its ``SingleStep``, else None. Capture picks are left to the caller."""
+        c = self._c
+        key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
+        if c.mod.play_random(c.rc, c.pc, self._st, key, seats, self._info):
+            return self._hand_over()
+        return None
+
+    def _hand_over(self) -> SingleStep:
+        """The ``SingleStep`` of the move that just ended the hand, from the kernel's step info."""
         info = self._info
-        m = c.mod
-        s, f = self.rules.num_sides, c.num_fields
+        m = self._c.mod
+        s, f = self.rules.num_sides, self._c.num_fields
         return SingleStep(
             int(info[m.I_SEAT]),
             True,
-            card,
-            capture,
-            bool(scopa),
+            int(info[m.I_CARD]),
+            int(info[m.I_CAPTURE]),
+            bool(info[m.I_SCOPA]),
             True,
             info[m.I_POINTS : m.I_POINTS + s * f].astype(np.int16).reshape(s, f),
             int(info[m.I_LEFT_SIDE]),
@@ -376,6 +391,15 @@ class SingleGame:
         )
 
     # ------------------------------------------------------------------------------------------------ observation
+
+    def observe_masked(self, seat: int, legal: bool) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """(``observe(seat)``, ``mask_int8()`` if ``legal`` else all zeros) in one compiled call (the AEC env's
+        observation); ``seat`` must be a seat of the variant."""
+        c = self._c
+        out = np.empty(c.obs_size, dtype=np.float32)
+        mask = np.empty(c.a, dtype=np.int8)
+        c.mod.observe_masked(c.rc, c.pc, self._st, seat, out, legal, mask)
+        return out, mask
 
     def observe(self, seat: int | None = None) -> npt.NDArray[np.float32]:
         """(obs_size,) float32: ``core.observe`` of this game for ``seat`` (default: the seat to act)."""

@@ -1,0 +1,143 @@
+"""The compiled players of the single-game kernel (``scopa_env._kernel_search``) and the envs' fused calls.
+
+- ``random_card`` / ``play_random`` / ``position_key``: ``RandomAgent``'s cards drawn in compiled code equal the
+  Python-int draws (``policy.position_key`` / ``position_random``, themselves equal to ``PositionStreams``: see
+  tests/test_hostile_inputs.py) and the argmax ``uniform_legal`` takes, position after position, on several variants.
+- ``SingleGame.observe_masked``: ``observe`` and ``mask_int8`` (or zeros) in one call.
+- ``kernel.drop_stale_search_cache``: the players' disk cache goes when the rules' source is newer.
+
+The searches on the kernel (max^n, the exact end game) are held to the batched searches in tests/test_kernel.py and
+tests/test_search.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from scopa_env import core
+from scopa_env.kernel import drop_stale_search_cache, kernel_for
+from scopa_env.policy import position_key, position_random
+from scopa_env.single import SingleGame, SingleStep
+
+VARIANTS = ("classic", "scopone-scientifico", "simple-5", "scopa-a-quattro")
+KEYS = (12345, (1 << 63) - 1, 0x5EED5 ^ 987654321)
+
+
+def _python_card(game: SingleGame, key: int) -> int:
+    """``SingleLearnerGame``'s former Python draw: the hand's card with the largest ``position_random`` number."""
+    parts = (
+        game.hand_no,
+        game.deal_no,
+        game.stock_pos,
+        sum(h.bit_count() for h in game.hands),
+        game.picked.bit_count(),
+        game.phase,
+        game.current,
+    )
+    keys = position_random(position_key(key, game.seed, parts), 1, game.rules.num_cards)
+    hand = game.hands[game.current]
+    cards = [c for c in range(game.rules.num_cards) if hand >> c & 1]
+    return max(cards, key=lambda c: (keys[c], -c))  # the first of equal keys, as argmax
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_random_cards_equal_the_python_draws(variant: str) -> None:
+    k = kernel_for(variant)
+    m = k.mod
+    rng = np.random.default_rng(3)
+    checked = 0
+    for seed in range(6):
+        game = SingleGame(variant, seed * 7919 + 11)
+        for key in KEYS:
+            parts = (game.hand_no, game.deal_no, game.stock_pos, sum(h.bit_count() for h in game.hands))
+            parts += (game.picked.bit_count(), game.phase, game.current)
+            assert int(m.position_key(k.rc, game._st, key)) == position_key(key, game.seed, parts)
+        plies = 0
+        while not game.done and plies < 120:
+            if game.phase == int(core.Phase.PLAY):
+                for key in KEYS:
+                    assert int(m.random_card(k.rc, game._st, key)) == _python_card(game, key)
+                checked += 1
+            legal = [a for a in range(game.rules.num_actions) if game.legal_bits() >> a & 1]
+            game.step(int(rng.choice(legal)))
+            plies += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_play_random_plays_what_the_python_loop_played(variant: str) -> None:
+    """``SingleGame.play_random`` (random seats' cards in one compiled call) against the same draws one by one."""
+    n = SingleGame(variant).rules.num_players
+    for seed in range(5):
+        key = KEYS[seed % len(KEYS)]
+        seats = 0b1010 & ((1 << n) - 1) if n > 2 else 0b10  # the learner holds seats 0 and 2
+        fast, slow = SingleGame(variant, seed + 100), SingleGame(variant, seed + 100)
+        rng = np.random.default_rng(seed)
+        for _ in range(200):
+            if fast.done:
+                break
+            if fast.phase == int(core.Phase.PLAY) and seats >> fast.current & 1:
+                got = fast.play_random(key, seats)
+                ended = None
+                while slow.phase == int(core.Phase.PLAY) and seats >> slow.current & 1:
+                    out = slow.play(_python_card(slow, key))
+                    if out.__class__ is SingleStep:
+                        ended = out
+                        break
+                assert (got is None) == (ended is None)
+                if got is not None and ended is not None:
+                    assert got.hand_points is not None and ended.hand_points is not None
+                    assert (got.seat, got.card, got.capture, got.leftover, got.winner) == (
+                        ended.seat,
+                        ended.card,
+                        ended.capture,
+                        ended.leftover,
+                        ended.winner,
+                    )
+                    assert np.array_equal(got.hand_points, ended.hand_points)
+            else:
+                legal = [a for a in range(fast.rules.num_actions) if fast.legal_bits() >> a & 1]
+                a = int(rng.choice(legal))
+                fast.play(a)
+                slow.play(a)
+            assert np.array_equal(fast._st, slow._st)
+
+
+@pytest.mark.parametrize("variant", ("classic", "cirulla", "scopa-a-quattro"))
+def test_observe_masked_is_observe_and_the_mask(variant: str) -> None:
+    game = SingleGame(variant, 4)
+    rng = np.random.default_rng(0)
+    while True:
+        for seat in range(game.rules.num_players):
+            for legal in (True, False):
+                obs, mask = game.observe_masked(seat, legal)
+                assert obs.dtype == np.float32 and mask.dtype == np.int8
+                assert np.array_equal(obs, game.observe(seat))
+                assert np.array_equal(mask, game.mask_int8() if legal else np.zeros_like(mask))
+        if game.done:
+            break
+        legal_actions = [a for a in range(game.rules.num_actions) if game.legal_bits() >> a & 1]
+        game.step(int(rng.choice(legal_actions)))
+    obs, mask = game.observe_masked(0, True)
+    assert not mask.any()  # the match is over: no legal action
+
+
+def test_the_players_cache_goes_when_the_rules_source_is_newer(tmp_path: os.PathLike[str]) -> None:
+    import scopa_env._kernel_jit as rules_part
+
+    changed = os.path.getmtime(rules_part.__file__)
+    old, new = os.path.join(tmp_path, "old"), os.path.join(tmp_path, "new")
+    for folder in (old, new):
+        os.makedirs(folder)
+        for name in ("_kernel_search.max_n-1.py311.nbi", "_kernel_search.max_n-1.py311.1.nbc", "_kernel_jit.x.nbi"):
+            open(os.path.join(folder, name), "w").close()
+    for name in os.listdir(old):
+        os.utime(os.path.join(old, name), (changed - 100, changed - 100))
+    for name in os.listdir(new):
+        os.utime(os.path.join(new, name), (changed + 100, changed + 100))
+    assert drop_stale_search_cache([str(tmp_path)]) == 2
+    assert sorted(os.listdir(old)) == ["_kernel_jit.x.nbi"]  # the rules' own cache numba checks by itself
+    assert len(os.listdir(new)) == 3
