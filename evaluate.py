@@ -30,14 +30,14 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from agents.config import StoreOnce  # noqa: E402
-from agents.tournament import (  # noqa: E402
+from agents.errors import TournamentError  # noqa: E402
+from agents.evaluation.report import print_report  # noqa: E402
+from agents.evaluation.tournament import (  # noqa: E402
     START_METHODS,
     EvalConfig,
     SettingError,
-    TournamentError,
     TournamentInterrupted,
     check_setting,
-    print_report,
     run_tournament,
     setting_hint,
 )

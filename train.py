@@ -10,7 +10,7 @@
 the warm start shows progress bars with their ETA; a run stopped before its first checkpoint removes its directory.
 
 The learner (sb3-contrib ``MaskablePPO``, ``MlpPolicy``) plays ``num_envs`` games at once in one
-``scopa_env.gym.ScopaVecEnv``. Its opponents come from a league (``agents.league``): the baselines plus frozen
+``scopa_env.gym.ScopaVecEnv``. Its opponents come from a league (``agents.training.league``): the baselines plus frozen
 snapshots of the learner taken every ``snapshot_every`` steps, sampled with priority to those it does not beat yet
 (prioritized fictitious self-play). In team variants the learner plays every seat of its side.
 
@@ -31,12 +31,12 @@ Each run writes ``runs/<variant>__<name>__<seed>__<time>/``:
 Checkpoints are ``model.save`` zips plus ``scopa_meta.json`` (variant, observation version, steps, config, code
 version), written atomically; ``make_agent("runs/<run>/best.zip", rules)`` plays them. Ctrl-C stops at the next
 step and saves ``last.zip`` (as of the start of the current rollout) before exiting with status 130 and the command
-that continues it (``agents.trainer.train_command``); ``--resume`` continues the run with the same results as an
-uninterrupted one for the same seed, up to floating-point noise.
+that continues it (``agents.training.trainer.train_command``); ``--resume`` continues the run with the same results
+as an uninterrupted one for the same seed, up to floating-point noise.
 
-This file is the command line; the parts live in ``agents``: ``agents.train_config`` (``TrainConfig``, config files;
-the machinery is ``agents.config``'s, shared with evaluate.py), ``agents.trainer`` (``Trainer``, ``duplicate_eval``)
-and ``agents.run_dir`` (run directories, checkpoint files, ``code_version``). Their public names are re-exported here.
+This file is the command line only; the parts live in ``agents.training``: ``train_config`` (``TrainConfig``, config
+files; the machinery is ``agents.config``'s, shared with evaluate.py), ``trainer`` (``Trainer``, ``duplicate_eval``)
+and ``run_dir`` (run directories, checkpoint files, ``code_version``). Import them from there.
 """
 
 from __future__ import annotations
@@ -48,62 +48,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.config import StoreOnce, add_field_options, cli_overrides
-from agents.neural import ACTIVATIONS
-from agents.run_dir import LEGACY_RESUME_MEMBER, RESUME_MEMBER, RunDirError, code_version, make_run_dir
-from agents.shaping import ShapedRewards, potential_coefficients
-from agents.train_config import (
+from agents.config import ConfigError, StoreOnce, add_field_options, cli_overrides
+from agents.training.run_dir import RunDirError
+from agents.training.train_config import (
     CONFIG_DIR,
-    DEFAULT_CONFIG,
-    ConfigError,
     TrainConfig,
-    config_from_dict,
     config_yaml,
-    convert_value,
-    field_docs,
     load_config,
-    read_yaml,
-    shipped_config,
 )
-from agents.trainer import (
-    EvalResult,
+from agents.training.trainer import (
     SignalStop,
     Trainer,
-    duplicate_eval,
     interrupted_status,
-    rotation_lineups,
     stop_on_signals,
     train_command,
 )
 
-__all__ = [
-    "ACTIVATIONS",
-    "CONFIG_DIR",
-    "DEFAULT_CONFIG",
-    "LEGACY_RESUME_MEMBER",
-    "RESUME_MEMBER",
-    "ConfigError",
-    "EvalResult",
-    "RunDirError",
-    "ShapedRewards",
-    "TrainConfig",
-    "Trainer",
-    "build_parser",
-    "code_version",
-    "config_from_dict",
-    "config_yaml",
-    "convert_value",
-    "duplicate_eval",
-    "field_docs",
-    "load_config",
-    "main",
-    "make_run_dir",
-    "parse_cli",
-    "potential_coefficients",
-    "read_yaml",
-    "rotation_lineups",
-    "shipped_config",
-]
+__all__ = ["build_parser", "main", "parse_cli"]
 
 ROOT = Path(__file__).resolve().parent
 EXAMPLES = (

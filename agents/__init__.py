@@ -12,7 +12,7 @@ __all__ = ["Bot", "make_agent"]
 
 def __getattr__(name: str) -> Any:
     if name == "Bot":
-        from agents.bot import Bot
+        from agents.nets.bot import Bot
 
         return Bot
     if name == "make_agent":

@@ -22,25 +22,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scopa_env.policy import ActBatch, Policy, any_needs_obs, set_spec_resolver
+from agents.errors import ScopaError
+from scopa_env.policy import Policy, set_spec_resolver
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import python_command
 
 __all__ = [
-    "ActBatch",
     "AgentSpecError",
-    "Policy",
     "act_env",
     "act_observation",
-    "any_needs_obs",
+    "load_network",
     "make_agent",
     "parse_spec",
     "register_agent",
     "registered_agents",
+    "set_network_loader",
 ]
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(ScopaError, ValueError):
     """A spec string that names no agent, has bad options, or points at an unusable file."""
 
 
@@ -90,14 +90,15 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 _LIGHT_MODULES = (
-    "agents.random_agent",
-    "agents.greedy",
-    "agents.expert",
-    "agents.search",
-    "agents.bot",
-    "agents.netsearch",
+    "agents.baselines.random_agent",
+    "agents.baselines.greedy",
+    "agents.search.expert",
+    "agents.search.pimc",
+    "agents.search.ismcts",
+    "agents.nets.bot",
+    "agents.nets.netsearch",
 )
-_TORCH_MODULES = ("agents.neural", "agents.rllib_agent")  # imports torch: loaded only when a spec needs it
+_TORCH_MODULES = ("agents.nets.checkpoint", "agents.nets.rllib")  # imports torch: loaded only when a spec needs it
 
 
 def _load_builtin(with_torch: bool = True) -> None:
@@ -109,6 +110,27 @@ def _load_builtin(with_torch: bool = True) -> None:
         except ModuleNotFoundError as e:  # a module not written yet, or an optional dependency missing
             if e.name != mod:
                 raise
+
+
+_NETWORK_LOADER: Callable[[Rules, str], Any] | None = None
+
+
+def set_network_loader(loader: Callable[[Rules, str], Any]) -> None:
+    """Install the function that opens a network for a search (``agents.nets.netsearch`` installs ``load_net``)."""
+    global _NETWORK_LOADER
+    _NETWORK_LOADER = loader
+
+
+def load_network(rules: Rules, path: str) -> Any:
+    """The network of a bot directory or a ``train.py`` checkpoint as a search evaluator (``NetEvaluator``).
+
+    How a search below the nets floor (``pimc:model=PATH``) gets a network without importing ``agents.nets``: the
+    loader is registered like the agents are, by ``agents.nets.netsearch`` when the registry imports it.
+    """
+    _load_builtin(with_torch=False)
+    if _NETWORK_LOADER is None:
+        raise AgentSpecError(f"{path}: loading a network needs agents.nets.netsearch, which failed to import")
+    return _NETWORK_LOADER(rules, path)
 
 
 def _probe(path: Path, test: str) -> bool:
@@ -127,7 +149,7 @@ def _from_path(spec: str, rules: Rules, seed: int | None) -> Policy | None:
         raise AgentSpecError(
             f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
             "give a checkpoint file (runs/<run>/best.zip) or export one first: "
-            f"{python_command('-m', 'agents.export', 'runs/<run>/best.zip', '--out', 'DIR')}"
+            f"{python_command('-m', 'agents.nets.export', 'runs/<run>/best.zip', '--out', 'DIR')}"
         )
     if is_dir and "bot" in _REGISTRY:
         factory, _ = _REGISTRY["bot"]
@@ -139,7 +161,9 @@ def _from_path(spec: str, rules: Rules, seed: int | None) -> Policy | None:
         factory, _ = _REGISTRY["bot"]
         return factory(rules, seed, path=str(path.parent))
     if "file" not in _REGISTRY:
-        raise AgentSpecError(f"agent {spec!r}: loading checkpoints needs agents.neural, which failed to import")
+        raise AgentSpecError(
+            f"agent {spec!r}: loading checkpoints needs agents.nets.checkpoint, which failed to import"
+        )
     factory, _ = _REGISTRY["file"]
     return factory(rules, seed, path=spec)
 

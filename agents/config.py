@@ -1,9 +1,10 @@
 """Settings of the command-line scripts: a typed dataclass per script, read from YAML and the command line alike.
 
-A script's settings are one dataclass: ``agents.trainer.TrainConfig`` for ``train.py``, ``agents.tournament.EvalConfig``
-for ``evaluate.py``. Each field is declared with ``setting(default, "one line of doc")``: the doc lives in the field's
-metadata (``field_docs``), not in the source, so it is there however the module was loaded (``python -m cProfile
-train.py --help``, a zip, a frozen app). This module holds the machinery both use:
+A script's settings are one dataclass: ``agents.training.trainer.TrainConfig`` for ``train.py``,
+``agents.evaluation.tournament.EvalConfig`` for ``evaluate.py``. Each field is declared with ``setting(default, "one
+line of doc")``: the doc lives in the field's metadata (``field_docs``), not in the source, so it is there however the
+module was loaded (``python -m cProfile train.py --help``, a zip, a frozen app). This module holds the machinery both
+use:
 
 - ``read_yaml_mapping``: the one YAML reader (``yaml.safe_load``: plain data, never Python objects or code), its
   failures sorted into ``YamlFileError.kind`` so that each script words them its own way;
@@ -30,6 +31,7 @@ import argparse
 import dataclasses
 import functools
 import math
+import subprocess
 import typing
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +39,10 @@ from typing import Any, TypeVar
 
 import yaml
 
+from agents.errors import ScopaError
+
 __all__ = [
+    "ROOT",
     "BooleanOnce",
     "ConfigError",
     "StoreOnce",
@@ -49,9 +54,11 @@ __all__ = [
     "convert_value",
     "field_docs",
     "field_types",
+    "git",
     "load_config",
     "read_yaml_mapping",
     "setting",
+    "short_commit",
     "to_bool",
     "to_float",
     "to_int",
@@ -60,7 +67,27 @@ __all__ = [
 C = TypeVar("C")
 
 
-class ConfigError(ValueError):
+ROOT = Path(__file__).resolve().parents[1]
+"""The folder holding ``train.py`` and ``agents/``: git is asked about the repository it is in."""
+
+
+def git(*args: str, timeout: float = 20) -> str | None:
+    """The output of ``git ARGS`` run in the project's folder; None without git, outside a repository or on error."""
+    try:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, timeout=timeout, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.decode(errors="replace")
+
+
+@functools.lru_cache(maxsize=1)
+def short_commit() -> str | None:
+    """The abbreviated commit of the code (``git rev-parse --short HEAD``), or None; ``results.json`` records it."""
+    out = git("rev-parse", "--short", "HEAD", timeout=5)
+    return (out.strip() or None) if out is not None else None
+
+
+class ConfigError(ScopaError, ValueError):
     """A config file or option that is invalid: unknown key, bad value, or a conflict with a resumed run."""
 
 
@@ -218,7 +245,7 @@ def config_yaml(cfg: Any) -> str:
 # --------------------------------------------------------------------------------------------------- YAML files
 
 
-class YamlFileError(Exception):
+class YamlFileError(ScopaError):
     """A YAML config file that cannot be used. ``kind`` says why, for the caller to word it:
 
     ``folder`` (a directory), ``missing``, ``too_big`` (over ``max_bytes``), ``unreadable`` (``detail``: the

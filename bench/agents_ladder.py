@@ -30,9 +30,9 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agents_speed import TimedPolicy, check_spec, shown  # noqa: E402
 
-from agents.arena import play  # noqa: E402
 from agents.base import make_agent  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
+from scopa_env.driver import play  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 

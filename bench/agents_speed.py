@@ -2,7 +2,7 @@
 
     python bench/agents_speed.py --variant classic --games 512 --agents random,greedy,expert,pimc,ismcts
 
-Each agent plays ``--games`` hands at once against ``--opponent`` (seats alternating) through ``agents.arena.play``,
+Each agent plays ``--games`` hands at once against ``--opponent`` (seats alternating) through ``scopa_env.driver.play``,
 so it acts on about ``games / players`` rows per call, as in ``evaluate.py``. The time inside the agent's ``act``
 is divided by the decisions it made (a CHOOSE-phase pick counts as a decision). Prints a table, then one JSON line
 per agent. BLAS threads are pinned to one. Every argument is checked (and every agent spec loaded) before any game
@@ -23,9 +23,10 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
-from agents.arena import play  # noqa: E402
-from agents.base import ActBatch, Policy, make_agent  # noqa: E402
+from agents.base import make_agent  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
+from scopa_env.driver import play  # noqa: E402
+from scopa_env.policy import ActBatch, Policy  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 

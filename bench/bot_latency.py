@@ -38,7 +38,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from agents.bot import Bot  # noqa: E402
+from agents.nets.bot import Bot  # noqa: E402
 from scopa_bench.env_speed import MAX_SEED  # noqa: E402
 from scopa_env import core  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
@@ -46,7 +46,7 @@ from scopa_env.rules import get_rules, variant_names  # noqa: E402
 
 SHIPPED = ROOT / "agents" / "bots" / "classic"
 SAMPLE_ROWS = 4096
-"""Rows ``agents.export.sample_inputs`` draws; the first half (from real games) is what the bot is timed on."""
+"""Rows ``agents.nets.export.sample_inputs`` draws; the first half (from real games) is what the bot is timed on."""
 MAX_BATCH = SAMPLE_ROWS // 2
 """The largest ``--batch``: the throughput batch is cut from the observations of real games."""
 MAX_CALLS = 10**6
@@ -92,8 +92,8 @@ def synthetic_bot(hidden: list[int], variant: str, out: Path) -> Path:
     """Export an untrained MaskablePPO MlpPolicy with ``hidden`` layers (needs torch and sb3-contrib)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.export import export_checkpoint
-    from agents.neural import checkpoint_meta, save_checkpoint
+    from agents.nets.checkpoint import checkpoint_meta, save_checkpoint
+    from agents.nets.export import export_checkpoint
     from scopa_env.gym import ScopaEnv
 
     env = ScopaEnv(variant, opponents="random")
@@ -121,7 +121,7 @@ def game_positions(rules: Any, count: int, seed: int) -> list[core.State]:
 def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     probe = Bot.load(bot_dir, prefer="numpy")
     rules = get_rules(probe.variant)
-    from agents.export import sample_inputs
+    from agents.nets.export import sample_inputs
 
     obs, mask = sample_inputs(rules, SAMPLE_ROWS, seed)
     obs, mask = obs[: obs.shape[0] // 2], mask[: mask.shape[0] // 2]  # observations from real games

@@ -19,10 +19,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from agents.base import ActBatch, make_agent
-from agents.lookahead import sample_worlds
-from agents.search import PIMCAgent
+from agents.base import make_agent
+from agents.search.lookahead import sample_worlds
+from agents.search.pimc import PIMCAgent
 from scopa_env import core
+from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
 
 

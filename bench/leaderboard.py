@@ -45,7 +45,7 @@ PROG = "bench/leaderboard.py"
 
 def _entrants(variant: str, agents: Sequence[str]) -> tuple[list[tuple[str, str]], str | None]:
     """(label, spec) of each entrant of ``variant`` (``bot``: its shipped bot, or left out) and the bot's spec."""
-    from agents.bot import shipped_bot_spec
+    from agents.nets.bot import shipped_bot_spec
 
     spec = shipped_bot_spec(variant)
     out = []
@@ -62,8 +62,8 @@ def _play_variant(
     variant: str, agents: Sequence[str], deals: int, seed: int, workers: int, out: Path, cost_games: int
 ) -> dict[str, Any]:
     """The tournament and the costs of one variant, written to ``out`` (results.json, cost.json); returns both."""
-    from agents.report import write_outputs
-    from agents.tournament import EvalConfig, run_tournament
+    from agents.evaluation.report import write_outputs
+    from agents.evaluation.tournament import EvalConfig, run_tournament
     from scopa_bench.agents_speed import bench_agent
 
     entrants, bot_spec = _entrants(variant, agents)

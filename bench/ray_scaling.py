@@ -62,7 +62,7 @@ def _positive_big(text: str) -> int:
 
 def _timed(config: Any, repeats: int) -> tuple[float, int]:
     """Median seconds of ``repeats`` runs after one warm-up, and the hands of one run."""
-    from agents.tournament import run_tournament
+    from agents.evaluation.tournament import run_tournament
 
     run_tournament(config)
     seconds, hands = [], 0
@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("ray_scaling.py: error: needs Ray: pip install 'scopa[ray]'", file=sys.stderr)
         return 2
-    from agents.tournament import EvalConfig, TournamentError
+    from agents.errors import TournamentError
+    from agents.evaluation.tournament import EvalConfig
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cores} cores; {args.agents[0]} vs {args.agents[1]}, {args.hands} deals, batch {args.batch}, median of "

@@ -31,9 +31,10 @@ pin_blas_threads(force=True)  # before numpy loads: one BLAS thread (the search'
 
 import numpy as np  # noqa: E402
 
-from agents.base import ActBatch, AgentSpecError, make_agent  # noqa: E402
-from agents.ratings import wilson_interval  # noqa: E402
+from agents.base import AgentSpecError, make_agent  # noqa: E402
+from agents.evaluation.ratings import wilson_interval  # noqa: E402
 from scopa_env import core  # noqa: E402
+from scopa_env.policy import ActBatch  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 
@@ -42,7 +43,7 @@ DEFAULT_SEARCH = "bot:path=agents/bots/classic-search"
 
 
 def share(hits: int, n: int) -> dict[str, float]:
-    """``hits / n`` with its 95% Wilson interval (``agents.ratings.wilson_interval``), as fractions."""
+    """``hits / n`` with its 95% Wilson interval (``agents.evaluation.ratings.wilson_interval``), as fractions."""
     iv = wilson_interval(hits, n)
     return {"share": iv.value, "low": iv.low, "high": iv.high, "n": n}
 

@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _positions(rules: Rules, num: int, seed: int, open_book: bool = False) -> core.State:
     """``num`` positions from random games (PLAY / CHOOSE phases; ``open_book``: open books of <= 8 plies)."""
-    from agents.endgame import open_endgame_rows
+    from agents.search.endgame import open_endgame_rows
 
     rng = np.random.default_rng(seed)
     out: list[core.State] = []
@@ -77,7 +77,7 @@ def _positions(rules: Rules, num: int, seed: int, open_book: bool = False) -> co
 
 def _batched_greedy(rules: Rules, state: core.State, games: Any) -> Any:
     """``greedy_moves`` under another name: the searches then run on the batched core, as before the kernel."""
-    from agents.greedy import greedy_moves
+    from agents.baselines.greedy import greedy_moves
 
     return greedy_moves(rules, state, games)
 
@@ -99,7 +99,7 @@ def _pair(old: list[float], new: list[float]) -> dict[str, Any]:
 
 
 def bench_pimc(rules: Rules, num: int, seed: int) -> dict[str, Any]:
-    from agents.search import PIMCAgent
+    from agents.search.pimc import PIMCAgent
 
     pos = _positions(rules, num, seed)
     old_t, new_t, same = [], [], 0
@@ -117,8 +117,8 @@ def bench_pimc(rules: Rules, num: int, seed: int) -> dict[str, Any]:
 
 
 def bench_end_game(rules: Rules, num: int, seed: int) -> dict[str, Any]:
-    from agents.endgame import _best_actions, solve_open
-    from agents.lookahead import _move_margins
+    from agents.search.endgame import _best_actions, solve_open
+    from agents.search.lookahead import _move_margins
 
     pos = _positions(rules, num, seed, open_book=True)
     old_t, new_t, same = [], [], 0

@@ -5,7 +5,7 @@ connections; the latency of a move.
     python bench/web_load.py --players 400 --slow 600 --variant classic
     python bench/web_load.py --url http://127.0.0.1:8000/     # a server already running (its bots and limits)
 
-Without ``--url`` the server is started as its own process (``python -m agents.web --port 0``, bound to 127.0.0.1,
+Without ``--url`` the server is started as its own process (``python -m agents.play.web --port 0``, bound to 127.0.0.1,
 the variant's shipped bot, ``--body-timeout``), so the clients and the server do not share one interpreter.
 
 The players (``--players``, one asyncio task and one keep-alive connection each, spoken with ``h11``: light, so
@@ -307,10 +307,10 @@ def started_server(
     threads: int | None = None,
     connections: int = 0,
 ) -> Iterator[StartedServer]:
-    """``python -m agents.web`` on 127.0.0.1, a free port, with these bots; stopped (SIGTERM: a graceful
+    """``python -m agents.play.web`` on 127.0.0.1, a free port, with these bots; stopped (SIGTERM: a graceful
     shutdown) at the end. ``connections``: the clients' connections at once; ``--max-connections`` is raised above
     them when the default (1000) is too few, else left at its default."""
-    command = [sys.executable, "-m", "agents.web", "--port", "0", "--max-games", str(max_games)]
+    command = [sys.executable, "-m", "agents.play.web", "--port", "0", "--max-games", str(max_games)]
     command += ["--body-timeout", f"{body_timeout:g}"]
     if connections + CONNECTION_MARGIN > DEFAULT_MAX_CONNECTIONS:
         command += ["--max-connections", str(connections + CONNECTION_MARGIN)]
@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         import h11  # noqa: F401
     except ImportError:
         parser.error("needs h11 (with uvicorn, the web extra): pip install 'scopa[web]'")
-    from agents.bot import shipped_bot
+    from agents.nets.bot import shipped_bot
     from scopa_env.rules import VARIANTS
 
     if args.variant not in VARIANTS:

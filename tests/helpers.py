@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import ActBatch, Policy
 from scopa_env import core
 from scopa_env.cards import parse_cards
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
 SCOPA_VARIANTS = [name for name, rules in VARIANTS.items() if not rules.cirulla]
@@ -82,7 +82,7 @@ def check_endgame_option(rules: Rules, plain: Policy, exact: Policy) -> tuple[np
     """``exact`` (the ``endgame=8`` form of ``plain``) plays ``solve_open``'s move in every open end game of 64
     randomly played games and ``plain``'s elsewhere, and really overrides it somewhere; returns the last position's
     (observations, masks)."""
-    from agents.search import open_endgame_rows, solve_open
+    from agents.search.endgame import open_endgame_rows, solve_open
 
     assert exact.needs_state and not plain.needs_state
     st = core.reset(rules, np.arange(64))

@@ -1,4 +1,5 @@
-"""Tests of the rule-based agents (agents/greedy.py, agents/expert.py) and their shared helpers (agents/features.py).
+"""Tests of the rule-based agents (agents/baselines/greedy.py, agents/search/expert.py) and their shared helpers
+(agents/baselines/features.py).
 
 Hand-built positions draw the table in a comment; random games of every variant check that every agent only plays
 legal moves (``core.step`` raises on an illegal action). The candidate moves are checked against the reference
@@ -11,10 +12,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents.arena import play
-from agents.base import ActBatch, AgentSpecError, Policy, make_agent, registered_agents
-from agents.expert import ExpertAgent
-from agents.features import (
+from agents.base import AgentSpecError, make_agent, registered_agents
+from agents.baselines.features import (
     CardWeights,
     card_weights,
     check_weights,
@@ -23,10 +22,13 @@ from agents.features import (
     hit_probability,
     segment_argmax,
 )
-from agents.greedy import GreedyAgent
+from agents.baselines.greedy import GreedyAgent
+from agents.search.expert import ExpertAgent
 from scopa_env import core
 from scopa_env.cards import format_cards, parse_cards
 from scopa_env.core import Phase, State
+from scopa_env.driver import play
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, get_rules
 
 GAMES_PER_VARIANT = 6

@@ -1,4 +1,5 @@
-"""The agents play cirulla (tests of agents/features.py, greedy, expert, lookahead, search and endgame on cirulla).
+"""The agents play cirulla (tests of agents/baselines/features.py, greedy, expert, lookahead, search and endgame on
+cirulla).
 
 Every agent plays whole hands of the three cirulla variants through the driver (``core.step`` raises on an illegal
 action), knock decisions included; hand-built positions (the table drawn in a comment) check that greedy and expert
@@ -12,12 +13,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents.base import ActBatch, Policy, make_agent
-from agents.endgame import open_endgame_rows, optimal_open_actions
-from agents.expert import ExpertAgent
-from agents.features import (
+from agents.base import make_agent
+from agents.baselines.features import (
     CardWeights,
-    MoveKind,
     card_weights,
     choose,
     dynamic_weights,
@@ -25,11 +23,15 @@ from agents.features import (
     knock_actions,
     unseen_cards,
 )
-from agents.greedy import greedy_moves
-from agents.lookahead import resolve_knocks, rollout, sample_worlds
+from agents.baselines.greedy import greedy_moves
+from agents.search.endgame import open_endgame_rows, optimal_open_actions
+from agents.search.expert import ExpertAgent
+from agents.search.lookahead import resolve_knocks, rollout, sample_worlds
 from scopa_env import core, driver
 from scopa_env.cards import format_cards, parse_cards
 from scopa_env.core import Phase, State
+from scopa_env.moves import MoveKind
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 
 CIRULLA = CIRULLA_VARIANTS["cirulla"]

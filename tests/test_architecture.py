@@ -130,3 +130,197 @@ def test_no_import_circles() -> None:
         if v not in index:
             visit(v)
     assert not cycles, f"import circles: {cycles}"
+
+
+# --------------------------------------------------------------------------------------------------- agents' floors
+
+AGENT_FLOORS = {
+    "agents.baselines": 1,
+    "agents.search": 2,
+    "agents.nets": 3,
+    "agents.evaluation": 4,
+    "agents.play": 4,
+    "agents.training": 5,
+}
+"""The subpackages of ``agents`` from the bottom up (docs/architecture.md draws them). A module imports only from its
+own subpackage, from lower floors and from the top-level modules (floor 0: ``base``, ``errors``, ``config``,
+``threads``); two subpackages on one floor (evaluation, play) do not import each other. The package's ``__init__``
+is the front door: its lazy names (``from agents import Bot``) may come from any floor."""
+MAX_TOP_LEVEL_MODULES = 8
+MAX_LINES = 1000
+
+
+def _floor(module: str) -> tuple[str, int] | None:
+    parts = module.split(".")
+    if parts[0] != "agents" or module == "agents":
+        return None
+    sub = ".".join(parts[:2])
+    return (sub, AGENT_FLOORS[sub]) if sub in AGENT_FLOORS else ("agents", 0)
+
+
+def test_every_agents_subpackage_has_a_floor() -> None:
+    subs = {f"agents.{p.name}" for p in (ROOT / "agents").iterdir() if (p / "__init__.py").is_file()}
+    assert subs == set(AGENT_FLOORS), (
+        f"subpackages without a floor, or floors without a subpackage: {subs ^ set(AGENT_FLOORS)}"
+    )
+
+
+def test_agents_import_only_down_their_floors() -> None:
+    upward = []
+    for module, deps in _graph().items():
+        mine = _floor(module)
+        if mine is None:
+            continue
+        for dep in deps:
+            theirs = _floor(dep)
+            if theirs is None or theirs[0] == mine[0]:
+                continue
+            if theirs[1] >= mine[1]:
+                upward.append(f"{module} -> {dep}")
+    assert not upward, f"imports that do not go down a floor: {sorted(upward)}"
+
+
+def test_agents_top_level_holds_few_modules() -> None:
+    top = sorted(p.name for p in (ROOT / "agents").glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, f"{len(top)} modules at agents/' top level: {top}"
+
+
+def test_no_module_over_a_thousand_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in sorted((ROOT / "agents").rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines (split them by job): {long}"
+
+
+def _top_level_names(path: Path) -> tuple[set[str], dict[str, str]]:
+    """Names a module defines at its top level (if / try blocks included) and the names it imports (-> module)."""
+    defined: set[str] = set()
+    imported: dict[str, str] = {}
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.ImportFrom):
+                imported.update({a.asname or a.name: node.module or "" for a in node.names})
+            elif isinstance(node, ast.Import):
+                imported.update({a.asname or a.name: a.name for a in node.names})
+            elif isinstance(node, ast.If):
+                walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                walk(node.body)
+                walk(node.orelse)
+                for h in node.handlers:
+                    walk(h.body)
+
+    walk(ast.parse(path.read_text()).body)
+    return defined, imported
+
+
+def _dunder_all(path: Path) -> list[str] | None:
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+                return [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def _agents_modules() -> dict[str, Path]:
+    return {m: p for m, p in _modules().items() if m.split(".")[0] in ("agents", "train", "evaluate")}
+
+
+def test_every_all_lists_only_names_the_module_defines() -> None:
+    """No facade: ``__all__`` of an agents module (and of train.py, evaluate.py) names only what it defines. The
+    package's ``__init__`` is the exception: its lazy front-door names (``from agents import Bot``)."""
+    foreign = {}
+    for module, path in _agents_modules().items():
+        names = _dunder_all(path)
+        if names is None or path.name == "__init__.py":
+            continue
+        defined, _ = _top_level_names(path)
+        if missing := sorted(set(names) - defined):
+            foreign[module] = missing
+    assert not foreign, f"__all__ names re-exported from elsewhere (import them from where they are defined): {foreign}"
+
+
+def test_no_module_only_re_exports() -> None:
+    """A module holding nothing but imports (and a docstring) is a signpost: its importers should go to the source.
+    Package ``__init__`` files (a docstring, at most lazy names) and ``__main__`` files are exempt."""
+    signposts = []
+    for module, path in _agents_modules().items():
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        body = [
+            n
+            for n in ast.parse(path.read_text()).body
+            if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+            and not isinstance(n, (ast.Import, ast.ImportFrom))
+            and not (isinstance(n, ast.Assign) and [getattr(t, "id", "") for t in n.targets] == ["__all__"])
+        ]
+        if not body:
+            signposts.append(module)
+    assert not signposts, f"modules that only re-export others' names: {signposts}"
+
+
+def test_every_name_is_imported_from_the_module_that_defines_it() -> None:
+    """``from M import X`` with M in agents, train or evaluate: X is defined in M (or is a submodule of the package
+    M). Reaching a name through a module that merely imports it hides where it lives. Scanned: the package, the
+    scripts, the tests and the benchmarks. ``from agents import Bot, make_agent`` (the lazy front door) is allowed."""
+    known = _agents_modules()
+    files = [*known.values(), *sorted((ROOT / "tests").glob("*.py")), *sorted((ROOT / "bench").glob("*.py"))]
+    cache: dict[str, set[str]] = {}
+    wrong = []
+    for path in dict.fromkeys(files):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
+                continue
+            if node.module == "agents":
+                continue
+            if node.module not in cache:
+                cache[node.module] = _top_level_names(known[node.module])[0]
+            for alias in node.names:
+                if alias.name not in cache[node.module] and f"{node.module}.{alias.name}" not in known:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name} from {node.module}")
+    assert not wrong, f"names imported from a module that does not define them: {wrong}"
+
+
+# --------------------------------------------------------------------------------------------------- the map
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _mapped_files() -> list[str]:
+    """The files named in the first column of docs/architecture.md's table: ``a/b.py``, ``c.py`` (beside the last)."""
+    out = []
+    for line in ARCHITECTURE.read_text().splitlines():
+        if not line.startswith("| `"):
+            continue
+        folder = ""
+        for item in line.split("|")[1].split("`")[1::2]:
+            if "/" in item:
+                folder = item.rpartition("/")[0] + "/"
+                out.append(item)
+            else:
+                out.append(folder + item)
+    return out
+
+
+def test_every_module_has_its_line_in_the_architecture_map() -> None:
+    mapped = set(_mapped_files())
+    modules = {str(p.relative_to(ROOT)) for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    missing = sorted(modules - mapped)
+    assert not missing, (
+        f"modules without a line in docs/architecture.md's table (add one: what the file is for): {missing}"
+    )
+
+
+def test_the_architecture_map_names_only_files_that_exist() -> None:
+    gone = sorted(f for f in _mapped_files() if not (ROOT / f).exists())
+    assert not gone, f"docs/architecture.md names files that do not exist: {gone}"

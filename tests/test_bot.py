@@ -1,5 +1,5 @@
-"""``agents.bot``: the bot never picks a masked action, acts from states, checks its rules, plays as an agent in the
-arena and the envs, pickles, and loads and acts without torch or stable-baselines3."""
+"""``agents.nets.bot``: the bot never picks a masked action, acts from states, checks its rules, plays as an agent in
+the arena and the envs, pickles, and loads and acts without torch or stable-baselines3."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.arena import play as arena_play
-from agents.base import ActBatch, AgentSpecError, make_agent, registered_agents
-from agents.bot import (
+from agents.base import AgentSpecError, make_agent, registered_agents
+from agents.nets.bot import (
     MODEL_CARD,
     ONNX,
     WEIGHTS,
@@ -27,9 +26,10 @@ from agents.bot import (
     make_bot_policy,
     masked_softmax,
 )
-from agents.export import sample_inputs
-from agents.random_agent import RandomAgent
+from agents.nets.export import sample_inputs
 from scopa_env import core
+from scopa_env.driver import play as arena_play
+from scopa_env.policy import ActBatch, RandomAgent
 from scopa_env.rules import get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ BACKENDS = ("numpy", "onnx")
 def bot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An export of a tiny MaskablePPO model with large random weights (so its choices are not uniform)."""
     pytest.importorskip("sb3_contrib")
-    from agents.export import export_checkpoint
+    from agents.nets.export import export_checkpoint
     from tests.test_export import make_checkpoint
 
     d = tmp_path_factory.mktemp("bot")
@@ -163,7 +163,7 @@ def test_rules_and_card_checks(bot_dir: Path, tmp_path: Path) -> None:
         Bot.load(copy)
     (copy / MODEL_CARD).unlink()
     assert not is_export_dir(copy) and is_export_dir(bot_dir)
-    with pytest.raises(BotError, match=r"model_card\.json is missing.*agents\.export"):
+    with pytest.raises(BotError, match=r"model_card\.json is missing.*agents\.nets\.export"):
         Bot.load(copy)
     with pytest.raises(BotError, match="does not exist"):
         Bot.load(tmp_path / "nowhere")
@@ -232,7 +232,7 @@ def test_pickles_for_worker_processes(bot_dir: Path) -> None:
 def test_loads_and_acts_without_torch_or_stable_baselines3(bot_dir: Path) -> None:
     code = f"""
 import sys, numpy as np
-from agents.bot import Bot, make_bot_policy
+from agents.nets.bot import Bot, make_bot_policy
 from scopa_env import core
 for prefer in ("onnx", "numpy"):
     bot = Bot.load({str(bot_dir)!r}, prefer=prefer)
@@ -412,7 +412,7 @@ def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> Non
 
 def test_shipped_bots_are_found_by_variant_name(tmp_path: Path) -> None:
     """``bot`` alone is the variant's shipped bot: its own directory, or a bot whose card lists it under "serves"."""
-    from agents.bot import shipped_bot, shipped_bot_spec
+    from agents.nets.bot import shipped_bot, shipped_bot_spec
 
     classic = ROOT / "agents" / "bots" / "classic"
     assert shipped_bot("classic") == classic and shipped_bot_spec("classic") == str(classic)

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from agents.nets.bot import SHIPPED_BOTS
 from scopa_env import core, render
 from scopa_env.cards import format_card, format_cards, parse_card
 from scopa_env.driver import play
@@ -350,8 +351,8 @@ def _cirulla_position(hands: list[str], table: str, phase: core.Phase) -> tuple[
 
 
 def _match(rules: Rules, st: core.State, script: str) -> tuple[Any, io.StringIO]:
-    from agents import play
-    from agents.greedy import GreedyAgent
+    from agents.baselines.greedy import GreedyAgent
+    from agents.play import terminal as play
 
     out = io.StringIO()
     hint = _agents("expert", rules)[0]
@@ -398,7 +399,7 @@ def test_the_knock_prompt_offers_only_the_legal_knocks(hand: str, legal: str, ty
 
 @pytest.mark.parametrize(("variant", "opponent"), [("cirulla", None), ("cirulla-4", "greedy")])
 def test_whole_cirulla_matches_from_the_command_line(variant: str, opponent: str | None) -> None:
-    from agents import play
+    from agents.play import terminal as play
 
     rules = CIRULLA_VARIANTS[variant]
     cards = [format_card(i, rules.deck) for i in range(rules.num_cards)]
@@ -408,7 +409,7 @@ def test_whole_cirulla_matches_from_the_command_line(variant: str, opponent: str
     assert play.main(argv, io.StringIO(script), out) == 0
     text = out.getvalue()
     default = play.default_opponent(rules)[0]  # cirulla: the shipped bot (agents/bots/cirulla); else expert
-    assert default == (str(play.SHIPPED_BOTS / "cirulla") if variant == "cirulla" else "expert")
+    assert default == (str(SHIPPED_BOTS / "cirulla") if variant == "cirulla" else "expert")
     assert f"opponents: {opponent or default}" in text
     assert "Cirulla:" in text and "knock>" in text and "knocks for" in text
     assert "napoli" in text and "knocks" in text and text.count("match over: ") == 1
@@ -437,7 +438,7 @@ class _Answers(io.StringIO):
 def test_the_docs_cirulla_excerpt_is_what_the_game_prints() -> None:
     from pathlib import Path
 
-    from agents import play
+    from agents.play import terminal as play
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "export_play.md").read_text(encoding="utf-8")
     section = doc.split("### Cirulla", 1)[1]

@@ -1,4 +1,5 @@
-"""Training curves as pictures (agents/curves.py): the trainer's eval.png, its command, and plots that cut no text."""
+"""Training curves as pictures (agents/training/curves.py): the trainer's eval.png, its command, and plots that cut no
+text."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from PIL import Image
 
 import train
-from agents import curves
-from agents.report import plot_ratings
-from agents.tournament import EvalConfig, run_tournament
+from agents.evaluation.report import plot_ratings
+from agents.evaluation.tournament import EvalConfig, run_tournament
+from agents.training import curves
 from tests.helpers import same_weights
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """The one game driver (scopa_env/driver.py): ``decide`` and ``play`` with their hooks.
 
-The driver's games equal a plain hand-written loop (the loop that ``arena.play``, imitation, the random records,
+The driver's games equal a plain hand-written loop (the loop that the tournaments, imitation, the random records,
 the vector env's opponents and the terminal game each used to write out); the hooks see the right rows and actions;
 imitation's teacher data equals the data of the code before the driver (a hash computed from that code).
 """
@@ -14,10 +14,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents import arena
 from agents.base import make_agent
-from agents.imitation import collect_teacher_data
-from scopa_env import core, driver
+from agents.training.imitation import collect_teacher_data
+from scopa_env import core
 from scopa_env.driver import Decision, decide, play
 from scopa_env.policy import ActBatch, Policy, RandomAgent
 from scopa_env.rules import Rules, get_rules
@@ -25,7 +24,7 @@ from scopa_env.scoring import margin_vs_best_other
 
 TEACHER_HASH = "99054d99a7fc8d433ec802f2bf21abdfc37366a18f1842a4d282e2a8b5e30fb2"
 """sha256 of (obs, mask, action, ret) of ``collect_teacher_data("scopa-a-quattro", "greedy", 10, seed=3, batch=4)``
-as computed by the code before the driver (commit a8db9b7, agents/imitation.py's own loop); 366 decisions."""
+as computed by the code before the driver (commit a8db9b7, agents/training/imitation.py's own loop); 366 decisions."""
 
 
 def _plain_loop(
@@ -83,7 +82,6 @@ def test_the_driver_plays_the_games_of_a_plain_loop(variant: str, mode: str) -> 
     assert np.array_equal(res.hand_points, points) and np.array_equal(res.hands, hands)
     assert np.array_equal(res.winner, winner)
     assert len(steps) == len(history) and all(np.array_equal(a, b) for a, b in zip(steps, history, strict=True))
-    assert arena.play is play and arena.GameResults is driver.GameResults
 
 
 def test_hooks_see_the_acting_rows_their_masks_and_the_finished_games() -> None:

@@ -1,4 +1,5 @@
-"""evaluate.py and agents.tournament: duplicate deals, rotations, statistics on real games, SPRT, outputs, errors."""
+"""evaluate.py and agents.evaluation.tournament: duplicate deals, rotations, statistics on real games, SPRT, outputs,
+errors."""
 
 from __future__ import annotations
 
@@ -13,24 +14,16 @@ import numpy.typing as npt
 import pytest
 
 import evaluate
-from agents import tournament
-from agents.base import ActBatch, Policy, register_agent
-from agents.tournament import (
-    Deals,
-    EvalConfig,
-    TournamentError,
-    TournamentInterrupted,
-    checkpoint_steps,
-    game_plan,
-    load_results,
-    make_entries,
-    parse_agent_arg,
-    run_tournament,
-    seat_lineups,
-    side_patterns,
-    write_outputs,
-)
+from agents.base import register_agent
+from agents.errors import TournamentError
+from agents.evaluation import tournament
+from agents.evaluation.deals import MAX_DEAL_SEED, Deals
+from agents.evaluation.entries import checkpoint_steps, make_entries, parse_agent_arg
+from agents.evaluation.report import load_results, write_outputs
+from agents.evaluation.schedule import game_plan, seat_lineups, side_patterns
+from agents.evaluation.tournament import EvalConfig, TournamentInterrupted, run_tournament
 from scopa_env import core
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
 # --------------------------------------------------------------------------------------------------- test agents
@@ -424,10 +417,10 @@ def test_outputs_are_written_and_parse_back(tmp_path: Path) -> None:
 
 
 def test_steps_plot_for_checkpoints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Checkpoint files are built by agents.neural; stand in for it with a 'file' factory that plays lowest-card.
+    # Checkpoint files are built by agents.nets.checkpoint; stand in for it with a 'file' factory playing lowest-card.
     from agents import base
 
-    base._load_builtin()  # import agents.neural first, or it would register its own 'file' factory over ours
+    base._load_builtin()  # import agents.nets.checkpoint first, or it would register its own 'file' factory over ours
     monkeypatch.setitem(base._REGISTRY, "file", (lambda rules, seed, path: LowestCard(rules, seed), "test"))
     ck = [str(tmp_path / "run" / "checkpoints" / f"step_{s:09d}.zip") for s in (1000, 5000)]
     res = run_tournament(cfg(agents=["random", *ck], deals=6))
@@ -537,7 +530,7 @@ def test_config_file_and_options_build_the_config_in_one_checked_step(tmp_path: 
     assert (c.agents, c.sprt, c.seed, c.gauntlet) == (["random", "greedy"], (0.0, 20.0), 4, "expert")
     assert c == EvalConfig.from_dict({"agents": ["random", "greedy"], "sprt": [0, 20], "seed": 4, "gauntlet": "expert"})
     conf.write_text("agents: [random, greedy]\nseed: -1\n")  # the file's own error, even with --seed given
-    with pytest.raises(tournament.TournamentError, match=rf"^config file {re.escape(str(conf))}: seed: got -1"):
+    with pytest.raises(TournamentError, match=rf"^config file {re.escape(str(conf))}: seed: got -1"):
         evaluate.config_from_args(evaluate.build_parser().parse_args(["--config", str(conf), "--seed", "4"]))
 
 
@@ -786,7 +779,7 @@ def test_settings_are_checked_from_python_too() -> None:
 
 def test_seeds_cover_the_whole_uint64_range_and_keep_their_deals() -> None:
     big = Deals.generate("classic", "hands", 3, 2**64 - 1)
-    assert len(big) == 3 and (big.seeds < tournament.MAX_DEAL_SEED).all()
+    assert len(big) == 3 and (big.seeds < MAX_DEAL_SEED).all()
     # Seeds below 2^63 give the deals they always gave (the values of the code that took seeds through int64).
     assert Deals.generate("classic", "hands", 4, 7).seeds.tolist() == [
         5843455455252037,
@@ -816,7 +809,7 @@ def test_more_workers_than_tasks_gets_a_note_with_the_batch_that_uses_them() -> 
     """10 deals in tasks of 16 make one task: with 2 workers one would idle, and the note says which --batch (5: two
     tasks) feeds both; with one worker, or the default (all cores), there is no note. The note changes nothing in the
     results."""
-    from agents.tournament import idle_workers_note, run_tournament
+    from agents.evaluation.tournament import idle_workers_note, run_tournament
 
     said: list[str] = []
     noted = run_tournament(cfg(agents=["random", "greedy"], deals=10, workers=2), notes=said.append)

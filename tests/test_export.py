@@ -1,8 +1,9 @@
-"""``python -m agents.export``: torch vs ONNX vs numpy round trip, the ONNX interface, the model card, ratings, errors.
+"""``python -m agents.nets.export``: torch vs ONNX vs numpy round trip, the ONNX interface, the model card, ratings,
+errors.
 
-The checkpoints are tiny MaskablePPO models saved the way ``train.py`` saves them (``agents.neural.save_checkpoint``
-with its ``scopa_meta.json``). The round trip uses one whose weights are redrawn large, so its probabilities are far
-from uniform and a wrong layer, activation or mask shows.
+The checkpoints are tiny MaskablePPO models saved the way ``train.py`` saves them
+(``agents.nets.checkpoint.save_checkpoint`` with its ``scopa_meta.json``). The round trip uses one whose weights are
+redrawn large, so its probabilities are far from uniform and a wrong layer, activation or mask shows.
 """
 
 from __future__ import annotations
@@ -22,16 +23,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from agents import export  # noqa: E402
-from agents.bot import MODEL_CARD, ONNX, WEIGHTS, Bot  # noqa: E402
-from agents.export import (  # noqa: E402
-    ExportError,
-    check_arguments,
-    export_checkpoint,
-    ratings_from_results,
-    sample_inputs,
-    torch_probs,
-)
+from agents.nets import export  # noqa: E402
+from agents.nets.bot import MODEL_CARD, ONNX, WEIGHTS, Bot  # noqa: E402
+from agents.nets.export import check_arguments, export_checkpoint, ratings_from_results, sample_inputs, torch_probs  # noqa: E402
+from agents.nets.mlp import ExportError  # noqa: E402
 from scopa_env import core  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 
@@ -51,7 +46,7 @@ def make_checkpoint(
     """A tiny MaskablePPO checkpoint; ``scale`` > 0 redraws the policy weights from N(0, scale^2)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.neural import checkpoint_meta, save_checkpoint
+    from agents.nets.checkpoint import checkpoint_meta, save_checkpoint
     from scopa_env.gym import ScopaEnv
 
     env = ScopaEnv(variant, opponents="random")
@@ -91,7 +86,8 @@ def sharp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """(checkpoint, results.json, export dir) of a model trained 128 steps, rated by evaluate's tournament and
     exported through the command line."""
-    from agents.tournament import EvalConfig, run_tournament, write_outputs
+    from agents.evaluation.report import write_outputs
+    from agents.evaluation.tournament import EvalConfig, run_tournament
 
     d = tmp_path_factory.mktemp("trained")
     ckpt = make_checkpoint(d / "best.zip", learn_steps=128, seed=1)
@@ -122,7 +118,7 @@ def _inputs(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_torch_onnx_numpy_probabilities_agree(sharp: tuple[Path, Path]) -> None:
     from sb3_contrib import MaskablePPO
 
-    from agents.neural import load_checkpoint_policy
+    from agents.nets.checkpoint import load_checkpoint_policy
 
     ckpt, bot_dir = sharp
     rules = get_rules("classic")
@@ -151,7 +147,7 @@ def test_torch_onnx_numpy_probabilities_agree(sharp: tuple[Path, Path]) -> None:
 
 
 def test_actions_are_the_torch_argmax(sharp: tuple[Path, Path]) -> None:
-    from agents.neural import load_checkpoint_policy
+    from agents.nets.checkpoint import load_checkpoint_policy
 
     ckpt, bot_dir = sharp
     actor, _ = load_checkpoint_policy(ckpt, "classic")
@@ -211,7 +207,7 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
 
 
 def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
-    from agents.export import against_expert
+    from agents.nets.export import against_expert
 
     def pairing(agent: str, opponent: str, deals: int, value: float, low: float, high: float) -> dict:
         return {
@@ -247,7 +243,7 @@ def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
 
 def test_the_card_carries_the_endgame_the_bot_plays_by_default(tmp_path: Path, sharp: tuple[Path, Path]) -> None:
     from agents.base import make_agent
-    from agents.neural import read_checkpoint_meta
+    from agents.nets.checkpoint import read_checkpoint_meta
 
     ckpt, bot_dir = sharp
     assert json.loads((bot_dir / MODEL_CARD).read_text())["endgame"] == 0  # checkpoints without "endgame"
@@ -291,7 +287,7 @@ def cli_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         export.main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "python -m agents.export: error: " in err and "Traceback" not in err
+    assert "python -m agents.nets.export: error: " in err and "Traceback" not in err
     return err
 
 
@@ -355,7 +351,7 @@ def test_unsupported_network_is_refused(tmp_path: Path) -> None:
 
 
 def test_relu_network_round_trip(tmp_path: Path) -> None:
-    from agents.neural import load_checkpoint_policy
+    from agents.nets.checkpoint import load_checkpoint_policy
 
     ckpt = make_checkpoint(tmp_path / "relu.zip", hidden=(16,), activation=torch.nn.ReLU, scale=0.4, seed=5)
     card = export_checkpoint(ckpt, tmp_path / "out", check_rows=128)
@@ -380,5 +376,5 @@ def test_failed_check_leaves_no_files(
         export_checkpoint(ckpt, tmp_path / "out", check_rows=64)
     assert not (tmp_path / "out").exists()  # nor the folder it made (no empty export directory left behind)
     assert export.main([str(ckpt), "--out", str(tmp_path / "cli"), "--check-rows", "64"]) == 1  # a failed check: 1
-    assert "python -m agents.export: error: the exported bot does not match" in capsys.readouterr().err
+    assert "python -m agents.nets.export: error: the exported bot does not match" in capsys.readouterr().err
     assert not (tmp_path / "cli").exists()

@@ -1,10 +1,10 @@
-"""Malformed values thrown at every public entry point of the envs, the core, the bot and ``agents.export``.
+"""Malformed values thrown at every public entry point of the envs, the core, the bot and ``agents.nets.export``.
 
 Each entry point's argument gets every value of ``BAD`` (the wrong type, out of range, empty, huge, NaN, ...). A value
 an argument accepts is listed with it and must work; every other one must raise a ``TypeError`` or ``ValueError``
 (or a subclass: ``IllegalActionError``, ``BotError``, ``AgentSpecError``) whose message names the argument or the
 problem: never an ``IndexError``, ``KeyError``, ``AttributeError``, ``OverflowError`` or a silent success. The
-command line of ``agents.export`` must stop with exit status 2 and an ``error:`` line, no traceback.
+command line of ``agents.nets.export`` must stop with exit status 2 and an ``error:`` line, no traceback.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.bot import Bot, make_bot_policy
+from agents.nets.bot import Bot, make_bot_policy
 from scopa_env import core, scopa_v0
 from scopa_env.gym import ScopaEnv, ScopaVecEnv
 
@@ -242,12 +242,12 @@ def export_cases(f: dict[str, Path]) -> list[list[str]]:
 def test_export_command_line_refuses_every_malformed_argument(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agents import export
+    from agents.nets import export
 
     for argv in export_cases(files):
         with pytest.raises(SystemExit) as exc:
             export.main(argv)
         err = capsys.readouterr().err
         assert exc.value.code == 2, (argv, err)
-        assert "python -m agents.export: error: " in err and "Traceback" not in err, (argv, err)
+        assert "python -m agents.nets.export: error: " in err and "Traceback" not in err, (argv, err)
     assert not (files["dir"] / "new-bot").exists()  # nothing was written

@@ -1,4 +1,5 @@
-"""Fuzz the command lines of ``scopa_env.record``, ``agents.play`` and ``bench/env_speed.py``, and ``record --check``.
+"""Fuzz the command lines of ``scopa_env.record``, ``agents.play.terminal`` and ``bench/env_speed.py``, and ``record
+--check``.
 
 Each case calls a ``main(argv)`` in-process with one malformed argument on an otherwise valid command line and
 expects argparse's convention: exit status 2, nothing on stdout, and stderr ending in the one line
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agents import play
+from agents.play import terminal as play
 from scopa_bench import env_speed as bench
 from scopa_env import record
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import train
+from agents.training.train_config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")  # a wrongly accepted value would train for seconds, not hours
@@ -42,9 +43,9 @@ ONE_OFF = {"total_steps": ["0"], "eval_deals": ["0", "2000000"], "num_envs": ["0
 
 
 def _cases() -> list[tuple[str, str]]:
-    hints = typing.get_type_hints(train.TrainConfig)
+    hints = typing.get_type_hints(TrainConfig)
     cases = []
-    for f in dataclasses.fields(train.TrainConfig):
+    for f in dataclasses.fields(TrainConfig):
         tp = hints[f.name]
         if f.name in STRINGS:
             values = STRINGS[f.name]

@@ -13,10 +13,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from agents.base import ActBatch, Policy
 from scopa_bench.env_speed import bench_vec_env
 from scopa_env import core, scopa_v0
 from scopa_env.gym import ScopaEnv, ScopaVecEnv
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.shuffle import derive_seed
 
@@ -327,7 +327,7 @@ def test_illegal_learner_actions() -> None:
 
 
 def test_exact_endgame_narrows_the_learners_mask_to_the_solvers_best_moves() -> None:
-    from agents.search import ExactEndgameMask, open_endgame_rows, optimal_open_actions
+    from agents.search.endgame import ExactEndgameMask, open_endgame_rows, optimal_open_actions
 
     venv = ScopaVecEnv("classic", 64, opponents="greedy", seed=3, mask_filter=ExactEndgameMask(8))
     plain = ScopaVecEnv("classic", 64, opponents="greedy", seed=3)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 import evaluate
-from agents.tournament import EvalConfig, TournamentError
+from agents.errors import TournamentError
+from agents.evaluation.tournament import EvalConfig
+from agents.nets.mlp import ExportError
 
 
 def _marker_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
@@ -55,7 +57,7 @@ def test_plugins_from_the_command_line_or_a_trusted_config_are_imported(
 
 
 def _fake_rllib_checkpoint(folder: Path, head_width: int = 40, **meta_changes: object) -> Path:
-    """An exported RLlib module as ``agents.rllib_agent.export_module`` writes it: a one-layer encoder and a head."""
+    """An exported RLlib module as ``agents.nets.rllib.export_module`` writes it: a one-layer encoder and a head."""
     import json
 
     import torch
@@ -95,7 +97,7 @@ def test_an_rllib_module_of_the_right_shape_plays(tmp_path: Path) -> None:
 
     folder = _fake_rllib_checkpoint(tmp_path / "ok")
     cfg = EvalConfig(agents=[f"rllib:path={folder}", "random"], deals=2, workers=1)
-    from agents.tournament import run_tournament
+    from agents.evaluation.tournament import run_tournament
 
     assert run_tournament(cfg, progress=False).config.agents[0] == f"rllib:path={folder}"
     assert make_agent(f"rllib:path={folder}", "classic") is not None
@@ -209,7 +211,7 @@ def test_a_resume_state_with_values_of_the_wrong_kind_is_passed_over(
     import shutil
 
     import train
-    from agents import safe_state
+    from agents.training import safe_state
 
     run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
 
@@ -236,7 +238,7 @@ def test_a_resume_state_with_values_of_the_wrong_kind_is_passed_over(
 def test_export_without_the_export_extra_says_how_and_writes_nothing(
     smoke_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agents import export
+    from agents.nets import export
 
     monkeypatch.setitem(sys.modules, "onnxscript", None)
     out = tmp_path / "bot"
@@ -251,20 +253,20 @@ def test_export_without_the_export_extra_says_how_and_writes_nothing(
 def test_an_export_that_fails_leaves_no_empty_folder(
     smoke_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents import export
+    from agents.nets import export
 
     def fail(*args: object, **kwargs: object) -> None:
-        raise export.ExportError("the ONNX writer failed")
+        raise ExportError("the ONNX writer failed")
 
     monkeypatch.setattr(export, "_write_onnx", fail)
     out = tmp_path / "new" / "bot"
-    with pytest.raises(export.ExportError, match="ONNX writer failed"):
+    with pytest.raises(ExportError, match="ONNX writer failed"):
         export.export_checkpoint(smoke_run / "best.zip", out)
     assert not out.exists()
     keep = tmp_path / "mine"
     keep.mkdir()
     (keep / "notes.txt").write_text("mine")
-    with pytest.raises(export.ExportError):
+    with pytest.raises(ExportError):
         export.export_checkpoint(smoke_run / "best.zip", keep, force=True)
     assert sorted(p.name for p in keep.iterdir()) == ["notes.txt"]  # the user's folder and file are kept
 
@@ -278,7 +280,7 @@ def test_an_export_that_fails_leaves_no_empty_folder(
     ],
 )
 def test_export_cost_refuses_nan(tmp_path: Path, text: str, message: str) -> None:
-    from agents.export import ExportArgumentError, read_provenance
+    from agents.nets.export import ExportArgumentError, read_provenance
 
     cost = tmp_path / "cost.json"
     cost.write_text(text)
@@ -291,7 +293,7 @@ def test_export_cost_refuses_nan(tmp_path: Path, text: str, message: str) -> Non
 
 @pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "not a regular file"), ("/tmp", "a folder")])
 def test_export_commands_from_a_device_or_folder_says_what_it_is(path: str, kind: str) -> None:
-    from agents.export import ExportArgumentError, read_provenance
+    from agents.nets.export import ExportArgumentError, read_provenance
 
     if not Path(path).exists():
         pytest.skip(f"{path} does not exist on this system")

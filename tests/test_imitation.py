@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.imitation import collect_teacher_data, pretrain_policy
+from agents.training.imitation import collect_teacher_data, pretrain_policy
 from scopa_env import core
 
 
@@ -37,10 +37,11 @@ def test_pretraining_copies_the_teacher():
 def test_distillation_pulls_the_actor_toward_the_solver_and_leaves_the_critic():
     from sb3_contrib import MaskablePPO
 
-    from agents.base import ActBatch, make_agent
-    from agents.imitation import distill_actions
-    from agents.search import open_endgame_rows, solve_open
+    from agents.base import make_agent
+    from agents.search.endgame import open_endgame_rows, solve_open
+    from agents.training.imitation import distill_actions
     from scopa_env.gym import ScopaVecEnv
+    from scopa_env.policy import ActBatch
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")

@@ -1,5 +1,5 @@
-"""Opponent inference (``agents/inference.py``, ``pimc:infer=T``): the memory reconstructs the opponent's moves of the
-current deal from public cards only, the world weights favour hands that explain the moves, and the agent stays
+"""Opponent inference (``agents/search/inference.py``, ``pimc:infer=T``): the memory reconstructs the opponent's moves
+of the current deal from public cards only, the world weights favour hands that explain the moves, and the agent stays
 legal, deterministic for a seed and blind to hidden cards across a whole hand."""
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import ActBatch, make_agent
-from agents.inference import DealMemory, OpponentMove, _log_likelihood, supports_inference
-from agents.search import PIMCAgent
+from agents.base import make_agent
+from agents.search.inference import DealMemory, OpponentMove, _log_likelihood, supports_inference
+from agents.search.pimc import PIMCAgent
 from scopa_env import core
 from scopa_env.cards import parse_card
 from scopa_env.core import Phase, State
+from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
 from tests.helpers import position
 from tests.test_search import reshuffle_hidden

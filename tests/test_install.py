@@ -40,9 +40,10 @@ def test_the_installed_copy_finds_its_configs_and_bots(installed: Path) -> None:
     out = _run(installed, str(installed / "bin" / "scopa-train"), "--config", "strong", "--print-config")
     assert out.returncode == 0 and "name: strong" in out.stdout, out.stderr
     code = (
-        "import train, agents.play as p; from pathlib import Path; "
-        "print(Path(train.__file__).parent == Path(p.__file__).parent.parent, "
-        "(p.SHIPPED_BOTS / 'classic' / 'model_card.json').is_file(), train.DEFAULT_CONFIG.is_file())"
+        "import train, agents; from pathlib import Path; "
+        "from agents.nets.bot import SHIPPED_BOTS; from agents.training.train_config import DEFAULT_CONFIG; "
+        "print(Path(train.__file__).parent == Path(agents.__file__).parent.parent, "
+        "(SHIPPED_BOTS / 'classic' / 'model_card.json').is_file(), DEFAULT_CONFIG.is_file())"
     )
     out = _run(installed, sys.executable, "-c", code)
     assert out.stdout.split() == ["True", "True", "True"], out.stdout + out.stderr

@@ -160,7 +160,7 @@ def test_rllib_against_fixed_opponents_then_evaluate_py(tmp_path: Path, monkeypa
 
     import evaluate
     from agents.base import AgentSpecError, make_agent
-    from agents.rllib_agent import META_FILE, WEIGHTS_FILE, main, save_rllib_checkpoint
+    from agents.nets.rllib import META_FILE, WEIGHTS_FILE, main, save_rllib_checkpoint
     from scopa_env.rllib import masked_ppo_config
 
     monkeypatch.setattr(scopa_v0, "env", _strict_env)  # the opponents' cards are legal too
@@ -214,7 +214,7 @@ def test_rllib_against_fixed_opponents_then_evaluate_py(tmp_path: Path, monkeypa
     shutil.copytree(plain, tmp_path / "plain_payload")
     for pkl in (tmp_path / "plain_payload").rglob("*.pkl"):
         pkl.write_bytes(pickle.dumps(_Touch(marker)))
-    with pytest.raises(AgentSpecError, match=r"pickle.*python -m agents.rllib_agent"):
+    with pytest.raises(AgentSpecError, match=r"pickle.*python -m agents.nets.rllib"):
         make_agent(f"rllib:path={tmp_path / 'plain_payload'}", "classic", seed=0)
     assert not marker.exists()
     # ... and the command adds the files to a checkpoint one trusts: the same agent

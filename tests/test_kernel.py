@@ -6,9 +6,9 @@ reference engine, on every variant (cirulla's included).
   the legal actions, the observation of every seat and what the step did (move, capture, scopa, hand points,
   leftovers, winner, knocks, table takes) must agree.
 - Against ``reference`` (the oracle): every card's legal captures at every decision, and every hand's points.
-- The search candidates against ``agents.features.generate_moves`` (cards, kinds, partitions, captured cards,
+- The search candidates against ``agents.baselines.features.generate_moves`` (cards, kinds, partitions, captured cards,
   scopa flags), in the PLAY and CHOOSE phases.
-- The exact end game (``agents.endgame``, on the kernel) against the batched search it replaced
+- The exact end game (``agents.search.endgame``, on the kernel) against the batched search it replaced
   (``lookahead._move_margins`` to the end of the hand) on fixed sets of open-book positions: the same moves, the
   same set of best first actions.
 
@@ -22,10 +22,10 @@ import sys
 import numpy as np
 import pytest
 
-from agents.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
-from agents.features import generate_moves
-from agents.greedy import greedy_moves
-from agents.lookahead import _move_margins
+from agents.baselines.features import generate_moves
+from agents.baselines.greedy import greedy_moves
+from agents.search.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
+from agents.search.lookahead import _move_margins
 from scopa_env import core, reference
 from scopa_env.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.rules import VARIANTS, get_rules

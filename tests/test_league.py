@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from agents.base import Policy, make_agent
-from agents.league import League, pfsp_weights
-from agents.random_agent import RandomAgent
+from agents.base import make_agent
+from agents.training.league import League, pfsp_weights
+from scopa_env.policy import Policy, RandomAgent
 
 
 class FakeEnv:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from agents.features import card_weights, generate_moves
+from agents.baselines.features import card_weights, generate_moves
 from scopa_env import core, reference
 from scopa_env.cards import format_cards, parse_card, parse_cards
 from scopa_env.core import Phase, State

@@ -1,4 +1,5 @@
-"""Tests of the network-guided search ``az`` (agents/netsearch.py) and of expert iteration (agents/expert_iteration.py).
+"""Tests of the network-guided search ``az`` (agents/nets/netsearch.py) and of expert iteration
+(agents/training/expert_iteration.py).
 
 ``az`` plays only legal actions in every variant, is deterministic for a seed and blind to hidden cards (the unseen
 cards are dealt again and the decisions must not change; ``tests/test_search.py`` shows the check can fail). The
@@ -16,12 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import ActBatch, AgentSpecError, make_agent
-from agents.bot import new_card, write_numpy_export
-from agents.netsearch import AZAgent, NetEvaluator, load_net
+from agents.base import AgentSpecError, make_agent
+from agents.nets.az import AZAgent, NetEvaluator
+from agents.nets.bot import new_card, write_numpy_export
+from agents.nets.netsearch import load_net
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.driver import play
+from scopa_env.policy import ActBatch
 from scopa_env.rules import CIRULLA_VARIANTS, get_rules
 from tests.helpers import SCOPA_VARIANTS
 from tests.test_search import decisions, random_positions, reshuffle_hidden
@@ -127,7 +130,7 @@ def test_az_options_are_checked(tmp_path: Path) -> None:
 
 
 def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_path: Path) -> None:
-    from agents.expert_iteration import main
+    from agents.training.expert_iteration import main
 
     code = main(
         [
@@ -152,7 +155,7 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
     zb = decisions(make_agent(f"az:path={run / 'nets' / 'iter_1'},worlds=3", rules, seed=4), rules, st, 4, calls=1)
     assert np.array_equal(za, zb)
     # The shipped kind of search bot: the checkpoint exported with --search plays az's moves on the checkpoint.
-    from agents.export import export_checkpoint
+    from agents.nets.export import export_checkpoint
 
     export_checkpoint(run / "last.zip", tmp_path / "search-bot", search="worlds=3", check_rows=64)
     zc = decisions(make_agent(f"bot:path={tmp_path / 'search-bot'}", rules, seed=4), rules, st, seed=4, calls=1)
@@ -164,7 +167,7 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
 
 def test_sampled_rollouts_follow_the_networks_softmax() -> None:
     """temp=T plays cards in proportion to softmax(logits / T) over the legal cards; temp=0 is the argmax."""
-    from agents.netsearch import net_rollout_policy
+    from agents.nets.az import net_rollout_policy
 
     rules = get_rules("classic")
     net = load_net(rules, CLASSIC_BOT)
@@ -185,7 +188,7 @@ def test_sampled_rollouts_follow_the_networks_softmax() -> None:
 
 
 def tiny_exit_argv(run_root: Path, name: str, iterations: int) -> list[str]:
-    """``agents.expert_iteration`` arguments of a run of two-hand iterations (classic), in ``run_root``."""
+    """``agents.training.expert_iteration`` arguments of a run of two-hand iterations (classic), in ``run_root``."""
     return [
         "--hands", "2", "--chunk", "2", "--workers", "1", "--iterations", str(iterations), "--eval-deals", "2",
         "--eval-opponents", "greedy", "--teacher", "az:worlds=1", "--run-root", str(run_root), "--name", name,
@@ -198,7 +201,7 @@ def test_expert_iteration_stopped_mid_iteration_resumes_it_from_the_start(
 ) -> None:
     """Ctrl-C during an iteration's evaluation: nothing of that iteration is kept (last.zip, state.json), so the
     next leg redoes it from the network it started with instead of fitting an already-fitted network again."""
-    from agents import expert_iteration as ei
+    from agents.training import expert_iteration as ei
 
     real = ei.ExpertIteration._evaluate
 
@@ -227,8 +230,8 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
     import os
     import signal
 
-    from agents import expert_iteration as ei
-    from agents.trainer import SignalStop
+    from agents.training import expert_iteration as ei
+    from agents.training.trainer import SignalStop
 
     real = ei.ExpertIteration._evaluate
 
@@ -260,7 +263,7 @@ def test_az_expert_prior_adds_pimcs_heuristic_to_the_networks() -> None:
     """``expert=w`` adds w times the expert heuristic (pimc's prior) to the margins: ``_move_margins`` gets the real
     position's candidates scored prior x log p(card) + w x expert, so with the same worlds the margins differ from
     ``expert=0`` by exactly w x expert on each candidate (the end game, solved exactly, keeps no prior)."""
-    from agents.features import dynamic_weights, expert_scores, generate_moves
+    from agents.baselines.features import dynamic_weights, expert_scores, generate_moves
     from scopa_env.core import remaining_plies
 
     rules = get_rules("classic")

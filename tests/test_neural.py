@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.arena import play
-from agents.base import ActBatch, AgentSpecError, make_agent
-from agents.neural import (
+from agents.base import AgentSpecError, make_agent
+from agents.nets.checkpoint import (
     META_NAME,
     NeuralPolicy,
     checkpoint_meta,
@@ -22,6 +21,8 @@ from agents.neural import (
     save_checkpoint,
 )
 from scopa_env import core
+from scopa_env.driver import play
+from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
 
 

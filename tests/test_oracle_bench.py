@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import ActBatch, make_agent
+from agents.base import make_agent
 from scopa_bench.oracle_pimc import OraclePIMC, oracle_worlds, partial_oracle_worlds
 from scopa_env import core
 from scopa_env.core import Phase
+from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
 from tests.test_search import random_positions
 

@@ -15,12 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import play
-from agents.base import ActBatch, make_agent
-from agents.bot import make_bot_policy, new_card, write_numpy_export
-from agents.random_agent import RandomAgent
+from agents.base import make_agent
+from agents.nets.bot import make_bot_policy, new_card, write_numpy_export
+from agents.play import terminal as play
+from agents.play.hints import move_probabilities
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
+from scopa_env.policy import ActBatch, RandomAgent
 from scopa_env.rules import Rules, get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,7 +247,7 @@ def test_move_probabilities_cover_every_legal_move(tmp_path: Path) -> None:
 
     rules, st = position("classic", ["7d Ks 5b", "Ad Ac Ab"], table="2s 5c 3c 4b 2d")
     policy = make_bot_policy(rules, 0, path=str(_numpy_bot(tmp_path / "bot", rules)), prefer="numpy")
-    moves = play.move_probabilities(policy.action_probs, rules, st, 0)
+    moves = move_probabilities(policy.action_probs, rules, st, 0)
     got = {(m.card, m.capture) for m in moves}
     assert got == set(core.legal_moves(rules, st, 0))
     assert sum(m.prob for m in moves) == pytest.approx(1.0, abs=1e-5)
@@ -353,10 +354,10 @@ def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.Capture
 
 def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() -> None:
     """``python -m scopa_env.play`` (no import of agents in scopa_env: an entry point) picks the shipped bot."""
-    from agents.bot import SHIPPED_BOTS
+    from agents.nets.bot import SHIPPED_BOTS
     from scopa_env import play as env_play
 
-    assert env_play.find_game() is play.main  # the installed project registers agents.play:main
+    assert env_play.find_game() is play.main  # the installed project registers agents.play.terminal:main
     proc = subprocess.run(
         [sys.executable, "-m", "scopa_env.play", "--variant", "scopone-scientifico", "--seed", "3"],
         input="quit\n",

@@ -257,7 +257,7 @@ def test_record_files_of_random_bytes_are_checked_line_by_line(tmp_path_factory:
 @FAST
 @given(data=st.data())
 def test_model_cards_load_or_give_a_bot_error(tmp_path_factory: Any, data: st.DataObject) -> None:
-    from agents.bot import Bot, BotError
+    from agents.nets.bot import Bot, BotError
 
     folder = tmp_path_factory.mktemp("bot")
     bot_dir = Path(shutil.copytree(ROOT / "agents" / "bots" / "classic", folder / "classic"))
@@ -310,8 +310,9 @@ def _options(main: Any) -> list[str]:
 def _command_cases() -> dict[str, tuple[Any, list[str]]]:
     import evaluate
     import train
-    from agents import export, play
-    from agents.web import server
+    from agents.nets import export
+    from agents.play import terminal as play
+    from agents.play.web import server
     from scopa_bench import env_speed, leaderboard
     from scopa_env import record
 
@@ -339,11 +340,11 @@ def test_every_command_has_options_to_fuzz() -> None:
 def test_random_option_values_give_a_result_or_one_error_line(
     command: str, data: st.DataObject, tmp_path_factory: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import agents.export
-    import agents.play
-    import agents.tournament
-    import agents.trainer
-    import agents.web.server
+    import agents.evaluation.tournament
+    import agents.nets.export
+    import agents.play.terminal
+    import agents.play.web.server
+    import agents.training.trainer
     import scopa_bench.env_speed
     import scopa_bench.leaderboard
     import scopa_env.record
@@ -359,14 +360,14 @@ def test_random_option_values_give_a_result_or_one_error_line(
     work = tmp_path_factory.mktemp("cli")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(work)
-        mp.setattr(agents.trainer.Trainer, "create", _trip)
-        mp.setattr(agents.trainer.Trainer, "resume", _trip)
-        mp.setattr(agents.tournament, "play", _trip)
+        mp.setattr(agents.training.trainer.Trainer, "create", _trip)
+        mp.setattr(agents.training.trainer.Trainer, "resume", _trip)
+        mp.setattr(agents.evaluation.tournament, "play", _trip)
         mp.setattr(scopa_env.record, "play_random_records", _trip)
-        mp.setattr(agents.export, "export_bot", _trip)
-        mp.setattr(agents.export, "export_checkpoint", _trip)
-        mp.setattr(agents.play, "run", _trip)
-        mp.setattr(agents.web.server, "WebServer", _trip)
+        mp.setattr(agents.nets.export, "export_bot", _trip)
+        mp.setattr(agents.nets.export, "export_checkpoint", _trip)
+        mp.setattr(agents.play.terminal, "run", _trip)
+        mp.setattr(agents.play.web.server, "WebServer", _trip)
         mp.setattr(scopa_bench.env_speed, "_run", _trip)
         mp.setattr(scopa_bench.leaderboard, "_play_variant", _trip)
         try:

@@ -6,10 +6,9 @@ from collections import Counter
 
 import numpy as np
 
-from agents.base import ActBatch
-from agents.random_agent import RandomAgent
 from scopa_env import core
 from scopa_env.cards import parse_card
+from scopa_env.policy import ActBatch, RandomAgent
 from tests.helpers import position
 
 

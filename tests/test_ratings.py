@@ -1,4 +1,5 @@
-"""agents.ratings: intervals, Bradley-Terry ratings with bootstrap, likelihood of superiority and the GSPRT."""
+"""agents.evaluation.ratings: intervals, Bradley-Terry ratings with bootstrap, likelihood of superiority and the
+GSPRT."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.ratings import (
+from agents.evaluation.ratings import (
     SPRT,
     DealHistogram,
     _mle_with_mean,

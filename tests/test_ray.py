@@ -15,14 +15,15 @@ import numpy as np
 import pytest
 
 import evaluate
-from agents.tournament import EvalConfig, SettingError, TournamentError, check_setting, run_tournament
+from agents.errors import TournamentError
+from agents.evaluation.tournament import EvalConfig, SettingError, check_setting, run_tournament
 
 KILL_PLUGIN = '''"""A test agent: greedy, except that the first time it acts in a Ray worker it kills that worker."""
 import os
 from pathlib import Path
 
 from agents.base import register_agent
-from agents.greedy import GreedyAgent
+from agents.baselines.greedy import GreedyAgent
 
 HERE = Path(__file__).parent
 
@@ -125,7 +126,7 @@ def test_killed_worker_is_retried_and_results_are_identical(cluster: str, plugin
 
 
 def test_teacher_data_on_ray_is_identical(cluster: str) -> None:
-    from agents.imitation import collect_teacher_data
+    from agents.training.imitation import collect_teacher_data
 
     # random: a teacher that draws from its generator, so the batches' seeding matters
     here = collect_teacher_data("classic", "random", num_hands=40, seed=2, batch=8)
@@ -140,7 +141,7 @@ def test_unknown_agent_on_ray_is_a_clean_error(
     cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from agents.base import register_agent
-    from agents.greedy import GreedyAgent
+    from agents.baselines.greedy import GreedyAgent
 
     @register_agent("only_in_main_ray_test")
     def _make(rules: Any, seed: int | None = None) -> GreedyAgent:
@@ -172,7 +173,7 @@ def test_without_ray_the_option_says_how_to_install(
     assert len(err) == 1 and err[0].startswith("evaluate.py: error: ") and "pip install" in err[0], err
     assert not out.exists()  # refused before anything was written
     with pytest.raises(TournamentError, match="pip install"):
-        from agents.imitation import collect_teacher_data
+        from agents.training.imitation import collect_teacher_data
 
         collect_teacher_data("classic", "greedy", 4, ray="local")
     # and the rest works without it
@@ -180,7 +181,7 @@ def test_without_ray_the_option_says_how_to_install(
 
 
 LOCAL_PLUGIN = """from agents.base import register_agent
-from agents.greedy import GreedyAgent
+from agents.baselines.greedy import GreedyAgent
 
 
 @register_agent("greedy_from_cwd", "greedy, registered by a plugin module in the working folder")
@@ -249,8 +250,8 @@ def test_trainer_evaluation_on_ray_is_identical(cluster: str) -> None:
     """The learner's weights sent as arrays, rebuilt on the workers, the opponents built from their specs: the same
     margins, interval and win rate as ``duplicate_eval(..., chunk=...)`` in this process, chunk by chunk."""
     from agents.base import make_agent
-    from agents.neural import NeuralPolicy
-    from agents.trainer import duplicate_eval, duplicate_eval_on_ray
+    from agents.nets.checkpoint import NeuralPolicy
+    from agents.training.duplicate_eval import duplicate_eval, duplicate_eval_on_ray
 
     policy = _tiny_policy()
     specs = ["random", "greedy"]

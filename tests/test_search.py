@@ -1,4 +1,5 @@
-"""Tests of the search agents (agents/search.py): legal play, determinism, blindness to hidden cards, exact end game.
+"""Tests of the search agents (agents/search/pimc.py): legal play, determinism, blindness to hidden cards, exact end
+game.
 
 Blindness: a position's unseen cards (other hands and the stock) are dealt again at random, keeping every hand size;
 an agent that reads only what its seat may know must then make exactly the same decisions for the same seed. A
@@ -13,24 +14,17 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents.arena import play
-from agents.base import ActBatch, AgentSpecError, Policy, make_agent
-from agents.features import Moves
-from agents.greedy import greedy_moves
-from agents.search import (
-    ISMCTSAgent,
-    PIMCAgent,
-    apply_moves,
-    is_open,
-    open_endgame_rows,
-    optimal_open_actions,
-    rollout,
-    sample_worlds,
-    search_tree,
-    solve_open,
-)
+from agents.base import AgentSpecError, make_agent
+from agents.baselines.features import Moves
+from agents.baselines.greedy import greedy_moves
+from agents.search.endgame import open_endgame_rows, optimal_open_actions, solve_open
+from agents.search.ismcts import ISMCTSAgent
+from agents.search.lookahead import apply_moves, rollout, sample_worlds, search_tree
+from agents.search.pimc import PIMCAgent
 from scopa_env import core
-from scopa_env.core import Phase, State
+from scopa_env.core import Phase, State, is_open
+from scopa_env.driver import play
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from tests.helpers import sampled_positions
 
@@ -396,7 +390,7 @@ def test_pimc_on_the_kernel_plays_as_on_the_batched_core_on_2000_positions(varia
 
 def test_pimc_searches_on_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default pimc (greedy rollouts) searches its worlds on the compiled kernel, not on the batched core."""
-    import agents.lookahead as lookahead
+    import agents.search.lookahead as lookahead
 
     calls: list[int] = []
     real = lookahead.kernel_sampled_search
@@ -431,7 +425,7 @@ def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() ->
     """az (the classic bot's network as prior, greedy rollouts) searches its worlds on the kernel: same decisions."""
     from pathlib import Path
 
-    from agents.endgame import _best_actions
+    from agents.search.endgame import _best_actions
 
     bot = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
     rules = get_rules("classic")

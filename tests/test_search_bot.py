@@ -1,9 +1,9 @@
 """Search bots (issue 17): a bot export directory whose model card carries ``"search"`` plays its network inside
-``az`` search through ``agents.bot.Bot`` and ``bot:`` specs.
+``az`` search through ``agents.nets.bot.Bot`` and ``bot:`` specs.
 
-``python -m agents.export`` writes one from a checkpoint (``--search``) or from another bot's directory (its network,
-byte for byte); the card's search options are untrusted input and checked on load; the search bot searches exactly
-as ``az`` on the same network does, is blind to hidden cards, and refuses to act from an observation alone (its
+``python -m agents.nets.export`` writes one from a checkpoint (``--search``) or from another bot's directory (its
+network, byte for byte); the card's search options are untrusted input and checked on load; the search bot searches
+exactly as ``az`` on the same network does, is blind to hidden cards, and refuses to act from an observation alone (its
 moves need the game state). The torch / exported agreement on a trained checkpoint is in ``tests/test_netsearch.py``
 (the expert-iteration smoke run); the shipped ``classic-search`` in ``tests/test_shipped_bots.py``.
 """
@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from agents.base import AgentSpecError, make_agent
-from agents.bot import MODEL_CARD, Bot, BotError, BotPolicy
-from agents.export import ExportArgumentError, export_bot
-from agents.netsearch import AZAgent
+from agents.nets.az import AZAgent
+from agents.nets.bot import MODEL_CARD, Bot, BotError, BotPolicy
+from agents.nets.export import ExportArgumentError, export_bot
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.rules import get_rules
@@ -141,7 +141,7 @@ def test_export_refuses_bad_search_options_before_writing(tmp_path: Path) -> Non
         assert not (tmp_path / "out").exists()
     with pytest.raises(ExportArgumentError, match="is the source bot directory"):
         export_bot(src, src, search="worlds=2")
-    cmd = [sys.executable, "-m", "agents.export", str(src), "--out", str(tmp_path / "cli")]
+    cmd = [sys.executable, "-m", "agents.nets.export", str(src), "--out", str(tmp_path / "cli")]
     proc = subprocess.run([*cmd, "--search", "worlds=9999"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2 and "'worlds' must be an integer in 1..1024" in proc.stderr
     proc = subprocess.run([*cmd, "--endgame", "4"], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -181,17 +181,17 @@ def test_export_records_the_commands_and_the_cost_per_move(search_bot: tuple[Pat
     src, _ = search_bot
     commands = tmp_path / "commands.txt"
     commands.write_text(
-        "# how this bot was made\npython -m agents.export a --out b\n\n  python evaluate.py --hands 9  \n"
+        "# how this bot was made\npython -m agents.nets.export a --out b\n\n  python evaluate.py --hands 9  \n"
     )
     cost = tmp_path / "latency.json"
     cost.write_text('bot x (classic)\n{"act_state_us": {"median": 2.5}, "calls": 3}\n')  # bot_latency's last line
-    cmd = [sys.executable, "-m", "agents.export", str(src), "--out", str(tmp_path / "cli"), "--search", "worlds=2"]
+    cmd = [sys.executable, "-m", "agents.nets.export", str(src), "--out", str(tmp_path / "cli"), "--search", "worlds=2"]
     proc = subprocess.run(
         [*cmd, "--commands", str(commands), "--cost", str(cost)], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     card = json.loads((tmp_path / "cli" / MODEL_CARD).read_text())
-    assert card["commands"] == ["python -m agents.export a --out b", "python evaluate.py --hands 9"]
+    assert card["commands"] == ["python -m agents.nets.export a --out b", "python evaluate.py --hands 9"]
     assert card["cost_per_move"] == {"act_state_us": {"median": 2.5}, "calls": 3}
     (tmp_path / "pretty.json").write_text(json.dumps({"median_ms": 23.7, "p99_ms": 48.6}, indent=2))
     pretty = export_bot(src, tmp_path / "pretty", search="worlds=2", cost=tmp_path / "pretty.json", check_rows=16)

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 import train
-from agents import safe_state
 from agents.base import AgentSpecError, make_agent
-from agents.safe_state import StateFileError
+from agents.training import safe_state
+from agents.training.run_dir import LEGACY_RESUME_MEMBER, RESUME_MEMBER
+from agents.training.safe_state import StateFileError
+from agents.training.trainer import Trainer
 from scopa_env import core
 from scopa_env.rules import get_rules
 
@@ -92,7 +94,7 @@ def test_the_planted_payload_is_real(crafted: tuple[Path, Path]) -> None:
 
 def _plays(policy: object, variant: str = "classic") -> None:
     """The policy picks a legal action in each of a few fresh deals."""
-    from agents.base import ActBatch
+    from scopa_env.policy import ActBatch
 
     rules = get_rules(variant)
     state = core.reset(rules, np.arange(4, dtype=np.uint64))
@@ -113,7 +115,7 @@ def test_neural_agent_plays_like_before(smoke_run: Path) -> None:
     """The safe loader rebuilds the same network as SB3's own load (logits equal on real observations)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.neural import NeuralPolicy
+    from agents.nets.checkpoint import NeuralPolicy
 
     rules = get_rules("classic")
     state = core.reset(rules, np.arange(64, dtype=np.uint64))
@@ -145,7 +147,7 @@ def test_evaluate_never_runs_the_payload(crafted: tuple[Path, Path], tmp_path: P
 
 
 def test_export_never_runs_the_payload(crafted: tuple[Path, Path], tmp_path: Path) -> None:
-    from agents import export
+    from agents.nets import export
 
     ckpt, marker = crafted
     assert export.main([str(ckpt), "--out", str(tmp_path / "bot"), "--check-rows", "64"]) == 0
@@ -155,7 +157,7 @@ def test_export_never_runs_the_payload(crafted: tuple[Path, Path], tmp_path: Pat
 
 
 def test_play_never_runs_the_payload(crafted: tuple[Path, Path]) -> None:
-    from agents import play
+    from agents.play import terminal as play
 
     ckpt, marker = crafted
     out = io.StringIO()
@@ -190,7 +192,7 @@ def test_resume_refuses_a_pickled_resume_state(smoke_run: Path, tmp_path: Path, 
     marker = tmp_path / "pwned"
     run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
     shutil.rmtree(run / "checkpoints")
-    rewrite_zip(run / "last.zip", {train.RESUME_MEMBER: None, train.LEGACY_RESUME_MEMBER: payload(marker)})
+    rewrite_zip(run / "last.zip", {RESUME_MEMBER: None, LEGACY_RESUME_MEMBER: payload(marker)})
     assert train.main(["--resume", str(run), "--total-steps", "8192"]) == 2
     err = capsys.readouterr().err
     assert "pickle" in err and "--init-from" in err and "Traceback" not in err
@@ -204,7 +206,7 @@ def test_resume_refuses_a_pickled_resume_state(smoke_run: Path, tmp_path: Path, 
         {"$": "class", "c": "os:system"},
         {"$": "class", "c": "builtins:eval"},
         {"$": "class", "c": "agents.base:make_agent"},  # a project function, not a class
-        {"$": "class", "c": "agents.neural:torch"},  # a module the project module imported
+        {"$": "class", "c": "agents.nets.checkpoint:torch"},  # a module the project module imported
         {"$": "obj", "c": "torch.nn.modules.module:Module", "i": 0, "d": {"$": "dict", "i": 1, "k": [], "v": []}},
         {"$": "ntuple", "c": "collections:namedtuple", "v": []},
         {"$": "nd", "i": 0, "a": "__tree__"},
@@ -238,7 +240,7 @@ def test_state_files_refuse_what_they_cannot_save_safely() -> None:
 
 def test_state_files_round_trip_a_trainer_env(smoke_run: Path) -> None:
     """Shared references stay shared, generators keep their stream, arrays and tensors their values."""
-    trainer = train.Trainer.resume(smoke_run, None, {})
+    trainer = Trainer.resume(smoke_run, None, {})
     tree = {"env": trainer.env, "league": trainer.league, "again": trainer.league}
     back = safe_state.loads(safe_state.dumps(tree))
     assert back["league"] is back["again"]
@@ -259,7 +261,7 @@ def test_yaml_configs_never_construct_python_objects(tmp_path: Path) -> None:
 
 
 def test_bot_weights_with_pickled_objects_are_refused(tmp_path: Path) -> None:
-    from agents.bot import Bot
+    from agents.nets.bot import Bot
 
     marker = tmp_path / "pwned"
     bot_dir = Path(shutil.copytree(ROOT / "agents" / "bots" / "classic", tmp_path / "bot"))
@@ -274,7 +276,7 @@ def test_bot_weights_with_pickled_objects_are_refused(tmp_path: Path) -> None:
 
 
 def test_odd_paths_and_incomplete_bots_give_clean_errors(tmp_path: Path) -> None:
-    from agents.bot import Bot, BotError
+    from agents.nets.bot import Bot, BotError
 
     for spec in ("ÿ" * 300, "a\0b", "/" + "x" * 300 + "/best.zip", str(ROOT / "agents" / "bots")):
         with pytest.raises(AgentSpecError):

@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import ActBatch, Policy, make_agent
-from agents.bot import MODEL_CARD, SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
-from agents.export import against_expert
-from agents.netsearch import AZAgent
-from agents.play import default_opponent
+from agents.base import make_agent
+from agents.nets.az import AZAgent
+from agents.nets.bot import MODEL_CARD, SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
+from agents.nets.export import against_expert
+from agents.play.terminal import default_opponent
 from scopa_env import core
+from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +80,7 @@ def test_files_match_the_model_card_and_load_without_torch(name: str) -> None:
     assert card["ratings"]["ratings"], "the card carries its measured ratings"
     code = f"""
 import sys
-from agents.bot import Bot
+from agents.nets.bot import Bot
 from scopa_env import core
 for prefer in ("onnx", "numpy"):
     bot = Bot.load({str(d)!r}, prefer=prefer)

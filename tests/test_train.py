@@ -13,10 +13,21 @@ import pytest
 import torch
 
 import train
-from agents.arena import play
 from agents.base import make_agent
-from agents.neural import NeuralPolicy, read_checkpoint_meta
+from agents.config import ConfigError
+from agents.nets.checkpoint import NeuralPolicy, read_checkpoint_meta
+from agents.training.duplicate_eval import duplicate_eval, rotation_lineups
+from agents.training.train_config import (
+    DEFAULT_CONFIG,
+    TrainConfig,
+    config_from_dict,
+    field_docs,
+    load_config,
+    read_yaml,
+)
+from agents.training.trainer import Trainer
 from scopa_env import core
+from scopa_env.driver import play
 from scopa_env.rules import get_rules
 from tests.helpers import checkpoint_weights, same_weights
 
@@ -38,13 +49,13 @@ def _smoke(root: Path, name: str, *extra: str) -> Path:
 
 
 def test_default_yaml_spells_out_the_dataclass_defaults() -> None:
-    assert train.load_config() == train.TrainConfig()
-    assert set(train.read_yaml(train.DEFAULT_CONFIG)) == {f.name for f in dataclasses.fields(train.TrainConfig)}
+    assert load_config() == TrainConfig()
+    assert set(read_yaml(DEFAULT_CONFIG)) == {f.name for f in dataclasses.fields(TrainConfig)}
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs").glob("*.yaml") if p.stem != "exit"))
 def test_shipped_configs_load(name: str) -> None:
-    cfg = train.load_config(ROOT / "configs" / f"{name}.yaml")
+    cfg = load_config(ROOT / "configs" / f"{name}.yaml")
     assert cfg.rollout_size % cfg.batch_size == 0
     if name in ("quattro", "cirulla4"):
         assert max(len(s) for s in cfg.rules.sides) == 2 and cfg.partner == "self"
@@ -53,8 +64,8 @@ def test_shipped_configs_load(name: str) -> None:
 
 
 def test_every_field_has_a_docstring_line() -> None:
-    docs = train.field_docs()
-    for f in dataclasses.fields(train.TrainConfig):
+    docs = field_docs()
+    for f in dataclasses.fields(TrainConfig):
         assert docs.get(f.name), f"field {f.name} has no docstring"
 
 
@@ -87,14 +98,14 @@ def test_cli_overrides_convert_types() -> None:
         "learning_rate": 1e-3,
         "learner_seat": "1",
     }
-    cfg = train.load_config(SMOKE, over)
+    cfg = load_config(SMOKE, over)
     assert cfg.total_steps == 20_000_000 and cfg.seat == 1 and cfg.name == "smoke"
 
 
 def test_yaml_accepts_scientific_integers(tmp_path: Path) -> None:
     p = tmp_path / "c.yaml"
     p.write_text("total_steps: 2e7\nsnapshot_every: 1_000_000\neval_every: 5.0e+5\n")
-    cfg = train.load_config(p)
+    cfg = load_config(p)
     assert (cfg.total_steps, cfg.snapshot_every, cfg.eval_every) == (20_000_000, 1_000_000, 500_000)
 
 
@@ -117,15 +128,15 @@ def test_yaml_accepts_scientific_integers(tmp_path: Path) -> None:
 def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, match: str) -> None:
     p = tmp_path / "bad.yaml"
     p.write_text(text)
-    with pytest.raises(train.ConfigError, match=match):
-        train.load_config(p)
+    with pytest.raises(ConfigError, match=match):
+        load_config(p)
 
 
 def test_field_docs_come_from_the_fields_not_the_source() -> None:
     from agents.config import field_docs
 
-    for f in dataclasses.fields(train.TrainConfig):
-        assert f.metadata["doc"] and field_docs(train.TrainConfig)[f.name] == " ".join(f.metadata["doc"].split())
+    for f in dataclasses.fields(TrainConfig):
+        assert f.metadata["doc"] and field_docs(TrainConfig)[f.name] == " ".join(f.metadata["doc"].split())
 
 
 def test_help_works_under_a_profiler() -> None:
@@ -162,8 +173,8 @@ def test_help_lists_every_option(capsys: pytest.CaptureFixture[str]) -> None:
         train.main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    docs = train.field_docs()
-    for f in dataclasses.fields(train.TrainConfig):
+    docs = field_docs()
+    for f in dataclasses.fields(TrainConfig):
         assert "--" + f.name.replace("_", "-") in out
         assert docs[f.name].split()[0] in out
     assert "--resume" in out and "--config" in out and "(default: 512)" in out
@@ -173,7 +184,7 @@ def test_print_config_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert train.main(["--config", SMOKE, "--total-steps", "3e3", "--print-config"]) == 0
     text = capsys.readouterr().out
     (tmp_path / "c.yaml").write_text(text)
-    assert train.load_config(tmp_path / "c.yaml") == train.load_config(SMOKE, {"total_steps": 3000})
+    assert load_config(tmp_path / "c.yaml") == load_config(SMOKE, {"total_steps": 3000})
 
 
 def test_bad_cli_values_and_unwritable_run_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,16 +205,16 @@ def test_bad_cli_values_and_unwritable_run_root(tmp_path: Path, capsys: pytest.C
 
 def test_duplicate_eval_cancels_the_cards() -> None:
     greedy = make_agent("greedy", "classic")
-    r = train.duplicate_eval("classic", greedy, make_agent("greedy", "classic"), deals=30, seed=5)
+    r = duplicate_eval("classic", greedy, make_agent("greedy", "classic"), deals=30, seed=5)
     assert r.margin == 0.0 and r.win_rate == 0.5 and r.hands == 60  # a deterministic agent against itself
-    r = train.duplicate_eval("classic", greedy, make_agent("random", "classic", 0), deals=100, seed=5)
+    r = duplicate_eval("classic", greedy, make_agent("random", "classic", 0), deals=100, seed=5)
     assert r.low > 0.5 and r.low < r.margin < r.high
 
 
 def test_rotation_lineups_put_the_agent_on_every_seat_of_a_side() -> None:
-    assert train.rotation_lineups(get_rules("classic")).tolist() == [[0, 1], [1, 0]]
-    assert train.rotation_lineups(get_rules("scopa-a-quattro")).tolist() == [[0, 1, 0, 1], [1, 0, 1, 0]]
-    assert train.rotation_lineups(get_rules("simple-3")).tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
+    assert rotation_lineups(get_rules("classic")).tolist() == [[0, 1], [1, 0]]
+    assert rotation_lineups(get_rules("scopa-a-quattro")).tolist() == [[0, 1, 0, 1], [1, 0, 1, 0]]
+    assert rotation_lineups(get_rules("simple-3")).tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
 
 
 # --------------------------------------------------------------------------------------------------- runs
@@ -223,7 +234,7 @@ def test_smoke_run_writes_a_loadable_checkpoint_and_tensorboard_events(tmp_path:
     for name in ("config.yaml", "version.json", "history.jsonl", "eval.jsonl", "last.zip", "best.zip"):
         assert (run / name).is_file(), name
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["step_000002048.zip", "step_000004096.zip"]
-    assert train.load_config(run / "config.yaml") == train.load_config(SMOKE, {"run_root": str(tmp_path)})
+    assert load_config(run / "config.yaml") == load_config(SMOKE, {"run_root": str(tmp_path)})
     version = json.loads((run / "version.json").read_text())
     assert version["obs_version"] == core.OBS_VERSION and "commit" in version
     meta = read_checkpoint_meta(run / "last.zip")
@@ -274,23 +285,23 @@ def test_resume_continues_like_an_uninterrupted_run(tmp_path: Path) -> None:
     assert same_weights(full / "last.zip", half / "last.zip")
     events = [json.loads(line)["event"] for line in (half / "history.jsonl").read_text().splitlines()]
     assert events == ["start", "finish", "resume", "finish"]
-    assert train.load_config(half / "config.yaml").total_steps == 4096
+    assert load_config(half / "config.yaml").total_steps == 4096
     assert train.main(["--resume", str(half)]) == 0  # already done: nothing to train
 
 
 def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fixed = ["--lr-end-fraction", "1"]
     full = _smoke(tmp_path, "full", *fixed)
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "cut", "lr_end_fraction": 1.0})
-    trainer = train.Trainer.create(cfg)
-    original = train.Trainer.on_step
+    cfg = load_config(SMOKE, {"run_root": str(tmp_path), "name": "cut", "lr_end_fraction": 1.0})
+    trainer = Trainer.create(cfg)
+    original = Trainer.on_step
 
-    def on_step(self: train.Trainer, local: dict[str, Any]) -> bool:
+    def on_step(self: Trainer, local: dict[str, Any]) -> bool:
         if self.model.num_timesteps >= 2560:  # in the middle of the third rollout (1024 steps each)
             self.stop_requested = True
         return original(self, local)
 
-    monkeypatch.setattr(train.Trainer, "on_step", on_step)
+    monkeypatch.setattr(Trainer, "on_step", on_step)
     assert trainer.run() == 130
     monkeypatch.undo()
     (run,) = _run_dirs(tmp_path, "cut")
@@ -322,10 +333,11 @@ def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
 
 
 def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Path) -> None:
-    from agents.search import is_open, optimal_open_actions, solve_open
+    from agents.search.endgame import optimal_open_actions, solve_open
+    from scopa_env.core import is_open
 
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "distill_coef": 1.0, "distill_fraction": 1.0})
-    trainer = train.Trainer.create(cfg)
+    cfg = load_config(SMOKE, {"run_root": str(tmp_path), "distill_coef": 1.0, "distill_fraction": 1.0})
+    trainer = Trainer.create(cfg)
     env = trainer.env.venv  # under the shaping wrapper
     obs = trainer.env.reset()
     rng = np.random.default_rng(0)
@@ -349,15 +361,15 @@ def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Pa
 
 
 def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path) -> None:
-    from agents.search import open_endgame_rows, optimal_open_actions
+    from agents.search.endgame import open_endgame_rows, optimal_open_actions
 
     run = _smoke(tmp_path, "exact", "--endgame", "8", "--total-steps", "2048")
     assert read_checkpoint_meta(run / "best.zip")["endgame"] == 8
     assert make_agent(str(run / "best.zip"), "classic").endgame == 8  # checkpoints play as they were trained
     assert make_agent(f"neural:path={run / 'best.zip'},endgame=0", "classic").endgame == 0
     assert read_checkpoint_meta(_smoke(tmp_path, "plain", "--total-steps", "1024") / "best.zip")["endgame"] == 0
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "masks", "endgame": 8})
-    trainer = train.Trainer.create(cfg)
+    cfg = load_config(SMOKE, {"run_root": str(tmp_path), "name": "masks", "endgame": 8})
+    trainer = Trainer.create(cfg)
     env = trainer.env.unwrapped
     trainer.env.reset()
     narrowed = 0
@@ -373,7 +385,7 @@ def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path)
         keys = np.where(masks, rng.random(masks.shape), -1.0)
         trainer.env.step(keys.argmax(axis=1))
     assert narrowed > 20  # the solver rules out real moves, not just nothing
-    resumed = train.Trainer.resume(run, None, {})
+    resumed = Trainer.resume(run, None, {})
     snaps = resumed.league.snapshots
     assert snaps and all(m.policy.endgame == 8 and m.policy.needs_state for m in snaps)
     assert resumed.env.unwrapped.games.mask_filter.plies == 8
@@ -382,8 +394,8 @@ def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path)
 def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = _smoke(tmp_path, "src", "--total-steps", "1024")
     init = {"run_root": str(tmp_path), "name": "init", "init_from": str(src / "last.zip"), "pretrain_teacher": "none"}
-    cfg = train.load_config(SMOKE, init)
-    trainer = train.Trainer.create(cfg)
+    cfg = load_config(SMOKE, init)
+    trainer = Trainer.create(cfg)
     want = checkpoint_weights(src / "last.zip")
     got = trainer.model.policy.state_dict()
     assert all(torch.equal(want[k], got[k]) for k in want)
@@ -429,7 +441,7 @@ def test_team_variant_smoke_run(tmp_path: Path) -> None:
     res = play(
         "scopa-a-quattro",
         [agent, make_agent("random", "scopa-a-quattro", 1)],
-        np.tile(train.rotation_lineups(agent.rules), (4, 1)),
+        np.tile(rotation_lineups(agent.rules), (4, 1)),
         np.repeat(np.arange(4), 2),
         mode="hands",
     )
@@ -439,7 +451,7 @@ def test_team_variant_smoke_run(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_short_run_beats_random(tmp_path: Path) -> None:
     """Self-play alone (no warm start) learns: 300k steps of the default recipe clearly beat random play."""
-    base = train.TrainConfig()
+    base = TrainConfig()
     opts = {
         "total-steps": "3e5",
         "num-envs": "256",
@@ -457,7 +469,7 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
     run = _smoke(tmp_path, "learn", *[x for k, v in opts.items() for x in (f"--{k}", v)], "--net-arch", "128", "128")
     rules = get_rules("classic")
     agent = make_agent(str(run / "best.zip"), rules)
-    r = train.duplicate_eval(rules, agent, make_agent("random", rules, 0), deals=1000, seed=777)
+    r = duplicate_eval(rules, agent, make_agent("random", rules, 0), deals=1000, seed=777)
     assert r.low > 0.5, r  # the untrained network is within about 0.2 of random
 
 
@@ -516,13 +528,13 @@ def test_a_stop_in_the_warm_start_leaves_no_run_folder(
 ) -> None:
     """The warm start shows its progress (plain lines when stderr is no terminal); Ctrl-C during it removes the run
     folder it had announced, which has no checkpoint to resume from."""
-    import agents.imitation
+    import agents.training.imitation
 
     def fit(*args: Any, progress: Any = None, **kwargs: Any) -> None:
         progress(100)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(agents.imitation, "pretrain_policy", fit)
+    monkeypatch.setattr(agents.training.imitation, "pretrain_policy", fit)
     argv = ["--config", SMOKE, "--run-root", str(tmp_path / "runs"), "--name", "early", "--progress"]
     assert train.main(argv) == 130
     out, err = capsys.readouterr()
@@ -548,12 +560,12 @@ def test_ctrl_c_of_make_train_is_no_make_error(tmp_path: Path) -> None:
 def test_renamed_config_keys_say_their_new_names_and_old_runs_still_resume() -> None:
     """One name per concept: ``endgame`` (plies solved exactly) as in the agents' option, ``distill_*`` for the
     solver's labels. A config with an old key is refused with its new name; an older run's saved config upgrades."""
-    from agents.train_config import RENAMED, upgrade_saved_config
+    from agents.training.train_config import RENAMED, upgrade_saved_config
 
-    with pytest.raises(train.ConfigError, match="'exact_endgame' is now 'endgame'"):
-        train.config_from_dict({"exact_endgame": 8}, source="my.yaml")
+    with pytest.raises(ConfigError, match="'exact_endgame' is now 'endgame'"):
+        config_from_dict({"exact_endgame": 8}, source="my.yaml")
     old = {"exact_endgame": 8, "endgame_coef": 0.0, "endgame_plies": 6, "endgame_fraction": 0.5, "seed": 3}
-    cfg = train.config_from_dict(upgrade_saved_config(old))
+    cfg = config_from_dict(upgrade_saved_config(old))
     assert (cfg.endgame, cfg.distill_coef, cfg.distill_endgame, cfg.distill_fraction, cfg.seed) == (8, 0.0, 6, 0.5, 3)
-    fields = {f.name for f in dataclasses.fields(train.TrainConfig)}
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
     assert set(RENAMED.values()) <= fields and not set(RENAMED) & fields

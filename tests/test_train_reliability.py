@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 import train
-from agents.neural import read_checkpoint_meta
+from agents.nets.checkpoint import read_checkpoint_meta
+from agents.training.train_config import load_config
+from agents.training.trainer import Trainer
 from tests.helpers import same_weights
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,16 +139,16 @@ def test_step_files_stand_in_for_last_zip(full: Path, tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_exists_from_the_first_rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = train.load_config(SMOKE, {"run_root": str(tmp_path), "name": "early", "lr_end_fraction": 1.0})
-    trainer = train.Trainer.create(cfg)
-    original = train.Trainer.on_step
+    cfg = load_config(SMOKE, {"run_root": str(tmp_path), "name": "early", "lr_end_fraction": 1.0})
+    trainer = Trainer.create(cfg)
+    original = Trainer.on_step
 
-    def on_step(self: train.Trainer, local: dict[str, Any]) -> bool:
+    def on_step(self: Trainer, local: dict[str, Any]) -> bool:
         if self.model.num_timesteps >= 512:  # the first rollout, long before the first step checkpoint (2,048)
             self.stop_requested = True
         return original(self, local)
 
-    monkeypatch.setattr(train.Trainer, "on_step", on_step)
+    monkeypatch.setattr(Trainer, "on_step", on_step)
     assert trainer.run() == 130
     monkeypatch.undo()
     (run,) = list(tmp_path.iterdir())
@@ -183,7 +185,7 @@ def test_a_signal_saves_a_checkpoint_and_the_run_resumes_from_python(tmp_path: P
     assert "interrupted: saved" in out + err and "--resume" in out + err and "Traceback" not in err
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     steps = read_checkpoint_meta(run / "last.zip")["steps"]
-    trainer = train.Trainer.resume(run, None, {"total_steps": steps + 256, "progress": False})
+    trainer = Trainer.resume(run, None, {"total_steps": steps + 256, "progress": False})
     assert trainer.run() == 0
     assert read_checkpoint_meta(run / "last.zip")["steps"] >= steps + 256
 
@@ -202,6 +204,6 @@ def test_a_signal_lost_during_the_set_up_still_stops_the_run(
             pass
         return pytest.fail  # a trainer whose run() would fail the test
 
-    monkeypatch.setattr(train.Trainer, "create", staticmethod(create))
+    monkeypatch.setattr(Trainer, "create", staticmethod(create))
     assert train.main(["--config", SMOKE, "--run-root", str(tmp_path)]) == 128 + int(signal.SIGTERM)
     assert "interrupted before training started" in capsys.readouterr().err

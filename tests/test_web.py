@@ -1,8 +1,8 @@
-"""The browser game's server (agents/web, Starlette on uvicorn): the JSON API, its checks, hidden information, expiry,
-the command line, cirulla (knocks, fifteens, knocked cards shown, its point fields), the limits against hostile
-clients (slow headers and bodies cut off, nested JSON refused with 400, the connection cap's 503, a graceful
-shutdown), and a load test of 50 concurrent games. The page itself is driven in a real browser in
-test_web_browser.py; 200 players beside 300 slow clients in test_web_load.py."""
+"""The browser game's server (agents/play/web, Starlette on uvicorn): the JSON API, its checks, hidden information,
+expiry, the command line, cirulla (knocks, fifteens, knocked cards shown, its point fields), the limits against hostile
+clients (slow headers and bodies cut off, nested JSON refused with 400, the connection cap's 503, a graceful shutdown),
+and a load test of 50 concurrent games. The page itself is driven in a real browser in test_web_browser.py; 200 players
+beside 300 slow clients in test_web_load.py."""
 
 from __future__ import annotations
 
@@ -25,17 +25,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.web.game import WebGame
-from agents.web.server import (
-    MAX_JSON_DEPTH,
-    GameRegistry,
-    ServerConfig,
-    WebServer,
-    _parse_move,
-    default_bots,
-    json_depth_exceeds,
-    make_server,
-)
+from agents.play.web.game import WebGame
+from agents.play.web.registry import GameRegistry, ServerConfig, default_bots
+from agents.play.web.server import MAX_JSON_DEPTH, WebServer, _parse_move, json_depth_exceeds, make_server
 from scopa_env.cards import format_card
 from scopa_env.scoring import CIRULLA_POINT_FIELDS
 
@@ -305,7 +297,7 @@ def test_idle_games_expire_and_the_game_count_is_bounded() -> None:
 
 
 def test_the_serving_loop_sweeps_idle_games(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agents.web.server as web_server
+    import agents.play.web.server as web_server
 
     monkeypatch.setattr(web_server, "EXPIRE_EVERY_S", 0.0)
     srv = make_server(ServerConfig(bots={"random": "random"}, idle_minutes=1.0))
@@ -338,7 +330,7 @@ def test_the_serving_loop_sweeps_idle_games(monkeypatch: pytest.MonkeyPatch) -> 
     ],
 )
 def test_command_line_errors(args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.web.server import main
+    from agents.play.web.server import main
 
     with pytest.raises(SystemExit) as e:
         main(args)
@@ -347,7 +339,7 @@ def test_command_line_errors(args: list[str], words: str, capsys: pytest.Capture
 
 
 def test_command_line_help_and_serving() -> None:
-    run = [sys.executable, "-m", "agents.web"]
+    run = [sys.executable, "-m", "agents.play.web"]
     out = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--bot NAME=SPEC" in out.stdout and "127.0.0.1" in out.stdout
     for option in ("--max-connections", "--header-timeout", "--body-timeout", "--keep-alive", "--shutdown-timeout"):
@@ -703,7 +695,7 @@ def test_graceful_shutdown_closes_idle_connections_and_stops() -> None:
 def test_without_the_web_extra_the_command_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import agents.web.server as web_server
+    import agents.play.web.server as web_server
 
     monkeypatch.setattr(web_server, "WEB_MISSING", "uvicorn")
     with pytest.raises(SystemExit) as e:
@@ -731,7 +723,7 @@ def test_answers_are_not_held_back_by_nagle() -> None:
 def test_the_open_file_limit_is_raised_or_a_warning_says_how() -> None:
     import resource
 
-    from agents.web.server import _raise_file_limit
+    from agents.play.web.server import _raise_file_limit
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert _raise_file_limit(1) is None  # already room for one connection

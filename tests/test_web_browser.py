@@ -31,7 +31,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     pytest.skip("no chromium on the PATH (apt-get install chromium)", allow_module_level=True)
 
-from agents.web.server import ServerConfig, WebServer, make_server  # noqa: E402
+from agents.play.web.registry import ServerConfig  # noqa: E402
+from agents.play.web.server import WebServer, make_server  # noqa: E402
 
 SEED = 20
 CIRULLA_SEED = 83

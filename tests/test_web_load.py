@@ -1,6 +1,6 @@
 """The browser game's server under load (``bench/web_load.py``, installed as ``scopa_bench.web_load``): 200 players
 finish whole matches of scopone scientifico (the shortest matches, about 30 moves) against the shipped bot at once,
-while 300 slow clients hold connections by sending a body a byte a second, against ``python -m agents.web`` on
+while 300 slow clients hold connections by sending a body a byte a second, against ``python -m agents.play.web`` on
 127.0.0.1 (its own process). No request may fail; the server must cut the slow clients off (its body deadline,
 408) and print no internal error. The latency numbers go to docs/web.md from the same script, never into an assert.
 """
@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("h11")
 pytest.importorskip("uvicorn")
 
-from agents.bot import shipped_bot
+from agents.nets.bot import shipped_bot
 from scopa_bench.web_load import run_load, started_server
 
 VARIANT = "scopone-scientifico"

@@ -1,0 +1,873 @@
+"""A trained Scopa policy without the training stack: ``Bot`` runs on numpy, or on onnxruntime when it is installed.
+
+``python -m agents.nets.export CHECKPOINT --out DIR`` writes an *export directory*:
+
+============================  =========================================================================
+``model_card.json``           variant, observation version and size, number of actions, training steps,
+                              architecture, source checkpoint, export checks and ratings (``MODEL_CARD``)
+``policy.npz``                the policy MLP as plain arrays: ``w0, b0, ..., w{L-1}, b{L-1}`` (torch layout
+                              ``(out, in)``), ``activation`` (``tanh``, ``relu``, ...); the last layer gives
+                              the action logits (``WEIGHTS``)
+``policy.onnx``               the same network with the mask applied: inputs ``obs`` float32 (n, obs_size) and
+                              ``action_mask`` bool (n, num_cards); outputs ``probs`` float32 (n, num_cards)
+                              and ``action`` int64 (n,) (``ONNX``)
+============================  =========================================================================
+
+The masked probabilities are those of sb3-contrib's ``MaskableCategorical``: illegal logits are replaced by
+``-1e8`` (``MASKED_LOGIT``) and a softmax is taken, so illegal actions get probability exactly 0.
+
+    bot = Bot.load("agents/bots/classic")            # onnxruntime when importable, else numpy
+    probs = bot.probs(obs, mask)                      # (n, 40) masked action probabilities
+    actions = bot.act(obs, mask)                      # (n,) the most probable legal action of each row
+    action = bot.act_state(state, game=0)             # one decision straight from a core state
+
+Neither torch nor stable-baselines3 is imported by this module. ``bot:path=DIR`` (or the directory itself, see
+``is_export_dir``) is an agent spec: ``BotPolicy`` plays in ``evaluate.py``, the envs and the league.
+
+A *search bot* (``agents/bots/classic-search``) is an export directory whose model card also carries ``"search"``,
+the ``az`` options (``agents.nets.netsearch``) under which it plays its network inside sampled-deal search: its
+``act_state`` / ``act_states`` and ``bot:path=DIR`` search (``bot.search_policy()`` is the agent), ``act`` refuses
+(an observation alone cannot deal the worlds) and ``act_network`` is its network alone. ``python -m agents.nets.export
+SRC --out DIR --search worlds=24,prior=0.25`` writes one from a checkpoint or a bot directory.
+
+Loading a bot runs no code from its directory: the model card is JSON, the weights are read with
+``np.load(allow_pickle=False)`` (plain numeric arrays only), and ``policy.onnx`` is run by onnxruntime's built-in
+CPU kernels (no custom-op library is registered, ONNX format only). Before use, each file is checked against the
+sha256 the model card records for it (``files``), the weights must be finite, and the ONNX network must give the
+numpy network's probabilities on a few real positions. Whatever its inputs, a bot only ever returns legal actions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import AgentSpecError, register_agent
+from agents.errors import ScopaError
+from agents.nets.mlp import ACTIVATIONS, mlp_logits
+from scopa_env import core
+from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
+from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.shell import python_command
+
+__all__ = [
+    "CARD_FORMAT",
+    "CARD_VERSION",
+    "MODEL_CARD",
+    "ONNX",
+    "SEARCH_AGENT",
+    "WEIGHTS",
+    "Bot",
+    "BotError",
+    "BotPolicy",
+    "check_search",
+    "is_export_dir",
+    "make_bot_policy",
+    "masked_softmax",
+    "new_card",
+    "shipped_bot",
+    "shipped_bot_spec",
+    "write_card",
+    "write_numpy_export",
+]
+
+MODEL_CARD = "model_card.json"
+SHIPPED_BOTS = Path(__file__).resolve().parents[1] / "bots"
+"""The shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
+WEIGHTS = "policy.npz"
+ONNX = "policy.onnx"
+CARD_FORMAT = "scopa-bot"
+"""``format`` field of a model card."""
+CARD_VERSION = 1
+"""``version`` field of a model card; bumped when the export directory's layout changes."""
+"""Logit given to illegal actions (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
+MAX_CARD_BYTES = 16 << 20
+"""Largest model card read (a card is a few KiB; a bigger one is not a model card)."""
+MAX_THREADS = 1024
+"""Most onnxruntime threads a bot may ask for."""
+ONNX_AGREEMENT = 1e-4
+"""Largest difference between the ONNX and numpy probabilities accepted when a bot is loaded."""
+
+Backend = Literal["onnx", "numpy"]
+
+SEARCH_AGENT = "az"
+"""The search a search bot runs its network inside (``agents.nets.netsearch``; a model card's ``"search"``)."""
+SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
+SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
+SEARCH_ROLLOUTS = ("net", "greedy")
+
+
+class BotError(ScopaError, ValueError):
+    """An export directory that cannot be loaded, or inputs / rules that do not fit the bot."""
+
+
+def is_export_dir(path: str | Path) -> bool:
+    """True if ``path`` is a directory holding a model card (what ``make_agent`` should route to ``bot``)."""
+    p = Path(path)
+    return p.is_dir() and (p / MODEL_CARD).is_file()
+
+
+def masked_softmax(logits: npt.NDArray[np.floating], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """(n, A) float32: softmax of ``logits`` with illegal entries set to ``MASKED_LOGIT`` (exactly 0 after)."""
+    z = np.where(mask, logits, np.float32(MASKED_LOGIT)).astype(np.float32, copy=False)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32, copy=False)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_search(search: Any, where: str) -> dict[str, Any]:
+    """The ``az`` options of a search bot's model card field ``"search"`` (``{"agent": "az", "worlds": 16, ...}``),
+    checked (known keys, numbers in range: a card is untrusted input); raises ``BotError`` naming what is wrong."""
+    if not isinstance(search, dict) or search.get("agent") != SEARCH_AGENT:
+        raise BotError(
+            f'{where}: \'search\' must be an object {{"agent": "{SEARCH_AGENT}", "worlds": ..., ...}}, got '
+            f"{search!r}; export the bot again"
+        )
+    known = {"agent", "rollout", *SEARCH_INTS, *SEARCH_FLOATS}
+    unknown = sorted(str(k) for k in search if k not in known)
+    if unknown:
+        raise BotError(f"{where}: 'search' has unknown options {unknown} (known: {', '.join(sorted(known))})")
+    opts: dict[str, Any] = {}
+    for key, (low, high) in SEARCH_INTS.items():
+        if key in search:
+            v = search[key]
+            if not _is_int(v) or not low <= v <= high:
+                raise BotError(f"{where}: search option {key!r} must be an integer in {low}..{high}, got {v!r}")
+            opts[key] = int(v)
+    for key, (flow, fhigh) in SEARCH_FLOATS.items():
+        if key in search:
+            v = search[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not flow <= v <= fhigh:
+                raise BotError(f"{where}: search option {key!r} must be a number in [{flow:g}, {fhigh:g}], got {v!r}")
+            opts[key] = float(v)
+    if "rollout" in search:
+        if search["rollout"] not in SEARCH_ROLLOUTS:
+            got = search["rollout"]
+            raise BotError(f"{where}: search option 'rollout' must be one of {SEARCH_ROLLOUTS}, got {got!r}")
+        opts["rollout"] = str(search["rollout"])
+    if opts.get("temp", 0.0) > 0 and opts.get("rollout", "net") != "net":
+        raise BotError(f"{where}: search option 'temp' > 0 needs rollout 'net' (sampled network rollouts)")
+    return opts
+
+
+def _read_card(directory: Path) -> dict[str, Any]:
+    path = directory / MODEL_CARD
+    if not path.is_file():
+        hint = " (it holds a policy.npz but no model card)" if (directory / WEIGHTS).exists() else ""
+        raise BotError(
+            f"{directory} is not a bot export directory: {MODEL_CARD} is missing{hint}; create one with "
+            f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory))}'"
+        )
+    try:
+        if path.stat().st_size > MAX_CARD_BYTES:
+            raise BotError(f"{path} is {path.stat().st_size} bytes, too big for a model card; export the bot again")
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        what = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
+        raise BotError(f"cannot read the model card {path}: {what}; export the checkpoint again") from None
+    if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
+        raise BotError(f"{path} is not a bot model card (its 'format' must be {CARD_FORMAT!r})")
+    if card.get("version") != CARD_VERSION:
+        raise BotError(
+            f"{path} has model card version {card.get('version')!r}, this code reads version {CARD_VERSION}; "
+            "export the checkpoint again with this version of agents.nets.export"
+        )
+    for key in ("variant", "obs_version", "obs_size", "num_cards"):
+        if key not in card:
+            raise BotError(f"{path} lacks the field {key!r}; export the checkpoint again")
+    for key in ("obs_version", "obs_size", "num_cards"):
+        if not _is_int(card[key]) or card[key] < 1:
+            raise BotError(
+                f"{path}: {key!r} must be a positive integer, got {card[key]!r}; export the checkpoint again"
+            )
+    if not isinstance(card["variant"], str):
+        raise BotError(f"{path}: 'variant' must be a variant name, got {card['variant']!r}")
+    serves = card.get("serves", [])
+    if not isinstance(serves, list) or not all(isinstance(v, str) for v in serves):
+        raise BotError(f"{path}: 'serves' must be a list of variant names, got {serves!r}")
+    endgame = card.get("endgame", 0)
+    if not _is_int(endgame) or endgame < 0:
+        raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
+    if card.get("search") is not None:
+        check_search(card["search"], str(path))
+    files = card.get("files", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict) and isinstance(v.get("sha256", ""), str) for v in files.values()
+    ):
+        raise BotError(f"{path}: 'files' must map file names to {{'sha256': ..., 'size': ...}}; export the bot again")
+    return card
+
+
+def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
+    """Raise unless ``directory / name`` has the sha256 the model card records for it (if it records one)."""
+    expected = card.get("files", {}).get(name, {}).get("sha256")
+    if expected is None:
+        return
+    path = directory / name
+    if not path.is_file():
+        raise BotError(
+            f"{path} is missing (the model card lists it); copy the whole export directory again or re-export the "
+            "checkpoint with "
+            f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
+        )
+    try:
+        got = _sha256(path)
+    except OSError as e:
+        raise BotError(f"{path} cannot be read ({e.strerror or e}); copy the export directory again") from None
+    if got != expected:
+        raise BotError(
+            f"{path} does not match its model card: sha256 {got}, the card says {expected}; the file was changed "
+            f"or damaged since the export: copy the export directory again or re-export the checkpoint with "
+            f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
+        )
+
+
+def _read_weights(
+    path: Path, obs_size: int, num_cards: int
+) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
+    """The (W^T, b) layers and activation name of ``policy.npz``, checked against the model card's sizes."""
+    if not path.is_file():
+        raise BotError(
+            f"{path} is missing; export the checkpoint again with '{python_command('-m', 'agents.nets.export')}'"
+        )
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise BotError(f"cannot read the weights {path}: {e}") from None
+    if "activation" not in arrays or "num_layers" not in arrays:
+        raise BotError(f"{path} lacks 'activation' or 'num_layers'; export the checkpoint again")
+    activation = str(arrays["activation"])
+    if activation not in ACTIVATIONS:
+        raise BotError(f"{path}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+    num_layers = arrays["num_layers"]
+    if num_layers.shape != () or num_layers.dtype.kind not in "iu" or not 1 <= int(num_layers) <= 64:
+        raise BotError(
+            f"{path}: 'num_layers' must be one integer 1..64, got {num_layers!r}; export the checkpoint again"
+        )
+    layers = []
+    width = obs_size
+    for i in range(int(num_layers)):
+        try:
+            w, b = arrays[f"w{i}"], arrays[f"b{i}"]
+        except KeyError:
+            raise BotError(f"{path} lacks layer {i} (w{i}, b{i}); export the checkpoint again") from None
+        if w.ndim != 2 or w.shape[1] != width or b.shape != (w.shape[0],):
+            raise BotError(
+                f"{path}: layer {i} has weights {w.shape} and bias {b.shape}; expected weights (k, {width}) and "
+                "bias (k,); export the checkpoint again"
+            )
+        if w.dtype.kind != "f" or b.dtype.kind != "f":
+            raise BotError(
+                f"{path}: layer {i} holds {w.dtype} / {b.dtype} values, not floats; export the checkpoint again"
+            )
+        layers.append((np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)))
+        width = w.shape[0]
+    if not layers or width != num_cards:
+        raise BotError(f"{path}: the network outputs {width} values, the model card says {num_cards} actions")
+    _check_finite(layers, str(path))
+    return layers, activation
+
+
+def _check_finite(layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], where: str) -> None:
+    for i, (w, b) in enumerate(layers):
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise BotError(
+                f"{where}: layer {i} holds NaN or infinite weights, so the bot's choices would be meaningless; "
+                "re-export a checkpoint whose training did not diverge"
+            )
+
+
+def new_card(
+    rules: Rules | str,
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    activation: str,
+    name: str | None = None,
+    training_steps: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A model card for an MLP with ``layers`` (``(weight (out, in), bias)``) trained for ``rules``, plus ``extra``."""
+    rules = get_rules(rules)
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "version": CARD_VERSION,
+        "name": name or f"{rules.name}-bot",
+        "variant": rules.name,
+        "obs_version": core.observation_version(rules),
+        "obs_size": core.observation_size(rules),
+        "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
+        "num_players": rules.num_players,
+        "training_steps": None if training_steps is None else int(training_steps),
+        "architecture": {
+            "type": "mlp",
+            "input": int(layers[0][0].shape[1]),
+            "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
+            "output": int(layers[-1][0].shape[0]),
+            "activation": activation,
+            "parameters": int(sum(w.size + b.size for w, b in layers)),
+            "masking": f"illegal logits set to {MASKED_LOGIT:g}, then softmax (sb3-contrib MaskableCategorical)",
+        },
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "ratings": {},
+    }
+    card.update(extra)
+    return card
+
+
+def write_card(directory: str | Path, card: dict[str, Any]) -> Path:
+    """Write ``model_card.json`` into ``directory``."""
+    path = Path(directory) / MODEL_CARD
+    path.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def write_numpy_export(
+    directory: str | Path,
+    card: dict[str, Any],
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    activation: str,
+) -> Path:
+    """Write ``policy.npz`` and ``model_card.json`` (everything the numpy path needs) into ``directory``."""
+    if activation not in ACTIVATIONS:
+        raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, npt.NDArray[Any]] = {"activation": np.array(activation), "num_layers": np.array(len(layers))}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"w{i}"] = np.asarray(w, dtype=np.float32)
+        arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
+    np.savez(d / WEIGHTS, **arrays)  # type: ignore[arg-type]
+    files = card.setdefault("files", {})
+    files[WEIGHTS] = {"sha256": _sha256(d / WEIGHTS), "size": (d / WEIGHTS).stat().st_size}
+    write_card(d, card)
+    return d
+
+
+class Bot:
+    """A trained policy: masked action probabilities and greedy actions from observations, in numpy or onnxruntime.
+
+    Build it with ``Bot.load(DIR)``. ``backend`` says which path ``probs`` / ``act`` use; ``probs_numpy`` is
+    always available.
+    """
+
+    def __init__(
+        self,
+        card: dict[str, Any],
+        layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+        activation: str,
+        directory: Path | None = None,
+        backend: Backend = "numpy",
+        threads: int = 1,
+        rules: Rules | None = None,
+    ) -> None:
+        if activation not in ACTIVATIONS:
+            raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+            raise BotError(
+                f"threads must be an integer in 1..{MAX_THREADS} (onnxruntime threads per call), got {threads!r}"
+            )
+        _check_finite(layers, "the bot's weights")
+        self.card = card
+        self.layers = layers
+        self.activation = activation
+        self._act_fn = ACTIVATIONS[activation]
+        self.directory = directory
+        self.threads = threads
+        self.obs_size = int(card["obs_size"])
+        self.num_cards = int(card["num_cards"])
+        self.rules = rules if rules is not None else get_rules(card["variant"])
+        self.search: dict[str, Any] | None = (
+            check_search(card["search"], "the model card") if card.get("search") is not None else None
+        )
+        """A search bot's ``az`` options (its card's ``"search"``), or None for a network-only bot."""
+        self.backend: Backend = "numpy"
+        self._session: Any = None
+        self._searcher: Policy | None = None
+        if backend == "onnx":
+            self._start_onnx()
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        prefer: Backend = "onnx",
+        rules: Rules | str | None = None,
+        any_variant: bool = False,
+        threads: int = 1,
+    ) -> Bot:
+        """Load an export directory.
+
+        ``prefer="onnx"`` uses onnxruntime when it is importable and ``policy.onnx`` exists, else numpy;
+        ``prefer="numpy"`` always uses numpy. ``rules`` (default: the model card's variant) is checked against the
+        card: same variant (or, with ``any_variant``, the same observation and action sizes) and the observation
+        version of this code. ``threads`` limits onnxruntime's threads (1: one core per decision).
+        """
+        if not isinstance(prefer, str) or prefer not in ("onnx", "numpy"):
+            raise BotError(f"prefer must be 'onnx' or 'numpy', got {prefer!r}")
+        if not isinstance(any_variant, (bool, np.bool_)):
+            raise BotError(f"any_variant must be True or False, got {any_variant!r}")
+        if not isinstance(directory, (str, Path)) or not str(directory):
+            raise BotError(f"directory must be the path of an export directory, got {directory!r}")
+        d = Path(directory)
+        if not d.exists():
+            raise BotError(
+                f"bot directory {d} does not exist; export one with '{python_command('-m', 'agents.nets.export')}'"
+            )
+        if not d.is_dir():
+            raise BotError(
+                f"{d} is a file, not a bot export directory; give the directory that holds {MODEL_CARD} "
+                f"(e.g. {d.parent})"
+            )
+        card = _read_card(d)
+        _check_sha256(d, card, WEIGHTS)
+        layers, activation = _read_weights(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
+        try:
+            target = get_rules(rules if rules is not None else card["variant"])
+        except (TypeError, ValueError) as e:
+            raise BotError(f"{d}: {e}") from None
+        bot = cls(card, layers, activation, directory=d, backend="numpy", threads=threads, rules=target)
+        bot.check_rules(target, any_variant=any_variant)
+        if prefer == "onnx" and (d / ONNX).is_file():
+            try:
+                import onnxruntime  # noqa: F401
+            except ImportError:
+                return bot
+            bot._start_onnx()
+        return bot
+
+    def _start_onnx(self) -> None:
+        import onnxruntime as ort
+
+        if self.directory is None or not (self.directory / ONNX).is_file():
+            raise BotError(f"no {ONNX} in {self.directory}; load with prefer='numpy'")
+        _check_sha256(self.directory, self.card, ONNX)
+        opts = ort.SessionOptions()  # built-in CPU kernels only: no custom-op library is ever registered
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.load_model_format", "ONNX")
+        try:
+            session = ort.InferenceSession(str(self.directory / ONNX), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise BotError(f"onnxruntime cannot load {self.directory / ONNX}: {e}") from None
+        inputs = {i.name: i for i in session.get_inputs()}
+        outputs = {o.name for o in session.get_outputs()}
+        if set(inputs) != {"obs", "action_mask"} or not {"probs", "action"} <= outputs:
+            raise BotError(
+                f"{self.directory / ONNX} has inputs {sorted(inputs)} and outputs {sorted(outputs)}; expected inputs "
+                "obs, action_mask and outputs probs, action; export the checkpoint again"
+            )
+        width = inputs["obs"].shape[-1]
+        if isinstance(width, int) and width != self.obs_size:
+            raise BotError(f"{self.directory / ONNX} takes {width} observation values, the card says {self.obs_size}")
+        state = core.reset(self.rules, np.arange(4, dtype=np.uint64))
+        obs, mask = core.observe(self.rules, state), core.legal_action_mask(self.rules, state)
+        mask[::2] = True  # every action legal in half the rows
+        try:
+            got = np.asarray(session.run(["probs"], {"obs": obs, "action_mask": mask})[0], dtype=np.float32)
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise BotError(f"onnxruntime cannot run {self.directory / ONNX}: {e}") from None
+        want = masked_softmax(self.logits(obs), mask)
+        if got.shape != want.shape or not np.abs(got - want).max() <= ONNX_AGREEMENT:
+            raise BotError(
+                f"{self.directory / ONNX} does not compute the policy of {WEIGHTS} (probabilities differ by more "
+                f"than {ONNX_AGREEMENT:g}); re-export the checkpoint, or load with prefer='numpy'"
+            )
+        self._session = session
+        self.backend = "onnx"
+
+    def check_rules(self, rules: Rules | str, any_variant: bool = False) -> None:
+        """Raise ``BotError`` unless the bot can play ``rules`` with this code's observations."""
+        rules = get_rules(rules)
+        card = self.card
+        version = core.observation_version(rules)
+        if card["obs_version"] != version:
+            trained = card["variant"]
+            if trained in VARIANTS and core.observation_version(trained) == card["obs_version"] != version:
+                raise BotError(  # a bot of another family (a cirulla bot in classic, or the other way round)
+                    f"the bot was trained for {trained!r}, whose observations (version {card['obs_version']}) are not "
+                    f"{rules.name!r}'s (version {version}); play it in {trained!r} or use a bot of {rules.name!r}"
+                )
+            raise BotError(
+                f"the bot was exported with observation version {card['obs_version']}, this code observes "
+                f"{rules.name!r} with version {version}; retrain (or use the code version it was trained with)"
+            )
+        size = core.observation_size(rules)
+        if size != self.obs_size or rules.num_actions != self.num_cards:
+            raise BotError(
+                f"the bot takes {self.obs_size} observation values and {self.num_cards} actions, but {rules.name!r} "
+                f"has {size} and {rules.num_actions}; it was trained for {card['variant']!r}"
+            )
+        if rules.name != card["variant"] and not any_variant:
+            raise BotError(
+                f"the bot was trained for {card['variant']!r}, not {rules.name!r}; pass any_variant=True "
+                f"(spec option any_variant=true) to play it there anyway"
+            )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_session"] = None
+        state["_act_fn"] = None
+        state["_searcher"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        backend = state["backend"]
+        self.__dict__.update(state)
+        self._act_fn = ACTIVATIONS[self.activation]
+        self.backend = "numpy"
+        if backend == "onnx":
+            self._start_onnx()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def variant(self) -> str:
+        """The variant the bot was trained for."""
+        return str(self.card["variant"])
+
+    @property
+    def obs_version(self) -> int:
+        return int(self.card["obs_version"])
+
+    @property
+    def training_steps(self) -> int | None:
+        steps = self.card.get("training_steps")
+        return int(steps) if steps is not None else None
+
+    def __repr__(self) -> str:
+        kind = ", search=az" if self.search is not None else ""
+        return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r}{kind})"
+
+    def search_policy(self, rules: Rules | str | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
+        """The search of a search bot as an ``agents.base.Policy``: an ``az`` agent (``agents.nets.netsearch``) with
+        this bot's network and its card's ``"search"`` options (``overrides`` replace some of them).
+
+        Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
+        if self.search is None:
+            raise BotError(f"{self!r} is a network-only bot (its model card has no 'search'); use act / act_state")
+        from agents.nets.az import AZAgent, NetEvaluator
+
+        target = get_rules(rules) if rules is not None else self.rules
+        net = NetEvaluator(target, self.layers, self.activation, str(self.directory or self.card.get("name")))
+        return AZAgent(target, net, seed, **{**self.search, **overrides})
+
+    def _search_act(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        if self._searcher is None:
+            self._searcher = self.search_policy(seed=0)
+        sub = state.take(games)
+        obs, mask = core.observe(self.rules, sub), core.legal_action_mask(self.rules, sub)
+        batch = ActBatch(self.rules, obs, mask, state, games)
+        return np.asarray(self._searcher.act(batch), dtype=np.int64)
+
+    def _no_search_from_obs(self) -> None:
+        if self.search is not None:
+            raise BotError(
+                f"{self!r} is a search bot: its moves search sampled deals, which needs the game state, not only "
+                "an observation; call bot.act_state(state) / bot.act_states(state), or play the spec "
+                f"bot:path={self.directory} (bot.probs gives its network's probabilities)"
+            )
+
+    # ------------------------------------------------------------------ inference
+
+    def _inputs(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        try:
+            o = np.asarray(obs, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            what = type(obs).__name__
+            raise BotError(f"obs must be an (n, {self.obs_size}) array of numbers, got {what} ({e})") from None
+        m = np.asarray(mask)
+        if m.dtype.kind not in "biuf":
+            raise BotError(f"mask must be an (n, {self.num_cards}) bool array, got dtype {m.dtype}")
+        if o.ndim != 2 or o.shape[1] != self.obs_size:
+            raise BotError(
+                f"obs must have shape (n, {self.obs_size}), got {o.shape}; for one observation pass obs[None] "
+                "or use act_one"
+            )
+        if m.shape != (o.shape[0], self.num_cards):
+            raise BotError(f"mask must have shape ({o.shape[0]}, {self.num_cards}) to match obs, got {m.shape}")
+        m = m if m.dtype == np.bool_ else m != 0
+        if not np.isfinite(o).all():
+            row = int(np.flatnonzero(~np.isfinite(o).all(axis=1))[0])
+            raise BotError(f"obs row {row} holds NaN or infinite values; observations come from core.observe")
+        empty = ~m.any(axis=1)
+        if empty.any():
+            raise BotError(f"mask row {int(np.flatnonzero(empty)[0])} allows no action; a decision needs one")
+        return np.ascontiguousarray(o), np.ascontiguousarray(m)
+
+    def logits(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, num_cards) float32: the policy's raw action logits (numpy path, no mask)."""
+        return mlp_logits(self.layers, self._act_fn, obs)
+
+    def probs_numpy(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, num_cards) float32 masked action probabilities computed in numpy."""
+        o, m = self._inputs(obs, mask)
+        return masked_softmax(self.logits(o), m)
+
+    def probs(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, num_cards) float32 masked action probabilities (0 for every illegal action)."""
+        o, m = self._inputs(obs, mask)
+        if self._session is not None:
+            p = np.asarray(self._session.run(["probs"], {"obs": o, "action_mask": m})[0], dtype=np.float32)
+            bad = ~np.isfinite(p).all(axis=1)
+            if bad.any():  # the numpy network, whose weights were checked finite, for those rows
+                p[bad] = masked_softmax(self.logits(o[bad]), m[bad])
+            return p
+        return masked_softmax(self.logits(o), m)
+
+    def act(
+        self, obs: npt.ArrayLike, mask: npt.ArrayLike, rng: np.random.Generator | None = None
+    ) -> npt.NDArray[np.int64]:
+        """(n,) int64: the most probable legal action of each row, or a sample from the probabilities with ``rng``.
+
+        A network-only bot's move; a search bot (``search``) raises ``BotError``: its moves need the game state
+        (``act_state`` / ``act_states``), and ``act_network`` is its network alone."""
+        self._no_search_from_obs()
+        return self.act_network(obs, mask, rng)
+
+    def act_network(
+        self, obs: npt.ArrayLike, mask: npt.ArrayLike, rng: np.random.Generator | None = None
+    ) -> npt.NDArray[np.int64]:
+        """``act`` for any bot: the network's move (a search bot's network without its search)."""
+        o, m = self._inputs(obs, mask)
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise BotError(f"rng must be a numpy Generator (to sample) or None (greedy), got {type(rng).__name__}")
+        if rng is None:
+            if self._session is not None:
+                action = self._session.run(["action"], {"obs": o, "action_mask": m})[0]
+                out = np.asarray(action, dtype=np.int64).reshape(-1)
+                return _legal_or_best(out, m, lambda rows: masked_softmax(self.logits(o[rows]), m[rows]))
+            return _best_legal(masked_softmax(self.logits(o), m), m)
+        p = np.where(m, self.probs(o, m), np.float32(0)).astype(np.float64)
+        total = p.sum(axis=1)
+        flat = ~(np.isfinite(total) & (total > 0))
+        if flat.any():  # no usable probabilities (overflowing inputs): uniform over the legal actions
+            p[flat] = m[flat]
+        cdf = np.cumsum(p, axis=1)
+        u = rng.random(o.shape[0]) * cdf[:, -1]
+        out = (cdf > u[:, None]).argmax(axis=1).astype(np.int64)
+        return _legal_or_best(out, m, lambda rows: p[rows])
+
+    def act_one(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
+        """The most probable legal action for one observation (obs_size,) and mask (num_cards,)."""
+        return int(self.act(np.asarray(obs, dtype=np.float32)[None], np.asarray(mask)[None])[0])
+
+    # ------------------------------------------------------------------ from a game state
+
+    def probs_state(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
+        """(n, num_cards) probabilities for the acting seat of games ``games`` (default: all) of a core state."""
+        st = state if games is None else state.take(np.asarray(games).reshape(-1))
+        return self.probs(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
+
+    def act_states(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
+        """(n,) the bot's action for the acting seat of games ``games`` (default: all) of a core state (a search
+        bot searches each of them)."""
+        if self.search is not None:
+            g = np.arange(state.batch_size) if games is None else np.asarray(games).reshape(-1)
+            return self._search_act(state, g.astype(np.intp))
+        st = state if games is None else state.take(np.asarray(games).reshape(-1))
+        return self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
+
+    def act_state(self, state: core.State, game: int = 0) -> int:
+        """The bot's action for the seat to act in game ``game`` of a core state (one call: observe, mask, act).
+
+        Raises ``BotError`` if that game is over. Feed the action to ``core.step``; in the CHOOSE phase it is the
+        next table card to pick, so call again until ``info.move_done``.
+        """
+        if not isinstance(state, core.State):
+            raise BotError(f"state must be a scopa_env.core.State, got {type(state).__name__}")
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
+            raise BotError(f"game {game!r} is out of range: the state holds {state.batch_size} games")
+        st = state.take([int(game)]) if state.batch_size > 1 else state
+        if st.phase[0] == core.Phase.DONE:
+            raise BotError(f"game {game} is over; there is no decision to take")
+        if self.search is not None:
+            return int(self._search_act(st, np.zeros(1, dtype=np.intp))[0])
+        return int(self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))[0])
+
+
+def _best_legal(p: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """(n,) the most probable legal action of each row (the first legal one where no probability is a number).
+
+    The same as ``p.argmax(axis=1)`` for masked probabilities (illegal ones are 0, the best legal one is not).
+    """
+    return np.where(mask, np.nan_to_num(p, nan=-1.0), -2.0).argmax(axis=1).astype(np.int64)
+
+
+def _legal_or_best(
+    actions: npt.NDArray[np.int64],
+    mask: npt.NDArray[np.bool_],
+    probs_of: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.floating]],
+) -> npt.NDArray[np.int64]:
+    """``actions``, with any illegal (or out-of-range) one replaced by the best legal action of ``probs_of(rows)``."""
+    d = mask.shape[1]
+    ok = (actions >= 0) & (actions < d)
+    ok[ok] = mask[np.flatnonzero(ok), actions[ok]]
+    if not ok.all():
+        rows = np.flatnonzero(~ok)
+        actions = actions.copy()
+        actions[rows] = _best_legal(np.asarray(probs_of(rows), dtype=np.float32), mask[rows])
+    return actions
+
+
+class BotPolicy(Policy):
+    """A ``Bot`` as an ``agents.base.Policy``: greedy (most probable legal action) unless ``sample``.
+
+    ``endgame=N`` (N > 0) plays the last N plies of a hand exactly once they are an open book (the stock is empty
+    and the unseen cards are all in the one opponent's hand), with the minimax solver that ``expert`` uses
+    (``agents.search.endgame.solve_open``); it needs the game state (the arena and the envs pass it) and only public
+    information. The policy's probabilities (``action_probs``, the terminal game's ``hint``) are unchanged.
+    """
+
+    name = "bot"
+    needs_state = False
+
+    def __init__(
+        self, rules: Rules | str, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0
+    ) -> None:
+        super().__init__(rules, seed)
+        if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:
+            raise AgentSpecError(f"agent bot: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}")
+        self.bot = bot
+        self.sample = sample
+        self.endgame = int(endgame)
+        self.needs_state = self.endgame > 0
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        actions = self.bot.act_network(batch.obs, batch.mask, rng=self.rng if self.sample else None)
+        if self.endgame > 0:
+            from agents.search.endgame import play_exact_endgame
+
+            actions = play_exact_endgame(batch, actions, self.endgame, f"bot (endgame={self.endgame})")
+        return actions
+
+    def action_probs(self, batch: ActBatch) -> npt.NDArray[np.float32]:
+        """(n, num_cards) the bot's masked action probabilities (used by the terminal game's ``hint``)."""
+        return self.bot.probs(batch.obs, batch.mask)
+
+
+_CACHE: dict[tuple[str, str, bool, str, int, float], Bot] = {}
+
+
+def shipped_bot(rules: Rules | str, root: Path = SHIPPED_BOTS) -> Path | None:
+    """The export directory of the shipped bot that plays ``rules``' variant, or None.
+
+    ``root/<variant>/`` first; else a bot whose model card lists the variant under ``"serves"``: a variant whose
+    rules during a hand are the bot's own (``classic-15`` and ``classic-21`` differ from ``classic`` only in the
+    target), which the bot plays with ``any_variant`` (same observation and action shapes).
+    """
+    name = get_rules(rules).name
+    if (root / name / MODEL_CARD).is_file():
+        return root / name
+    if not root.is_dir():
+        return None
+    for d in sorted(root.iterdir()):
+        try:
+            card = _read_card(d) if (d / MODEL_CARD).is_file() else None
+        except BotError:
+            continue  # a damaged bot serves nothing; loading it by path says why
+        if card is not None and name in card.get("serves", []):
+            return d
+    return None
+
+
+def shipped_bot_spec(rules: Rules | str, root: Path = SHIPPED_BOTS) -> str | None:
+    """The agent spec of ``shipped_bot`` (its directory, or ``bot:path=DIR,any_variant=true`` for a bot that serves
+    the variant), or None when no shipped bot plays it."""
+    d = shipped_bot(rules, root)
+    if d is None:
+        return None
+    return str(d) if d.name == get_rules(rules).name else f"bot:path={d},any_variant=true"
+
+
+@register_agent(
+    "bot",
+    "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]; "
+    "bot alone: the shipped bot of the variant; a search bot (agents/bots/classic-search) plays its network inside "
+    "az search (search=false: the network alone)",
+)
+def make_bot_policy(
+    rules: Rules | str,
+    seed: int | None = None,
+    path: str | None = None,
+    prefer: str = "onnx",
+    sample: bool = False,
+    any_variant: bool = False,
+    threads: int = 1,
+    endgame: int | None = None,
+    search: bool = True,
+) -> Policy:
+    """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached).
+
+    Without ``path`` (spec ``bot``), the shipped bot of the variant (``shipped_bot``).
+    ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``); default: the model
+    card's ``"endgame"`` (0 when it has none).
+
+    A search bot (its card has ``"search"``) gives its ``az`` search (``Bot.search_policy``; ``endgame=N`` sets the
+    search's exact end game); ``search=false`` plays its network alone, as a network-only bot."""
+    if path is None:
+        found = shipped_bot(rules)
+        if found is None:
+            have = sorted(d.name for d in SHIPPED_BOTS.iterdir() if (d / MODEL_CARD).is_file())
+            raise AgentSpecError(
+                f"agent 'bot': no shipped bot plays {get_rules(rules).name!r} (shipped: {', '.join(have)}); give an "
+                "export directory: bot:path=DIR"
+            )
+        path = str(found)
+        any_variant = any_variant or found.name != get_rules(rules).name
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise AgentSpecError(f"agent bot: path must be an export directory, got {path!r}")
+    if prefer not in ("onnx", "numpy"):
+        raise AgentSpecError(f"agent bot:path={path}: prefer must be 'onnx' or 'numpy', got {prefer!r}")
+    for opt, value in (("sample", sample), ("any_variant", any_variant), ("search", search)):
+        if not (isinstance(value, (bool, np.bool_, int)) and value in (0, 1)):
+            raise AgentSpecError(f"agent bot:path={path}: {opt} must be true or false, got {value!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+        raise AgentSpecError(f"agent bot:path={path}: threads must be an integer in 1..{MAX_THREADS}, got {threads!r}")
+    if endgame is not None and (isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0):
+        raise AgentSpecError(
+            f"agent bot:path={path}: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}"
+        )
+    rules = get_rules(rules)
+    d = Path(str(path))
+    card_path = d / MODEL_CARD
+    mtime = card_path.stat().st_mtime if card_path.is_file() else 0.0
+    key = (str(d.resolve()), str(prefer), bool(any_variant), rules.name, int(threads), mtime)
+    bot = _CACHE.get(key)
+    if bot is None:
+        try:
+            bot = Bot.load(d, prefer=prefer, rules=rules, any_variant=bool(any_variant), threads=int(threads))  # type: ignore[arg-type]
+        except BotError as e:
+            raise AgentSpecError(f"agent bot:path={path}: {e}") from None
+        _CACHE[key] = bot
+    if bot.search is not None and search:
+        if sample:
+            raise AgentSpecError(
+                f"agent bot:path={path}: a search bot plays the search's best move; sample=true samples a network: "
+                "add search=false to sample its network"
+            )
+        return bot.search_policy(rules, seed, **({} if endgame is None else {"endgame": int(endgame)}))
+    if endgame is None:
+        endgame = int(bot.card.get("endgame", 0))
+    return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame))

@@ -1,0 +1,545 @@
+"""Neural policies: a checkpoint written by ``train.py``, or a frozen copy of the learner for the league.
+
+A checkpoint is the stable-baselines3 ``.zip`` of a ``MaskablePPO`` model (``model.save``) with one more member,
+``scopa_meta.json``, that says what it was trained for::
+
+    {"format": 1, "variant": "classic", "obs_version": 1, "obs_size": 287, "num_cards": 40, "num_players": 2,
+     "steps": 10485760, "kind": "best", "code_version": "a2cafb2", "config": {...}, "eval": {...}}
+
+Loading checks that metadata against the variant it is asked to play, so a bot is never run on observations it was
+not trained on. Checkpoints are written atomically (``save_checkpoint``): a crash never leaves a half-written file
+where a good one was.
+
+    make_agent("runs/classic__default__0__20260101-120000/best.zip", "classic")   # the "file" factory
+    make_agent("neural:path=runs/.../best.zip,sample=true", "classic")          # sample instead of argmax
+
+A ``NeuralPolicy`` acts with one forward pass of the policy network per ``act`` call: the logits of illegal cards
+are masked out and the best legal card is played (``sample=true``: drawn from the masked softmax with the agent's
+seeded generator, at ``temperature``). It reads the observation only, never the game state, unless ``endgame=N``
+(N > 0): then the hand's last N plies, once they are an open book, are played exactly by the minimax solver that
+``expert`` uses (``agents.search.endgame.play_exact_endgame``). A checkpoint trained with ``train.py``'s ``endgame``
+records it (``"endgame"`` in its metadata) and plays that way unless the spec says otherwise::
+
+    make_agent("neural:path=runs/.../best.zip,endgame=0", "classic")            # the network alone
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+
+from agents.base import AgentSpecError, parse_spec, register_agent
+from agents.config import ConfigError
+from scopa_env import core
+from scopa_env.atomic import write_atomic
+from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
+from scopa_env.rules import Rules, get_rules
+from scopa_env.shell import TRAIN_PY, python_command
+
+__all__ = [
+    "ACTIVATIONS",
+    "CHECKPOINT_FORMAT",
+    "META_NAME",
+    "ActorNet",
+    "NeuralPolicy",
+    "check_meta",
+    "checkpoint_meta",
+    "load_checkpoint_policy",
+    "policy_from_weights",
+    "read_activation",
+    "read_checkpoint_meta",
+    "read_torch_member",
+    "read_weights",
+    "register_file_loader",
+    "save_checkpoint",
+    "warm_start_weights",
+]
+
+META_NAME = "scopa_meta.json"
+"""Name of the metadata member inside a checkpoint zip."""
+CHECKPOINT_FORMAT = 1
+"""Version of the metadata format; bumped when its meaning changes."""
+
+
+# --------------------------------------------------------------------------------------------------- metadata
+
+
+def checkpoint_meta(rules: Rules | str, steps: int, **extra: Any) -> dict[str, Any]:
+    """The metadata of a checkpoint for ``rules`` after ``steps`` training steps, plus ``extra`` keys."""
+    rules = get_rules(rules)
+    meta: dict[str, Any] = {
+        "format": CHECKPOINT_FORMAT,
+        "variant": rules.name,
+        "obs_version": core.observation_version(rules),
+        "obs_size": core.observation_size(rules),
+        "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
+        "num_players": rules.num_players,
+        "steps": int(steps),
+    }
+    meta.update(extra)
+    return meta
+
+
+def save_checkpoint(
+    model: Any, path: str | Path, meta: dict[str, Any], extra_members: dict[str, bytes] | None = None
+) -> Path:
+    """Save an SB3 ``model`` to ``path`` with ``meta`` as ``scopa_meta.json`` (and ``extra_members``), atomically."""
+    buf = io.BytesIO()
+    model.save(buf)
+    with zipfile.ZipFile(buf, mode="a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(META_NAME, json.dumps(meta, indent=1, sort_keys=True, default=str))
+        for name, data in (extra_members or {}).items():
+            archive.writestr(name, data)
+    return write_atomic(path, buf.getvalue())
+
+
+def _open_checkpoint(path: str | Path) -> zipfile.ZipFile:
+    p = Path(path)
+    if not p.exists():
+        raise AgentSpecError(
+            f"checkpoint {str(p)!r} does not exist; give the path of a .zip written by train.py "
+            "(e.g. runs/<run>/best.zip), or an agent name such as 'greedy'"
+        )
+    if p.is_dir():
+        raise AgentSpecError(
+            f"checkpoint {str(p)!r} is a directory; give a checkpoint file inside it, e.g. {p}/best.zip"
+        )
+    if not zipfile.is_zipfile(p):
+        raise AgentSpecError(
+            f"checkpoint {str(p)!r} is not a zip archive (corrupt, truncated or not a checkpoint); "
+            "use a .zip written by train.py, e.g. the run's best.zip or last.zip"
+        )
+    try:
+        return zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise AgentSpecError(f"checkpoint {str(p)!r} cannot be opened ({e}); use another checkpoint of the run") from e
+
+
+_META_WHOLE_NUMBERS = ("format", "obs_version", "obs_size", "num_cards", "num_players", "steps", "endgame")
+"""Metadata fields that must be whole numbers when present (``obs_version`` always is)."""
+_EOCD = b"PK\x05\x06"  # the zip format's end-of-central-directory record (22 bytes + a comment of up to 64 KiB)
+
+
+def _cut_short(path: str | Path) -> bool:
+    """True when the file does not end with a zip's end record (a copy or download that stopped early): the zip
+    reader may then find an inner archive's end instead (a checkpoint stores its weights as zips of their own)."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - 22 - 65535))
+        tail = f.read()
+    at = tail.rfind(_EOCD)
+    while at >= 0:
+        if at + 22 <= len(tail) and at + 22 + int.from_bytes(tail[at + 20 : at + 22], "little") == len(tail):
+            return False
+        at = tail.rfind(_EOCD, 0, at)
+    return True
+
+
+def _check_meta_fields(meta: Any, path: str | Path) -> dict[str, Any]:
+    """``meta`` if its fields have their types (a dict, ``variant`` a string, the counts whole numbers), else
+    ``AgentSpecError`` naming the field: code reading it later compares and counts with them."""
+    where = f"checkpoint {str(path)!r}: its {META_NAME}"
+    if not isinstance(meta, dict) or "variant" not in meta or "obs_version" not in meta:
+        raise AgentSpecError(f"{where} lacks the variant or the observation version")
+    if not isinstance(meta["variant"], str):
+        raise AgentSpecError(f"{where} has variant {meta['variant']!r}, not a variant name; the file is damaged")
+    for key in _META_WHOLE_NUMBERS:
+        if key in meta and type(meta[key]) is not int:
+            raise AgentSpecError(
+                f"{where} has {key} {meta[key]!r}, not a whole number; the file is damaged or was edited by hand "
+                "(use a checkpoint as train.py wrote it)"
+            )
+    return meta
+
+
+def read_checkpoint_meta(path: str | Path) -> dict[str, Any]:
+    """The ``scopa_meta.json`` of a checkpoint; raises ``AgentSpecError`` for a missing, corrupt or foreign file."""
+    with _open_checkpoint(path) as archive:
+        if META_NAME not in archive.namelist():
+            if _cut_short(path):
+                raise AgentSpecError(
+                    f"checkpoint {str(path)!r} is cut short (the end of the file is missing: a copy or download "
+                    "that stopped early, or a disk that filled up); copy it again or use another checkpoint of the run"
+                )
+            raise AgentSpecError(
+                f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by train.py, so its variant and "
+                "observation version are unknown; use a checkpoint from a train.py run directory"
+            )
+        try:
+            meta = json.loads(archive.read(META_NAME))
+        except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError) as e:
+            raise AgentSpecError(
+                f"checkpoint {str(path)!r}: its {META_NAME} is unreadable ({e}); the file is corrupt"
+            ) from None
+    return _check_meta_fields(meta, path)
+
+
+def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_variant: bool = False) -> None:
+    """Raise ``AgentSpecError`` unless a checkpoint with ``meta`` can play ``rules``.
+
+    ``any_variant``: accept a checkpoint of another variant when its observations and actions have the same shape
+    (e.g. a ``classic`` bot in ``classic-21``).
+    """
+    rules = get_rules(rules)
+    where = f"checkpoint {str(path)!r}"
+    if meta.get("format", CHECKPOINT_FORMAT) > CHECKPOINT_FORMAT:
+        raise AgentSpecError(f"{where} has metadata format {meta['format']}, newer than this code's; update the code")
+    if meta["obs_version"] != core.observation_version(rules):
+        raise AgentSpecError(
+            f"{where} was trained on observation version {meta['obs_version']}, but this code observes version "
+            f"{core.observation_version(rules)}; retrain it with this code "
+            f"({python_command(TRAIN_PY, '--variant', str(meta['variant']))}) or use the code version it was "
+            "trained with"
+        )
+    if meta["variant"] != rules.name and not any_variant:
+        raise AgentSpecError(
+            f"{where} was trained for variant {meta['variant']!r}, not {rules.name!r}; play it with "
+            f"--variant {meta['variant']}, use a checkpoint trained for {rules.name!r}, or pass any_variant=true "
+            f"(neural:path=...,any_variant=true) if the observations have the same shape"
+        )
+    size = core.observation_size(rules)
+    if meta.get("obs_size", size) != size or meta.get("num_cards", rules.num_actions) != rules.num_actions:
+        raise AgentSpecError(
+            f"{where} expects observations of size {meta.get('obs_size')} and {meta.get('num_cards')} cards, but "
+            f"{rules.name!r} has {size} and {rules.num_actions}; use a checkpoint trained for {rules.name!r}"
+        )
+
+
+# --------------------------------------------------------------------------------------------------- network
+
+
+class ActorNet(nn.Module):
+    """The acting half of an SB3 actor-critic policy: features extractor, policy MLP and action head -> logits."""
+
+    def __init__(self, features: nn.Module, policy_net: nn.Module, action_net: nn.Module) -> None:
+        super().__init__()
+        self.features = features
+        self.policy_net = policy_net
+        self.action_net = action_net
+
+    @classmethod
+    def from_sb3(cls, policy: Any) -> ActorNet:
+        """A frozen copy (no gradients, eval mode) of ``policy``'s actor; later training does not change it."""
+        try:
+            parts = (policy.pi_features_extractor, policy.mlp_extractor.policy_net, policy.action_net)
+        except AttributeError as e:
+            raise TypeError(
+                f"expected a stable-baselines3 actor-critic policy (MlpPolicy), got {type(policy).__name__}: {e}"
+            ) from None
+        net = cls(*(copy.deepcopy(p) for p in parts)).to("cpu")
+        net.eval()
+        for p in net.parameters():
+            p.requires_grad_(False)
+        return net
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """(n, num_cards) action logits for (n, obs_size) float observations."""
+        return self.action_net(self.policy_net(self.features(obs.float())))
+
+
+def masked_logits(net: nn.Module, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """(n, num_cards) logits of ``net`` with illegal actions at ``MASKED_LOGIT``; one forward pass, no gradients."""
+    with torch.inference_mode():
+        logits = net(torch.as_tensor(np.ascontiguousarray(obs, dtype=np.float32))).numpy()
+    return np.where(mask, logits, np.float32(MASKED_LOGIT)).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------------- policy
+
+
+class NeuralPolicy(Policy):
+    """A policy network acting on observations: argmax of the masked logits, or a sample (``sample=True``)."""
+
+    name = "neural"
+    needs_state = False
+    endgame = 0  # class default: league snapshots pickled before the option existed
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        net: nn.Module,
+        seed: int | None = None,
+        sample: bool = False,
+        temperature: float = 1.0,
+        name: str | None = None,
+        meta: dict[str, Any] | None = None,
+        endgame: int = 0,
+    ) -> None:
+        super().__init__(rules, seed)
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        if isinstance(endgame, bool) or int(endgame) != endgame or endgame < 0:
+            raise AgentSpecError(f"neural: endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
+        self.net = net
+        self.sample = bool(sample)
+        self.temperature = float(temperature)
+        self.meta = dict(meta or {})
+        self.endgame = int(endgame)
+        self.needs_state = self.endgame > 0
+        if name is not None:
+            self.name = name
+
+    @classmethod
+    def from_sb3_policy(
+        cls, policy: Any, rules: Rules | str, name: str = "snapshot", seed: int | None = None, **kwargs: Any
+    ) -> NeuralPolicy:
+        """A frozen copy of an SB3 policy's actor (the learner's current weights), e.g. a league snapshot."""
+        return cls(rules, ActorNet.from_sb3(policy), seed=seed, name=name, **kwargs)
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path: str | Path,
+        rules: Rules | str,
+        seed: int | None = None,
+        any_variant: bool = False,
+        **kwargs: Any,
+    ) -> NeuralPolicy:
+        """Load a ``train.py`` checkpoint; raises ``AgentSpecError`` if it cannot play ``rules``. ``endgame``
+        defaults to the checkpoint's (``endgame`` of its run; 0 for older checkpoints)."""
+        rules = get_rules(rules)
+        net, meta = load_checkpoint_policy(path, rules, any_variant=any_variant)
+        kwargs.setdefault("endgame", int(meta.get("endgame", 0)))
+        return cls(rules, net, seed=seed, name=str(path), meta=meta, **kwargs)
+
+    def logits(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+        """(n, num_cards) masked logits (illegal actions at ``MASKED_LOGIT``)."""
+        return masked_logits(self.net, obs, mask)
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        if len(batch) == 0:
+            return np.zeros(0, dtype=np.int64)
+        logits = self.logits(batch.obs, batch.mask)
+        if self.sample:  # Gumbel-max: a draw from softmax(logits / temperature) over the legal actions
+            logits = logits / self.temperature - np.log(-np.log(self.rng.random(logits.shape)))
+        actions = np.where(batch.mask, logits, -np.inf).argmax(axis=1).astype(np.int64)  # legal ones only
+        if self.endgame > 0:
+            from agents.search.endgame import play_exact_endgame
+
+            actions = play_exact_endgame(batch, actions, self.endgame, f"{self.name} (endgame={self.endgame})")
+        return actions
+
+
+ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh"}
+"""``train.py``'s activation names -> ``torch.nn`` class names (a checkpoint's config says which it used)."""
+LOADABLE_ACTIVATIONS = ("ReLU", "Tanh", "GELU", "ELU", "LeakyReLU", "SiLU", "Sigmoid", "Softplus", "Mish")
+"""``torch.nn`` activation classes a checkpoint's network may use (by name; anything else is refused)."""
+POLICY_MEMBER = "policy.pth"
+"""The zip member of an SB3 checkpoint holding the policy's weights (a ``torch.save`` of its state dict)."""
+
+
+def read_torch_member(path: str | Path, member: str, what: str = "weights") -> Any:
+    """A ``torch.save`` stored in a checkpoint's zip ``member``, read with ``torch.load(weights_only=True)``: tensors
+    and plain containers only, so a crafted file cannot run code (SB3's own ``load`` would unpickle its ``data``).
+    ``what`` names the expected contents in the error for a damaged or foreign member."""
+    with _open_checkpoint(path) as archive:
+        if member not in archive.namelist():
+            raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}; it is not a train.py checkpoint")
+        try:
+            raw = archive.read(member)
+            return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except Exception as e:  # zlib / CRC errors, truncated or foreign members, refused (non-weight) objects
+            detail = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
+            raise AgentSpecError(
+                f"checkpoint {str(path)!r}: its {member} is damaged or holds more than {what} ({type(e).__name__}: "
+                f"{detail}); use another checkpoint of the run"
+            ) from None
+
+
+def read_weights(path: str | Path, member: str = POLICY_MEMBER) -> dict[str, Any]:
+    """The state dict of tensors stored in a checkpoint's zip ``member`` (``read_torch_member``)."""
+    state = read_torch_member(path, member)
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not a state dict of tensors")
+    return state
+
+
+def warm_start_weights(path: str | Path, rules: Rules, net_arch: Any, activation: str) -> dict[str, Any]:
+    """The policy weights of the checkpoint ``path`` that starts a run (``init_from``), checked for the run's variant,
+    ``net_arch`` and ``activation``; ``ConfigError`` otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"init_from: no checkpoint file {str(path)!r}; give a .zip written by train.py (a best.zip)")
+    ours = {"net_arch": net_arch, "activation": activation}
+    try:
+        meta = read_checkpoint_meta(path)
+        check_meta(meta, rules, path)
+        theirs = meta.get("config", {})
+        for key in ("net_arch", "activation"):
+            if key in theirs and theirs[key] != ours[key]:
+                raise ConfigError(
+                    f"init_from {str(path)!r}: the checkpoint has {key} {theirs[key]!r}, this config "
+                    f"{ours[key]!r}; set {key} to the checkpoint's"
+                )
+        state = read_weights(path)
+    except AgentSpecError as e:
+        raise ConfigError(f"init_from: {e}") from None
+    except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as e:
+        raise ConfigError(f"init_from {str(path)!r}: unreadable checkpoint ({e}); the file is corrupt") from None
+    return state
+
+
+def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
+    """Output sizes of the Linear layers ``prefix.0``, ``prefix.2``, ... of an SB3 MLP state dict."""
+    sizes, k = [], 0
+    while f"{prefix}.{k}.weight" in state:
+        sizes.append(int(state[f"{prefix}.{k}.weight"].shape[0]))
+        k += 2
+    return sizes
+
+
+def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
+    """The ``torch.nn`` class name of a checkpoint's activation, read as text: its ``train.py`` config, else the
+    readable copy SB3 writes beside the pickled ``policy_kwargs`` in its ``data`` JSON, else SB3's default (Tanh)."""
+    config = meta.get("config")
+    if isinstance(config, dict) and "activation" in config:
+        name = ACTIVATIONS.get(str(config["activation"]), str(config["activation"]))
+    else:
+        name = "Tanh"
+        with _open_checkpoint(path) as archive:
+            try:
+                data = json.loads(archive.read("data")) if "data" in archive.namelist() else {}
+            except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError):
+                raise AgentSpecError(
+                    f"checkpoint {str(path)!r}: its data member is unreadable; the file is corrupt"
+                ) from None
+        kwargs = data.get("policy_kwargs") if isinstance(data, dict) else None
+        text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
+        if isinstance(text, str):  # "<class 'torch.nn.modules.activation.ReLU'>"
+            name = text.strip("<>'\" ").removeprefix("class").strip(" '\"").rpartition(".")[2]
+    if name not in LOADABLE_ACTIVATIONS:
+        raise AgentSpecError(
+            f"checkpoint {str(path)!r}: activation {name!r} is not supported; supported: "
+            f"{', '.join(LOADABLE_ACTIVATIONS)}"
+        )
+    return name
+
+
+def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | str, path: str | Path) -> Any:
+    """The SB3 ``MaskableActorCriticPolicy`` of a checkpoint, rebuilt from its weights (layer sizes from the tensors)
+    and its activation (a ``torch.nn`` class name) rather than from SB3's pickled ``data``."""
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    rules = get_rules(rules)
+    where = f"checkpoint {str(path)!r}"
+    if activation not in LOADABLE_ACTIVATIONS:
+        raise AgentSpecError(f"{where}: activation {activation!r} is not one of {', '.join(LOADABLE_ACTIVATIONS)}")
+    bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        raise AgentSpecError(f"{where}: weights {', '.join(bad[:3])} hold NaN or infinite values; the file is damaged")
+    net_arch = {
+        "pi": _layer_sizes(state, "mlp_extractor.policy_net"),
+        "vf": _layer_sizes(state, "mlp_extractor.value_net"),
+    }
+    size = core.observation_size(rules)
+    obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
+    try:
+        policy = MaskableActorCriticPolicy(
+            obs_space,
+            spaces.Discrete(rules.num_actions),
+            lambda _: 0.0,
+            net_arch=net_arch,
+            activation_fn=getattr(nn, activation),
+        )
+        policy.load_state_dict(state)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AgentSpecError(f"{where}: cannot rebuild its policy network from its weights ({first})") from None
+    return policy
+
+
+def load_checkpoint_policy(
+    path: str | Path, rules: Rules | str, any_variant: bool = False
+) -> tuple[ActorNet, dict[str, Any]]:
+    """(frozen actor network, metadata) of a checkpoint, after checking that it can play ``rules``.
+
+    Only the JSON metadata and the weights (``torch.load(weights_only=True)``) are read: loading a checkpoint,
+    even a crafted one, never runs code from it."""
+    meta = read_checkpoint_meta(path)
+    check_meta(meta, rules, path, any_variant=any_variant)
+    policy = policy_from_weights(read_weights(path), read_activation(path, meta), rules, path)
+    return ActorNet.from_sb3(policy), meta
+
+
+# --------------------------------------------------------------------------------------------------- factories
+
+FileLoader = Callable[..., Policy]
+_FILE_LOADERS: dict[str, FileLoader] = {}
+
+
+def register_file_loader(suffix: str, loader: FileLoader) -> None:
+    """Let the ``file`` factory load paths ending in ``suffix`` (e.g. ``.onnx``) with ``loader(rules, seed, path)``."""
+    _FILE_LOADERS[suffix.lower()] = loader
+
+
+def _set_threads(threads: int) -> None:
+    if threads < 0:
+        raise AgentSpecError(f"threads must be >= 0 (0 leaves torch's setting alone), got {threads}")
+    if threads > 0:
+        torch.set_num_threads(threads)
+
+
+@register_agent("file", "a train.py checkpoint given by its path (runs/<run>/best.zip)")
+def _make_file(rules: Rules, seed: int | None = None, path: str = "", threads: int = 1, **options: Any) -> Policy:
+    if not path:
+        raise AgentSpecError("the file agent needs a path, e.g. runs/<run>/best.zip")
+    name = path.partition(":")[0]
+    if name == "neural" and not Path(path).exists():  # make_agent sends specs with a '/' here as paths
+        _, opts = parse_spec(path)
+        try:
+            return _make_neural(rules, seed, **opts)
+        except TypeError as e:
+            raise AgentSpecError(f"agent spec {path!r}: bad option ({e})") from None
+    _set_threads(int(threads))
+    if Path(path).is_dir():
+        raise AgentSpecError(f"{path!r} is a directory; give a checkpoint file in it, e.g. {Path(path) / 'best.zip'}")
+    suffix = Path(path).suffix.lower()
+    if suffix in _FILE_LOADERS:
+        return _FILE_LOADERS[suffix](rules, seed, path, **options)
+    if suffix != ".zip":
+        known = ", ".join([".zip", *sorted(_FILE_LOADERS)])
+        raise AgentSpecError(f"cannot load {path!r}: agent files must end in {known} (a train.py checkpoint is .zip)")
+    return NeuralPolicy.from_checkpoint(path, rules, seed=seed, **options)
+
+
+@register_agent(
+    "neural",
+    "a train.py checkpoint with options: neural:path=FILE[,sample=true,temperature=1.0,threads=1,any_variant=false,"
+    "endgame=N (default: the checkpoint's)]",
+)
+def _make_neural(
+    rules: Rules,
+    seed: int | None = None,
+    path: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    threads: int = 1,
+    any_variant: bool = False,
+    endgame: int | None = None,
+) -> Policy:
+    if not path:
+        raise AgentSpecError("the neural agent needs a checkpoint: neural:path=runs/<run>/best.zip")
+    extra = {} if endgame is None else {"endgame": endgame}
+    return _make_file(
+        rules,
+        seed,
+        path=str(path),
+        threads=threads,
+        sample=sample,
+        temperature=temperature,
+        any_variant=any_variant,
+        **extra,
+    )

@@ -1,0 +1,904 @@
+"""Export a trained MaskablePPO checkpoint as a bot that needs neither torch nor stable-baselines3.
+
+    python -m agents.nets.export runs/classic__strong__0__.../best.zip --out agents/bots/classic \\
+        --ratings runs/eval__classic__.../results.json
+
+writes ``policy.onnx``, ``policy.npz`` and ``model_card.json`` into ``--out`` (layout: ``agents.nets.bot``), then checks
+that torch (the sb3-contrib policy itself), onnxruntime and numpy give the same masked action probabilities, to
+``--tolerance`` (1e-5), on random observations and masks (single-legal-action rows included) and on observations
+from real games. A failed check removes the written files and exits with status 1.
+
+The exported network is the policy half of the SB3 ``MlpPolicy``: ``pi_features_extractor`` (a flatten),
+``mlp_extractor.policy_net`` (Linear + activation layers) and ``action_net``; masked probabilities are the softmax
+of the logits with illegal actions set to ``MASKED_LOGIT``, exactly as sb3-contrib's ``MaskableCategorical``.
+
+The checkpoint is read with ``agents.nets.checkpoint``: its ``scopa_meta.json`` member gives the variant, observation
+version and training steps, and is checked against this code.
+
+Every argument is checked before any work (``--tolerance`` a number >= 0, ``--check-rows`` 16..1048576, ``--out``
+a new or empty directory whose place can be written, the checkpoint and ``--ratings`` files readable): a bad one
+stops the command at once with ``python -m agents.nets.export: error: ...`` and exit status 2; a failed check exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.nets.bot import MODEL_CARD, ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
+from agents.nets.mlp import ExportError, extract_mlp
+from scopa_env import core
+from scopa_env.policy import MASKED_LOGIT
+from scopa_env.rules import Rules, get_rules
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "ExportArgumentError",
+    "ExportCheckError",
+    "against_expert",
+    "check_export",
+    "export_bot",
+    "export_checkpoint",
+    "main",
+    "parse_search",
+    "ratings_from_results",
+    "sample_inputs",
+    "torch_probs",
+]
+
+
+DEFAULT_TOLERANCE = 1e-5
+EXPORT_STAGES = ("loading the checkpoint", "writing the numpy weights", "writing the ONNX file", "checking the export")
+"""The steps of ``export_checkpoint``, in order, as its ``progress`` callback names them."""
+DEFAULT_CHECK_ROWS = 2048
+MIN_CHECK_ROWS = 16
+MAX_CHECK_ROWS = 2**20
+PROG = "python -m agents.nets.export"
+
+
+class ExportArgumentError(ExportError, ValueError):
+    """An argument of ``export_checkpoint`` (or of the command line) that is wrong, found before any work."""
+
+
+class ExportCheckError(ExportError):
+    """The exported bot does not give the torch policy's probabilities (the written files were removed)."""
+
+
+# --------------------------------------------------------------------------------------------------- checkpoints
+
+
+def _policy_module(actor: Any) -> torch.nn.Module:
+    """A torch module ``(obs, action_mask) -> (probs, action)`` around the actor's layers."""
+    import torch
+    from torch import nn
+
+    class MaskedPolicy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.actor = actor
+
+        def forward(self, obs: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            logits = self.actor(obs)
+            masked = torch.where(action_mask, logits, torch.full_like(logits, MASKED_LOGIT))
+            probs = torch.softmax(masked, dim=-1)
+            return probs, torch.argmax(probs, dim=-1)
+
+    return MaskedPolicy().eval()
+
+
+def torch_probs(actor: Any, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
+    """The torch policy's masked probabilities: the actor's logits through sb3-contrib's ``MaskableCategorical``."""
+    import torch
+    from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+    with torch.no_grad():
+        logits = actor(torch.as_tensor(np.ascontiguousarray(obs, dtype=np.float32)))
+        return MaskableCategorical(logits=logits, masks=mask).probs.cpu().numpy().astype(np.float32)
+
+
+def _write_onnx(actor: Any, path: Path, obs_size: int, num_cards: int) -> None:
+    import torch
+
+    module = _policy_module(actor)
+    obs = torch.zeros((2, obs_size), dtype=torch.float32)
+    mask = torch.ones((2, num_cards), dtype=torch.bool)
+    batch = torch.export.Dim("batch", min=1)
+    onnx_logger = logging.getLogger("torch.onnx")
+    level = onnx_logger.level
+    onnx_logger.setLevel(logging.ERROR)  # silence "torchvision is not installed" notes
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (UserWarning, FutureWarning, DeprecationWarning))
+            program = torch.onnx.export(
+                module,
+                (obs, mask),
+                dynamo=True,
+                input_names=["obs", "action_mask"],
+                output_names=["probs", "action"],
+                dynamic_shapes={"obs": {0: batch}, "action_mask": {0: batch}},
+                external_data=False,
+                verbose=False,
+            )
+        if program is None:
+            raise ExportError("torch.onnx.export returned no program")
+        program.save(str(path), external_data=False)
+        import onnx
+
+        onnx.checker.check_model(str(path))
+    except ImportError as e:
+        raise ExportError(f"the ONNX export needs onnx and onnxscript ({e}); pip install -e '.[export]'") from None
+    finally:
+        onnx_logger.setLevel(level)
+
+
+# --------------------------------------------------------------------------------------------------- checks
+
+
+def sample_inputs(rules: Rules, rows: int, seed: int = 0) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """Observations and masks to compare backends on: half from random games, half random values and masks.
+
+    The random half mixes uniform observations in [0, 1), 0/1 observations and masks with one legal action,
+    a few, or every action.
+    """
+    rng = np.random.default_rng(seed)
+    d, size = rules.num_actions, core.observation_size(rules)
+    from scopa_env.policy import ActBatch, RandomAgent
+
+    games = max(1, rows // 64)
+    state = core.reset(rules, rng.integers(0, 2**31, size=games).astype(np.uint64))
+    agent = RandomAgent(rules, seed)
+    obs_list, mask_list = [], []
+    taken = 0
+    while taken < rows // 2 and not state.done.all():
+        live = np.flatnonzero(~state.done)
+        mask = core.legal_action_mask(rules, state)
+        obs = core.observe(rules, state)
+        obs_list.append(obs[live])
+        mask_list.append(mask[live])
+        taken += live.size
+        actions = np.zeros(state.batch_size, dtype=np.int64)
+        actions[live] = agent.act(ActBatch(rules, obs[live], mask[live], state, live))
+        core.step(rules, state, actions)
+    n_rand = rows - min(taken, rows // 2)
+    rand_obs = rng.random((n_rand, size), dtype=np.float32)
+    rand_obs[::2] = np.round(rand_obs[::2])
+    rand_mask = np.zeros((n_rand, d), dtype=np.bool_)
+    for i in range(n_rand):
+        k = (1, 2, 3, int(rng.integers(1, d + 1)), d)[i % 5]
+        rand_mask[i, rng.choice(d, size=k, replace=False)] = True
+    obs_all = np.concatenate([*obs_list, rand_obs])[:rows]
+    mask_all = np.concatenate([*mask_list, rand_mask])[:rows]
+    return obs_all.astype(np.float32), mask_all
+
+
+def check_export(
+    actor: Any, directory: Path, rules: Rules, rows: int = DEFAULT_CHECK_ROWS, seed: int = 0
+) -> dict[str, Any]:
+    """Compare the torch policy, the ONNX file (onnxruntime) and the numpy weights on ``sample_inputs``.
+
+    Returns the maximum absolute differences of the probabilities, the share of rows where the chosen actions agree
+    with torch's argmax, and the largest probability given to an illegal action (must be 0).
+    """
+    obs, mask = sample_inputs(rules, rows, seed)
+    p_torch = torch_probs(actor, obs, mask)
+    numpy_bot = Bot.load(directory, prefer="numpy", rules=rules)
+    p_numpy = numpy_bot.probs(obs, mask)
+    out: dict[str, Any] = {"rows": int(obs.shape[0]), "seed": seed}
+    out["max_abs_diff_numpy"] = float(np.abs(p_numpy - p_torch).max())
+    a_torch = p_torch.argmax(axis=1)
+    out["actions_agree_numpy"] = float((numpy_bot.act(obs, mask) == a_torch).mean())
+    out["masked_prob_max"] = float(np.abs(np.where(mask, 0, p_numpy)).max())
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        out["max_abs_diff_onnx"] = None
+    else:
+        onnx_bot = Bot.load(directory, prefer="onnx", rules=rules)
+        p_onnx = onnx_bot.probs(obs, mask)
+        out["max_abs_diff_onnx"] = float(np.abs(p_onnx - p_torch).max())
+        out["actions_agree_onnx"] = float((onnx_bot.act(obs, mask) == a_torch).mean())
+        out["masked_prob_max"] = max(out["masked_prob_max"], float(np.abs(np.where(mask, 0, p_onnx)).max()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- ratings
+
+
+def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
+    """The model card's ``ratings``: the ratings and pairings of an ``evaluate.py`` ``results.json`` (or its folder)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        what = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
+        raise ExportArgumentError(f"cannot read the ratings file {p}: {what}") from None
+    if not isinstance(data, dict) or "ratings" not in data:
+        raise ExportArgumentError(
+            f"{p} is not an evaluate.py results.json (no 'ratings'); run evaluate.py with --out DIR"
+        )
+    if not isinstance(data["ratings"], list) or not all(isinstance(r, dict) for r in data["ratings"]):
+        raise ExportArgumentError(f"{p}: 'ratings' must be a list of rows, as evaluate.py writes it")
+    if data.get("variant") not in (None, variant):
+        raise ExportArgumentError(f"{p} rates agents in {data['variant']!r}, but the checkpoint plays {variant!r}")
+    keep = ("rank", "agent", "spec", "steps", "rating", "low", "high", "games", "score")
+    return {
+        "source": str(p),
+        "created": data.get("created"),
+        "mode": data.get("mode"),
+        "deals": (data.get("deals") or {}).get("count"),
+        "anchor": data.get("anchor"),
+        "ratings": [{k: r.get(k) for k in keep if k in r} for r in data["ratings"]],
+        "pairings": data.get("pairings", []),
+    }
+
+
+VERDICT_DEALS = 1000  # issue 19: a bot beats expert when its 95% interval is above 0 on >= 1,000 fresh deals
+
+
+def _bot_in(pairings: list[Any], name: str) -> str | None:
+    """The bot's name in one evaluation: ``name`` if it played there, else the one agent of every pairing (a
+    gauntlet's candidate, under whatever name it was given), else None."""
+    sides = [{p.get("agent"), p.get("opponent")} for p in pairings if isinstance(p, dict)]
+    if any(name in s for s in sides):
+        return name
+    everywhere = set.intersection(*sides) - {"expert"} if sides else set()
+    return everywhere.pop() if len(everywhere) == 1 else None
+
+
+def against_expert(name: str, rating_cards: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The model card's ``against_expert``: the margins of the bot ``name`` against ``expert`` in its ratings
+    (``ratings`` then ``more_ratings``, as ``ratings_from_results`` writes them), and whether one of them, on at least
+    ``VERDICT_DEALS`` deals, has its 95% interval above 0 (``beats_expert``)."""
+    rows: list[dict[str, Any]] = []
+    for rc in rating_cards:
+        pairings = rc.get("pairings", []) if isinstance(rc, dict) else []
+        bot = _bot_in(pairings, name) if isinstance(pairings, list) else None
+        for p in pairings if bot is not None else []:
+            if not isinstance(p, dict) or not isinstance(p.get("margin"), dict):
+                continue
+            sign = {(bot, "expert"): 1.0, ("expert", bot): -1.0}.get((p.get("agent"), p.get("opponent")))
+            if sign is None:
+                continue
+            m = p["margin"]
+            low, high = sorted((sign * float(m["low"]), sign * float(m["high"])))
+            rows.append(
+                {
+                    "source": rc.get("source"),
+                    "deals": p.get("deals"),
+                    "margin": sign * float(m["value"]),
+                    "low": low,
+                    "high": high,
+                }
+            )
+    beats = any(r["low"] > 0 and (r["deals"] or 0) >= VERDICT_DEALS for r in rows)
+    return {"beats_expert": beats, "min_deals": VERDICT_DEALS, "margins": rows}
+
+
+# --------------------------------------------------------------------------------------------------- export
+
+
+def _versions() -> dict[str, str]:
+    """The installed versions of the libraries an export involves (read from the package metadata: nothing is
+    imported, so exporting a bot directory stays torch-free)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for mod, dist in (
+        ("numpy", "numpy"),
+        ("torch", "torch"),
+        ("stable_baselines3", "stable-baselines3"),
+        ("sb3_contrib", "sb3-contrib"),
+        ("onnx", "onnx"),
+        ("onnxruntime", "onnxruntime"),
+    ):
+        try:
+            out[mod] = version(dist)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _check_out_dir(out_dir: Path, force: bool) -> None:
+    ours = {MODEL_CARD, WEIGHTS, ONNX}
+    if not out_dir.exists():
+        parent = out_dir.absolute().parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise ExportArgumentError(f"--out {out_dir}: {parent} is a file, so the directory cannot be made there")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ExportArgumentError(f"--out {out_dir}: {parent} is not writable; choose a directory you can write")
+        return
+    if not out_dir.is_dir():
+        raise ExportArgumentError(f"--out {out_dir} is a file; give a directory")
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise ExportArgumentError(f"--out {out_dir} is not writable; choose a directory you can write")
+    others = sorted(p.name for p in out_dir.iterdir() if p.name not in ours and p.name != "README.md")
+    existing = sorted(p.name for p in out_dir.iterdir() if p.name in ours)
+    if others:
+        raise ExportArgumentError(f"--out {out_dir} holds other files ({', '.join(others)}); choose an empty directory")
+    if existing and not force:
+        raise ExportArgumentError(
+            f"--out {out_dir} already holds an export ({', '.join(existing)}); pass --force to replace it"
+        )
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_arguments(
+    checkpoint: Any,
+    out: Any,
+    ratings: Any = None,
+    name: Any = None,
+    check_rows: Any = DEFAULT_CHECK_ROWS,
+    tolerance: Any = DEFAULT_TOLERANCE,
+    force: bool = False,
+    seed: Any = 0,
+    endgame: Any = None,
+    search: Any = None,
+    commands: Any = None,
+    cost: Any = None,
+) -> list[Path]:
+    """Raise ``ExportArgumentError`` naming the first bad argument of ``export_checkpoint``; return the ratings files.
+
+    Only cheap checks (types, ranges, that files exist and ``--out`` can be written): nothing is imported or loaded.
+    ``checkpoint`` may also be a bot export directory (``export_bot``).
+    """
+    if not isinstance(checkpoint, (str, Path)) or not str(checkpoint):
+        raise ExportArgumentError(f"the checkpoint must be the path of a train.py .zip, got {checkpoint!r}")
+    ckpt = Path(checkpoint)
+    if not ckpt.exists():
+        raise ExportArgumentError(f"checkpoint {ckpt} does not exist; give a .zip written by train.py")
+    if ckpt.is_dir() and not (ckpt / MODEL_CARD).is_file():
+        raise ExportArgumentError(
+            f"{ckpt} is a directory without a {MODEL_CARD}: give a .zip written by train.py (e.g. best.zip) or a bot "
+            "export directory"
+        )
+    if not ckpt.is_file() and not ckpt.is_dir():
+        raise ExportArgumentError(f"checkpoint {ckpt} is not a file; give a .zip written by train.py (e.g. best.zip)")
+    if not isinstance(out, (str, Path)) or not str(out):
+        raise ExportArgumentError(f"--out must be the export directory to write, got {out!r}")
+    if ckpt.is_dir() and Path(out).absolute() == ckpt.absolute():
+        raise ExportArgumentError(f"--out {out} is the source bot directory; give a new directory")
+    if search is not None:
+        parse_search(search)
+    if (
+        not isinstance(check_rows, (int, np.integer))
+        or isinstance(check_rows, bool)
+        or not (MIN_CHECK_ROWS <= check_rows <= MAX_CHECK_ROWS)
+    ):
+        raise ExportArgumentError(
+            f"--check-rows must be an integer in {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (rows compared between torch, "
+            f"ONNX and numpy; default {DEFAULT_CHECK_ROWS}), got {check_rows!r}"
+        )
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float, np.integer, np.floating))
+        or not math.isfinite(tolerance)
+        or not 0 <= tolerance <= 1
+    ):
+        raise ExportArgumentError(
+            f"--tolerance must be a number in [0, 1] (the largest probability difference accepted; default "
+            f"{DEFAULT_TOLERANCE:g}), got {tolerance!r}"
+        )
+    if endgame is not None and (not _is_int(endgame) or endgame < 0):
+        raise ExportArgumentError(f"--endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
+    if not _is_int(seed) or seed < 0:
+        raise ExportArgumentError(f"seed must be an integer >= 0 (of the check's sample games), got {seed!r}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ExportArgumentError(f"--name must be a non-empty name for the model card, got {name!r}")
+    files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
+    for f in files:
+        if not isinstance(f, (str, Path)) or not Path(f).exists():
+            raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
+        if Path(f).is_dir() and not (Path(f) / "results.json").is_file():
+            raise ExportArgumentError(f"--ratings {f}: the folder holds no results.json (evaluate.py --out writes it)")
+    read_provenance(commands, cost)
+    _check_out_dir(Path(out), bool(force))
+    return [Path(f) for f in files]
+
+
+MAX_PROVENANCE_BYTES = 1 << 20
+"""The largest ``--commands`` or ``--cost`` file read (1 MiB): they are a few lines of text or JSON."""
+
+
+def _read_small_text(path: Any, flag: str, what: str) -> str:
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise ExportArgumentError(f"{flag} must be the path of {what}, got {path!r}")
+    f = Path(path)
+    if not f.is_file():
+        if f.exists():
+            kind = "a folder" if f.is_dir() else "not a regular file (a device, pipe or socket)"
+            raise ExportArgumentError(f"{flag} {f}: {kind}; give {what}")
+        raise ExportArgumentError(f"{flag} {f}: no such file; give {what}")
+    if f.stat().st_size > MAX_PROVENANCE_BYTES:
+        raise ExportArgumentError(f"{flag} {f}: over {MAX_PROVENANCE_BYTES} bytes; give {what}")
+    try:
+        return f.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExportArgumentError(f"{flag} {f}: cannot read it as UTF-8 text ({e}); give {what}") from None
+
+
+def read_provenance(commands: Any = None, cost: Any = None) -> dict[str, Any]:
+    """The card fields ``"commands"`` and ``"cost_per_move"`` from ``--commands FILE`` and ``--cost FILE.json``.
+
+    ``commands``: a text file, one shell command per line (blank lines and ``#`` comments skipped), or a list of
+    the commands themselves: the commands that produced the bot and its ratings. ``cost``: a JSON file holding one
+    object (e.g. the last line ``bench/bot_latency.py`` prints), or the object itself. Only text and JSON are read.
+    Raises ``ExportArgumentError`` naming the flag and what to give instead.
+    """
+    fields: dict[str, Any] = {}
+    if commands is not None:
+        what = "a text file of the commands that produced the bot, one per line"
+        if isinstance(commands, (list, tuple)):
+            if not all(isinstance(c, str) for c in commands):
+                raise ExportArgumentError(f"commands must be a list of command lines (str), got {commands!r}")
+            lines = list(commands)
+        else:
+            lines = _read_small_text(commands, "--commands", what).splitlines()
+        cmds = [c.strip() for c in lines if c.strip() and not c.strip().startswith("#")]
+        if not cmds:
+            raise ExportArgumentError(f"--commands {commands}: no command in it; give {what}")
+        fields["commands"] = cmds
+    if cost is not None:
+        what = "a JSON file holding one object (e.g. the last line bench/bot_latency.py prints)"
+        if isinstance(cost, dict):
+            value: Any = cost
+        else:
+            text = _read_small_text(cost, "--cost", what)
+            try:  # the whole file, else its last line (bench/bot_latency.py's output saved whole)
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                try:
+                    value = json.loads(text.strip().splitlines()[-1] if text.strip() else text)
+                except (ValueError, RecursionError) as e:
+                    what_went_wrong = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
+                    raise ExportArgumentError(f"--cost {cost}: not JSON ({what_went_wrong}); give {what}") from None
+        if not isinstance(value, dict) or not value:
+            raise ExportArgumentError(f"--cost {cost}: holds {type(value).__name__}, not an object; give {what}")
+        try:  # NaN and infinity are not JSON: a card holding them could not be read by strict JSON readers
+            json.dumps(value, allow_nan=False)
+        except ValueError:
+            raise ExportArgumentError(
+                f"--cost {cost}: holds NaN or an infinite number, not a measured cost; give {what}"
+            ) from None
+        except (TypeError, RecursionError) as e:
+            raise ExportArgumentError(f"--cost: holds values that are not JSON ({e}); give {what}") from None
+        fields["cost_per_move"] = value
+    return fields
+
+
+@contextlib.contextmanager
+def _removed_on_failure(paths: Sequence[Path]) -> Iterator[None]:
+    """Remove ``paths`` (the files an export writes) if the block fails or is interrupted, then re-raise; their
+    folders too when the block made them and nothing else is in them (no empty export directory is left behind)."""
+    made = [d for d in dict.fromkeys(p.parent for p in paths) if not d.exists()]
+    try:
+        yield
+    except BaseException:
+        for p in paths:
+            p.unlink(missing_ok=True)
+        for d in made:
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only if empty
+        raise
+
+
+def parse_search(search: str | dict[str, Any]) -> dict[str, Any]:
+    """A search bot's card field ``"search"`` from ``--search`` (the ``az`` options, ``'worlds=16,prior=0.5'``, or
+    a dict of them); raises ``ExportArgumentError`` for an unknown option or a value out of range."""
+    from agents.base import AgentSpecError, parse_spec
+    from agents.nets.bot import SEARCH_AGENT, BotError, check_search
+
+    if isinstance(search, str):
+        try:
+            _, opts = parse_spec(f"{SEARCH_AGENT}:{search}")
+        except AgentSpecError as e:
+            raise ExportArgumentError(f"--search {search!r}: {e}") from None
+    elif isinstance(search, dict):
+        opts = {k: v for k, v in search.items() if k != "agent"}
+    else:
+        raise ExportArgumentError(f"--search must be az options like 'worlds=16,prior=0.5', got {search!r}")
+    try:
+        check_search({"agent": SEARCH_AGENT, **opts}, "--search")
+    except BotError as e:
+        raise ExportArgumentError(str(e)) from None
+    return {"agent": SEARCH_AGENT, **opts}
+
+
+def _add_ratings(
+    card: dict[str, Any], rating_cards: list[dict[str, Any]], note: str | None, provenance: dict[str, Any]
+) -> None:
+    card["ratings"] = rating_cards[0] if rating_cards else {}
+    if len(rating_cards) > 1:  # e.g. a second evaluation against the (slower) search baselines
+        card["more_ratings"] = rating_cards[1:]
+    if rating_cards:
+        card["against_expert"] = against_expert(card["name"], rating_cards)
+    if note:
+        card["note"] = note
+    card.update(provenance)
+
+
+SOURCE_ONLY = (
+    "name",
+    "created",
+    "ratings",
+    "more_ratings",
+    "against_expert",
+    "note",
+    "serves",
+    "serves_note",
+    "commands",
+    "cost_per_move",
+    "search",
+    "files",
+    "checks",
+)
+"""Model card fields of a source bot that ``export_bot`` does not copy (they describe that bot, not the new one)."""
+
+
+def export_bot(
+    source: str | Path,
+    out: str | Path,
+    search: str | dict[str, Any] | None = None,
+    ratings: str | Path | Sequence[str | Path] | None = None,
+    name: str | None = None,
+    force: bool = False,
+    note: str | None = None,
+    check_rows: int = DEFAULT_CHECK_ROWS,
+    commands: str | Path | Sequence[str] | None = None,
+    cost: str | Path | dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the export directory ``out`` with the network of the bot directory ``source``: a search bot with
+    ``search`` (its ``az`` options), or a copy under a new name with new ratings.
+
+    The weight files are copied byte for byte (their sha256 checked against the source's card) and the new bot is
+    checked to give the source bot's probabilities on ``sample_inputs``; training facts (steps, architecture,
+    source checkpoint, training config) are kept, the source's ratings and notes are not (``SOURCE_ONLY``). A search
+    bot made from a network-only bot keeps that bot's ratings under ``network_from``: they rate its network alone
+    (``bot:path=OUT,search=false``).
+    """
+    import shutil
+
+    rating_files = check_arguments(
+        source, out, ratings, name, check_rows, DEFAULT_TOLERANCE, force, 0, None, search, commands, cost
+    )
+    src_dir, out_dir = Path(source), Path(out)
+    src = Bot.load(src_dir, prefer="numpy")
+    rules = src.rules
+    rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]
+    card = {k: v for k, v in src.card.items() if k not in SOURCE_ONLY}
+    card["name"] = name or f"{src.card.get('name', src_dir.name)}{'-search' if search is not None else ''}"
+    card["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    card["network_from"] = {
+        "path": str(src_dir),
+        "name": src.card.get("name"),
+        "model_card_sha256": _sha256(src_dir / MODEL_CARD),
+    }
+    if search is not None:
+        card["search"] = parse_search(search)
+        if src.search is None:  # the source's ratings are its network's alone: what `bot:path=OUT,search=false` plays
+            for key in ("ratings", "more_ratings", "against_expert"):
+                if src.card.get(key):
+                    card["network_from"][key] = src.card[key]
+    card["exported_with"] = _versions()
+    _add_ratings(card, rating_cards, note, read_provenance(commands, cost))
+    names = [n for n in (WEIGHTS, ONNX) if (src_dir / n).is_file()]
+    written = [out_dir / n for n in names] + [out_dir / MODEL_CARD]
+    with _removed_on_failure(written):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        card["files"] = {}
+        for n in names:
+            shutil.copyfile(src_dir / n, out_dir / n)
+            card["files"][n] = {"sha256": _sha256(out_dir / n), "size": (out_dir / n).stat().st_size}
+            expected = src.card.get("files", {}).get(n, {}).get("sha256")
+            if expected is not None and card["files"][n]["sha256"] != expected:
+                raise ExportCheckError(f"{out_dir / n} does not match {src_dir / n}'s card after the copy")
+        write_card(out_dir, card)
+        obs, mask = sample_inputs(rules, check_rows, 0)
+        p_src = src.probs_numpy(obs, mask)
+        checks: dict[str, Any] = {"rows": int(obs.shape[0]), "seed": 0, "source_checks": src.card.get("checks")}
+        for backend in ("numpy", "onnx"):
+            new = Bot.load(out_dir, prefer=backend)  # type: ignore[arg-type]
+            if new.backend == backend:
+                checks[f"max_abs_diff_{backend}_vs_source"] = float(np.abs(new.probs(obs, mask) - p_src).max())
+        bad = {k: v for k, v in checks.items() if k.startswith("max_abs") and v > DEFAULT_TOLERANCE}
+        if bad:
+            raise ExportCheckError(f"the new bot does not give {src_dir}'s probabilities: {bad}")
+        card["checks"] = checks
+        write_card(out_dir, card)
+    return card
+
+
+def _check_export_extra() -> None:
+    """``ExportError`` before any work when the ONNX exporter's packages are missing (looked up, not imported)."""
+    import importlib.util
+
+    def absent(name: str) -> bool:
+        if name in sys.modules:
+            return sys.modules[name] is None  # None: an import that is blocked
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):
+            return True
+
+    missing = [m for m in ("onnx", "onnxscript") if absent(m)]
+    if missing:
+        raise ExportError(
+            f"the ONNX export needs {' and '.join(missing)}, not installed here; pip install -e '.[export]' "
+            "(or pip install 'scopa[export]'), then export again"
+        )
+
+
+def export_checkpoint(
+    checkpoint: str | Path,
+    out: str | Path,
+    ratings: str | Path | Sequence[str | Path] | None = None,
+    name: str | None = None,
+    check_rows: int = DEFAULT_CHECK_ROWS,
+    tolerance: float = DEFAULT_TOLERANCE,
+    force: bool = False,
+    seed: int = 0,
+    endgame: int | None = None,
+    note: str | None = None,
+    search: str | dict[str, Any] | None = None,
+    commands: str | Path | Sequence[str] | None = None,
+    cost: str | Path | dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Write the export directory ``out`` for a ``train.py`` checkpoint and return its model card.
+
+    ``progress(stage)`` is called as each of ``EXPORT_STAGES`` begins (the command line shows them as a bar).
+
+    ``search``: ``az`` options (``'worlds=16,prior=0.5'``): the bot is a search bot, its network inside that search
+    (the card's ``"search"``; ``bot:path=DIR`` then plays the search).
+
+    ``note``: free text for the card's ``"note"`` (e.g. why the bot does not beat expert); with ``ratings`` the card
+    also gets ``"against_expert"`` (``against_expert``). ``commands`` and ``cost``: the card's ``"commands"`` (how the
+    bot and its ratings were made) and ``"cost_per_move"`` (its measured speed), from files (``read_provenance``).
+
+    ``endgame``: the plies of open end game that the bot solves exactly unless its spec says otherwise (the card's
+    ``"endgame"``; default: the checkpoint's, i.e. its run's ``endgame``, 0 for older checkpoints).
+    Arguments are checked first (``check_arguments``: ``ExportArgumentError``, a ``ValueError``), before any work.
+
+    The checkpoint is read with ``agents.nets.checkpoint`` (its ``scopa_meta.json`` gives the variant, observation
+    version and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for
+    an unusable checkpoint) without leaving partial files in ``out``.
+    """
+    rating_files = check_arguments(
+        checkpoint, out, ratings, name, check_rows, tolerance, force, seed, endgame, search, commands, cost
+    )
+    if Path(checkpoint).is_dir():
+        raise ExportArgumentError(f"{checkpoint} is a bot directory: export_bot copies a bot's network")
+    _check_export_extra()
+    from agents.nets.checkpoint import load_checkpoint_policy, read_checkpoint_meta
+
+    stage = progress if progress is not None else (lambda name: None)
+    stage(EXPORT_STAGES[0])
+    ckpt = Path(checkpoint)
+    out_dir = Path(out)
+    meta = read_checkpoint_meta(ckpt)
+    rules = get_rules(meta["variant"])
+    rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]  # before the slow work
+    actor, meta = load_checkpoint_policy(ckpt, rules)
+    layers, activation = extract_mlp(actor)
+    obs_size, num_cards = core.observation_size(rules), rules.num_actions
+    if layers[0][0].shape[1] != obs_size or layers[-1][0].shape[0] != num_cards:
+        raise ExportError(
+            f"{ckpt}: the network maps {layers[0][0].shape[1]} inputs to {layers[-1][0].shape[0]} actions; "
+            f"{rules.name!r} needs {obs_size} and {num_cards}"
+        )
+    steps = meta.get("steps")
+    endgame = int(meta.get("endgame", 0)) if endgame is None else int(endgame)
+    card = new_card(
+        rules,
+        layers,
+        activation,
+        name=name or f"{rules.name}-{ckpt.stem}",
+        training_steps=int(steps) if steps is not None else None,
+        endgame=endgame,
+        source_checkpoint={"path": str(ckpt), "sha256": _sha256(ckpt), "size": ckpt.stat().st_size},
+        checkpoint_meta={k: v for k, v in meta.items() if k not in ("config", "eval")},
+        training_config=meta.get("config"),
+        training_eval=meta.get("eval"),
+        files={},
+        checks={},
+        exported_with=_versions(),
+    )
+    _add_ratings(card, rating_cards, note, read_provenance(commands, cost))
+    written = [out_dir / WEIGHTS, out_dir / ONNX, out_dir / MODEL_CARD]
+    with _removed_on_failure(written):
+        stage(EXPORT_STAGES[1])
+        write_numpy_export(out_dir, card, layers, activation)
+        stage(EXPORT_STAGES[2])
+        _write_onnx(actor, out_dir / ONNX, obs_size, num_cards)
+        stage(EXPORT_STAGES[3])
+        checks = check_export(actor, out_dir, rules, rows=check_rows, seed=seed)
+        checks["tolerance"] = tolerance
+        bad = [k for k in ("max_abs_diff_numpy", "max_abs_diff_onnx") if (checks.get(k) or 0.0) > tolerance]
+        if bad or checks["masked_prob_max"] > 0.0:
+            raise ExportCheckError(f"the exported bot does not match the torch policy to {tolerance:g}: {checks}")
+        card["checks"] = checks
+        card["files"] = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size} for p in written[:2]}
+        if search is not None:  # after the checks: they compare the network's moves (a search bot's need a state)
+            card["search"] = parse_search(search)
+        write_card(out_dir, card)
+    return card
+
+
+@contextlib.contextmanager
+def _stage_bar(desc: str) -> Iterator[Callable[[str], None]]:
+    """A bar over ``EXPORT_STAGES`` with the time left on stderr (on a terminal; elsewhere one line per stage)."""
+    if not sys.stderr.isatty():
+        yield lambda name: print(f"{desc}: {name} ...", file=sys.stderr, flush=True)
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=len(EXPORT_STAGES), desc=desc, unit="step", leave=False) as bar:
+        seen: list[str] = []
+
+        def stage(name: str) -> None:
+            if seen:
+                bar.update(1)
+            seen.append(name)
+            bar.set_postfix_str(name)
+
+        yield stage
+        bar.update(len(EXPORT_STAGES) - bar.n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point (``python -m agents.nets.export``)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Export a MaskablePPO checkpoint as ONNX + numpy weights + model card (see agents.nets.bot).",
+    )
+    parser.add_argument(
+        "checkpoint",
+        type=Path,
+        help="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search)",
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="export directory to write")
+    parser.add_argument(
+        "--ratings",
+        type=Path,
+        nargs="+",
+        metavar="FILE.json",
+        help="evaluate.py results.json for the card (several: the first is 'ratings', the others 'more_ratings')",
+    )
+    parser.add_argument("--name", help="the bot's name in the model card (default: <variant>-<checkpoint name>)")
+    parser.add_argument(
+        "--check-rows",
+        type=int,
+        default=DEFAULT_CHECK_ROWS,
+        help=f"rows compared, {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (default {DEFAULT_CHECK_ROWS})",
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference, in [0, 1] (1e-5)"
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite an existing export in --out")
+    parser.add_argument(
+        "--endgame",
+        type=int,
+        metavar="PLIES",
+        help="open end-game plies the bot solves exactly by default (default: the checkpoint's endgame; 0: off)",
+    )
+    parser.add_argument(
+        "--note", metavar="TEXT", help="a note for the model card, e.g. why the bot does not beat expert (its 'note')"
+    )
+    parser.add_argument(
+        "--search",
+        metavar="OPTIONS",
+        help="az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
+        "plays the search; agents.nets.netsearch)",
+    )
+    parser.add_argument(
+        "--commands",
+        type=Path,
+        metavar="FILE",
+        help="a text file of the commands that produced the bot and its ratings, one per line (the card's 'commands')",
+    )
+    parser.add_argument(
+        "--cost",
+        type=Path,
+        metavar="FILE.json",
+        help="its measured cost per move: a JSON object, e.g. bench/bot_latency.py's last line (the card's "
+        "'cost_per_move')",
+    )
+    args = parser.parse_args(argv)
+    from_bot = args.checkpoint.is_dir()
+    try:
+        check_arguments(
+            args.checkpoint,
+            args.out,
+            args.ratings,
+            args.name,
+            args.check_rows,
+            args.tolerance,
+            args.force,
+            0,
+            args.endgame,
+            args.search,
+            args.commands,
+            args.cost,
+        )
+        if from_bot and args.endgame is not None:
+            raise ExportArgumentError("--endgame applies to a checkpoint; a bot directory keeps its card's endgame")
+    except ExportArgumentError as e:
+        parser.error(str(e))
+    start = time.perf_counter()
+    try:
+        quiet: contextlib.AbstractContextManager[Callable[[str], None]] = contextlib.nullcontext(lambda name: None)
+        with quiet if from_bot else _stage_bar("export") as stage:
+            common = {
+                "search": args.search,
+                "ratings": args.ratings,
+                "name": args.name,
+                "force": args.force,
+                "note": args.note,
+                "check_rows": args.check_rows,
+                "commands": args.commands,
+                "cost": args.cost,
+            }
+            if from_bot:
+                card = export_bot(args.checkpoint, args.out, **common)
+            else:
+                card = export_checkpoint(
+                    args.checkpoint, args.out, tolerance=args.tolerance, endgame=args.endgame, progress=stage, **common
+                )
+    except ExportCheckError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except (ExportError, ValueError) as e:  # AgentSpecError (a bad checkpoint) is a ValueError
+        parser.error(str(e))
+    except OSError as e:
+        print(f"{PROG}: error: cannot write the export to {args.out}: {e}; nothing was kept", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; the partial export in {args.out} was removed", file=sys.stderr)
+        return 130
+    c = card["checks"]
+    arch = card["architecture"]
+    if from_bot:
+        search = f" inside az:{card['search']}" if "search" in card else ""
+        print(f"exported {card['name']} (the network of {args.checkpoint}{search}) to {args.out}")
+        diffs = ", ".join(f"{k} {v:.2e}" for k, v in c.items() if k.startswith("max_abs"))
+        print(f"check on {c['rows']} rows: {diffs}")
+        return 0
+    print(
+        f"exported {card['name']} ({card['variant']}, {card['training_steps']} steps, MLP {arch['input']}-"
+        f"{'-'.join(map(str, arch['hidden']))}-{arch['output']} {arch['activation']}) to {args.out} "
+        f"in {time.perf_counter() - start:.1f}s"
+    )
+    onnx_diff = c.get("max_abs_diff_onnx")
+    print(
+        f"check on {c['rows']} rows: max |p - p_torch| numpy {c['max_abs_diff_numpy']:.2e}, onnx "
+        + (f"{onnx_diff:.2e}" if onnx_diff is not None else "n/a (onnxruntime not installed)")
+    )
+    for fname, info in card["files"].items():
+        print(f"  {fname}: {info['size'] / 1024:.0f} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+"""RLlib-trained policies as project agents: ``rllib:path=CHECKPOINT_DIR`` in ``evaluate.py``, tournaments, the league.
+
+RLlib (``scopa_env.rllib``, docs/integrations.md) saves its checkpoints as pickle files, which can run code when
+loaded, so this agent never opens them. Instead the acting half of the module (actor encoder and policy head: the
+weights as tensors, the layer activations by name) is written beside them in two plain files:
+
+- ``scopa_rllib_module.pt``: the module's state dict, read back with ``torch.load(weights_only=True)``;
+- ``scopa_rllib_module.json``: what the network is (variant, observation size, activations, module id).
+
+``save_rllib_checkpoint(algo, path)`` does both (``algo.save(path)`` plus the two files); for a checkpoint saved by
+``algo.save`` alone, ``python -m agents.nets.rllib CHECKPOINT_DIR`` restores its module with RLlib (which unpickles
+it: only for checkpoints you made or trust) and adds the two files. The agent plays the argmax of the masked logits,
+like a ``train.py`` checkpoint (``agents.nets.checkpoint.NeuralPolicy``)::
+
+    python evaluate.py --agents rllib:path=runs/rllib/ckpt greedy --hands 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from agents.base import AgentSpecError, register_agent
+from agents.nets.checkpoint import NeuralPolicy
+from scopa_env import core
+from scopa_env.rules import Rules, get_rules
+from scopa_env.shell import python_command
+
+__all__ = [
+    "ACTIVATIONS",
+    "META_FILE",
+    "WEIGHTS_FILE",
+    "export_module",
+    "load_rllib_policy",
+    "main",
+    "rllib_actor",
+    "save_rllib_checkpoint",
+]
+
+WEIGHTS_FILE = "scopa_rllib_module.pt"
+"""The module's state dict (tensors only), written beside RLlib's own checkpoint files."""
+META_FILE = "scopa_rllib_module.json"
+"""What the network is: variant, observation size, activations, module id."""
+FORMAT = 1
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "swish": nn.SiLU, "silu": nn.SiLU, "linear": None}
+"""RLlib's activation names (``fcnet_activation``, ``head_fcnet_activation``) this loader rebuilds."""
+_ENCODERS = ("encoder.actor_encoder.net.mlp", "encoder.encoder.net.mlp")  # separate / shared (vf_share_layers)
+_HEAD = "pi.net.mlp"
+
+
+def _effective_model_config(module: Any) -> dict[str, Any]:
+    import dataclasses
+
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+    config = {f.name: getattr(DefaultModelConfig(), f.name) for f in dataclasses.fields(DefaultModelConfig)}
+    given = module.model_config
+    if dataclasses.is_dataclass(given) and not isinstance(given, type):
+        given = dataclasses.asdict(given)
+    config.update(dict(given or {}))
+    return config
+
+
+def export_module(module: Any, path: str | Path, variant: str, module_id: str = "shared") -> Path:
+    """Write ``module``'s (an ``ActionMaskingPPOModule``) weights and description into the folder ``path``
+    (``WEIGHTS_FILE``, ``META_FILE``); returns the folder. Refuses networks this loader cannot rebuild."""
+    rules = get_rules(variant)
+    config = _effective_model_config(module)
+    for key in ("fcnet_use_layernorm", "head_fcnet_use_layernorm", "use_lstm"):
+        if config.get(key):
+            raise ValueError(f"cannot export an RLlib module with {key}=True: rllib agents rebuild plain MLPs only")
+    for key in ("fcnet_activation", "head_fcnet_activation"):
+        if str(config[key]).lower() not in ACTIVATIONS:
+            raise ValueError(f"cannot export {key}={config[key]!r}: supported are {', '.join(ACTIVATIONS)}")
+    state = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
+    first = next((state[f"{p}.0.weight"] for p in (*_ENCODERS, _HEAD) if f"{p}.0.weight" in state), None)
+    if first is None or first.shape[1] != core.observation_size(rules):
+        raise ValueError(
+            f"the module's input is not a {rules.name} observation ({core.observation_size(rules)} numbers); give "
+            "the variant it was trained on"
+        )
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save(state, out / WEIGHTS_FILE)
+    meta = {
+        "format": FORMAT,
+        "kind": "rllib-ppo-module",
+        "variant": rules.name,
+        "obs_version": core.observation_version(rules),
+        "obs_size": core.observation_size(rules),
+        "num_cards": rules.num_actions,
+        "module_id": module_id,
+        "fcnet_activation": str(config["fcnet_activation"]).lower(),
+        "head_fcnet_activation": str(config["head_fcnet_activation"]).lower(),
+    }
+    (out / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
+    return out
+
+
+def save_rllib_checkpoint(algo: Any, path: str | Path, module_id: str = "shared") -> Path:
+    """``algo.save(path)`` plus the module's weights in files ``rllib:path=...`` loads without unpickling anything;
+    returns the checkpoint folder. ``algo`` is an RLlib ``Algorithm`` built from ``scopa_env.rllib``'s config."""
+    path = Path(path).resolve()
+    algo.save(str(path))
+    variant = algo.config.env_config.get("variant", "classic")
+    return export_module(algo.get_module(module_id), path, variant, module_id)
+
+
+def _layers(state: dict[str, torch.Tensor], prefix: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    pattern = re.compile(rf"^{re.escape(prefix)}\.(\d+)\.weight$")
+    idx = sorted(int(m.group(1)) for k in state if (m := pattern.match(k)))
+    return [(state[f"{prefix}.{i}.weight"], state[f"{prefix}.{i}.bias"]) for i in idx]
+
+
+def rllib_actor(state: dict[str, torch.Tensor], meta: dict[str, Any], where: str) -> nn.Module:
+    """The actor network (observations -> logits) of an exported module: the actor encoder's layers, each followed
+    by ``fcnet_activation``, then the policy head (``head_fcnet_activation`` between its layers, none after)."""
+    encoder = next((p for p in _ENCODERS if f"{p}.0.weight" in state), None)
+    enc, head = (_layers(state, encoder) if encoder else []), _layers(state, _HEAD)
+    if not head or any(w.dim() != 2 or b.dim() != 1 or b.shape[0] != w.shape[0] for w, b in enc + head):
+        raise AgentSpecError(f"{where}: its weights are not an RLlib PPO module's (no {_HEAD} layers)")
+    acts = []
+    for key in ("fcnet_activation", "head_fcnet_activation"):
+        name = str(meta.get(key, ""))
+        if name not in ACTIVATIONS:
+            raise AgentSpecError(f"{where}: {key} {name!r} is not one of {', '.join(ACTIVATIONS)}")
+        acts.append(ACTIVATIONS[name])
+    parts: list[nn.Module] = []
+    layers = [(w, b, acts[0]) for w, b in enc] + [(w, b, acts[1]) for w, b in head[:-1]] + [(*head[-1], None)]
+    size = int(meta["obs_size"])
+    for w, b, act in layers:
+        if w.shape[1] != size or not (torch.isfinite(w).all() and torch.isfinite(b).all()):
+            raise AgentSpecError(f"{where}: its layers do not fit together (or hold NaN); the files are damaged")
+        linear = nn.Linear(w.shape[1], w.shape[0])
+        with torch.no_grad():
+            linear.weight.copy_(w.float())
+            linear.bias.copy_(b.float())
+        parts.append(linear)
+        if act is not None:
+            parts.append(act())
+        size = w.shape[0]
+    if size != meta.get("num_cards"):
+        raise AgentSpecError(f"{where}: its policy head has {size} outputs, not {meta.get('num_cards')!r} cards")
+    net = nn.Sequential(*parts).eval()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    return net
+
+
+def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = None) -> NeuralPolicy:
+    """The agent of an exported RLlib module (``path``: the checkpoint folder holding ``META_FILE`` and
+    ``WEIGHTS_FILE``). Reads JSON and tensors only; RLlib's pickle files are never opened."""
+    rules = get_rules(rules)
+    folder = Path(path)
+    where = f"rllib checkpoint {str(path)!r}"
+    if not folder.is_dir():
+        raise AgentSpecError(f"{where} is not a folder; give the folder save_rllib_checkpoint wrote")
+    if not (folder / META_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
+        raise AgentSpecError(
+            f"{where} has no {META_FILE} / {WEIGHTS_FILE}. RLlib's own checkpoint files are pickle, which can run "
+            "code when loaded, so they are not read: save with agents.nets.rllib.save_rllib_checkpoint(algo, DIR), "
+            f"or add the files to a checkpoint you trust with: {python_command('-m', 'agents.nets.rllib', Path(path))}"
+        )
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise ValueError("not a JSON object")
+        state = torch.load(folder / WEIGHTS_FILE, map_location="cpu", weights_only=True)
+    except Exception as e:  # bad JSON, a damaged file, a refused (non-tensor) object in the weights
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AgentSpecError(f"{where}: unreadable ({type(e).__name__}: {first}); export it again") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise AgentSpecError(f"{where}: {WEIGHTS_FILE} is not a state dict of tensors")
+    fmt = meta.get("format", FORMAT)
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise AgentSpecError(f"{where}: {META_FILE} has format {fmt!r}, not a whole number; export it again")
+    if fmt > FORMAT:
+        raise AgentSpecError(f"{where} has format {fmt}, newer than this code's; update the code")
+    missing = [key for key in ("variant", "obs_version", "obs_size", "num_cards") if key not in meta]
+    if missing:
+        raise AgentSpecError(
+            f"{where}: {META_FILE} lacks {', '.join(missing)}; export it again "
+            f"({python_command('-m', 'agents.nets.rllib', 'DIR')})"
+        )
+    if meta["variant"] != rules.name:
+        raise AgentSpecError(
+            f"{where} was trained for variant {meta['variant']!r}, not {rules.name!r}; play it with --variant "
+            f"{meta['variant']}"
+        )
+    for key, ours in (
+        ("obs_version", core.observation_version(rules)),
+        ("obs_size", core.observation_size(rules)),
+        ("num_cards", rules.num_actions),
+    ):
+        theirs = meta[key]
+        if theirs != ours or type(theirs) is not int:
+            raise AgentSpecError(
+                f"{where}: {META_FILE} says {key} {theirs!r}, where this code's {rules.name} has {ours!r}; "
+                "train it again with this code (or export it again if the file was edited)"
+            )
+    return NeuralPolicy(rules, rllib_actor(state, meta, where), seed=seed, name=str(path), meta=meta)
+
+
+@register_agent("rllib", "an RLlib PPO module saved by agents.nets.rllib (rllib:path=CHECKPOINT_DIR); argmax play")
+def _make(rules: Rules, seed: int | None = None, path: str = "") -> NeuralPolicy:
+    if not path:
+        raise AgentSpecError("rllib needs path=CHECKPOINT_DIR, e.g. rllib:path=runs/rllib/ckpt")
+    return load_rllib_policy(str(path), rules, seed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agents.nets.rllib CHECKPOINT_DIR``: add the loadable files to an RLlib checkpoint."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.nets.rllib",
+        description="Add the files rllib:path=... loads (the module's weights as tensors, its description as JSON) "
+        "to an RLlib checkpoint saved by algo.save(). This restores the checkpoint's module with RLlib, which "
+        "unpickles it: run it only on checkpoints you made or trust.",
+    )
+    parser.add_argument("checkpoint", help="the folder algo.save() wrote")
+    parser.add_argument("--module", default="shared", help="the module id (default: shared, masked_ppo_config's)")
+    parser.add_argument("--variant", default="classic", help="the variant it was trained on (default: classic)")
+    ns = parser.parse_args(argv)
+    root = Path(ns.checkpoint)
+    module_dir = root / "learner_group" / "learner" / "rl_module" / ns.module
+    if not module_dir.is_dir():
+        print(
+            f"python -m agents.nets.rllib: error: {module_dir} does not exist; give an algo.save() folder",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        from ray.rllib.core.rl_module.rl_module import RLModule
+
+        import scopa_env.rllib  # noqa: F401  # the module's class, pickled by reference
+    except ImportError as e:
+        print(f"python -m agents.nets.rllib: error: {e}; pip install 'scopa[rllib]'", file=sys.stderr)
+        return 2
+    module = RLModule.from_checkpoint(str(module_dir))
+    try:
+        out = export_module(module, root, ns.variant, ns.module)
+    except ValueError as e:
+        print(f"python -m agents.nets.rllib: error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {out / WEIGHTS_FILE} and {out / META_FILE} (variant {ns.variant})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

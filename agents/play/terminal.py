@@ -1,0 +1,846 @@
+"""Play Scopa in the terminal against any agent: ``python -m agents.play [--variant classic] [--opponent SPEC]``.
+
+The human sits at seat 0 (``--seat``); every other seat is played by the opponent spec (in team variants the
+human's partner too, unless ``--partner SPEC`` is given). The opponent defaults to the shipped bot of the variant
+(``agents/bots/<variant>/``) when there is one, else ``expert``, ``greedy`` or ``random``, whichever loads first.
+
+At the ``your move>`` prompt type a card in notation (``7d``, ``qs``; rank then suit, the suit letter
+case-insensitive). The suit may also be given as the picture shows it: the symbol itself (``7♦``), ``h`` for the
+hearts that stand for cups, and ``c`` for the clubs that stand for bastoni when you hold no cup of that rank (``c``
+is cups, coppe, in the project's notation, and stays so: ``b`` is bastoni). Any line is safe to type: what is
+not a move gets a message and the prompt again. When the card can capture in several ways a numbered list of every
+legal capture is shown; type its number (or its cards). ``7d 3s 4c`` plays ``7d`` and names the capture at once.
+Commands: ``hint`` (the opponent agent's advice for your position, with probabilities when the agent has them),
+``score``, ``history``, ``table``, ``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly.
+A finished match offers a rematch. Each launch deals a fresh match and says its seed; ``--seed N`` deals it again.
+
+Cirulla (``--variant cirulla``, ``cirulla-3``, ``cirulla-4``; default opponent ``expert``): when your three cards
+allow a knock you are asked first (``knock> ``: ``0`` no knock, ``1`` knock for 3 by sum, ``2`` knock for 10 with
+three of a kind, only the legal ones listed); every legal capture (equal rank, sum, fifteen, ace takes all) is in
+the numbered list, also one that is contained in a larger one. The picture shows knocked hands, knock points and
+an initial table taken by the dealer.
+
+All reading goes through ``Terminal``, which takes any text streams, so tests drive whole matches with scripted
+input::
+
+    run(PlayConfig(variant="classic", opponent="greedy", seed=3), io.StringIO("7d\\n..."), io.StringIO())
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import re
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import make_agent
+from agents.errors import ScopaError
+from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
+from agents.play.hints import MoveProb, move_probabilities, probs_function
+from scopa_env import core
+from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
+from scopa_env.driver import decide
+from scopa_env.record import MAX_SEED, int_arg
+from scopa_env.render import pretty_card, pretty_cards, render_text
+from scopa_env.rules import Rules, get_rules, variant_names
+from scopa_env.scoring import point_fields
+from scopa_env.shuffle import derive_seed
+
+if TYPE_CHECKING:
+    from scopa_env.policy import Policy
+
+__all__ = [
+    "DEFAULT_FALLBACKS",
+    "EndOfInput",
+    "PlayConfig",
+    "PlayError",
+    "Session",
+    "Terminal",
+    "card_readings",
+    "default_opponent",
+    "main",
+    "prepare",
+    "run",
+]
+
+DEFAULT_FALLBACKS = ("expert", "greedy", "random")
+"""Opponent specs tried in order when the variant has no shipped bot."""
+_ONE_SEAT = np.zeros(1, dtype=np.int64)
+"""The ``actor`` of ``scopa_env.driver.decide`` for the one game of a match: the one agent asked (index 0)."""
+HINT_SEED = 12345
+"""Seed of the separate agent instance that gives hints (so hints never change the opponents' random draws)."""
+MAX_LINE = 200
+"""Longest input line read as a move or command; longer ones are refused with a message."""
+SUIT_ALIASES = {
+    **{symbol: letter for symbol, letter in zip(SUIT_SYMBOLS, SUIT_LETTERS, strict=True)},
+    "♢": "d",
+    "♡": "c",
+    "♤": "s",
+    "♧": "b",
+    "h": "c",
+}
+"""Other ways to type a suit: the symbols the picture shows (and their outlined forms) and ``h`` (hearts, the
+picture's stand-in for cups). ``c`` may also mean the clubs of the picture (bastoni): see ``card_readings``."""
+_CLUBS_READING = SUIT_LETTERS.index("b")
+
+HELP_TEXT = """\
+How to play (docs/rules.md has the full rules):
+  - Play a card by typing it: rank then suit, e.g. 7d, qs, ab (ranks {ranks}; upper or lower case). Suits:
+      d or ♦  coins (denari)       c or h or ♥  cups (coppe)
+      s or ♠  swords (spade)       b or ♣       clubs (bastoni); c also reads as clubs when you hold no cup
+    of that rank (2c plays your 2♣); holding both, 2c is the cup: type 2b or 2♣ for the club.
+  - A card takes a table card of the same rank; otherwise it must take a set of cards adding up to its value
+    (A=1 ... 7=7, J=8, Q=9, K=10); otherwise it is laid on the table. Clearing the table is a scopa (1 point).
+  - When a card can capture in several ways you get a numbered list: type the number, or the cards.
+    You can also name the capture at once: '7d 3s 4c' plays 7d and takes 3s and 4c.
+Commands:
+  hint      the advice of '{hint}' for your position (move probabilities when it has them)
+  score     match scores and this hand's piles (cards, coins, settebello, sevens, scope)
+  history   the moves of this hand and the results of earlier hands
+  table     show the table and your hand again
+  help      this text
+  quit      leave the game (end of input, Ctrl-D, also leaves)"""
+
+CIRULLA_HELP = """Cirulla:
+  - A fifteen: a card may also take table cards that make 15 together with it (7d takes 5s 3c: 7+5+3).
+    An ace on a table with no ace takes the whole table (not a scopa). The capture list shows every choice.
+  - Knock: right after a deal, three cards worth 9 or less (7c counts 1) may be shown for 3 points, three of a
+    kind (or a pair and 7c) for 10. You are asked 'knock>' when your hand allows it: 0 no knock, 1 or 2 to knock.
+  - A first table of 15 (or 30, 7c any value) goes to the dealer's side with 1 (2) scope. Napoli (Ad 2d 3d ...)
+    and grande (Jd Qd Kd) score extra; first to 51."""
+
+_KNOCKS = (("no knock", 0), ("knock for 3 (sum: cards worth 9 or less)", 1), ("knock for 10 (three of a kind)", 2))
+"""The knock prompt's choices: text and offset of the action from ``num_cards`` (``stop``, ``knock-sum``,
+``knock-tris``)."""
+
+
+def card_readings(token: str, deck: Deck) -> list[int]:
+    """The card ids ``token`` can mean, the notation's reading first: one, or two when its suit is ``c`` (cups in the
+    project's notation, then the clubs the picture shows with ♣). Suit symbols and ``h`` are read as in
+    ``SUIT_ALIASES``; the game takes the first reading that is a card you hold (or a legal capture).
+
+    Raises ``ValueError`` with a message for the player when ``token`` is not a card.
+    """
+    text = token.strip()
+    if not text or len(text) > 4:
+        raise ValueError(
+            f"bad card {_clip(token)}: write rank then suit, e.g. 7d (ranks {deck.ranks}, suits d c s b or ♦ ♥ ♠ ♣)"
+        )
+    suit = text[-1].lower()
+    card = parse_card(text[:-1] + SUIT_ALIASES.get(suit, suit), deck)
+    if suit == "c":
+        return [card, card % deck.num_ranks + _CLUBS_READING * deck.num_ranks]
+    return [card]
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+class EndOfInput(Exception):
+    """The input stream ended (Ctrl-D or the end of a script): the game stops cleanly."""
+
+
+class QuitGame(Exception):
+    """The player typed ``quit``."""
+
+
+# --------------------------------------------------------------------------------------------------- input / output
+
+
+class Terminal:
+    """Line-based input and output on any text streams; every prompt goes through ``ask``."""
+
+    def __init__(self, inp: TextIO, out: TextIO, color: bool = False) -> None:
+        self.inp = inp
+        self.out = out
+        self.color = color
+
+    def say(self, text: str = "") -> None:
+        """Print a line (or several)."""
+        print(text, file=self.out)
+
+    def ask(self, prompt: str) -> str:
+        """Show ``prompt`` and read one line (without its newline). Raises ``EndOfInput`` at the end of input."""
+        self.out.write(prompt)
+        self.out.flush()
+        try:
+            line = self.inp.readline()
+        except UnicodeDecodeError:  # bytes that are not text: an empty answer, which every prompt re-asks
+            self.out.write("(that line was not text)\n")
+            return ""
+        if not line:
+            self.out.write("\n")
+            raise EndOfInput
+        text = line.rstrip("\r\n")
+        if not self.inp.isatty():  # a terminal echoes what is typed; echo scripted input into the transcript
+            shown = text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]}... ({len(text):,} characters)"
+            self.out.write(shown + "\n")
+        return text
+
+    def ask_yes_no(self, prompt: str) -> bool:
+        """Ask until the answer is yes or no."""
+        while True:
+            answer = self.ask(prompt).strip().lower()
+            if answer in ("y", "yes"):
+                return True
+            if answer in ("n", "no"):
+                return False
+            self.say("  please answer y (yes) or n (no)")
+
+
+# --------------------------------------------------------------------------------------------------- agents
+
+
+def default_opponent(rules: Rules) -> tuple[str, list[str]]:
+    """The default opponent spec for ``rules`` and notes on the candidates that could not be loaded."""
+    notes: list[str] = []
+    shipped = shipped_bot_spec(rules, SHIPPED_BOTS)
+    candidates = list(DEFAULT_FALLBACKS)
+    if shipped is not None:
+        candidates.insert(0, shipped)
+    else:
+        notes.append(f"no shipped bot for {rules.name!r} (looked in {SHIPPED_BOTS}); using a rule-based opponent")
+    for spec in candidates:
+        try:
+            make_agent(spec, rules, 0)
+        except (ImportError, ValueError) as e:
+            notes.append(f"opponent {spec!r} is not available ({e}); trying the next one")
+            continue
+        return spec, notes
+    raise RuntimeError(f"no opponent could be loaded for {rules.name!r}: " + "; ".join(notes))
+
+
+# --------------------------------------------------------------------------------------------------- the game
+
+
+@dataclass
+class PlayConfig:
+    """Options of one terminal session (the command line's flags)."""
+
+    variant: str = "classic"
+    """Variant name (``scopa_env.rules.VARIANTS``)."""
+    opponent: str | None = None
+    """Agent spec for the other seats; None: the shipped bot of the variant, else expert / greedy / random."""
+    partner: str | None = None
+    """Agent spec for the human's teammates in team variants; None: the opponent spec."""
+    seat: int = 0
+    """The human's seat."""
+    seed: int | None = None
+    """Seed of the first match (rematches use the next seeds of its chain); None: a fresh one, said at the start."""
+    color: bool = False
+    """Colour red suits with ANSI codes."""
+
+
+class Match:
+    """One match between the human and the agents, driven through a ``Terminal``."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        term: Terminal,
+        human: int,
+        seat_agents: dict[int, Policy],
+        hint_agent: Policy | None,
+        seed: int,
+    ) -> None:
+        self.rules = rules
+        self.term = term
+        self.human = human
+        self.seat_agents = seat_agents
+        self.hint_agent = hint_agent
+        self.state = core.reset(rules, np.array([seed], dtype=np.uint64))
+        self.deck = rules.deck
+        self.hand_log: list[str] = []
+        self.past_hands: list[str] = []
+        self.human_side = rules.seat_side[human]
+        self.deal_no = 0
+
+    # ------------------------------------------------------------------ naming
+
+    def seat_name(self, seat: int) -> str:
+        if seat == self.human:
+            return "you"
+        tag = "partner" if self.rules.seat_side[seat] == self.human_side else "player"
+        return f"{tag} {seat} ({self.seat_agents[seat].name})"
+
+    def side_name(self, side: int) -> str:
+        seats = self.rules.sides[side]
+        if side == self.human_side:
+            return "you" if len(seats) == 1 else "your team (" + "+".join(str(s) for s in seats) + ")"
+        return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
+
+    def pc(self, cards: Sequence[int] | npt.NDArray[np.bool_] | frozenset[int]) -> str:
+        """Pretty cards (suit symbols) with their typing notation."""
+        ids = sorted(cards) if isinstance(cards, frozenset) else cards
+        arr = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
+        if arr.size == 0 or (arr.dtype == np.bool_ and not arr.any()):
+            return "-"
+        return pretty_cards(arr, self.deck, self.term.color)
+
+    def notation(self, cards: Sequence[int] | npt.NDArray[np.bool_] | frozenset[int]) -> str:
+        """Cards in typing notation (``7d``), in rank order like the picture; ``-`` when there are none."""
+        arr = np.asarray(sorted(cards) if isinstance(cards, frozenset) else cards)
+        ids = np.flatnonzero(arr) if arr.dtype == np.bool_ else arr.ravel()
+        r = self.deck.num_ranks
+        ordered = sorted((int(c) for c in ids), key=lambda c: (c % r, c // r))
+        return " ".join(format_card(c, self.deck) for c in ordered) or "-"
+
+    # ------------------------------------------------------------------ pictures
+
+    def show_table(self) -> None:
+        t = self.term
+        t.say("")
+        t.say(render_text(self.rules, self.state, 0, seat=self.human, color=t.color))
+        hand = self.state.hands[0, self.human]
+        t.say(f"your cards: {self.notation(hand)}")
+
+    def show_score(self) -> None:
+        st, deck, t = self.state, self.deck, self.term
+        t.say(f"scores (to {self.rules.target}):")
+        seven = deck.ranks.index("7")
+        for s in range(self.rules.num_sides):
+            pile = st.piles[0, s]
+            sevens = int(pile.reshape(4, deck.num_ranks)[:, seven].sum())
+            sb = "yes" if pile[deck.settebello] else "no"
+            t.say(
+                f"  {self.side_name(s):<24} {int(st.scores[0, s]):>3} points   this hand: {int(pile.sum())} cards, "
+                f"{int(pile[: deck.num_ranks].sum())} coins, settebello {sb}, {sevens} sevens, "
+                f"{int(st.scope[0, s])} scope"
+                + (f", {int(st.knock_points[0, s])} knock points" if self.rules.cirulla else "")
+            )
+        t.say(f"  stock: {self.rules.num_cards - int(st.stock_pos[0])} cards")
+
+    def show_history(self) -> None:
+        t = self.term
+        if not self.past_hands and not self.hand_log:
+            t.say("no moves yet")
+        for line in self.past_hands:
+            t.say(line)
+        t.say(f"hand {int(self.state.hand_no[0]) + 1}:")
+        for line in self.hand_log or ["  (no moves yet)"]:
+            t.say(line)
+
+    def show_help(self) -> None:
+        hint = self.hint_agent.name if self.hint_agent is not None else "no agent"
+        self.term.say(HELP_TEXT.format(ranks=self.deck.ranks, hint=hint))
+        if self.rules.cirulla:
+            self.term.say(CIRULLA_HELP)
+
+    # ------------------------------------------------------------------ hints
+
+    def show_hint(self) -> None:
+        t, agent = self.term, self.hint_agent
+        if agent is None:
+            t.say("no hint agent")
+            return
+        probs_fn = probs_function(agent)
+        try:
+            if self.state.phase[0] == core.Phase.KNOCK:
+                action = int(decide(self.rules, self.state.copy(), [agent], _ONE_SEAT)[0])
+                text = dict((a, k) for k, a in _KNOCKS)[action - self.rules.num_cards]
+                t.say(f"hint: {agent.name} would choose: {text}")
+            elif probs_fn is not None:
+                self._hint_probs(agent.name, probs_fn)
+            else:
+                card, cap = self._agent_move(agent)
+                t.say(f"hint: {agent.name} would play {self.describe_move(card, cap)}")
+        except Exception as e:  # a hint must never end the game
+            t.say(f"hint unavailable: {agent.name} failed ({type(e).__name__}: {e})")
+
+    def _hint_probs(self, name: str, probs_fn: Callable[[object], npt.NDArray[np.floating]]) -> None:
+        moves = move_probabilities(probs_fn, self.rules, self.state, 0)
+        by_card: dict[int, list[MoveProb]] = {}
+        for m in moves:
+            by_card.setdefault(m.card, []).append(m)
+        order = sorted(by_card, key=lambda c: -sum(m.prob for m in by_card[c]))
+        self.term.say(f"hint from {name} (its probabilities for your position):")
+        for card in order:
+            options = sorted(by_card[card], key=lambda m: -m.prob)
+            p_card = sum(m.prob for m in options)
+            line = f"  {format_card(card, self.deck):>3} {100 * p_card:5.1f}%  "
+            if len(options) == 1:
+                cap = options[0].capture
+                line += f"takes {self.notation(cap)}" if cap else "laid on the table"
+            else:
+                parts = [
+                    f"takes {self.notation(m.capture)} ({100 * m.prob / p_card if p_card > 0 else 0:.1f}% of it)"
+                    for m in options
+                ]
+                line += ", ".join(parts)
+            self.term.say(line)
+        best = max(moves, key=lambda m: m.prob)
+        self.term.say(f"suggested: {self.describe_move(best.card, best.capture)}")
+
+    def _agent_move(self, agent: Policy) -> tuple[int, frozenset[int]]:
+        """The whole move ``agent`` would make for the acting seat, played out on a copy of the game."""
+        st = self.state.copy()
+        while True:
+            info = core.step(self.rules, st, decide(self.rules, st, [agent], _ONE_SEAT))
+            if info.move_done[0]:
+                return int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0]))
+
+    # ------------------------------------------------------------------ moves
+
+    def describe_move(self, card: int, capture: frozenset[int] | npt.NDArray[np.bool_]) -> str:
+        cap = capture if isinstance(capture, frozenset) else frozenset(int(c) for c in np.flatnonzero(capture))
+        text = f"{pretty_card(card, self.deck, self.term.color)} ({format_card(card, self.deck)})"
+        if cap:
+            return f"{text} taking {self.pc(cap)} ({self.notation(cap)}){self.capture_kind(card, cap)}"
+        return f"{text}, laid on the table"
+
+    def capture_kind(self, card: int, capture: frozenset[int]) -> str:
+        """Cirulla: `` -- fifteen`` or `` -- ace takes all`` after a capture of those kinds; else ``''``."""
+        if not self.rules.cirulla:
+            return ""
+        r = self.deck.num_ranks
+        value = card % r + 1
+        taken = sum(c % r + 1 for c in capture)
+        if (len(capture) == 1 and next(iter(capture)) % r == card % r) or (len(capture) > 1 and taken == value):
+            return ""  # equal rank or a sum
+        rest = [int(c) for c in np.flatnonzero(self.state.table[0]) if int(c) not in capture]
+        if value == 1 and not any(c % r == 0 for c in capture) and not any(c % r == 0 for c in rest):
+            return " -- ace takes all"  # the table held no ace: the ace took it all (whatever it adds up to)
+        return " -- fifteen"
+
+    def _after_step(self, info: core.StepInfo) -> None:
+        """Report what one core step did: the move, the end of a hand, the end of the match, a new hand."""
+        t = self.term
+        if info.knock[0]:
+            seat = int(info.seat[0])
+            kind = int(info.knock[0])
+            cards = self.state.revealed[0, seat]
+            verb = "you knock" if seat == self.human else f"{self.seat_name(seat)} knocks"
+            line = f"{verb} for {core.KNOCK_POINTS[kind]} ({'sum' if kind == 1 else 'tris'}): {self.pc(cards)}"
+            self.hand_log.append("  " + line)
+            t.say(line)
+        if info.move_done[0]:
+            seat = int(info.seat[0])
+            line = f"{self.seat_name(seat)}: {self.describe_move(int(info.card[0]), info.capture[0])}"
+            if info.scopa[0]:
+                line += "  -- SCOPA!"
+            self.hand_log.append("  " + line)
+            t.say(line)
+        if info.move_done[0] and not info.hand_over[0] and int(self.state.deal_no[0]) != self.deal_no:
+            self.deal_no = int(self.state.deal_no[0])
+            left = self.rules.num_cards - int(self.state.stock_pos[0])
+            t.say(
+                f"-- new deal {self.deal_no + 1}/{self.rules.num_deals}: {self.rules.deal_sizes[self.deal_no]} "
+                f"cards each, {left} left in the stock --"
+            )
+        if info.hand_over[0]:
+            self._show_hand_points(info)
+            self.deal_no = 0
+        if info.match_over[0]:
+            w = int(info.winner[0])
+            t.say("")
+            t.say("=" * 60)
+            verdict = "you win" if w == self.human_side else f"{self.side_name(w)} wins"
+            t.say(f"match over: {verdict}!  final scores: {self._scores_text(info.final_scores[0])}")
+            t.say("=" * 60)
+        elif info.new_hand[0]:
+            t.say("")
+            self.announce_hand()
+
+    def announce_hand(self) -> None:
+        """The start of a hand: who deals and plays first; cirulla: an initial table taken by the dealer's side."""
+        st, t = self.state, self.term
+        dealer = int(st.dealer[0])
+        first = (dealer + 1) % self.rules.num_players
+        t.say(f"--- hand {int(st.hand_no[0]) + 1}: player {dealer} deals; {self.seat_name(first)} to play first ---")
+        if self.rules.cirulla and st.table_take[0]:
+            scope = int(st.table_take[0])
+            table = [int(c) for c in st.deck[0, : self.rules.table_cards]]
+            line = (
+                f"the first table {self.pc(table)} adds up to {15 * scope}: "
+                f"{self.side_name(self.rules.seat_side[dealer])} take{'' if dealer == self.human else 's'} it "
+                f"with {scope} scop{'a' if scope == 1 else 'e'}"
+            )
+            self.hand_log.append("  " + line)
+            t.say(line)
+
+    def _scores_text(self, scores: npt.NDArray[np.integer]) -> str:
+        return ", ".join(f"{self.side_name(s)} {int(scores[s])}" for s in range(self.rules.num_sides))
+
+    def _show_hand_points(self, info: core.StepInfo) -> None:
+        t = self.term
+        hand_no = len(self.past_hands) + 1
+        left = info.leftover[0]
+        if left.any():
+            side = int(info.leftover_side[0])
+            who = self.side_name(side) if side >= 0 else "nobody (no capture this hand)"
+            t.say(f"cards left on the table ({self.pc(left)}) go to {who}")
+        t.say("")
+        t.say(f"hand {hand_no} points:")
+        width = max(len(self.side_name(s)) for s in range(self.rules.num_sides)) + 2
+        t.say(" " * (width + 2) + " ".join(f"{f:>10}" for f in point_fields(self.rules)))
+        for s in range(self.rules.num_sides):
+            row = " ".join(f"{int(v):>10}" for v in info.hand_points[0, s])
+            t.say(f"  {self.side_name(s):<{width}}{row}")
+        scores = self._scores_text(info.final_scores[0])
+        t.say(f"scores after hand {hand_no} (to {self.rules.target}): {scores}")
+        totals = ", ".join(
+            f"{self.side_name(s)} +{int(info.hand_points[0, s, -1])}" for s in range(self.rules.num_sides)
+        )
+        self.past_hands.append(f"hand {hand_no}: {totals} -> {scores}")
+        self.hand_log = []
+
+    def _carry_out(self, card: int, capture: frozenset[int]) -> None:
+        """Play the human's whole move: the card, then the CHOOSE-phase picks that make ``capture``."""
+        cap_mask = np.zeros((1, self.rules.num_cards), dtype=np.bool_)
+        cap_mask[0, list(capture)] = True
+        while True:
+            action = core.move_actions(self.state, np.array([card]), cap_mask)
+            info = core.step(self.rules, self.state, action)
+            self._after_step(info)
+            if info.move_done[0]:
+                return
+
+    def _agent_turn(self, seat: int) -> None:
+        """Let the agent of ``seat`` make its whole move (its CHOOSE picks included)."""
+        agent = self.seat_agents[seat]
+        while True:
+            mask = core.legal_action_mask(self.rules, self.state)
+            action = decide(self.rules, self.state, [agent], _ONE_SEAT)
+            if not (0 <= action[0] < mask.shape[1] and mask[0, action[0]]):
+                legal = np.flatnonzero(mask[0])
+                self.term.say(
+                    f"warning: {agent.name} chose the illegal action {int(action[0])}; it plays "
+                    f"{format_card(int(legal[0]), self.deck)} instead (please report this agent bug)"
+                )
+                action = legal[:1].astype(np.int64)
+            knocking = self.state.phase[0] == core.Phase.KNOCK
+            info = core.step(self.rules, self.state, action)
+            self._after_step(info)
+            if info.move_done[0] or knocking:  # a knock decision is a turn of its own
+                return
+
+    def _parse_move(self, text: str) -> tuple[int, frozenset[int]] | None:
+        """The human's move from ``7d`` or ``7d 3s 4c``; None when the capture prompt was left with ``back``.
+
+        Raises ``ValueError`` with a message for the player when the input is not a legal move.
+        """
+        hand = self.state.hands[0, self.human]
+        if len(text) > MAX_LINE:
+            raise ValueError(f"that line is too long ({len(text):,} characters); type a card, e.g. {self._example()}")
+        tokens = [x for x in re.split(r"[\s,+]+", text.strip()) if x]
+        if not tokens:
+            raise ValueError(f"type a card to play, e.g. {self._example()}, or 'help'")
+        readings = card_readings(tokens[0], self.deck)
+        held = [c for c in readings if hand[c]]  # the notation's reading first: what worked before still does
+        if not held:
+            raise ValueError(f"you don't hold {format_card(readings[0], self.deck)}; your cards: {self.notation(hand)}")
+        card = held[0]
+        table = [int(c) for c in np.flatnonzero(self.state.table[0])]
+        captures = core.enumerate_captures(self.rules, table, card)
+        name = format_card(card, self.deck)
+        if len(tokens) > 1:
+            for option in itertools.product(*(card_readings(t, self.deck) for t in tokens[1:])):
+                if frozenset(option) in captures:  # the notation's reading first, then c as clubs
+                    return card, frozenset(option)
+            named = frozenset(card_readings(t, self.deck)[0] for t in tokens[1:])
+            if not captures:
+                raise ValueError(f"{name} captures nothing here; type just '{name}' to lay it")
+            legal = " or ".join(f"[{self.notation(c)}]" for c in captures)
+            raise ValueError(f"{name} cannot take {self.notation(named)}; its legal captures: {legal}")
+        if len(captures) <= 1:
+            return card, captures[0] if captures else frozenset()
+        return self._choose_capture(card, captures)
+
+    def _example(self) -> str:
+        """A card of the human's hand in notation, for messages."""
+        return self.notation(self.state.hands[0, self.human]).split()[0]
+
+    def _choose_capture(self, card: int, captures: list[frozenset[int]]) -> tuple[int, frozenset[int]] | None:
+        t = self.term
+        name = format_card(card, self.deck)
+        t.say(f"{pretty_card(card, self.deck, t.color)} ({name}) can capture in {len(captures)} ways:")
+        for i, cap in enumerate(captures, 1):
+            t.say(f"  {i}) {self.pc(cap)}  ({self.notation(cap)}){self.capture_kind(card, cap)}")
+        while True:
+            answer = t.ask(f"which capture? [1-{len(captures)}, or 'back']> ").strip()
+            low = answer.lower()
+            if low in ("back", "b", "cancel"):
+                return None
+            if low in ("help", "?"):
+                t.say(
+                    f"type a number from 1 to {len(captures)} to choose what {name} takes, or 'back' "
+                    "to choose another card"
+                )
+                continue
+            if low == "hint":
+                self.show_hint()
+                continue
+            if low in ("quit", "exit"):
+                raise QuitGame
+            if re.fullmatch(r"[0-9]{1,3}", answer) and 1 <= int(answer) <= len(captures):
+                return card, captures[int(answer) - 1]
+            tokens = [x for x in re.split(r"[\s,+]+", answer) if x] if len(answer) <= MAX_LINE else []
+            try:
+                options = [frozenset(x) for x in itertools.product(*(card_readings(t, self.deck) for t in tokens))]
+            except ValueError:
+                options = []
+            for option in options:
+                if option in captures:
+                    return card, option
+            t.say(f"  not a choice: {_clip(answer)}; type a number from 1 to {len(captures)}, or 'back'")
+
+    def _human_knock(self) -> None:
+        """Cirulla: ask the human whether to knock (only the legal knocks offered) and make the decision."""
+        t = self.term
+        self.show_table()
+        mask = core.legal_action_mask(self.rules, self.state)[0]
+        options = [(i, text) for i, (text, a) in enumerate(_KNOCKS) if mask[self.rules.num_cards + a]]
+        t.say("your cards allow a knock: show them to everyone for points?")
+        for i, text in options:
+            t.say(f"  {i}) {text}")
+        legal = [i for i, _ in options]
+        words = {"n": 0, "no": 0, "none": 0, "stop": 0, "sum": 1, "tris": 2}
+        while True:
+            answer = t.ask(f"knock> [{'/'.join(map(str, legal))}] ").strip().lower()
+            if answer in ("help", "?", "h"):
+                self.show_help()
+                continue
+            if answer == "hint":
+                self.show_hint()
+                continue
+            if answer in ("quit", "exit", "q"):
+                raise QuitGame
+            if answer in ("score", "scores"):
+                self.show_score()
+                continue
+            if answer in ("table", "show", "look"):
+                self.show_table()
+                continue
+            choice = int(answer) if re.fullmatch(r"[0-9]{1,3}", answer) else words.get(answer, -1)
+            if choice in legal:
+                break
+            t.say(f"  not a choice: {_clip(answer)}; type one of {', '.join(map(str, legal))}")
+        action = np.array([self.rules.num_cards + _KNOCKS[choice][1]], dtype=np.int64)
+        self._after_step(core.step(self.rules, self.state, action))
+
+    def _human_turn(self) -> None:
+        self.show_table()
+        t = self.term
+        while True:
+            line = t.ask("your move> ")
+            cmd = line.strip().lower()
+            if not cmd:
+                t.say(f"  type a card to play (e.g. {self._example()}), or 'help'")
+                continue
+            if cmd in ("help", "?", "h"):
+                self.show_help()
+            elif cmd == "hint":
+                self.show_hint()
+            elif cmd in ("quit", "exit", "q"):
+                raise QuitGame
+            elif cmd in ("score", "scores"):
+                self.show_score()
+            elif cmd in ("history", "log"):
+                self.show_history()
+            elif cmd in ("table", "show", "look"):
+                self.show_table()
+            else:
+                try:
+                    move = self._parse_move(line)
+                except ValueError as e:
+                    t.say(f"  {e}")
+                    continue
+                except Exception as e:  # a typo must never end the match: say so, and ask again
+                    t.say(f"  could not read {_clip(line)} as a move ({type(e).__name__}); type a card, or 'help'")
+                    continue
+                if move is None:
+                    self.show_table()
+                    continue
+                self._carry_out(*move)
+                return
+
+    def play(self) -> int:
+        """Play the match to its end; returns the winning side. Raises ``QuitGame`` / ``EndOfInput``."""
+        self.announce_hand()
+        while not self.state.done[0]:
+            seat = int(self.state.current[0])
+            if seat == self.human and self.state.phase[0] == core.Phase.KNOCK:
+                self._human_knock()
+            elif seat == self.human:
+                self._human_turn()
+            else:
+                self._agent_turn(seat)
+        return int(self.state.winner[0])
+
+
+# --------------------------------------------------------------------------------------------------- session
+
+
+class PlayError(ScopaError, ValueError):
+    """A session option that cannot be used (a seat the variant lacks, an agent that does not load); the message
+    names the option, the value and the fix."""
+
+
+@dataclass
+class Session:
+    """What ``prepare`` checked and built: the rules, the agent of every other seat and the hint agent."""
+
+    rules: Rules
+    opponent: str
+    partner: str
+    seat_agents: dict[int, Policy]
+    hint_agent: Policy
+    notes: list[str]
+    seed: int
+    """The first match's seed: ``PlayConfig.seed``, or the fresh one drawn when it was None."""
+
+
+def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
+    try:
+        return make_agent(spec, rules, seed)
+    except Exception as e:  # whatever a user's spec or file does wrong is a message, never a traceback
+        detail = str(e) if isinstance(e, (ImportError, ValueError)) else f"{type(e).__name__}: {e}"
+        raise PlayError(f"{flag}: cannot load the agent: {' '.join(detail.split())}") from None
+
+
+def prepare(config: PlayConfig) -> Session:
+    """Check ``config`` and build its agents; raises ``PlayError`` before anything is played."""
+    try:
+        rules = get_rules(config.variant)
+    except (TypeError, ValueError) as e:
+        raise PlayError(f"--variant: {e}") from None
+    n = rules.num_players
+    if isinstance(config.seat, bool) or not isinstance(config.seat, int) or not 0 <= config.seat < n:
+        raise PlayError(f"--seat must be 0..{n - 1} for {rules.name} ({n} players), got {config.seat!r}")
+    seed = config.seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise PlayError(f"--seed must be a whole number from 0 to 2**64-1, got {config.seed!r}")
+    for flag, spec in (("--opponent", config.opponent), ("--partner", config.partner)):
+        if spec is not None and (not isinstance(spec, str) or not spec.strip()):
+            raise PlayError(f"{flag}: an agent spec must be a non-empty string (e.g. greedy), got {spec!r}")
+    human_side = rules.seat_side[config.seat]
+    has_partner = len(rules.sides[human_side]) > 1
+    if config.partner is not None and not has_partner:
+        raise PlayError(
+            f"--partner: {rules.name} has no teams, so you have no partner; drop --partner (got {config.partner!r})"
+        )
+    notes: list[str] = []
+    opponent = config.opponent
+    if opponent is None:
+        try:
+            opponent, notes = default_opponent(rules)
+        except RuntimeError as e:
+            raise PlayError(f"--opponent: {e}; give one, e.g. --opponent random") from None
+    partner = config.partner or opponent
+    if seed is None:
+        seed = fresh_seed()
+    hint_agent = _load("--opponent", opponent, rules, HINT_SEED)
+    opp = _load("--opponent", opponent, rules, seed)
+    mate = opp if partner == opponent else _load("--partner", partner, rules, seed + 1)
+    seat_agents = {s: mate if rules.seat_side[s] == human_side else opp for s in range(n) if s != config.seat}
+    return Session(rules, opponent, partner, seat_agents, hint_agent, notes, seed)
+
+
+def fresh_seed() -> int:
+    """A new match seed for a launch without ``--seed`` (small enough to retype)."""
+    return secrets.randbelow(1_000_000)
+
+
+def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = None) -> int:
+    """Play matches until the player declines a rematch, quits or the input ends; returns the exit status.
+
+    A bad option (``PlayError``) is reported on ``out`` as ``error: ...`` with status 2; ``main`` checks the options
+    first (``prepare``) and passes the ``session``, so that its errors go to stderr instead.
+    """
+    term = Terminal(inp, out, color=config.color)
+    if session is None:
+        try:
+            session = prepare(config)
+        except PlayError as e:
+            term.say(f"error: {e}")
+            return 2
+    rules, seat_agents = session.rules, session.seat_agents
+    for note in session.notes:
+        term.say(f"note: {note}")
+    term.say(f"Scopa: {rules.name} ({rules.description}) -- first to {rules.target} points")
+    term.say(
+        f"you are player {config.seat}; opponents: {session.opponent}"
+        + (f"; your partner: {session.partner}" if any(len(side) > 1 for side in rules.sides) else "")
+    )
+    term.say("type a card to play it (e.g. 7d), 'hint' for advice, 'help' for the rules and commands")
+    chosen = "" if config.seed is not None else "a fresh deal; "
+    term.say(f"seed {session.seed} ({chosen}--seed {session.seed} deals this match again)")
+    seed = np.uint64(session.seed)
+    try:
+        while True:
+            match = Match(rules, term, config.seat, seat_agents, session.hint_agent, int(seed))
+            match.play()
+            if not term.ask_yes_no("play again? [y/n]> "):
+                term.say("thanks for playing!")
+                return 0
+            seed = derive_seed(np.array([seed], dtype=np.uint64))[0]
+            for agent in {id(a): a for a in seat_agents.values()}.values():
+                agent.seed(int(seed % np.uint64(2**32)))
+    except QuitGame:
+        term.say("you left the game. ciao!")
+        return 0
+    except EndOfInput:
+        term.say("end of input: game over. ciao!")
+        return 0
+
+
+def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
+    """Command line entry point (``python -m agents.play``). Bad options: ``prog: error: ...``, status 2."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.play",
+        description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
+    )
+    parser.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
+    parser.add_argument(
+        "--opponent",
+        default=None,
+        help="agent spec for the other seats: random, greedy, expert, pimc:worlds=12, a checkpoint .zip, an export "
+        "directory or bot:path=DIR (default: the shipped bot of the variant, else expert)",
+    )
+    parser.add_argument(
+        "--partner", default=None, help="agent spec for your teammates (team variants only; default: --opponent)"
+    )
+    parser.add_argument("--seat", type=int_arg(0), default=0, help="your seat, 0..players-1 (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int_arg(0, MAX_SEED),
+        default=None,
+        help="seed of the first match, 0..2**64-1, to replay one (default: a fresh deal each launch; the game says "
+        "its seed)",
+    )
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour red suits (default: on a terminal)"
+    )
+    args = parser.parse_args(argv)
+    out = out if out is not None else sys.stdout
+    if inp is None:
+        inp = sys.stdin
+        if hasattr(inp, "reconfigure"):  # bytes that are not text become U+FFFD, a bad move, not a crash
+            inp.reconfigure(errors="replace")
+    color = args.color == "always" or (args.color == "auto" and out.isatty())
+    config = PlayConfig(args.variant, args.opponent, args.partner, args.seat, args.seed, color)
+    try:
+        session = prepare(config)
+    except PlayError as e:
+        parser.error(str(e))
+    except KeyboardInterrupt:
+        print("\ninterrupted. ciao!", file=out)
+        return 130
+    try:
+        return run(config, inp, out, session)
+    except KeyboardInterrupt:
+        print("\ninterrupted. ciao!", file=out)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

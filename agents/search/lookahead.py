@@ -1,0 +1,458 @@
+"""Look-ahead primitives of the search agents and the exact end-game solver, on the batched rules core.
+
+Worlds (``sample_worlds``: the unseen cards dealt at random into the other hands and the stock, never reading
+where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the depth-limited max^n tree
+(``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``).
+``agents.search.pimc`` (``pimc``, ``ismcts``) and ``agents.search.endgame`` (the open-book solver ``expert`` and the
+bots play end games with) build on them. The open-book test ``is_open`` and the plies left in a hand
+(``remaining_plies``) are the core's (``scopa_env.core``; ``is_open`` is re-exported here). The value of a finished hand
+for a side is its hand points minus the mean of the other sides' (``scopa_env.scoring.margin_vs_mean_of_others``).
+
+Cirulla: cards revealed by a knock (``State.revealed``) are public, so they stay in their seat's hand in every
+world; a hand that reaches a new deal inside a search meets KNOCK phases, which ``resolve_knocks`` settles with a
+fixed rule (knock whenever allowed, three of a kind first: ``features.knock_actions``), so every rollout finishes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.baselines.features import (
+    DEFAULT_WEIGHTS,
+    KnockRule,
+    Moves,
+    _static_lookup,
+    _tables,
+    card_weights,
+    dynamic_weights,
+    expert_scores,
+    generate_moves,
+    knock_actions,
+    segment_argmax,
+    unseen_cards,
+)
+from agents.baselines.greedy import greedy_moves
+from scopa_env import core
+from scopa_env.core import Phase, State
+from scopa_env.kernel import kernel_for, pack_states
+from scopa_env.rules import Rules
+from scopa_env.scoring import margin_vs_mean_of_others
+
+__all__ = ["RolloutPolicy", "apply_moves", "resolve_knocks", "rollout", "sample_worlds", "search_tree"]
+
+RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.NDArray[np.intp]]]
+"""``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
+WorldSampler = Callable[
+    [Rules, State, npt.NDArray[np.intp], npt.ArrayLike, np.random.Generator], tuple[State, npt.NDArray[np.intp]]
+]
+"""``sample_worlds``' signature: another way of dealing the worlds (``agents.search.inference``)."""
+
+
+# --------------------------------------------------------------------------------------------------- worlds
+
+
+def sample_worlds(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.ArrayLike,
+    rng: np.random.Generator,
+) -> tuple[State, npt.NDArray[np.intp]]:
+    """Deal the unseen cards of each game's acting seat at random, ``counts[i]`` times for game ``games[i]``.
+
+    Returns the worlds (a new batched State, worlds of game i contiguous) and each world's row in ``games``. The
+    other seats keep their hand sizes; the stock keeps its size; cirulla's knocked cards (``State.revealed``) stay
+    in their seat's hand. Nothing hidden is read: the worlds depend only on the acting seat's knowledge and on
+    ``rng``.
+    """
+    games = np.asarray(games, dtype=np.intp)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
+    wrow = np.repeat(np.arange(games.size), counts)
+    src = games[wrow]
+    worlds = state.take(src)
+    nw, d, n_players = wrow.size, rules.num_cards, rules.num_players
+    if nw == 0:
+        return worlds, wrow
+    seat = worlds.current.astype(np.intp)
+    unseen = unseen_cards(state, games, state.current[games].astype(np.intp))[wrow]
+    num_unseen = unseen.sum(axis=1)
+    # Containers in play order after the acting seat: the other seats' hands, then the stock.
+    others = (seat[:, None] + 1 + np.arange(n_players - 1)) % n_players  # (nw, N-1)
+    sizes = worlds.hands[np.arange(nw)[:, None], others].sum(axis=2)  # (nw, N-1)
+    revealed = None
+    if rules.knocks and worlds.revealed.any():  # knocked cards are public: they stay, the rest is dealt
+        revealed = worlds.revealed[np.arange(nw)[:, None], others]  # (nw, N-1, D)
+        sizes -= revealed.sum(axis=2)
+    ends = np.cumsum(sizes, axis=1)
+    in_hands = ends[:, -1]
+    j = np.arange(d)
+    keys = rng.random((nw, d))
+    keys[~unseen] = 2.0
+    perm = np.argsort(keys, axis=1, kind="stable")  # unseen cards first, in random order
+    stock_pos = worlds.stock_pos.astype(np.intp)
+    if not np.array_equal(num_unseen - in_hands, d - stock_pos):
+        raise RuntimeError("sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent")
+    worlds.hands[np.arange(nw)[:, None], others] = False if revealed is None else revealed
+    container = (j[None, None, :] >= ends[:, :, None]).sum(axis=1)  # (nw, D) index into others, N-1 = stock
+    w_i, j_i = np.nonzero((container < n_players - 1) & (j[None, :] < in_hands[:, None]))
+    worlds.hands[w_i, others[w_i, container[w_i, j_i]], perm[w_i, j_i]] = True
+    # Deck: the known cards (sorted) where the dealt cards were, then the sampled stock.
+    stock_cards = np.zeros((nw, d), dtype=np.bool_)
+    s_w, s_j = np.nonzero((j[None, :] >= in_hands[:, None]) & (j[None, :] < num_unseen[:, None]))
+    stock_cards[s_w, perm[s_w, s_j]] = True
+    known_sorted = np.argsort(np.where(stock_cards, d + j, j), axis=1, kind="stable")
+    from_stock = np.take_along_axis(perm, np.clip(in_hands[:, None] + j - stock_pos[:, None], 0, d - 1), axis=1)
+    worlds.deck = np.where(j[None, :] < stock_pos[:, None], known_sorted, from_stock).astype(np.int8)
+    worlds.seed[:] = 0  # later hands are never looked at; drop the real seed that fixes them
+    return worlds, wrow
+
+
+# --------------------------------------------------------------------------------------------------- playing
+
+
+def apply_moves(
+    rules: Rules, state: State, cards: npt.NDArray[np.int64], captures: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """Play whole moves ``(cards[i], captures[i])`` in every running game of ``state``, in place.
+
+    Returns ``(ended, points)``: games whose hand ended with the move, and that hand's points per side (B, S).
+    Games whose hand ended are left in the DONE phase (a search never looks past the end of the hand). Cirulla's
+    knock decisions after a new deal are settled at once (``resolve_knocks``), so every game left running is in the
+    PLAY or CHOOSE phase.
+    """
+    b = state.batch_size
+    ended = np.zeros(b, dtype=np.bool_)
+    points = np.zeros((b, rules.num_sides))
+    running = np.flatnonzero(state.phase != Phase.DONE)
+    info = core.step(rules, state, core.move_actions(state, cards, captures))
+    ended |= info.hand_over
+    points[info.hand_over] = info.hand_points[info.hand_over, :, -1]
+    more = running[~info.move_done[running]]
+    if more.size:  # captures still being picked (CHOOSE phase): finish them on the few games concerned
+        sub = state.take(more)
+        sub_cards, sub_caps = cards[more], captures[more]
+        while (sub.phase == Phase.CHOOSE).any():
+            wait = sub.phase != Phase.CHOOSE
+            phase_before = sub.phase.copy()
+            sub.phase[wait] = Phase.DONE
+            sinfo = core.step(rules, sub, core.move_actions(sub, sub_cards, sub_caps))
+            sub.phase[wait] = phase_before[wait]
+            ended[more[sinfo.hand_over]] = True
+            points[more[sinfo.hand_over]] = sinfo.hand_points[sinfo.hand_over, :, -1]
+        state.put(more, sub)
+    state.phase[ended] = Phase.DONE
+    if rules.knocks:
+        resolve_knocks(rules, state)
+    return ended, points
+
+
+def resolve_knocks(rules: Rules, state: State, knock: KnockRule = "always") -> None:
+    """Settle, in place, every cirulla KNOCK-phase decision of the games of ``state`` with the fixed rule ``knock``
+    (``features.knock_actions``: knock whenever allowed, three of a kind first), until each game is in the PLAY
+    phase (or DONE). Searches use it where a rollout reaches a new deal. No-op without knocks in the rules."""
+    if not rules.knocks:
+        return
+    g = np.flatnonzero(state.phase == Phase.KNOCK)
+    if g.size == 0:
+        return
+    sub = state.take(g)
+    while True:
+        at = np.flatnonzero(sub.phase == Phase.KNOCK)
+        if at.size == 0:
+            break
+        wait = sub.phase != Phase.KNOCK
+        phase_before = sub.phase.copy()
+        sub.phase[wait] = Phase.DONE  # only the games still deciding act
+        actions = np.zeros(sub.batch_size, dtype=np.int64)
+        actions[at] = knock_actions(rules, sub, at, knock)
+        core.step(rules, sub, actions)
+        sub.phase[wait] = phase_before[wait]
+    state.put(g, sub)
+
+
+def rollout(rules: Rules, state: State, policy: RolloutPolicy) -> npt.NDArray[np.float64]:
+    """Play every game of ``state`` to the end of its hand with ``policy``, in place; (B, S) hand points.
+
+    Games already DONE score zero. Finished games are dropped from the batch as it thins out. Cirulla's knock
+    decisions are settled by ``resolve_knocks``.
+    """
+    resolve_knocks(rules, state)
+    b = state.batch_size
+    points = np.zeros((b, rules.num_sides))
+    idx = np.arange(b)
+    sub = state
+    while True:
+        live = np.flatnonzero(sub.phase != Phase.DONE)
+        if live.size == 0:
+            break
+        if live.size < 0.6 * sub.batch_size:
+            sub, idx = sub.take(live), idx[live]
+            live = np.arange(live.size)
+        moves, best = policy(rules, sub, live)
+        cards = np.zeros(sub.batch_size, dtype=np.int64)
+        caps = np.zeros((sub.batch_size, rules.num_cards), dtype=np.bool_)
+        cards[live] = moves.card[best]
+        caps[live] = moves.captures(best)
+        ended, pts = apply_moves(rules, sub, cards, caps)
+        points[idx[ended]] = pts[ended]
+    return points
+
+
+def search_tree(
+    rules: Rules, roots: State, limits: npt.NDArray[np.intp], policy: RolloutPolicy
+) -> tuple[Moves, npt.NDArray[np.float64]]:
+    """Full-width max^n search of every root (a perfect-information world) to ``limits[i]`` plies.
+
+    Nodes at the horizon are valued by rolling ``policy`` out to the end of the hand; a node whose hand ended is
+    valued by the hand's points. Each side to move picks the child best for its own margin (minimax with two
+    sides). Returns the root candidates (``generate_moves`` on the roots) and their values (m, S) in hand points.
+    """
+    side_of = np.array(rules.seat_side, dtype=np.intp)
+    level_states: list[State] = [roots]
+    level_root: list[npt.NDArray[np.intp]] = [np.arange(roots.batch_size)]
+    level_value: list[npt.NDArray[np.float64]] = [np.zeros((roots.batch_size, rules.num_sides))]
+    level_ended: list[npt.NDArray[np.bool_]] = [np.zeros(roots.batch_size, dtype=np.bool_)]
+    level_moves: list[Moves] = []
+    level_expand: list[npt.NDArray[np.intp]] = []
+    level_mover: list[npt.NDArray[np.intp]] = []
+    ply = 0
+    while True:
+        st, root, ended = level_states[-1], level_root[-1], level_ended[-1]
+        expand = np.flatnonzero(~ended & (limits[root] > ply))
+        if expand.size == 0:
+            break
+        moves = generate_moves(rules, st, expand)
+        children = st.take(expand[moves.row])
+        mover = side_of[children.current.astype(np.intp)]
+        c_ended, c_points = apply_moves(rules, children, moves.card, moves.capture)
+        level_moves.append(moves)
+        level_expand.append(expand)
+        level_mover.append(mover)
+        level_states.append(children)
+        level_root.append(root[expand[moves.row]])
+        level_value.append(c_points)
+        level_ended.append(c_ended)
+        ply += 1
+    # Horizon nodes (not ended, not expanded) are rolled out together.
+    horizon: list[tuple[int, npt.NDArray[np.intp]]] = []
+    for lv in range(1, len(level_states)):
+        expanded = np.zeros(level_states[lv].batch_size, dtype=np.bool_)
+        if lv < len(level_expand):
+            expanded[level_expand[lv]] = True
+        horizon.append((lv, np.flatnonzero(~level_ended[lv] & ~expanded)))
+    if any(h.size for _, h in horizon):
+        batch = State.concat([level_states[lv].take(h) for lv, h in horizon if h.size])
+        pts = rollout(rules, batch, policy)
+        at = 0
+        for lv, h in horizon:
+            level_value[lv][h] = pts[at : at + h.size]
+            at += h.size
+    # Back up: each expanded node takes the value of its child best for the side that moves there.
+    for lv in range(len(level_moves) - 1, 0, -1):
+        moves, expand, mover = level_moves[lv], level_expand[lv], level_mover[lv]
+        vals = level_value[lv + 1]
+        own = margin_vs_mean_of_others(vals)[np.arange(len(moves)), mover]
+        best = segment_argmax(own, moves.starts)
+        level_value[lv][expand] = vals[best]
+    return level_moves[0], level_value[1]
+
+
+@dataclass
+class KernelMoves:
+    """The root candidates of ``kernel_search_tree`` (``Moves``' fields that the searches read)."""
+
+    row: npt.NDArray[np.intp]
+    """(m,) the world of each candidate."""
+    card: npt.NDArray[np.int64]
+    kind: npt.NDArray[np.int8]
+    part: npt.NDArray[np.intp]
+    capture_bits: npt.NDArray[np.int64]
+    """(m,) the table cards each candidate captures, as bit masks."""
+    scopa: npt.NDArray[np.bool_]
+    starts: npt.NDArray[np.intp]
+    """(n + 1,) segment offsets."""
+    num_cards: int
+
+    def __len__(self) -> int:
+        return int(self.row.size)
+
+    def captures(self, idx: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """(k, D) the table cards captured by candidates ``idx``."""
+        bits = self.capture_bits[np.asarray(idx, dtype=np.intp).reshape(-1)]
+        return ((bits[:, None] >> np.arange(self.num_cards)[None, :]) & 1).astype(np.bool_)
+
+    @property
+    def capture(self) -> npt.NDArray[np.bool_]:
+        """(m, D) the table cards captured by every candidate."""
+        return self.captures(np.arange(len(self)))
+
+
+_GREEDY_TABLES: dict[Rules, tuple[npt.NDArray[Any], ...]] = {}
+
+
+def _greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
+    """The greedy rollout policy's weights as the kernel reads them: (w, lk, lkt, pflat, knobs)."""
+    out = _GREEDY_TABLES.get(rules)
+    if out is None:
+        w = np.array(card_weights(rules), dtype=np.float64)  # a writable copy: numba types read-only arrays apart
+        lk, lkt = _static_lookup(rules, w)
+        ft = _tables(rules)
+        pflat = np.where(ft.p_flat == rules.deck.num_ranks * 5, -1, ft.p_flat).astype(np.int64)
+        knobs = np.array([DEFAULT_WEIGHTS.lay, DEFAULT_WEIGHTS.scopa], dtype=np.float64)
+        out = _GREEDY_TABLES[rules] = (w, lk.reshape(-1).copy(), lkt.reshape(-1).copy(), pflat, knobs)
+    return out
+
+
+_BUFFERS = threading.local()
+"""Each thread's output buffers of ``kernel_search_tree`` (big, so kept between calls rather than allocated)."""
+
+
+def _search_buffers(nw: int, width: int, sides: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """(nw, width, 6) int64 and (nw, width, sides) float64 views of this thread's buffers (grown as needed)."""
+    moves: npt.NDArray[np.int64] | None = getattr(_BUFFERS, "moves", None)
+    values: npt.NDArray[np.float64] | None = getattr(_BUFFERS, "values", None)
+    if moves is None or values is None or moves.shape[0] < nw:
+        moves = _BUFFERS.moves = np.empty((nw, width, 6), dtype=np.int64)
+        values = _BUFFERS.values = np.empty((nw, width, sides))
+    return moves[:nw], values[:nw]
+
+
+def kernel_search_tree(
+    rules: Rules, roots: State, limits: npt.NDArray[np.intp]
+) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
+    """``search_tree`` with the greedy rollout policy, on the compiled kernel (``scopa_env.kernel``): the same root
+    candidates, the same max^n with the same tie-breaks and the same greedy rollouts, world by world."""
+    return _kernel_search(rules, pack_states(rules, roots, np.arange(roots.batch_size)), limits)
+
+
+def kernel_rollout(rules: Rules, state: State) -> npt.NDArray[np.float64]:
+    """``rollout(rules, state, greedy_moves)``'s points on the compiled kernel, leaving ``state`` as it was (the
+    games are played out on copies): (B, S) hand points, 0 for games already over. Every running game must be in
+    the PLAY or KNOCK phase (no capture being chosen)."""
+    if (state.phase == Phase.CHOOSE).any():
+        raise ValueError("kernel_rollout: a game is choosing a capture (CHOOSE phase); finish its move first")
+    k = kernel_for(rules)
+    states = pack_states(rules, state, np.arange(state.batch_size))
+    points = np.zeros((state.batch_size, rules.num_sides))
+    k.mod.rollout_many(k.rc, k.pc, states, points, *_greedy_tables(rules))
+    return points
+
+
+def kernel_sampled_search(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+    limits: npt.NDArray[np.intp],
+    rng: np.random.Generator,
+) -> tuple[KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """``sample_worlds`` then ``kernel_search_tree``, both on the kernel: the same worlds from the same draw of
+    ``rng`` (one ``rng.random((worlds, D))``), dealt straight into kernel games. Returns the root candidates, their
+    values and each world's row in ``games``."""
+    k = kernel_for(rules)
+    m = k.mod
+    games = np.asarray(games, dtype=np.intp)
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
+    wrow = np.repeat(np.arange(games.size), counts)
+    nw = wrow.size
+    worlds = np.empty((nw, m.STATE_SIZE), dtype=np.int64)
+    if nw:
+        keys = rng.random((nw, rules.num_cards))
+        packed = pack_states(rules, state, games)
+        at = 0
+        for i, c in enumerate(counts.tolist()):
+            if c and not m.deal_worlds(k.rc, packed[i], keys[at : at + c], worlds[at : at + c]):
+                raise RuntimeError(
+                    "sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent"
+                )
+            at += c
+    moves, values = _kernel_search(rules, worlds, np.asarray(limits)[wrow])
+    return moves, values, wrow
+
+
+def _kernel_search(
+    rules: Rules, states: npt.NDArray[np.int64], limits: npt.NDArray[np.intp]
+) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
+    """``kernel_search_tree`` of worlds already in the kernel's form (one row each)."""
+    k = kernel_for(rules)
+    m = k.mod
+    nw = states.shape[0]
+    moves, values = _search_buffers(nw, m.MAX_MOVES, m.SMAX)  # the kernel fills what is read back
+    counts = np.zeros(nw, dtype=np.int64)
+    lim = np.asarray(limits, dtype=np.int64)
+    m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, *_greedy_tables(rules))
+    row = np.repeat(np.arange(nw, dtype=np.intp), counts)
+    keep = np.arange(m.MAX_MOVES)[None, :] < counts[:, None]
+    flat = moves[keep]
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+    km = KernelMoves(
+        row=row,
+        card=flat[:, 0].copy(),
+        kind=flat[:, 1].astype(np.int8),
+        part=flat[:, 2].astype(np.intp),
+        capture_bits=flat[:, 3].copy(),
+        scopa=flat[:, 4].astype(np.bool_),
+        starts=starts,
+        num_cards=rules.num_cards,
+    )
+    return km, values[keep][:, : rules.num_sides].copy()
+
+
+def _move_margins(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+    limits: npt.NDArray[np.intp],
+    policy: RolloutPolicy,
+    rng: np.random.Generator,
+    prior: npt.NDArray[np.float64] | None = None,
+    prior_scores: Callable[[], tuple[Moves, npt.NDArray[np.float64]]] | None = None,
+    sampler: WorldSampler | None = None,
+) -> tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """Sample worlds and search them: the first world's candidate moves, their mean margins per row (n, width;
+    -inf past a row's moves) and the index in ``moves`` of each row's first candidate.
+
+    ``prior``: (n,) weight of a prior score added to each row's mean margins (None: no prior); the score is the
+    expert heuristic's (pimc), or what ``prior_scores()`` returns: the real position's candidates and a score each
+    (az: the network's log-probability). ``sampler`` deals the worlds (default ``sample_worlds``); it returns
+    ``counts[i]`` worlds for game i, contiguous.
+    """
+    moves: Moves | KernelMoves
+    if policy is greedy_moves and sampler is None:  # the kernel deals and searches (the same values, much faster)
+        moves, values, wrow = kernel_sampled_search(rules, state, games, counts, limits, rng)
+    else:
+        worlds, wrow = (sampler or sample_worlds)(rules, state, games, counts, rng)
+        if policy is greedy_moves:
+            moves, values = kernel_search_tree(rules, worlds, limits[wrow])
+        else:
+            moves, values = search_tree(rules, worlds, limits[wrow], policy)
+    side_of = np.array(rules.seat_side, dtype=np.intp)
+    my_side = side_of[state.current[games].astype(np.intp)]
+    world_of = moves.row
+    row_of = wrow[world_of]
+    margin = margin_vs_mean_of_others(values)[np.arange(len(moves)), my_side[row_of]]
+    j = np.arange(len(moves)) - moves.starts[world_of]
+    width = int(j.max()) + 1
+    total = np.zeros((games.size, width))
+    np.add.at(total, (row_of, j), margin)
+    valid = np.zeros((games.size, width), dtype=np.bool_)
+    valid[row_of, j] = True
+    total /= counts[:, None]
+    if prior is not None and prior.any():
+        if prior_scores is None:
+            real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
+            scores = expert_scores(rules, state, real)
+        else:
+            real, scores = prior_scores()
+        jr = np.arange(len(real)) - real.starts[real.row]
+        total[real.row, jr] += prior[real.row] * scores
+    total[~valid] = -np.inf
+    first_world = np.searchsorted(wrow, np.arange(games.size))
+    return moves, total, moves.starts[first_world]

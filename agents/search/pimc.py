@@ -1,0 +1,184 @@
+"""Sampled-deal search ``pimc`` (perfect-information Monte Carlo), which never reads hidden cards.
+
+It samples *worlds* (determinizations): the cards the acting seat has not seen (RULES.md section 7: other hands
+and the stock) are dealt at random, from the agent's own seeded generator, into the other hands (whose sizes are
+public) and the stock. Only the unseen *set* is read, so the decisions are the same whatever the hidden cards
+really are (``tests/test_search.py`` reshuffles them and checks). ``agents.search.ismcts`` samples worlds the same
+way and shares the rollout policies named here (``ROLLOUT_POLICIES``).
+
+For each world, every candidate move is searched ``depth`` plies deep, full width, with max^n / minimax on the
+hand-points margin of each side; positions at the horizon are valued by a fast rollout policy (``greedy`` by
+default) played to the end of the hand. The move with the best average margin over the worlds plus ``prior`` times
+the expert heuristic's score of the move is played (the heuristic steadies the choice between moves whose sampled
+values differ by less than their noise). Once the stock is empty and at most ``endgame`` plies remain, each world is
+solved exactly to the end of the hand (last capture and leftovers included) and the prior is dropped; when the
+unseen cards can only lie in one hand (two players, empty stock) a single world is searched. ``depth`` > 1 lets the
+opponents choose with sight of the sampled world (strategy fusion), which measured weaker than ``depth=1``.
+
+Cirulla: knocked cards stay in their seat in every world (``lookahead.sample_worlds``); the agent's own KNOCK-phase
+decisions, and every knock met inside a search, follow the fixed rule of ``features.knock_actions`` (knock whenever
+allowed, three of a kind first): in a sampled world showing one's cards costs nothing, so a search would only ever
+confirm it.
+
+All worlds of all decisions of a batch advance together through the batched core (``scopa_env.core``): a tree level
+or a rollout ply is a single ``core.step`` on a big batch. The value of a finished hand for a side is its hand
+points minus the mean of the other sides' (for two sides: the points margin).
+
+Spec: ``pimc`` (``worlds=64,depth=1,endgame=6,prior=1.0,rollout=greedy``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import load_network, register_agent
+from agents.baselines.features import (
+    act_with_knocks,
+    require_state,
+)
+from agents.baselines.greedy import greedy_moves
+from agents.search.endgame import (
+    _best_actions,
+)
+from agents.search.expert import expert_moves
+from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
+from agents.search.lookahead import (
+    RolloutPolicy,
+    WorldSampler,
+    _move_margins,
+)
+from scopa_env import core
+from scopa_env.core import is_open, remaining_plies
+from scopa_env.policy import ActBatch, Policy
+from scopa_env.rules import Rules
+
+__all__ = ["ROLLOUT_POLICIES", "PIMCAgent"]
+
+ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {"greedy": greedy_moves, "expert": expert_moves}
+"""Rollout policies by name: functions ``(rules, state, games) -> (moves, index of the chosen move)``."""
+
+
+# --------------------------------------------------------------------------------------------------- agents
+
+
+def _check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
+    if rollout_name not in ROLLOUT_POLICIES:
+        raise ValueError(f"{name}: unknown rollout policy {rollout_name!r}; choose one of {sorted(ROLLOUT_POLICIES)}")
+    return ROLLOUT_POLICIES[rollout_name]
+
+
+class PIMCAgent(Policy):
+    """Sampled-deal search: ``worlds`` determinizations, ``depth``-ply max^n with rollouts, exact end game.
+
+    ``prior`` weighs the expert heuristic (``features.expert_scores``) added to the mean margin of each move.
+    """
+
+    name = "pimc"
+    needs_state = True
+    needs_obs = False
+
+    def __init__(
+        self,
+        rules: Rules | str,
+        seed: int | None = None,
+        worlds: int = 64,
+        depth: int = 1,
+        endgame: int = 6,
+        rollout: str = "greedy",
+        prior: float = 1.0,
+        infer: float = 0.0,
+        pool: int = 4,
+        model: str = "greedy",
+    ) -> None:
+        self.memory: DealMemory | None = None
+        super().__init__(rules, seed)
+        if infer < 0:
+            raise ValueError(
+                f"pimc: infer must be >= 0 (the opponent model's temperature; 0: uniform worlds), got {infer}"
+            )
+        if pool < 1:
+            raise ValueError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
+        if prior < 0:
+            raise ValueError(f"pimc: prior must be >= 0 (weight of the expert heuristic), got {prior}")
+        if worlds < 1:
+            raise ValueError(f"pimc: worlds must be >= 1 (sampled deals per decision), got {worlds}")
+        if depth < 1:
+            raise ValueError(f"pimc: depth must be >= 1 (plies searched before the rollout), got {depth}")
+        if endgame < 0:
+            raise ValueError(f"pimc: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}")
+        self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
+        self.rollout_name = rollout
+        self.policy = _check_rollout("pimc", rollout)
+        self.prior = float(prior)
+        self.infer, self.pool = float(infer), int(pool)
+        self.sampler: WorldSampler | None = None
+        self.model: Model = model
+        if model not in MODELS:  # a network: a bot directory or a train.py checkpoint
+            try:
+                self.model = load_network(self.rules, model)
+            except ValueError as e:
+                raise ValueError(
+                    f"pimc: model must be one of {', '.join(MODELS)} or a network (a bot directory or .zip): {e}"
+                ) from None
+        if self.infer > 0 and supports_inference(self.rules):
+            self.memory = DealMemory(self.rules)
+            self.sampler = inferred_worlds(self.memory, self.infer, self.pool, self.model)
+
+    def seed(self, seed: int | None = None) -> None:
+        super().seed(seed)
+        if self.memory is not None:
+            self.memory.clear()
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        state, games = require_state(batch, self.name)
+        if self.memory is not None:
+            self.memory.observe(state, games)
+        actions = act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
+        if self.memory is not None:
+            self.memory.remember(state, games, actions)
+        return actions
+
+    def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        rules = self.rules
+        remaining = remaining_plies(rules, state, games)
+        exact = remaining <= self.endgame
+        counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
+        limits = np.where(exact, remaining, self.depth).astype(np.intp)
+        prior = np.where(exact, 0.0, self.prior)
+        return _best_actions(
+            state,
+            games,
+            _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler),
+        )
+
+
+@register_agent(
+    "pimc",
+    "sampled-deal search; options worlds=64, depth=1, endgame=6, prior=1.0, rollout=greedy|expert, infer=0 "
+    "(opponent inference: its model's temperature), pool=4, model=greedy|expert|PATH (a network)",
+)
+def _make_pimc(
+    rules: Rules,
+    seed: int | None = None,
+    worlds: int = 64,
+    depth: int = 1,
+    endgame: int = 6,
+    rollout: str = "greedy",
+    prior: float = 1.0,
+    infer: float = 0.0,
+    pool: int = 4,
+    model: str = "greedy",
+) -> Policy:
+    return PIMCAgent(
+        rules,
+        seed,
+        worlds=worlds,
+        depth=depth,
+        endgame=endgame,
+        rollout=rollout,
+        prior=prior,
+        infer=infer,
+        pool=pool,
+        model=model,
+    )
