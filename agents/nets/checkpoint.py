@@ -279,7 +279,7 @@ class NeuralPolicy(Policy):
     ) -> None:
         super().__init__(rules, seed)
         if temperature <= 0:
-            raise ValueError(f"temperature must be positive, got {temperature}")
+            raise AgentSpecError(f"temperature must be positive, got {temperature}")
         if isinstance(endgame, bool) or int(endgame) != endgame or endgame < 0:
             raise AgentSpecError(f"neural: endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
         self.net = net

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import register_agent
+from agents.base import AgentSpecError, register_agent
 from agents.baselines.features import (
     DEFAULT_WEIGHTS,
     CardWeights,
@@ -75,7 +75,7 @@ class ExpertAgent(Policy):
     ) -> None:
         super().__init__(rules, seed)
         if endgame < 0:
-            raise ValueError(f"expert: endgame must be >= 0 plies (0 turns exact end-game play off), got {endgame}")
+            raise AgentSpecError(f"expert: endgame must be >= 0 plies (0 turns exact end-game play off), got {endgame}")
         self.weights = weights
         self.endgame = int(endgame)
         self.knock = check_knock_rule("expert", knock)

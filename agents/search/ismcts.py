@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import register_agent
+from agents.base import AgentSpecError, register_agent
 from agents.baselines.features import (
     Moves,
     act_with_knocks,
@@ -78,13 +78,13 @@ class ISMCTSAgent(Policy):
     ) -> None:
         super().__init__(rules, seed)
         if iters < 1:
-            raise ValueError(f"ismcts: iters must be >= 1 (iterations per decision), got {iters}")
+            raise AgentSpecError(f"ismcts: iters must be >= 1 (iterations per decision), got {iters}")
         if parallel < 1:
-            raise ValueError(f"ismcts: parallel must be >= 1 (iterations run together), got {parallel}")
+            raise AgentSpecError(f"ismcts: parallel must be >= 1 (iterations run together), got {parallel}")
         if c < 0:
-            raise ValueError(f"ismcts: c must be >= 0 (UCB exploration, in hand points), got {c}")
+            raise AgentSpecError(f"ismcts: c must be >= 0 (UCB exploration, in hand points), got {c}")
         if final not in ("visits", "value"):
-            raise ValueError(f"ismcts: final must be 'visits' or 'value', got {final!r}")
+            raise AgentSpecError(f"ismcts: final must be 'visits' or 'value', got {final!r}")
         self.iters, self.c, self.parallel, self.final = int(iters), float(c), int(parallel), final
         self.rollout_name = rollout
         self.policy = _check_rollout("ismcts", rollout)

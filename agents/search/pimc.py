@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import load_network, register_agent
+from agents.base import AgentSpecError, load_network, register_agent
 from agents.baselines.features import (
     act_with_knocks,
     require_state,
@@ -64,7 +64,9 @@ ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {"greedy": greedy_moves, "expert": 
 
 def _check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
     if rollout_name not in ROLLOUT_POLICIES:
-        raise ValueError(f"{name}: unknown rollout policy {rollout_name!r}; choose one of {sorted(ROLLOUT_POLICIES)}")
+        raise AgentSpecError(
+            f"{name}: unknown rollout policy {rollout_name!r}; choose one of {sorted(ROLLOUT_POLICIES)}"
+        )
     return ROLLOUT_POLICIES[rollout_name]
 
 
@@ -94,19 +96,21 @@ class PIMCAgent(Policy):
         self.memory: DealMemory | None = None
         super().__init__(rules, seed)
         if infer < 0:
-            raise ValueError(
+            raise AgentSpecError(
                 f"pimc: infer must be >= 0 (the opponent model's temperature; 0: uniform worlds), got {infer}"
             )
         if pool < 1:
-            raise ValueError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
+            raise AgentSpecError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
         if prior < 0:
-            raise ValueError(f"pimc: prior must be >= 0 (weight of the expert heuristic), got {prior}")
+            raise AgentSpecError(f"pimc: prior must be >= 0 (weight of the expert heuristic), got {prior}")
         if worlds < 1:
-            raise ValueError(f"pimc: worlds must be >= 1 (sampled deals per decision), got {worlds}")
+            raise AgentSpecError(f"pimc: worlds must be >= 1 (sampled deals per decision), got {worlds}")
         if depth < 1:
-            raise ValueError(f"pimc: depth must be >= 1 (plies searched before the rollout), got {depth}")
+            raise AgentSpecError(f"pimc: depth must be >= 1 (plies searched before the rollout), got {depth}")
         if endgame < 0:
-            raise ValueError(f"pimc: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}")
+            raise AgentSpecError(
+                f"pimc: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}"
+            )
         self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
         self.rollout_name = rollout
         self.policy = _check_rollout("pimc", rollout)
@@ -118,7 +122,7 @@ class PIMCAgent(Policy):
             try:
                 self.model = load_network(self.rules, model)
             except ValueError as e:
-                raise ValueError(
+                raise AgentSpecError(
                     f"pimc: model must be one of {', '.join(MODELS)} or a network (a bot directory or .zip): {e}"
                 ) from None
         if self.infer > 0 and supports_inference(self.rules):
