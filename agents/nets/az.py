@@ -63,7 +63,7 @@ class NetEvaluator:
     def __init__(self, rules: Rules, layers: Layers, activation: str, source: str) -> None:
         self.rules = rules
         self.layers = [(np.ascontiguousarray(w, dtype=np.float32), b.astype(np.float32)) for w, b in layers]
-        self.act_fn = ACTIVATIONS[activation]
+        self.act_fn = ACTIVATIONS[activation].numpy
         self.source = source
         size = core.observation_size(rules)
         if self.layers[0][0].shape[0] != size or self.layers[-1][0].shape[1] != rules.num_actions:

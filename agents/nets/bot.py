@@ -389,7 +389,7 @@ class Bot:
         self.card = card
         self.layers = layers
         self.activation = activation
-        self._act_fn = ACTIVATIONS[activation]
+        self._act_fn = ACTIVATIONS[activation].numpy
         self.directory = directory
         self.threads = threads
         self.obs_size = int(card["obs_size"])
@@ -535,7 +535,7 @@ class Bot:
     def __setstate__(self, state: dict[str, Any]) -> None:
         backend = state["backend"]
         self.__dict__.update(state)
-        self._act_fn = ACTIVATIONS[self.activation]
+        self._act_fn = ACTIVATIONS[self.activation].numpy
         self.backend = "numpy"
         if backend == "onnx":
             self._start_onnx()

@@ -41,6 +41,7 @@ from torch import nn
 
 from agents.base import AgentSpecError, parse_spec, register_agent
 from agents.config import ConfigError
+from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from scopa_env import core
 from scopa_env.atomic import write_atomic
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
@@ -48,7 +49,6 @@ from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import TRAIN_PY, python_command
 
 __all__ = [
-    "ACTIVATIONS",
     "CHECKPOINT_FORMAT",
     "META_NAME",
     "ActorNet",
@@ -332,10 +332,6 @@ class NeuralPolicy(Policy):
         return actions
 
 
-ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh"}
-"""``train.py``'s activation names -> ``torch.nn`` class names (a checkpoint's config says which it used)."""
-LOADABLE_ACTIVATIONS = ("ReLU", "Tanh", "GELU", "ELU", "LeakyReLU", "SiLU", "Sigmoid", "Softplus", "Mish")
-"""``torch.nn`` activation classes a checkpoint's network may use (by name; anything else is refused)."""
 POLICY_MEMBER = "policy.pth"
 """The zip member of an SB3 checkpoint holding the policy's weights (a ``torch.save`` of its state dict)."""
 
@@ -405,7 +401,8 @@ def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
     readable copy SB3 writes beside the pickled ``policy_kwargs`` in its ``data`` JSON, else SB3's default (Tanh)."""
     config = meta.get("config")
     if isinstance(config, dict) and "activation" in config:
-        name = ACTIVATIONS.get(str(config["activation"]), str(config["activation"]))
+        given = str(config["activation"])
+        name = ACTIVATIONS[given].torch if given in ACTIVATIONS else given
     else:
         name = "Tanh"
         with _open_checkpoint(path) as archive:
@@ -419,10 +416,9 @@ def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
         text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
         if isinstance(text, str):  # "<class 'torch.nn.modules.activation.ReLU'>"
             name = text.strip("<>'\" ").removeprefix("class").strip(" '\"").rpartition(".")[2]
-    if name not in LOADABLE_ACTIVATIONS:
+    if name not in TORCH_ACTIVATIONS:
         raise AgentSpecError(
-            f"checkpoint {str(path)!r}: activation {name!r} is not supported; supported: "
-            f"{', '.join(LOADABLE_ACTIVATIONS)}"
+            f"checkpoint {str(path)!r}: activation {name!r} is not supported; supported: {', '.join(TORCH_ACTIVATIONS)}"
         )
     return name
 
@@ -435,8 +431,8 @@ def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | s
 
     rules = get_rules(rules)
     where = f"checkpoint {str(path)!r}"
-    if activation not in LOADABLE_ACTIVATIONS:
-        raise AgentSpecError(f"{where}: activation {activation!r} is not one of {', '.join(LOADABLE_ACTIVATIONS)}")
+    if activation not in TORCH_ACTIVATIONS:
+        raise AgentSpecError(f"{where}: activation {activation!r} is not one of {', '.join(TORCH_ACTIVATIONS)}")
     bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
     if bad:
         raise AgentSpecError(f"{where}: weights {', '.join(bad[:3])} hold NaN or infinite values; the file is damaged")

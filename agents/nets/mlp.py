@@ -7,25 +7,14 @@ exporter (which imports ``agents.nets.bot``, which builds search bots: an import
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.errors import ScopaError
 
-__all__ = ["ACTIVATIONS", "TORCH_ACTIVATIONS", "ExportError", "extract_mlp", "mlp_logits"]
-
-TORCH_ACTIVATIONS = {
-    "Tanh": "tanh",
-    "ReLU": "relu",
-    "LeakyReLU": "leaky_relu",
-    "ELU": "elu",
-    "Sigmoid": "sigmoid",
-    "SiLU": "silu",
-    "Identity": "identity",
-}
-"""torch activation modules the bot's numpy path implements (with their default parameters)."""
+__all__ = ["ACTIVATIONS", "TORCH_ACTIVATIONS", "Activation", "ExportError", "extract_mlp", "mlp_logits"]
 
 
 class ExportError(ScopaError, RuntimeError):
@@ -87,16 +76,30 @@ def _sigmoid(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return np.float32(1.0) / (np.float32(1.0) + np.exp(-x))
 
 
-ACTIVATIONS: dict[str, Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]] = {
-    "tanh": np.tanh,
-    "relu": lambda x: np.maximum(x, np.float32(0)),
-    "leaky_relu": _leaky_relu,
-    "elu": _elu,
-    "sigmoid": _sigmoid,
-    "silu": lambda x: x * _sigmoid(x),
-    "identity": lambda x: x,
+class Activation(NamedTuple):
+    """One hidden activation as every path runs it."""
+
+    torch: str
+    """The ``torch.nn`` class, with its default parameters (training, checkpoints, the ONNX export)."""
+    numpy: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
+    """The same function on numpy arrays (the bots, ``az``)."""
+
+
+ACTIVATIONS: dict[str, Activation] = {
+    "relu": Activation("ReLU", lambda x: np.maximum(x, np.float32(0))),
+    "tanh": Activation("Tanh", np.tanh),
+    "leaky_relu": Activation("LeakyReLU", _leaky_relu),
+    "elu": Activation("ELU", _elu),
+    "sigmoid": Activation("Sigmoid", _sigmoid),
+    "silu": Activation("SiLU", lambda x: x * _sigmoid(x)),
+    "identity": Activation("Identity", lambda x: x),
 }
-"""Hidden-layer activations the numpy path implements, by the name stored in ``policy.npz`` (torch defaults)."""
+"""The one activation table: the hidden activations a network may use, by the name ``train.py``'s config, a
+checkpoint's config and a bot's ``policy.npz`` give it. Each runs in torch and in numpy, so whatever trains also
+exports and plays as a bot; ``train.py`` refuses any other name, and a checkpoint whose network uses another torch
+activation (GELU, Mish, ...) is refused when it is loaded."""
+TORCH_ACTIVATIONS = {a.torch: name for name, a in ACTIVATIONS.items()}
+"""``torch.nn`` class name -> the table's name."""
 
 
 def mlp_logits(

@@ -30,13 +30,14 @@ from torch import nn
 
 from agents.base import AgentSpecError, register_agent
 from agents.nets.checkpoint import NeuralPolicy
+from agents.nets.mlp import ACTIVATIONS
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import python_command
 
 __all__ = [
-    "ACTIVATIONS",
     "META_FILE",
+    "RLLIB_ACTIVATIONS",
     "WEIGHTS_FILE",
     "export_module",
     "load_rllib_policy",
@@ -50,8 +51,16 @@ WEIGHTS_FILE = "scopa_rllib_module.pt"
 META_FILE = "scopa_rllib_module.json"
 """What the network is: variant, observation size, activations, module id."""
 FORMAT = 1
-ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "swish": nn.SiLU, "silu": nn.SiLU, "linear": None}
-"""RLlib's activation names (``fcnet_activation``, ``head_fcnet_activation``) this loader rebuilds."""
+RLLIB_ACTIVATIONS = {"tanh": "tanh", "relu": "relu", "elu": "elu", "swish": "silu", "silu": "silu", "linear": None}
+"""RLlib's activation names -> the one activation table's (``agents.nets.mlp.ACTIVATIONS``); ``linear``: none."""
+
+
+def _torch_activation(name: str) -> Any:
+    """The ``torch.nn`` class of an RLlib activation name (None for ``linear``)."""
+    ours = RLLIB_ACTIVATIONS[name]
+    return None if ours is None else getattr(nn, ACTIVATIONS[ours].torch)
+
+
 _ENCODERS = ("encoder.actor_encoder.net.mlp", "encoder.encoder.net.mlp")  # separate / shared (vf_share_layers)
 _HEAD = "pi.net.mlp"
 
@@ -78,8 +87,8 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
         if config.get(key):
             raise ValueError(f"cannot export an RLlib module with {key}=True: rllib agents rebuild plain MLPs only")
     for key in ("fcnet_activation", "head_fcnet_activation"):
-        if str(config[key]).lower() not in ACTIVATIONS:
-            raise ValueError(f"cannot export {key}={config[key]!r}: supported are {', '.join(ACTIVATIONS)}")
+        if str(config[key]).lower() not in RLLIB_ACTIVATIONS:
+            raise ValueError(f"cannot export {key}={config[key]!r}: supported are {', '.join(RLLIB_ACTIVATIONS)}")
     state = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
     first = next((state[f"{p}.0.weight"] for p in (*_ENCODERS, _HEAD) if f"{p}.0.weight" in state), None)
     if first is None or first.shape[1] != core.observation_size(rules):
@@ -130,9 +139,9 @@ def rllib_actor(state: dict[str, torch.Tensor], meta: dict[str, Any], where: str
     acts = []
     for key in ("fcnet_activation", "head_fcnet_activation"):
         name = str(meta.get(key, ""))
-        if name not in ACTIVATIONS:
-            raise AgentSpecError(f"{where}: {key} {name!r} is not one of {', '.join(ACTIVATIONS)}")
-        acts.append(ACTIVATIONS[name])
+        if name not in RLLIB_ACTIVATIONS:
+            raise AgentSpecError(f"{where}: {key} {name!r} is not one of {', '.join(RLLIB_ACTIVATIONS)}")
+        acts.append(_torch_activation(name))
     parts: list[nn.Module] = []
     layers = [(w, b, acts[0]) for w, b in enc] + [(w, b, acts[1]) for w, b in head[:-1]] + [(*head[-1], None)]
     size = int(meta["obs_size"])

@@ -113,7 +113,6 @@ def _init_policy(cfg: ExItConfig) -> Any:
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from agents.nets.checkpoint import ACTIVATIONS as TORCH_NAMES
     from agents.nets.checkpoint import policy_from_weights, read_activation, read_checkpoint_meta, read_weights
     from scopa_env import core
 
@@ -123,10 +122,11 @@ def _init_policy(cfg: ExItConfig) -> Any:
         meta = read_checkpoint_meta(src)
         return policy_from_weights(read_weights(src), read_activation(src, meta), rules, src)
     from agents.nets.bot import Bot
+    from agents.nets.mlp import ACTIVATIONS
 
     bot = Bot.load(src, prefer="numpy", rules=rules)
     hidden = [int(w.shape[1]) for w, _ in bot.layers[:-1]]
-    activation = TORCH_NAMES.get(bot.activation, bot.activation)
+    activation = ACTIVATIONS[bot.activation].torch
     size = core.observation_size(rules)
     obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
     policy = MaskableActorCriticPolicy(
@@ -155,13 +155,10 @@ def _actor_layers(policy: Any) -> tuple[Layers, str]:
 
 def _activation_name(policy: Any) -> str:
     """The ``train.py`` config name of the policy's activation (``relu``, ``tanh``, ...)."""
-    from agents.nets.checkpoint import ACTIVATIONS as TORCH_NAMES
+    from agents.nets.mlp import TORCH_ACTIVATIONS
 
     cls = type(policy.activation_fn()).__name__ if isinstance(policy.activation_fn, type) else "ReLU"
-    for short, long in TORCH_NAMES.items():
-        if long == cls:
-            return short
-    return cls.lower()
+    return TORCH_ACTIVATIONS.get(cls, cls.lower())
 
 
 def save_policy_checkpoint(policy: Any, path: Path, meta: dict[str, Any]) -> Path:

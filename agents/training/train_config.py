@@ -18,7 +18,7 @@ from typing import Any
 
 from agents import config as _config
 from agents.config import ConfigError, YamlFileError, read_yaml_mapping, setting
-from agents.nets.checkpoint import ACTIVATIONS
+from agents.nets.mlp import ACTIVATIONS
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -144,7 +144,9 @@ class TrainConfig:
         doc="Hidden layer sizes of the policy and value networks (separate networks of this shape).",
         default_factory=lambda: [256, 256],
     )
-    activation: str = setting("relu", "Hidden activation: relu or tanh.")
+    activation: str = setting(
+        "relu", "Hidden activation: relu, tanh, leaky_relu, elu, sigmoid, silu or identity (each exports as a bot)."
+    )
 
     pretrain_teacher: str = setting(
         "expert",
@@ -254,7 +256,9 @@ class TrainConfig:
         need(self.reward in ("points", "match"), f"reward must be 'points' or 'match', got {self.reward!r}")
         need(self.episode in ("hand", "match"), f"episode must be 'hand' or 'match', got {self.episode!r}")
         need(
-            self.activation in ACTIVATIONS, f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}"
+            self.activation in ACTIVATIONS,
+            f"activation must be one of {', '.join(ACTIVATIONS)} (the activations that also export to a bot), "
+            f"got {self.activation!r}",
         )
         seat_ok = self.learner_seat in ("rotate", "random") or (
             self.learner_seat.isdigit() and int(self.learner_seat) < rules.num_players

@@ -27,7 +27,8 @@ import numpy.typing as npt
 
 from agents.base import AgentSpecError, make_agent
 from agents.config import ConfigError
-from agents.nets.checkpoint import ACTIVATIONS, warm_start_weights
+from agents.nets.checkpoint import warm_start_weights
+from agents.nets.mlp import ACTIVATIONS
 from agents.training import safe_state
 from agents.training.duplicate_eval import (
     EVAL_CHUNK,
@@ -317,7 +318,7 @@ class Trainer:
         lr: Any = cfg.learning_rate
         if cfg.lr_end_fraction != 1.0:
             lr = LinearSchedule(cfg.learning_rate, cfg.learning_rate * cfg.lr_end_fraction, 1.0)
-        activation = getattr(torch.nn, ACTIVATIONS[cfg.activation])
+        activation = getattr(torch.nn, ACTIVATIONS[cfg.activation].torch)
         model = MaskablePPO(
             "MlpPolicy",
             env if setup else None,  # type: ignore[arg-type]  # SB3's load builds models with env=None too
@@ -741,7 +742,7 @@ class Trainer:
                 self._ray_address() or cfg.ray,
                 self.rules,
                 self.model.policy,
-                ACTIVATIONS[cfg.activation],
+                ACTIVATIONS[cfg.activation].torch,
                 cfg.eval_opponents,
                 cfg.eval_deals,
                 cfg.eval_seed,
