@@ -86,5 +86,5 @@ def test_records_of_a_real_evaluation(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_a_record_without_agents_says_how_to_write_one(tmp_path: Path) -> None:
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps({"hands": [_hand([1, 0])]}) + "\n", encoding="utf-8")
-    with pytest.raises(SystemExit, match="evaluate.py --records"):
+    with pytest.raises(SystemExit, match=r"evaluate\.py --records"):
         _module().scope_stats([path])
