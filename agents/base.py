@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agents.errors import ScopaError
 from scopa_env.policy import Policy, set_spec_resolver
@@ -28,12 +28,17 @@ from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import python_command
 
 __all__ = [
+    "AGENT_FILE_SUFFIXES",
+    "MODEL_CARD",
     "AgentSpecError",
+    "PathKind",
     "act_env",
     "act_observation",
     "load_network",
+    "looks_like_path",
     "make_agent",
     "parse_spec",
+    "path_kind",
     "register_agent",
     "registered_agents",
     "set_network_loader",
@@ -141,25 +146,51 @@ def _probe(path: Path, test: str) -> bool:
         return False
 
 
+AGENT_FILE_SUFFIXES = (".zip", ".onnx", ".npz", ".pt")
+"""Endings that make a spec a path even without a folder in it: a checkpoint (``.zip``), a bot's network
+(``.onnx``, ``.npz``), a torch file (``.pt``)."""
+MODEL_CARD = "model_card.json"
+"""The file that makes a directory a bot export directory (``agents.nets.bot`` writes and reads it)."""
+PathKind = Literal["bot", "dir", "bot_file", "checkpoint", "file"]
+
+
+def looks_like_path(spec: str) -> bool:
+    """Whether a spec names a file or a folder rather than a registered agent: it holds a path separator, ends in
+    one of ``AGENT_FILE_SUFFIXES`` or exists."""
+    return any(ch in spec for ch in "/\\") or spec.endswith(AGENT_FILE_SUFFIXES) or _probe(Path(spec), "exists")
+
+
+def path_kind(spec: str | Path) -> PathKind | None:
+    """The one path sniffer: what a spec (or an agent's ``path`` option) names on disk, or None for no path.
+
+    ``"bot"``: a bot export directory (it holds ``model_card.json``); ``"dir"``: any other directory; ``"bot_file"``:
+    a bot's ``.onnx`` / ``.npz`` (its directory is the bot); ``"checkpoint"``: a ``train.py`` checkpoint (``.zip``);
+    ``"file"``: another file path (agents may register loaders for its suffix).
+    """
+    path = Path(spec)
+    if _probe(path, "is_dir"):
+        return "bot" if _probe(path / MODEL_CARD, "is_file") else "dir"
+    if not looks_like_path(str(spec)):
+        return None
+    if path.suffix in (".onnx", ".npz"):
+        return "bot_file"
+    return "checkpoint" if path.suffix.lower() == ".zip" else "file"
+
+
 def _from_path(spec: str, rules: Rules, seed: int | None) -> Policy | None:
     """The agent a path spec names (a bot directory, an export file, a checkpoint), or None if it is no path."""
-    path = Path(spec)
-    is_dir = _probe(path, "is_dir")
-    if is_dir and not _probe(path / "model_card.json", "is_file"):
+    kind = path_kind(spec)
+    if kind is None:
+        return None
+    if kind == "dir":
         raise AgentSpecError(
-            f"agent {spec!r} is a directory without a model_card.json, so it is not a bot export directory; "
+            f"agent {spec!r} is a directory without a {MODEL_CARD}, so it is not a bot export directory; "
             "give a checkpoint file (runs/<run>/best.zip) or export one first: "
             f"{python_command('-m', 'agents.nets.export', 'runs/<run>/best.zip', '--out', 'DIR')}"
         )
-    if is_dir and "bot" in _REGISTRY:
+    if kind in ("bot", "bot_file") and "bot" in _REGISTRY:
         factory, _ = _REGISTRY["bot"]
-        return factory(rules, seed, path=spec)
-    suffixes = (".zip", ".onnx", ".npz")
-    if not (any(ch in spec for ch in "/\\") or spec.endswith(suffixes) or _probe(path, "exists")):
-        return None
-    if path.suffix in (".onnx", ".npz") and "bot" in _REGISTRY:
-        factory, _ = _REGISTRY["bot"]
-        return factory(rules, seed, path=str(path.parent))
+        return factory(rules, seed, path=spec if kind == "bot" else str(Path(spec).parent))
     if "file" not in _REGISTRY:
         raise AgentSpecError(
             f"agent {spec!r}: loading checkpoints needs agents.nets.checkpoint, which failed to import"

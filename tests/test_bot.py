@@ -14,18 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import AgentSpecError, make_agent, registered_agents
-from agents.nets.bot import (
-    MODEL_CARD,
-    ONNX,
-    WEIGHTS,
-    Bot,
-    BotError,
-    BotPolicy,
-    is_export_dir,
-    make_bot_policy,
-    masked_softmax,
-)
+from agents.base import MODEL_CARD, AgentSpecError, make_agent, registered_agents
+from agents.nets.bot import ONNX, WEIGHTS, Bot, BotError, BotPolicy, is_export_dir, make_bot_policy, masked_softmax
 from agents.nets.export import sample_inputs
 from scopa_env import core
 from scopa_env.driver import play as arena_play

@@ -23,9 +23,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from agents.base import AgentSpecError, make_agent  # noqa: E402
+from agents.base import MODEL_CARD, AgentSpecError, make_agent  # noqa: E402
 from agents.nets import export  # noqa: E402
-from agents.nets.bot import MODEL_CARD, ONNX, WEIGHTS, Bot  # noqa: E402
+from agents.nets.bot import ONNX, WEIGHTS, Bot  # noqa: E402
 from agents.nets.export import check_arguments, export_checkpoint, ratings_from_results, sample_inputs, torch_probs  # noqa: E402
 from agents.nets.mlp import ExportError  # noqa: E402
 from scopa_env import core  # noqa: E402

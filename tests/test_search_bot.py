@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import AgentSpecError, make_agent
+from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
-from agents.nets.bot import MODEL_CARD, Bot, BotError, BotPolicy
+from agents.nets.bot import Bot, BotError, BotPolicy
 from agents.nets.export import ExportArgumentError, export_bot
 from scopa_env import core
 from scopa_env.core import Phase

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent
+from agents.base import MODEL_CARD, make_agent
 from agents.nets.az import AZAgent
-from agents.nets.bot import MODEL_CARD, SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
+from agents.nets.bot import SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
 from agents.nets.export import against_expert
 from agents.play.terminal import default_opponent
 from scopa_env import core

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.base import AgentSpecError, make_agent
+from agents.base import AgentSpecError, looks_like_path, make_agent
 from agents.errors import TournamentError
 from scopa_env import core
 from scopa_env.policy import Policy
@@ -20,7 +20,6 @@ __all__ = [
     "build_agent",
     "checkpoint_steps",
     "import_plugins",
-    "looks_like_path",
     "make_entries",
     "parse_agent_arg",
 ]
@@ -39,11 +38,6 @@ class AgentEntry:
     """Spec string for ``agents.base.make_agent`` (a registered name with options, or a file)."""
     steps: int | None = None
     """Training steps, parsed from a checkpoint file name like ``step_000123456.zip``."""
-
-
-def looks_like_path(spec: str) -> bool:
-    """Whether an agent spec names a file (a checkpoint, an exported bot) rather than a registered agent."""
-    return any(ch in spec for ch in "/\\") or spec.endswith((".zip", ".onnx", ".npz", ".pt"))
 
 
 def parse_agent_arg(text: str) -> tuple[str | None, str]:

@@ -32,17 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents.base import AgentSpecError, parse_spec
+from agents.base import AgentSpecError, looks_like_path, parse_spec
 from agents.config import YamlFileError, read_yaml_mapping, setting
 from agents.errors import TournamentError
 from agents.evaluation.deals import MODES, Deals
-from agents.evaluation.entries import (
-    AgentEntry,
-    build_agent,
-    import_plugins,
-    looks_like_path,
-    make_entries,
-)
+from agents.evaluation.entries import AgentEntry, build_agent, import_plugins, make_entries
 from agents.evaluation.ratings import SPRT, DealHistogram, RatingTable, SPRTResult, bootstrap_ratings, pairing_stats
 from agents.evaluation.report import (
     PairingResult,

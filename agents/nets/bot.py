@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import AgentSpecError, register_agent
+from agents.base import MODEL_CARD, AgentSpecError, path_kind, register_agent
 from agents.errors import ScopaError
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from scopa_env import core
@@ -60,7 +60,6 @@ from scopa_env.shell import python_command
 __all__ = [
     "CARD_FORMAT",
     "CARD_VERSION",
-    "MODEL_CARD",
     "ONNX",
     "SEARCH_AGENT",
     "WEIGHTS",
@@ -78,7 +77,6 @@ __all__ = [
     "write_numpy_export",
 ]
 
-MODEL_CARD = "model_card.json"
 SHIPPED_BOTS = Path(__file__).resolve().parents[1] / "bots"
 """The shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
 WEIGHTS = "policy.npz"
@@ -110,8 +108,7 @@ class BotError(ScopaError, ValueError):
 
 def is_export_dir(path: str | Path) -> bool:
     """True if ``path`` is a directory holding a model card (what ``make_agent`` should route to ``bot``)."""
-    p = Path(path)
-    return p.is_dir() and (p / MODEL_CARD).is_file()
+    return path_kind(path) == "bot"
 
 
 def masked_softmax(logits: npt.NDArray[np.floating], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:

@@ -39,7 +39,7 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from agents.base import AgentSpecError, parse_spec, register_agent
+from agents.base import AgentSpecError, path_kind, register_agent
 from agents.config import ConfigError
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from scopa_env import core
@@ -492,15 +492,8 @@ def _set_threads(threads: int) -> None:
 def _make_file(rules: Rules, seed: int | None = None, path: str = "", threads: int = 1, **options: Any) -> Policy:
     if not path:
         raise AgentSpecError("the file agent needs a path, e.g. runs/<run>/best.zip")
-    name = path.partition(":")[0]
-    if name == "neural" and not Path(path).exists():  # make_agent sends specs with a '/' here as paths
-        _, opts = parse_spec(path)
-        try:
-            return _make_neural(rules, seed, **opts)
-        except TypeError as e:
-            raise AgentSpecError(f"agent spec {path!r}: bad option ({e})") from None
     _set_threads(int(threads))
-    if Path(path).is_dir():
+    if path_kind(path) in ("bot", "dir"):
         raise AgentSpecError(f"{path!r} is a directory; give a checkpoint file in it, e.g. {Path(path) / 'best.zip'}")
     suffix = Path(path).suffix.lower()
     if suffix in _FILE_LOADERS:

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.nets.bot import MODEL_CARD, ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
+from agents.base import MODEL_CARD, path_kind
+from agents.nets.bot import ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
 from agents.nets.mlp import ExportError, extract_mlp
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
@@ -369,7 +370,7 @@ def check_arguments(
     ckpt = Path(checkpoint)
     if not ckpt.exists():
         raise ExportArgumentError(f"checkpoint {ckpt} does not exist; give a .zip written by train.py")
-    if ckpt.is_dir() and not (ckpt / MODEL_CARD).is_file():
+    if path_kind(ckpt) == "dir":
         raise ExportArgumentError(
             f"{ckpt} is a directory without a {MODEL_CARD}: give a .zip written by train.py (e.g. best.zip) or a bot "
             "export directory"

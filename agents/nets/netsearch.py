@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.base import AgentSpecError, register_agent, set_network_loader
+from agents.base import AgentSpecError, path_kind, register_agent, set_network_loader
 from agents.nets.az import AZAgent, NetEvaluator
 from scopa_env.policy import Policy
 from scopa_env.rules import Rules, get_rules
@@ -48,7 +48,8 @@ def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
     net = _NETS.get(key)
     if net is not None:
         return net
-    if p.is_dir():
+    kind = path_kind(p)
+    if kind in ("bot", "dir"):
         from agents.nets.bot import Bot, BotError
 
         try:
@@ -56,7 +57,7 @@ def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
         except BotError as e:
             raise AgentSpecError(f"agent az:path={path}: {e}") from None
         net = NetEvaluator(rules, bot.layers, bot.activation, str(p))
-    elif p.suffix.lower() == ".zip":
+    elif kind == "checkpoint":
         from agents.nets.checkpoint import load_checkpoint_policy
         from agents.nets.mlp import extract_mlp
 

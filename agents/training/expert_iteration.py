@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import path_kind
 from agents.config import (
     ConfigError,
     YamlFileError,
@@ -118,7 +119,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
 
     rules = get_rules(cfg.variant)
     src = Path(cfg.init)
-    if src.suffix.lower() == ".zip":
+    if path_kind(src) == "checkpoint":
         meta = read_checkpoint_meta(src)
         return policy_from_weights(read_weights(src), read_activation(src, meta), rules, src)
     from agents.nets.bot import Bot
