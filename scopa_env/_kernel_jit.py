@@ -1,7 +1,7 @@
 """The compiled rules of the single-game kernel (numba, ``cache=True``): one game's deal, legal actions, step,
-scoring and observation. ``scopa_env._kernel_search`` compiles the players on them (random draws, candidates,
-rollouts, max^n, the end game); ``scopa_env.kernel`` is the face of both (it imports them on first use, so that
-importing the rules core never loads numba).
+scoring and observation. ``scopa_env._kernel_search`` compiles their uses (the envs' fused calls, random draws,
+candidates, rollouts, max^n, the end game); ``scopa_env.kernel`` is the face of both (it imports them on first
+use, so that importing the rules core never loads numba).
 
 One game is a (``STATE_SIZE``,) int64 array (see the offsets below): card sets are bit masks (bit ``c`` for card
 ``c``), the seed is kept as two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants,
@@ -975,17 +975,6 @@ def observe(rc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray) -> None:
         if k == 0 and rc[R_ACE_ALL]:
             f = f and counts[0] > 0
         out[pos + k] = np.float32(f)
-
-
-@njit(cache=True)
-def observe_masked(
-    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray, legal: bool, mask: np.ndarray
-) -> None:
-    """``observe`` into ``out``, and the legal actions as 0 / 1 into ``mask`` (all 0 unless ``legal``) in one call."""
-    observe(rc, st, seat, out)
-    bits = legal_bits(rc, pc, st) if legal else 0
-    for a in range(rc[R_NACTIONS]):
-        mask[a] = (bits >> a) & 1
 
 
 @njit(cache=True)

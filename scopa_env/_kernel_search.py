@@ -1,15 +1,17 @@
-"""The compiled players of the single-game kernel (numba, ``cache=True``): what chooses moves, on the rules of
-``scopa_env._kernel_jit`` (the state, legal actions, step, scoring and observation it compiles). ``scopa_env.kernel``
-is the face of both (it imports them on first use, so that importing the rules core never loads numba).
+"""The single-game kernel's uses of its rules (numba, ``cache=True``): what the envs, the players and the searches
+compile on ``scopa_env._kernel_jit`` (the state, deal, legal actions, step, scoring and observation).
+``scopa_env.kernel`` is the face of both (it imports them on first use, so that importing the rules core never
+loads numba).
 
-Here: the random player's draws (``RandomAgent``'s position-keyed stream), the plies left in a hand and the open
-book, the searches' candidates (``agents.features.generate_moves`` of one game), the greedy rollouts, the max^n
-tree of pimc / az (``agents.lookahead``), the exact end game (``agents.endgame``) and the worlds of a sampled
-search. Each reproduces the batched search it replaced float for float; ``tests/test_kernel.py`` and
-``tests/test_search.py`` check that they choose the same moves.
+Here: the envs' fused calls (the AEC env's step with its next observation, ``ScopaEnv``'s step with its random
+opponents' replies), the random player's cards (``RandomAgent``'s position-keyed stream), the plies left in a hand
+and the open book, the searches' candidates (``agents.features.generate_moves`` of one game), the greedy rollouts,
+the max^n tree of pimc / az (``agents.lookahead``) and of the exact end game (``agents.endgame``), and the worlds of a
+sampled search. Each reproduces what it replaced number for number: ``tests/test_kernel.py``,
+``tests/test_kernel_players.py`` and ``tests/test_search.py`` check it.
 
-numba keys each module's disk cache on that module's file alone, and the functions here compile the rules'
-functions into themselves: ``scopa_env.kernel`` drops this module's cache when ``_kernel_jit.py`` is newer.
+numba keys each module's disk cache on that module's file alone, and the functions here compile the rules' functions
+into themselves: ``scopa_env.kernel`` drops this module's cache when ``_kernel_jit.py`` is newer.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from scopa_env._kernel_jit import (
     R_GUARD,
     R_MASKW,
     R_N,
+    R_NACTIONS,
     R_NFIELDS,
     R_R,
     R_RANKMASK,
@@ -67,11 +70,47 @@ from scopa_env._kernel_jit import (
     clear_info,
     complete_move,
     knock_options,
+    legal_bits,
     lowbit,
     njit,
+    observe,
     popcount,
     step,
 )
+
+# ----------------------------------------------------------------------------------------------- the envs' calls
+
+
+@njit(cache=True)
+def observe_masked(
+    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray, legal: bool, mask: np.ndarray
+) -> None:
+    """``observe`` into ``out``, and the legal actions as 0 / 1 into ``mask`` (all 0 unless ``legal``) in one call."""
+    observe(rc, st, seat, out)
+    bits = legal_bits(rc, pc, st) if legal else 0
+    for a in range(rc[R_NACTIONS]):
+        mask[a] = (bits >> a) & 1
+
+
+@njit(cache=True)
+def play_observed(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    st: np.ndarray,
+    action: int,
+    info: np.ndarray,
+    hands_left: int,
+    out: np.ndarray,
+    mask: np.ndarray,
+) -> tuple[int, int, int]:
+    """``step``, then (unless the action was illegal) ``observe_masked`` of the seat to act after it, its legal
+    actions unless ``hands_left`` hands, less one if this move ended a hand, are none: the AEC env's step together
+    with the observation its next ``last()`` asks for. Returns (``step``'s code, the hand ended, the seat to act)."""
+    code = step(rc, pc, st, action, info)
+    if code >= 0:
+        observe_masked(rc, pc, st, st[CURRENT], out, hands_left - info[I_HAND_OVER] > 0, mask)
+    return code, info[I_HAND_OVER], st[CURRENT]
+
 
 # ----------------------------------------------------------------------------------------------- random play
 
@@ -121,6 +160,38 @@ def play_random(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int, seats:
         if info[I_HAND_OVER]:
             return True
     return False
+
+
+@njit(cache=True)
+def play_then_random(
+    rc: np.ndarray,
+    pc: np.ndarray,
+    st: np.ndarray,
+    action: int,
+    info: np.ndarray,
+    key: int,
+    seats: int,
+    out: np.ndarray,
+    mask: np.ndarray,
+) -> tuple[int, bool, int, bool]:
+    """``ScopaEnv``'s step against a ``RandomAgent``: ``step`` of the learner's ``action``, then ``play_random`` for
+    the seats of ``seats``. Stops after a move that ends the hand (``info`` holds it) or at a decision that is not a
+    random card play; stopped at a seat outside ``seats`` with the hand going on, writes that seat's observation
+    into ``out`` and its legal actions into ``mask``. Returns (``step``'s code, a hand ended, the legal actions'
+    bits where it stopped, observed)."""
+    code = step(rc, pc, st, action, info)
+    if code < 0 or info[I_HAND_OVER]:
+        return code, code >= 0, 0, False
+    if play_random(rc, pc, st, key, seats, info):
+        return code, True, 0, False
+    seat = st[CURRENT]
+    observed = not (seats >> seat) & 1
+    bits = legal_bits(rc, pc, st)
+    if observed:
+        observe(rc, st, seat, out)
+        for a in range(rc[R_NACTIONS]):
+            mask[a] = (bits >> a) & 1
+    return code, False, bits, observed
 
 
 # ----------------------------------------------------------------------------------------------- plies left

@@ -203,7 +203,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import SingleGame, SingleStep, game_from_state, new_game
+from scopa_env.single import SingleGame, game_from_state, new_game
 from scopa_env.state_io import state_from_json
 
 __all__ = [
@@ -394,6 +394,7 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
             raw._was_dead_step(action)
         elif not done and not mask[action]:
             EnvLogger.warn_on_illegal_move()
+            raw._ready = None
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
             raw.truncations = dict.fromkeys(raw.agents, True)
@@ -535,6 +536,9 @@ class raw_env(AECEnv, EzPickle):
         }
         self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(d) for a in self.possible_agents}
         self._game: SingleGame | None = None  # the game: hidden cards and seed, never shown to agents
+        self._ready: tuple[str, dict[str, npt.NDArray[Any]]] | None = None
+        """The observation of the agent to act, made with the step that selected it (``play_observed``), handed
+        over by the next ``observe`` of that agent; any other change of the game or the selection drops it."""
         self.hands_played = 0
         """Hands finished in the current game."""
         self._next_seed: int | None = None
@@ -571,6 +575,7 @@ class raw_env(AECEnv, EzPickle):
         self._next_seed = int(derive_seed(np.array([game_seed], dtype=np.uint64))[0])
         game = new_game(self.rules, game_seed) if saved is None else game_from_state(self.rules, state)
         self._game = game
+        self._ready = None
         self.hands_played = game.hand_no
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -582,6 +587,10 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
         """``{"observation": (obs_size,) float32, "action_mask": (D,) int8}`` for ``agent``'s seat."""
+        ready = self._ready
+        if ready is not None and ready[0] == agent and agent == self.agent_selection:
+            self._ready = None  # handed over once: a later call builds new arrays
+            return ready[1]
         game = self._game
         if game is None:
             game = self._require_game()
@@ -610,14 +619,14 @@ class raw_env(AECEnv, EzPickle):
         if game is None:
             game = self._require_game()
         agent = self.agent_selection
+        self._ready = None
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        info = game.play(int(action))  # type: ignore[arg-type]
-        if info.__class__ is SingleStep:  # the hand is over (``play`` reports other moves without a SingleStep)
-            assert isinstance(info, SingleStep)
+        info, obs, mask, seat = game.play_observed(int(action), self.max_hands - self.hands_played)  # type: ignore[arg-type]
+        if info is not None:  # the hand is over
             self.hands_played += 1
             if self.reward_mode == "points":
                 assert info.hand_points is not None
@@ -630,7 +639,8 @@ class raw_env(AECEnv, EzPickle):
             elif self.hands_played >= self.max_hands:
                 self.truncations = dict.fromkeys(self.agents, True)
             self._accumulate_rewards()  # rewards are paid at the end of a hand only: otherwise they are all 0
-        self.agent_selection = self.possible_agents[game.current]
+        self.agent_selection = agent = self.possible_agents[seat]
+        self._ready = (agent, {"observation": obs, "action_mask": mask})  # what observe(agent) returns next
         if self.render_mode == "human":
             self.render()
 
@@ -666,6 +676,7 @@ class raw_env(AECEnv, EzPickle):
         if state is not None and state.batch_size != 1:
             raise ValueError(f"the env plays one game, got a state of {state.batch_size}")
         self._game = None if state is None else game_from_state(self.rules, state)
+        self._ready = None
 
     def _require_game(self) -> SingleGame:
         if self._game is None:

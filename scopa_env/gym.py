@@ -240,7 +240,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             info["episode_margin"] = margin
             terminated = not truncated
         else:
-            obs, terminated, truncated = games.game.observe(), False, False  # not finished: the seat to act
+            obs, terminated, truncated = games.take_observation(), False, False  # not finished: the seat to act
         if self.render_mode == "human":
             self.render()
         return obs, reward, terminated, truncated, info

@@ -554,8 +554,10 @@ class SingleLearnerGame(LearnerGames):
     is a ``SingleGame``: the learner's moves, observations and masks cost no batched core call. The opponents and
     ``mask_filter`` still see a ``core.State``, built for them at each of their decisions; ``state`` is such a copy
     (assigning a ``core.State`` of one game replaces the game). A ``scopa_env.policy.RandomAgent`` (the class
-    itself, not a subclass) is played without one: its draws (``uniform_legal``, ``uniform_capture_picks``) are made
-    here in Python ints from the same generator, so they are the same numbers. ``mask`` is read-only (rebuilt after
+    itself, not a subclass) is played without one: its card draws (``uniform_legal``) are made in compiled code
+    (``SingleGame.play_random``; with the learner's move and its next observation in one call when it plays every
+    other seat: ``SingleGame.play_then_random``) and its capture picks (``uniform_capture_picks``) in Python, from
+    the same position-keyed stream, so they are the same numbers. ``mask`` is read-only (rebuilt after
     every step). ``scopa_env.gym.ScopaEnv`` plays on it, on ``step_legal`` when the action is a legal card id;
     ``tests/test_single.py`` plays the same episodes on both engines and compares every result.
     """
@@ -571,6 +573,12 @@ class SingleLearnerGame(LearnerGames):
         """The learner's reward in the current step (``reward_acc[0]``, float32 sums of small ints: the same)."""
         self._ending_one: tuple[int, bool] | None = None
         """(result, truncated) of the episode that ended in the last move, until ``_end_episodes`` records it."""
+        self._against_random: tuple[int, int] | None = None
+        """(actor, bit mask of its seats) when one policy plays every seat but the learner's side (``_assign_one``)."""
+        self._observed: npt.NDArray[np.float32] | None = None
+        """The learner's observation made by the last ``step_legal``'s compiled call (``take_observation``)."""
+        self._mask_ready: npt.NDArray[np.bool_] | None = None
+        """Its (D,) legal actions, made in the same call: ``learner_mask`` hands them over once."""
         super().__init__(rules, 1, *args, **kwargs)
         self._actor_row: list[int] = self.seat_actor[0].tolist()
         self._d = self.rules.num_cards
@@ -595,10 +603,15 @@ class SingleLearnerGame(LearnerGames):
     def mask(self, mask: npt.NDArray[np.bool_]) -> None:
         mask = np.asarray(mask)
         self._mask_array = mask
+        self._mask_ready = None
         self._mask_bits = bits_of(mask[0]) if mask.shape[0] else 0
 
     def learner_mask(self) -> npt.NDArray[np.bool_]:
         """(D,) a new copy of ``mask[0]`` (``ScopaEnv.action_masks``)."""
+        ready = self._mask_ready
+        if ready is not None:  # made by the last step's compiled call, not handed out yet
+            self._mask_ready = None
+            return ready
         if self._mask_array is None:
             return self.game._c.bool_mask(self._mask_bits)
         return self._mask_array[0].copy()
@@ -646,6 +659,11 @@ class SingleLearnerGame(LearnerGames):
         else:
             row = [-1 if i == seat else self._partner if i in team else actor for i in range(n)]
         self._actor_row = row
+        others = {a for a in row if a >= 0}
+        self._against_random = None
+        if len(others) == 1:  # one policy plays every other seat: a RandomAgent among them plays in compiled code
+            actor = others.pop()
+            self._against_random = (actor, sum(1 << i for i, a in enumerate(row) if a == actor))
         self.seat = seat
         """The learner's seat (``learner_seat[0]`` as an int)."""
         self.seat_actor[0] = row
@@ -679,17 +697,46 @@ class SingleLearnerGame(LearnerGames):
         """``step`` of one legal learner action (``is_legal``): the reward; ``last_ends`` has the ended episodes."""
         self._single_ends = []
         self._reward = 0.0
-        info = self.game.play(action)
+        self._observed = self._mask_ready = None
+        game = self.game
+        against = self._against_random
+        if against is not None and self.mask_filter is None:
+            policy = self._actors[against[0]]
+            if type(policy) is RandomAgent:  # the learner's move and the opponent's cards in one compiled call
+                ended, bits, obs, mask = game.play_then_random(action, int(policy.key), against[1])
+                if ended is None and obs is not None and self._actor_row[game.current] < 0:
+                    self._mask_array = None  # the learner's decision, as below
+                    self._mask_bits = bits
+                    self._observed, self._mask_ready = obs, mask
+                    return self._reward
+                if ended is not None:
+                    self._account_single(ended)
+                self._play_others()
+                self._set_learner_mask()
+                return self._reward
+        info = game.play(action)
         if info.__class__ is SingleStep:  # the hand is over
             self._account_single(info)  # type: ignore[arg-type]
         self._play_others()
+        self._set_learner_mask()
+        return self._reward
+
+    def take_observation(self) -> npt.NDArray[np.float32]:
+        """``observe_one()`` after ``step_legal`` (the learner's observation), made in the step's compiled call when
+        it could be (handed over once)."""
+        obs = self._observed
+        if obs is None:
+            return self.game.observe()
+        self._observed = None
+        return obs
+
+    def _set_learner_mask(self) -> None:
+        """The learner's mask after a step (``_set_mask`` without a mask array when there is no filter)."""
         if self.mask_filter is None and not self.finished[0]:  # _set_mask's common case
-            game = self.game
             self._mask_array = None
-            self._mask_bits = game.hands[game.current] if game.phase == _PLAY else game.legal_bits()
+            self._mask_bits = self.game.legal_bits()
         else:
             self._set_mask()
-        return self._reward
 
     @property
     def last_ends(self) -> list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]]:
@@ -730,7 +777,7 @@ class SingleLearnerGame(LearnerGames):
 
     def _set_mask(self) -> None:
         """Set the learner's mask (bits, and the filter's array with a ``mask_filter``); no array built without."""
-        self._mask_array = None
+        self._mask_array = self._mask_ready = None
         if self.finished[0]:
             self._mask_bits = 0
         elif self.mask_filter is None:
@@ -755,9 +802,9 @@ class SingleLearnerGame(LearnerGames):
                 # RandomAgent.act drawn here: the same numbers from its position-keyed stream, no core.State needed
                 if game.phase == _PLAY:  # uniform_legal's cards, compiled, up to a decision of another kind
                     seats = sum(1 << i for i, x in enumerate(row) if x == actor)
-                    info = game.play_random(int(policy.key), seats)
-                    if info is not None:  # the hand is over
-                        self._account_single(info)
+                    ended = game.play_random(int(policy.key), seats)
+                    if ended is not None:  # the hand is over
+                        self._account_single(ended)
                     continue
                 c = game._c
                 key = int(policy.key)

@@ -348,6 +348,24 @@ class SingleGame:
             return card, capture, bool(scopa)
         return self._hand_over()
 
+    def play_observed(
+        self, action: int, hands_left: int
+    ) -> tuple[SingleStep | None, npt.NDArray[np.float32], npt.NDArray[np.int8], int]:
+        """``play``, then ``observe_masked`` of the seat to act after the move (new arrays), in one compiled call:
+        (the ``SingleStep`` of a move that ended the hand, else None; observation; mask; the seat to act). The mask
+        is all zeros once the match is over, or when ``hands_left`` hands, less one if this move ended a hand, are
+        none (the AEC env's ``max_hands``)."""
+        act = int(action)
+        c = self._c
+        if not -(1 << 62) < act < 1 << 62:
+            self._raise_illegal(act)
+        out = np.empty(c.obs_size, dtype=np.float32)
+        mask = np.empty(c.a, dtype=np.int8)
+        code, over, seat = c.mod.play_observed(c.rc, c.pc, self._st, act, self._info, hands_left, out, mask)
+        if code < 0:
+            self._raise_illegal(act)
+        return (self._hand_over() if over else None), out, mask, seat
+
     def play_random(self, key: int, seats: int) -> SingleStep | None:
         """``RandomAgent`` with key ``key`` (its ``key`` attribute, 64 bits) plays for the seats of the bit mask
         ``seats`` while one of them is to act in the PLAY phase, its cards drawn as ``RandomAgent.act`` draws them
@@ -358,6 +376,28 @@ class SingleGame:
         if c.mod.play_random(c.rc, c.pc, self._st, key, seats, self._info):
             return self._hand_over()
         return None
+
+    def play_then_random(
+        self, action: int, key: int, seats: int
+    ) -> tuple[SingleStep | None, int, npt.NDArray[np.float32] | None, npt.NDArray[np.bool_] | None]:
+        """``play(action)``, then ``play_random(key, seats)``, in one compiled call (``ScopaEnv``'s step against a
+        ``RandomAgent``): stops after a move that ends the hand or at a decision that is not a random card play.
+        Returns (the ``SingleStep`` of a move that ended the hand, else None; the legal actions' bits where it
+        stopped, 0 after a hand ended; the observation and the (A,) bool legal actions of the seat to act when it
+        is not one of ``seats`` and the hand goes on, else None and None)."""
+        act = int(action)
+        c = self._c
+        if not -(1 << 62) < act < 1 << 62:
+            self._raise_illegal(act)
+        out = np.empty(c.obs_size, dtype=np.float32)
+        mask = np.empty(c.a, dtype=np.bool_)
+        key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
+        code, over, bits, seen = c.mod.play_then_random(c.rc, c.pc, self._st, act, self._info, key, seats, out, mask)
+        if code < 0:
+            self._raise_illegal(act)
+        if over:
+            return self._hand_over(), 0, None, None
+        return (None, bits, out, mask) if seen else (None, bits, None, None)
 
     def _hand_over(self) -> SingleStep:
         """The ``SingleStep`` of the move that just ended the hand, from the kernel's step info."""

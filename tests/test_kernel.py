@@ -302,10 +302,11 @@ def test_exact_end_game_plays_as_the_batched_search_did_on_many_positions(varian
 
 
 def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``SingleGame`` steps on the kernel, so do the AEC and Gymnasium envs, and the end-game solver searches on it
-    (counted calls; the searches' own check is in tests/test_search.py)."""
+    """``SingleGame`` steps on the kernel, so do the AEC and Gymnasium envs (the AEC env's step with its next
+    observation, ``ScopaEnv``'s with its random opponent's replies), and the end-game solver searches on it (counted
+    calls; the searches' own check is in tests/test_search.py)."""
     k = kernel_for("classic")
-    calls = {"play": 0, "solve_open_batch": 0}
+    calls = {"play": 0, "play_observed": 0, "play_then_random": 0, "solve_open_batch": 0}
     for name in calls:
         real = getattr(k.mod, name)
 
@@ -326,14 +327,14 @@ def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: p
     env = scopa_v0.raw_env()  # the AEC env (the parallel env wraps it)
     env.reset(seed=1)
     assert isinstance(env._game, SingleGame)
-    before = calls["play"]
+    before = calls["play_observed"]
     env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
-    assert calls["play"] == before + 1
+    assert calls["play_observed"] == before + 1
     gym_env = ScopaEnv("classic")
     gym_env.reset(seed=1)
-    before = calls["play"]
+    before = calls["play_then_random"]
     gym_env.step(int(np.flatnonzero(gym_env.action_masks())[0]))
-    assert calls["play"] > before  # the learner's move and the opponents' replies
+    assert calls["play_then_random"] == before + 1  # the learner's move and the opponent's replies
 
 
 def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,8 +52,16 @@ def test_compiled_random_cards_equal_the_python_draws(variant: str) -> None:
     for seed in range(6):
         game = SingleGame(variant, seed * 7919 + 11)
         for key in KEYS:
-            parts = (game.hand_no, game.deal_no, game.stock_pos, sum(h.bit_count() for h in game.hands))
-            parts += (game.picked.bit_count(), game.phase, game.current)
+            hand_cards = sum(h.bit_count() for h in game.hands)
+            parts = (
+                game.hand_no,
+                game.deal_no,
+                game.stock_pos,
+                hand_cards,
+                game.picked.bit_count(),
+                game.phase,
+                game.current,
+            )
             assert int(m.position_key(k.rc, game._st, key)) == position_key(key, game.seed, parts)
         plies = 0
         while not game.done and plies < 120:
