@@ -448,7 +448,7 @@ def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
         (["random", "nosuchbot"], r"agent 'nosuchbot': unknown agent 'nosuchbot'.*known agents"),
         (["random", "random:speed=3"], r"agent 'random:speed=3'.*bad option"),
         (["random", "cand=missing/step_000000100.zip"], r"agent 'cand' \(spec 'missing/step_000000100.zip'\)"),
-        (["random", "_t_other_variant"], r"made for variant 'scopa-d-assi', not 'classic'.*--variant scopa-d-assi"),
+        (["random", "_t_other_variant"], r"trained for 'scopa-d-assi', not 'classic'.*--variant scopa-d-assi"),
         (["random", "_t_old_obs"], r"observation version -1.*retrain"),
     ],
 )

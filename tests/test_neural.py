@@ -166,7 +166,7 @@ def _with_meta(src: Path, dst: Path, **changes: Any) -> Path:
 
 
 def test_other_variant_and_observation_version_are_refused(checkpoint: Path, tmp_path: Path) -> None:
-    with pytest.raises(AgentSpecError, match="trained for variant 'classic', not 'scopa-a-quattro'"):
+    with pytest.raises(AgentSpecError, match="trained for 'classic', not 'scopa-a-quattro'"):
         make_agent(str(checkpoint), "scopa-a-quattro")
     old = _with_meta(checkpoint, tmp_path / "old.zip", obs_version=core.OBS_VERSION + 1)
     with pytest.raises(AgentSpecError, match="observation version"):

@@ -8,10 +8,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agents.base import AgentSpecError, looks_like_path, make_agent
 from agents.errors import TournamentError
-from scopa_env import core
+from agents.nets.compat import check_fit
 from scopa_env.policy import Policy
 from scopa_env.rules import Rules
 
@@ -102,19 +103,13 @@ def build_agent(entry: AgentEntry, rules: Rules, seed: int | None = None) -> Pol
         ) from e
     if not isinstance(agent, Policy):
         raise TournamentError(f"{where}: the factory returned {type(agent).__name__}, not an agents.base.Policy")
+    made: dict[str, Any] = {}
     agent_rules = getattr(agent, "rules", rules)
-    if isinstance(agent_rules, Rules) and agent_rules.name != rules.name:
-        raise TournamentError(
-            f"{where} was made for variant {agent_rules.name!r}, not {rules.name!r}; evaluate it with "
-            f"--variant {agent_rules.name} or use an agent trained on {rules.name}"
-        )
-    obs_version = getattr(agent, "obs_version", None)
-    if obs_version is not None and obs_version != core.observation_version(rules):
-        raise TournamentError(
-            f"{where} expects observation version {obs_version} but the core observes {rules.name!r} with version "
-            f"{core.observation_version(rules)}; "
-            "retrain it or use a checkpoint made with this code version"
-        )
+    if isinstance(agent_rules, Rules):
+        made["variant"] = agent_rules.name
+    if getattr(agent, "obs_version", None) is not None:
+        made["obs_version"] = agent.obs_version  # type: ignore[attr-defined]
+    check_fit(where, made, rules, error=TournamentError)
     return agent
 
 

@@ -51,10 +51,11 @@ import numpy.typing as npt
 
 from agents.base import MODEL_CARD, AgentSpecError, path_kind, register_agent
 from agents.errors import ScopaError
+from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
-from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import python_command
 
 __all__ = [
@@ -496,31 +497,8 @@ class Bot:
 
     def check_rules(self, rules: Rules | str, any_variant: bool = False) -> None:
         """Raise ``BotError`` unless the bot can play ``rules`` with this code's observations."""
-        rules = get_rules(rules)
-        card = self.card
-        version = core.observation_version(rules)
-        if card["obs_version"] != version:
-            trained = card["variant"]
-            if trained in VARIANTS and core.observation_version(trained) == card["obs_version"] != version:
-                raise BotError(  # a bot of another family (a cirulla bot in classic, or the other way round)
-                    f"the bot was trained for {trained!r}, whose observations (version {card['obs_version']}) are not "
-                    f"{rules.name!r}'s (version {version}); play it in {trained!r} or use a bot of {rules.name!r}"
-                )
-            raise BotError(
-                f"the bot was exported with observation version {card['obs_version']}, this code observes "
-                f"{rules.name!r} with version {version}; retrain (or use the code version it was trained with)"
-            )
-        size = core.observation_size(rules)
-        if size != self.obs_size or rules.num_actions != self.num_cards:
-            raise BotError(
-                f"the bot takes {self.obs_size} observation values and {self.num_cards} actions, but {rules.name!r} "
-                f"has {size} and {rules.num_actions}; it was trained for {card['variant']!r}"
-            )
-        if rules.name != card["variant"] and not any_variant:
-            raise BotError(
-                f"the bot was trained for {card['variant']!r}, not {rules.name!r}; pass any_variant=True "
-                f"(spec option any_variant=true) to play it there anyway"
-            )
+        card = {**self.card, "obs_size": self.obs_size, "num_cards": self.num_cards}
+        check_fit("the bot", card, get_rules(rules), any_variant, error=BotError)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -41,12 +41,12 @@ from torch import nn
 
 from agents.base import AgentSpecError, path_kind, register_agent
 from agents.config import ConfigError
+from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from scopa_env import core
 from scopa_env.atomic import write_atomic
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shell import TRAIN_PY, python_command
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -196,25 +196,7 @@ def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_v
     where = f"checkpoint {str(path)!r}"
     if meta.get("format", CHECKPOINT_FORMAT) > CHECKPOINT_FORMAT:
         raise AgentSpecError(f"{where} has metadata format {meta['format']}, newer than this code's; update the code")
-    if meta["obs_version"] != core.observation_version(rules):
-        raise AgentSpecError(
-            f"{where} was trained on observation version {meta['obs_version']}, but this code observes version "
-            f"{core.observation_version(rules)}; retrain it with this code "
-            f"({python_command(TRAIN_PY, '--variant', str(meta['variant']))}) or use the code version it was "
-            "trained with"
-        )
-    if meta["variant"] != rules.name and not any_variant:
-        raise AgentSpecError(
-            f"{where} was trained for variant {meta['variant']!r}, not {rules.name!r}; play it with "
-            f"--variant {meta['variant']}, use a checkpoint trained for {rules.name!r}, or pass any_variant=true "
-            f"(neural:path=...,any_variant=true) if the observations have the same shape"
-        )
-    size = core.observation_size(rules)
-    if meta.get("obs_size", size) != size or meta.get("num_cards", rules.num_actions) != rules.num_actions:
-        raise AgentSpecError(
-            f"{where} expects observations of size {meta.get('obs_size')} and {meta.get('num_cards')} cards, but "
-            f"{rules.name!r} has {size} and {rules.num_actions}; use a checkpoint trained for {rules.name!r}"
-        )
+    check_fit(where, meta, rules, any_variant)
 
 
 # --------------------------------------------------------------------------------------------------- network
