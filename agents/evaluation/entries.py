@@ -102,7 +102,7 @@ def build_agent(entry: AgentEntry, rules: Rules, seed: int | None = None) -> Pol
             "(evaluate.py --list-agents shows the known agents)"
         ) from e
     if not isinstance(agent, Policy):
-        raise TournamentError(f"{where}: the factory returned {type(agent).__name__}, not an agents.base.Policy")
+        raise TournamentError(f"{where}: the factory returned {type(agent).__name__}, not a scopa_env.policy.Policy")
     made: dict[str, Any] = {}
     agent_rules = getattr(agent, "rules", rules)
     if isinstance(agent_rules, Rules):

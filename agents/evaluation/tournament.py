@@ -8,8 +8,8 @@ agent) on duplicate deals with the sides rotated, and reduces the games to per-d
 workers. The parts live beside it: ``agents.evaluation.deals`` (the deal set and deal files),
 ``agents.evaluation.entries`` (agent arguments and building the agents), ``agents.evaluation.schedule`` (rotations,
 tasks, playing them, the worker pool), ``agents.evaluation.cluster`` (the same tasks on a Ray cluster: the ``ray``
-setting) and ``agents.evaluation.report`` (the results, ``results.json``, the tables and plots); this module re-exports
-their public names.
+setting) and ``agents.evaluation.report`` (the results, ``results.json``, the tables and plots); import their names
+from them.
 
     result = run_tournament(EvalConfig(variant="classic", agents=["random", "greedy"], deals=200, workers=1))
     paths = write_outputs(result, "runs/eval_demo")

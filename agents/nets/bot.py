@@ -536,7 +536,7 @@ class Bot:
         return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r}{kind})"
 
     def search_policy(self, rules: Rules | str | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
-        """The search of a search bot as an ``agents.base.Policy``: an ``az`` agent (``agents.nets.netsearch``) with
+        """The search of a search bot as a ``scopa_env.policy.Policy``: an ``az`` agent (``agents.nets.netsearch``) with
         this bot's network and its card's ``"search"`` options (``overrides`` replace some of them).
 
         Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
@@ -707,7 +707,7 @@ def _legal_or_best(
 
 
 class BotPolicy(Policy):
-    """A ``Bot`` as an ``agents.base.Policy``: greedy (most probable legal action) unless ``sample``.
+    """A ``Bot`` as a ``scopa_env.policy.Policy``: greedy (most probable legal action) unless ``sample``.
 
     ``endgame=N`` (N > 0) plays the last N plies of a hand exactly once they are an open book (the stock is empty
     and the unseen cards are all in the one opponent's hand), with the minimax solver that ``expert`` uses

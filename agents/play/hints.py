@@ -34,7 +34,7 @@ def move_probabilities(
 ) -> list[MoveProb]:
     """Every legal move of ``game`` with its probability under a policy, pick sequences of a capture summed.
 
-    ``probs_fn(batch)`` maps an ``agents.base.ActBatch`` to (n, num_cards) masked action probabilities. The CHOOSE
+    ``probs_fn(batch)`` maps an ``scopa_env.policy.ActBatch`` to (n, num_cards) masked action probabilities. The CHOOSE
     phase is expanded on copies of the game: the probability of a capture is the sum over the pick orders that reach
     it. The game itself is not changed.
     """
