@@ -134,18 +134,27 @@ def uniform_capture_picks(
     equal = (table & (rank[None, :] == rank[pending][:, None])).any(axis=1)
     target = value[pending] - (picked * value).sum(axis=1)
     top = np.where(picked.any(axis=1), d - 1 - np.argmax(picked[:, ::-1], axis=1), -1)
-    avail = table & ~picked
-    max_t = int(target.max()) if n else 0
-    # suffix[k][:, s]: number of subsets of the available cards with id >= k adding up to s
-    counts = np.zeros((n, max_t + 1), dtype=np.float64)
-    counts[:, 0] = 1.0
     weights = np.zeros((n, d), dtype=np.float64)
-    for k in np.flatnonzero(avail.any(axis=0) & (value <= max_t))[::-1]:
-        col = avail[:, k]
-        v = int(value[k])
-        ok = np.flatnonzero(col & (k > top) & (target >= v))
-        weights[ok, k] = counts[ok, target[ok] - v]
-        counts[col, v:] += counts[col, : max_t + 1 - v]
+    live = np.flatnonzero(~equal)  # the sums' rows (an equal rank's picks are uniform over the mask)
+    if live.size:
+        avail = table[live] & ~picked[live]
+        target, top = target[live], top[live]
+        max_t = int(target.max())
+        # counts[:, s]: number of subsets of the available cards above the current one adding up to s (exact
+        # integers; a row's entries up to its own target never depend on the others')
+        counts = np.zeros((live.size, max_t + 1), dtype=np.float64)
+        counts[:, 0] = 1.0
+        may_pick = (avail & (np.arange(d)[None, :] > top[:, None]) & (value[None, :] <= target[:, None])).T.copy()
+        avail_by_card = avail.T.copy()
+        found = np.zeros((live.size, d), dtype=np.float64)
+        for k in np.flatnonzero(avail.any(axis=0) & (value <= max_t))[::-1].tolist():
+            v = int(value[k])
+            ok = may_pick[k].nonzero()[0]  # (1-D: nonzero, not flatnonzero's wrappers, in this loop)
+            if ok.size:
+                found[ok, k] = counts[ok, target[ok] - v]
+            rows = avail_by_card[k].nonzero()[0]
+            counts[rows, v:] += counts[rows, : max_t + 1 - v]
+        weights[live] = found
     weights = np.where(equal[:, None], mask.astype(np.float64), weights)
     keys = rng.random(weights.shape) ** (1.0 / np.maximum(weights, 1e-300))  # weighted draw (Efraimidis-Spirakis)
     keys[weights <= 0] = -1.0
@@ -216,23 +225,26 @@ class PositionStreams:
 
     def __init__(self, key: np.uint64, state: State, games: npt.NDArray[np.intp]) -> None:
         g = np.asarray(games, dtype=np.intp)
-        parts = (
-            state.hand_no[g].astype(np.uint64),
-            state.deal_no[g].astype(np.uint64),
-            state.stock_pos[g].astype(np.uint64),
-            state.hands[g].reshape(g.size, -1).sum(axis=1).astype(np.uint64),
-            state.picked[g].sum(axis=1).astype(np.uint64),
-            state.phase[g].astype(np.uint64),
-            state.current[g].astype(np.uint64),
-        )
+        n = g.size
+        parts = np.empty((7, n), dtype=np.uint64)  # hand, deal, stock, cards in hands, cards picked, phase, seat
+        parts[0] = state.hand_no[g]
+        parts[1] = state.deal_no[g]
+        parts[2] = state.stock_pos[g]
+        parts[3] = np.count_nonzero(state.hands[g].reshape(n, -1), axis=1)
+        parts[4] = np.count_nonzero(state.picked[g], axis=1)
+        parts[5] = state.phase[g]
+        parts[6] = state.current[g]
         with np.errstate(over="ignore"):
+            parts += np.uint64(1)
+            parts *= _GOLDEN
             h = splitmix64(state.seed[g].astype(np.uint64) ^ np.uint64(key))
             for part in parts:
-                h = splitmix64(h ^ (part + np.uint64(1)) * _GOLDEN)
+                h = splitmix64(h ^ part)
             # rows at the very same position of the same deal (copies of one state) count off 0, 1, 2, ... in row
             # order, so copies draw independently; a game alone in its position (the usual case) is occurrence 0
-            _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
-            if counts.size < h.size:
+            ordered = np.sort(h)
+            if n > 1 and (ordered[1:] == ordered[:-1]).any():
+                _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
                 order = np.argsort(inverse, kind="stable")
                 occurrence = np.empty(h.size, dtype=np.uint64)
                 occurrence[order] = (np.arange(h.size) - (np.cumsum(counts) - counts)[inverse[order]]).astype(np.uint64)
@@ -248,9 +260,15 @@ class PositionStreams:
         with np.errstate(over="ignore"):
             base = splitmix64(self.keys + self.calls * _GOLDEN)  # a well-mixed key per row and call
             z = base[:, None] + _COLUMNS[:width][None, :]  # one cheap mixing round per column (a Weyl step apart)
-            z = (z ^ (z >> np.uint64(31))) * _MIX
-            z ^= z >> np.uint64(29)
-        return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+            t = z >> np.uint64(31)  # z = (z ^ (z >> 31)) * _MIX; z ^= z >> 29, in place
+            z ^= t
+            z *= _MIX
+            np.right_shift(z, np.uint64(29), out=t)
+            z ^= t
+            np.right_shift(z, np.uint64(11), out=z)
+        out = z.astype(np.float64)
+        out *= 2.0**-53
+        return out
 
     def rows(self, rows: npt.NDArray[np.intp]) -> PositionStreams:
         """The streams of a subset of the rows (the same keys; its draws differ from this one's)."""
