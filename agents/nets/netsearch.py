@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.base import AgentSpecError, path_kind, register_agent, set_network_loader
+from agents.base import AgentSpecError, register_agent, set_network_loader
 from agents.nets.az import AZAgent, NetEvaluator
+from agents.nets.bot import BotError
+from agents.nets.weights import open_network
 from scopa_env.policy import Policy
 from scopa_env.rules import Rules, get_rules
 
@@ -48,24 +50,11 @@ def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
     net = _NETS.get(key)
     if net is not None:
         return net
-    kind = path_kind(p)
-    if kind in ("bot", "dir"):
-        from agents.nets.bot import Bot, BotError
-
-        try:
-            bot = Bot.load(p, prefer="numpy", rules=rules)
-        except BotError as e:
-            raise AgentSpecError(f"agent az:path={path}: {e}") from None
-        net = NetEvaluator(rules, bot.layers, bot.activation, str(p))
-    elif kind == "checkpoint":
-        from agents.nets.checkpoint import load_checkpoint_policy
-        from agents.nets.mlp import extract_mlp
-
-        actor, _ = load_checkpoint_policy(p, rules)
-        layers, activation = extract_mlp(actor)
-        net = NetEvaluator(rules, [(w.T, b) for w, b in layers], activation, str(p))
-    else:
-        raise AgentSpecError(f"agent az: {p} is neither a bot directory nor a train.py checkpoint (.zip)")
+    try:
+        network = open_network(rules, p, who="agent az: ")
+    except BotError as e:
+        raise AgentSpecError(f"agent az:path={path}: {e}") from None
+    net = NetEvaluator(rules, network.layers, network.activation, network.source)
     _NETS[key] = net
     return net
 

@@ -122,10 +122,10 @@ def _init_policy(cfg: ExItConfig) -> Any:
     if path_kind(src) == "checkpoint":
         meta = read_checkpoint_meta(src)
         return policy_from_weights(read_weights(src), read_activation(src, meta), rules, src)
-    from agents.nets.bot import Bot
     from agents.nets.mlp import ACTIVATIONS
+    from agents.nets.weights import open_network
 
-    bot = Bot.load(src, prefer="numpy", rules=rules)
+    bot = open_network(rules, src)
     hidden = [int(w.shape[1]) for w, _ in bot.layers[:-1]]
     activation = ACTIVATIONS[bot.activation].torch
     size = core.observation_size(rules)
