@@ -1,6 +1,9 @@
-"""Agents: the batched policy interface, baselines (random, greedy, expert, search), neural policies, the bot.
+"""Agents, one subpackage per floor (docs/architecture.md): ``baselines``, ``search``, ``nets``, ``evaluation`` and
+``play``, ``training``; at the top, the agent registry (``base``), the errors, the settings machinery and the
+thread pinning.
 
-``Bot`` (exported policy, numpy / onnxruntime only) is imported lazily: ``from agents import Bot``.
+The front door, both imported lazily: ``from agents import make_agent`` (an agent from a spec) and
+``from agents import Bot`` (an exported policy, numpy / onnxruntime only).
 """
 
 from __future__ import annotations
