@@ -141,7 +141,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
-        games_class = LearnerGames if self.rules.cirulla else self._games_class  # SingleGame plays no cirulla
+        # cirulla on the batched core: SingleLearnerGame's own RandomAgent draws know no knocks nor fifteens' picks
+        games_class = LearnerGames if self.rules.cirulla else self._games_class
         self.games = games_class(
             self.rules,
             1,

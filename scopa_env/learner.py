@@ -847,7 +847,7 @@ class SingleLearnerGame(LearnerGames):
                 counts = counts[:v] + [counts[t] + counts[t - v] for t in range(v, target + 1)]
         # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows, then its argmax with
         # -1 for the cards of weight 0 (the first of equal keys; card 0 if no card has a weight)
-        inv = np.array([[1.0 / max(w, 1e-300) for w in weights]], dtype=np.float64)
+        inv = np.array([[1.0 / w if w > 0 else 1.0 for w in weights]], dtype=np.float64)  # weight 0: not drawn
         keys = (np.array([draw], dtype=np.float64) ** inv)[0].tolist()
         best, best_key = 0, -1.0
         while cands:  # every card of weight > 0 is one of them

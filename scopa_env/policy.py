@@ -141,22 +141,22 @@ def uniform_capture_picks(
         target, top = target[live], top[live]
         max_t = int(target.max())
         # counts[:, s]: number of subsets of the available cards above the current one adding up to s (exact
-        # integers; a row's entries up to its own target never depend on the others')
+        # integers). A row reads its entries up to its own target only, for cards above its last pick: the cards
+        # it may pick next are the only ones that change what it reads.
         counts = np.zeros((live.size, max_t + 1), dtype=np.float64)
         counts[:, 0] = 1.0
         may_pick = (avail & (np.arange(d)[None, :] > top[:, None]) & (value[None, :] <= target[:, None])).T.copy()
-        avail_by_card = avail.T.copy()
         found = np.zeros((live.size, d), dtype=np.float64)
-        for k in np.flatnonzero(avail.any(axis=0) & (value <= max_t))[::-1].tolist():
+        for k in np.flatnonzero(may_pick.any(axis=1))[::-1].tolist():
             v = int(value[k])
-            ok = may_pick[k].nonzero()[0]  # (1-D: nonzero, not flatnonzero's wrappers, in this loop)
-            if ok.size:
-                found[ok, k] = counts[ok, target[ok] - v]
-            rows = avail_by_card[k].nonzero()[0]
+            rows = may_pick[k].nonzero()[0]  # (1-D: nonzero, not flatnonzero's wrappers, in this loop)
+            found[rows, k] = counts[rows, target[rows] - v]
             counts[rows, v:] += counts[rows, : max_t + 1 - v]
         weights[live] = found
     weights = np.where(equal[:, None], mask.astype(np.float64), weights)
-    keys = rng.random(weights.shape) ** (1.0 / np.maximum(weights, 1e-300))  # weighted draw (Efraimidis-Spirakis)
+    # weighted draw (Efraimidis-Spirakis); the cards of weight 0 get -1, so their power is skipped (x ** 1e300 takes
+    # libm's slow path: it was most of this function's time)
+    keys = rng.random(weights.shape) ** np.where(weights > 0, 1.0 / np.maximum(weights, 1e-300), 1.0)
     keys[weights <= 0] = -1.0
     return keys.argmax(axis=1)
 
@@ -213,6 +213,20 @@ def position_random(h: int, call: int, width: int, sub: bool = False) -> list[fl
     return out
 
 
+_BYTES = np.uint64(0x0101010101010101)
+
+
+def _count_true(rows: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint64]:
+    """(n,) the True entries of each row of a C-contiguous (n, w) bool array (``np.count_nonzero(rows, axis=1)``):
+    with w a multiple of 8 and below 256, as sums of 8-byte words whose bytes are then added up."""
+    w = rows.shape[1]
+    if w % 8 or w >= 256 or not rows.flags.c_contiguous:
+        return np.count_nonzero(rows, axis=1).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        words = rows.view(np.uint64).sum(axis=1, dtype=np.uint64)  # each byte: a count below 256
+        return (words * _BYTES) >> np.uint64(56)  # the top byte: the sum of the bytes (w < 256)
+
+
 class PositionStreams:
     """Random numbers keyed by position: row ``i`` of ``random((n, width))`` is a pure function of a key, game
     ``games[i]``'s seed and where that game stands (hand, deal, cards left in the hands, picks, phase, seat to act),
@@ -230,8 +244,8 @@ class PositionStreams:
         parts[0] = state.hand_no[g]
         parts[1] = state.deal_no[g]
         parts[2] = state.stock_pos[g]
-        parts[3] = np.count_nonzero(state.hands[g].reshape(n, -1), axis=1)
-        parts[4] = np.count_nonzero(state.picked[g], axis=1)
+        parts[3] = _count_true(state.hands[g].reshape(n, -1))
+        parts[4] = _count_true(state.picked[g])
         parts[5] = state.phase[g]
         parts[6] = state.current[g]
         with np.errstate(over="ignore"):

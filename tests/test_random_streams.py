@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from scopa_env import core
-from scopa_env.policy import PositionStreams, uniform_capture_picks
+from scopa_env.policy import PositionStreams, _count_true, uniform_capture_picks
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shuffle import splitmix64
 
@@ -86,6 +86,14 @@ class _Recorder:
 
     def random(self, shape: tuple[int, int]) -> npt.NDArray[np.float64]:
         return self.rng.random(shape)
+
+
+def test_count_true_counts_every_width() -> None:
+    rng = np.random.default_rng(0)
+    for width in (1, 7, 8, 40, 52, 80, 248, 256, 416):
+        rows = rng.random((33, width)) < rng.random((33, 1))
+        assert np.array_equal(_count_true(rows), np.count_nonzero(rows, axis=1))
+        assert np.array_equal(_count_true(rows[:, ::-1]), np.count_nonzero(rows, axis=1))  # not contiguous
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
