@@ -22,6 +22,7 @@ from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
 from agents.nets.bot import Bot, BotError, BotPolicy
 from agents.nets.export import ExportArgumentError, export_bot
+from agents.search.pimc import PIMCAgent
 from scopa_env import core
 from scopa_env.core import Phase
 from scopa_env.rules import get_rules
@@ -102,6 +103,36 @@ def test_bot_act_state_searches_deterministically_and_legally(search_bot: tuple[
     assert np.allclose(bot.probs(core.observe(rules, st), mask).sum(axis=1), 1.0, atol=1e-5)  # its network
 
 
+def test_a_pimc_search_bot_plays_pimc_and_its_network_alone(search_bot: tuple[Path, Path], tmp_path: Path) -> None:
+    src, _ = search_bot
+    out = tmp_path / "pimc"
+    export_bot(src, out, search="pimc:worlds=3,endgame=4,prior=2", check_rows=64)
+    card = json.loads((out / MODEL_CARD).read_text())
+    assert card["search"] == {"agent": "pimc", "worlds": 3, "endgame": 4, "prior": 2}
+    rules = get_rules("classic")
+    st = random_positions(rules, 10, 7, seed=3)
+    agent = make_agent(f"bot:path={out}", rules, seed=5)
+    assert isinstance(agent, PIMCAgent) and (agent.worlds, agent.endgame, agent.prior) == (3, 4, 2.0)
+    pimc = make_agent("pimc:worlds=3,endgame=4,prior=2", rules, seed=5)
+    assert np.array_equal(decisions(agent, rules, st, seed=5), decisions(pimc, rules, st, seed=5))
+    again = reshuffle_hidden(rules, st, np.random.default_rng(1))
+    assert np.array_equal(decisions(agent, rules, st, seed=5), decisions(agent, rules, again, seed=5))
+    assert "search=pimc" in repr(Bot.load(out))
+    net = make_agent(f"bot:path={out},search=false", rules, seed=0)
+    plain = make_agent(f"bot:path={src}", rules, seed=0)
+    assert isinstance(net, BotPolicy)
+    assert np.array_equal(decisions(net, rules, st, 0, 1), decisions(plain, rules, st, 0, 1))
+    live = np.flatnonzero(st.phase != Phase.DONE)
+    assert core.legal_action_mask(rules, st)[live, Bot.load(out).act_states(st, live)].all()
+
+
+@pytest.mark.parametrize("search", ["pimc:temp=1", "pimc:rollout=net", "pimc:worlds=0", "mcts:worlds=2"])
+def test_export_refuses_bad_pimc_options(search_bot: tuple[Path, Path], tmp_path: Path, search: str) -> None:
+    with pytest.raises(ExportArgumentError):
+        export_bot(search_bot[0], tmp_path / "bad", search=search, check_rows=64)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_a_search_bot_refuses_to_sample(search_bot: tuple[Path, Path]) -> None:
     with pytest.raises(AgentSpecError, match="search=false"):
         make_agent(f"bot:path={search_bot[1]},sample=true", "classic")
@@ -111,14 +142,16 @@ def test_a_search_bot_refuses_to_sample(search_bot: tuple[Path, Path]) -> None:
     ("search", "match"),
     [
         ("az", "must be an object"),
-        ({"agent": "pimc", "worlds": 4}, "must be an object"),
+        ({"agent": "mcts", "worlds": 4}, "must be an object"),
+        ({"agent": "pimc", "temp": 1.0}, "unknown options \\['temp'\\]"),
+        ({"agent": "pimc", "rollout": "net"}, "'rollout' of pimc must be one of"),
         ({"agent": "az", "worlds": 4, "exec": "import os"}, "unknown options \\['exec'\\]"),
         ({"agent": "az", "worlds": 0}, "'worlds' must be an integer in 1..1024"),
         ({"agent": "az", "worlds": 2.5}, "'worlds' must be an integer"),
         ({"agent": "az", "worlds": True}, "'worlds' must be an integer"),
         ({"agent": "az", "prior": float("nan")}, "'prior' must be a number"),
         ({"agent": "az", "prior": -1}, "'prior' must be a number"),
-        ({"agent": "az", "rollout": "magic"}, "'rollout' must be one of"),
+        ({"agent": "az", "rollout": "magic"}, "'rollout' of az must be one of"),
         ({"agent": "az", "rollout": "greedy", "temp": 1}, "'temp' > 0 needs rollout 'net'"),
     ],
 )

@@ -63,6 +63,7 @@ __all__ = [
     "CARD_VERSION",
     "ONNX",
     "SEARCH_AGENT",
+    "SEARCH_AGENTS",
     "WEIGHTS",
     "Bot",
     "BotError",
@@ -72,6 +73,7 @@ __all__ = [
     "make_bot_policy",
     "masked_softmax",
     "new_card",
+    "search_agent",
     "shipped_bot",
     "shipped_bot_spec",
     "write_card",
@@ -97,10 +99,19 @@ ONNX_AGREEMENT = 1e-4
 Backend = Literal["onnx", "numpy"]
 
 SEARCH_AGENT = "az"
-"""The search a search bot runs its network inside (``agents.nets.netsearch``; a model card's ``"search"``)."""
+"""The search a search bot runs its network inside by default (``agents.nets.netsearch``; a model card's
+``"search"``)."""
+SEARCH_AGENTS = ("az", "pimc")
+"""The searches a search bot may play (its card's ``"search"["agent"]``): ``az`` (the network inside the search: its
+rollouts and prior) or ``pimc`` (``agents.search.pimc``: greedy or expert rollouts and the expert prior; the bot's
+network is then what ``bot:path=DIR,search=false`` plays)."""
 SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
 SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
 SEARCH_ROLLOUTS = ("net", "greedy")
+SEARCH_OPTIONS = {"az": ("worlds", "depth", "endgame", "prior", "rollout", "temp", "expert"),
+                  "pimc": ("worlds", "depth", "endgame", "prior", "rollout")}
+"""The options each search of ``SEARCH_AGENTS`` takes from a model card."""
+SEARCH_ROLLOUTS_OF = {"az": SEARCH_ROLLOUTS, "pimc": ("greedy", "expert")}
 
 
 class BotError(ScopaError, ValueError):
@@ -133,17 +144,16 @@ def _is_int(x: Any) -> bool:
 
 
 def check_search(search: Any, where: str) -> dict[str, Any]:
-    """The ``az`` options of a search bot's model card field ``"search"`` (``{"agent": "az", "worlds": 16, ...}``),
-    checked (known keys, numbers in range: a card is untrusted input); raises ``BotError`` naming what is wrong."""
-    if not isinstance(search, dict) or search.get("agent") != SEARCH_AGENT:
-        raise BotError(
-            f'{where}: \'search\' must be an object {{"agent": "{SEARCH_AGENT}", "worlds": ..., ...}}, got '
-            f"{search!r}; export the bot again"
-        )
-    known = {"agent", "rollout", *SEARCH_INTS, *SEARCH_FLOATS}
+    """The options of a search bot's model card field ``"search"`` (``{"agent": "az", "worlds": 16, ...}`` or
+    ``{"agent": "pimc", "worlds": 256, ...}``) without ``"agent"``, checked (known keys, numbers in range: a card is
+    untrusted input); raises ``BotError`` naming what is wrong. ``search_agent`` reads the agent."""
+    agent = search_agent(search, where)
+    known = {"agent", *SEARCH_OPTIONS[agent]}
     unknown = sorted(str(k) for k in search if k not in known)
     if unknown:
-        raise BotError(f"{where}: 'search' has unknown options {unknown} (known: {', '.join(sorted(known))})")
+        raise BotError(
+            f"{where}: 'search' ({agent}) has unknown options {unknown} (known: {', '.join(sorted(known))})"
+        )
     opts: dict[str, Any] = {}
     for key, (low, high) in SEARCH_INTS.items():
         if key in search:
@@ -158,13 +168,24 @@ def check_search(search: Any, where: str) -> dict[str, Any]:
                 raise BotError(f"{where}: search option {key!r} must be a number in [{flow:g}, {fhigh:g}], got {v!r}")
             opts[key] = float(v)
     if "rollout" in search:
-        if search["rollout"] not in SEARCH_ROLLOUTS:
+        rollouts = SEARCH_ROLLOUTS_OF[agent]
+        if search["rollout"] not in rollouts:
             got = search["rollout"]
-            raise BotError(f"{where}: search option 'rollout' must be one of {SEARCH_ROLLOUTS}, got {got!r}")
+            raise BotError(f"{where}: search option 'rollout' of {agent} must be one of {rollouts}, got {got!r}")
         opts["rollout"] = str(search["rollout"])
     if opts.get("temp", 0.0) > 0 and opts.get("rollout", "net") != "net":
         raise BotError(f"{where}: search option 'temp' > 0 needs rollout 'net' (sampled network rollouts)")
     return opts
+
+
+def search_agent(search: Any, where: str) -> str:
+    """The search (one of ``SEARCH_AGENTS``) a model card's ``"search"`` names; raises ``BotError`` otherwise."""
+    if not isinstance(search, dict) or search.get("agent") not in SEARCH_AGENTS:
+        raise BotError(
+            f'{where}: \'search\' must be an object {{"agent": "az" or "pimc", "worlds": ..., ...}}, got '
+            f"{search!r}; export the bot again"
+        )
+    return str(search["agent"])
 
 
 def _read_card(directory: Path) -> dict[str, Any]:
@@ -396,6 +417,10 @@ class Bot:
         self.search: dict[str, Any] | None = (
             check_search(card["search"], "the model card") if card.get("search") is not None else None
         )
+        self.search_agent: str | None = (
+            search_agent(card["search"], "the model card") if card.get("search") is not None else None
+        )
+        """``az`` or ``pimc`` for a search bot (``SEARCH_AGENTS``), else None."""
         """A search bot's ``az`` options (its card's ``"search"``), or None for a network-only bot."""
         self.backend: Backend = "numpy"
         self._session: Any = None
@@ -532,19 +557,24 @@ class Bot:
         return int(steps) if steps is not None else None
 
     def __repr__(self) -> str:
-        kind = ", search=az" if self.search is not None else ""
+        kind = f", search={self.search_agent}" if self.search is not None else ""
         return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r}{kind})"
 
     def search_policy(self, rules: Rules | str | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
         """The search of a search bot as a ``scopa_env.policy.Policy``: an ``az`` agent (``agents.nets.netsearch``) with
-        this bot's network and its card's ``"search"`` options (``overrides`` replace some of them).
+        this bot's network, or a ``pimc`` agent (``agents.search.pimc``), with its card's ``"search"`` options
+        (``overrides`` replace some of them).
 
         Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
         if self.search is None:
             raise BotError(f"{self!r} is a network-only bot (its model card has no 'search'); use act / act_state")
+        target = get_rules(rules) if rules is not None else self.rules
+        if self.search_agent == "pimc":
+            from agents.search.pimc import PIMCAgent
+
+            return PIMCAgent(target, seed, **{**self.search, **overrides})
         from agents.nets.az import AZAgent, NetEvaluator
 
-        target = get_rules(rules) if rules is not None else self.rules
         net = NetEvaluator(target, self.layers, self.activation, str(self.directory or self.card.get("name")))
         return AZAgent(target, net, seed, **{**self.search, **overrides})
 

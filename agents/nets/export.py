@@ -506,25 +506,32 @@ def _removed_on_failure(paths: Sequence[Path]) -> Iterator[None]:
 
 
 def parse_search(search: str | dict[str, Any]) -> dict[str, Any]:
-    """A search bot's card field ``"search"`` from ``--search`` (the ``az`` options, ``'worlds=16,prior=0.5'``, or
-    a dict of them); raises ``ExportArgumentError`` for an unknown option or a value out of range."""
+    """A search bot's card field ``"search"`` from ``--search``: ``az`` options (``'worlds=16,prior=0.5'`` or
+    ``'az:worlds=16'``), ``pimc`` options (``'pimc:worlds=256,endgame=10,prior=2'``), or a dict with ``"agent"``;
+    raises ``ExportArgumentError`` for an unknown search or option or a value out of range."""
     from agents.base import AgentSpecError, parse_spec
-    from agents.nets.bot import SEARCH_AGENT, BotError, check_search
+    from agents.nets.bot import SEARCH_AGENT, SEARCH_AGENTS, BotError, check_search
 
     if isinstance(search, str):
+        head = search.split(":", 1)[0] if ":" in search else ""
+        agent = head if head in SEARCH_AGENTS else SEARCH_AGENT
+        text = search.split(":", 1)[1] if head in SEARCH_AGENTS else search
         try:
-            _, opts = parse_spec(f"{SEARCH_AGENT}:{search}")
+            _, opts = parse_spec(f"{agent}:{text}") if text else (agent, {})
         except AgentSpecError as e:
             raise ExportArgumentError(f"--search {search!r}: {e}") from None
     elif isinstance(search, dict):
+        agent = str(search.get("agent", SEARCH_AGENT))
         opts = {k: v for k, v in search.items() if k != "agent"}
     else:
-        raise ExportArgumentError(f"--search must be az options like 'worlds=16,prior=0.5', got {search!r}")
+        raise ExportArgumentError(
+            f"--search must be az options like 'worlds=16,prior=0.5' or 'pimc:worlds=256', got {search!r}"
+        )
     try:
-        check_search({"agent": SEARCH_AGENT, **opts}, "--search")
+        check_search({"agent": agent, **opts}, "--search")
     except BotError as e:
         raise ExportArgumentError(str(e)) from None
-    return {"agent": SEARCH_AGENT, **opts}
+    return {"agent": agent, **opts}
 
 
 def _add_ratings(
@@ -811,7 +818,8 @@ def main(argv: list[str] | None = None) -> int:
         "--search",
         metavar="OPTIONS",
         help="az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
-        "plays the search; agents.nets.netsearch)",
+        "plays the search; agents.nets.netsearch); or 'pimc:worlds=256,endgame=10,prior=2': a search bot that plays "
+        "pimc (agents.search.pimc), its network what bot:path=DIR,search=false plays",
     )
     parser.add_argument(
         "--commands",
@@ -881,7 +889,11 @@ def main(argv: list[str] | None = None) -> int:
     c = card["checks"]
     arch = card["architecture"]
     if from_bot:
-        search = f" inside az:{card['search']}" if "search" in card else ""
+        found = card.get("search")
+        opts = "" if found is None else ",".join(f"{k}={v}" for k, v in found.items() if k != "agent")
+        search = "" if found is None else (
+            f", playing pimc:{opts}" if found.get("agent") == "pimc" else f" inside az:{opts}"
+        )
         print(f"exported {card['name']} (the network of {args.checkpoint}{search}) to {args.out}")
         diffs = ", ".join(f"{k} {v:.2e}" for k, v in c.items() if k.startswith("max_abs"))
         print(f"check on {c['rows']} rows: {diffs}")
