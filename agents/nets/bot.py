@@ -108,8 +108,10 @@ network is then what ``bot:path=DIR,search=false`` plays)."""
 SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
 SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
 SEARCH_ROLLOUTS = ("net", "greedy")
-SEARCH_OPTIONS = {"az": ("worlds", "depth", "endgame", "prior", "rollout", "temp", "expert"),
-                  "pimc": ("worlds", "depth", "endgame", "prior", "rollout")}
+SEARCH_OPTIONS = {
+    "az": ("worlds", "depth", "endgame", "prior", "rollout", "temp", "expert"),
+    "pimc": ("worlds", "depth", "endgame", "prior", "rollout"),
+}
 """The options each search of ``SEARCH_AGENTS`` takes from a model card."""
 SEARCH_ROLLOUTS_OF = {"az": SEARCH_ROLLOUTS, "pimc": ("greedy", "expert")}
 
@@ -151,9 +153,7 @@ def check_search(search: Any, where: str) -> dict[str, Any]:
     known = {"agent", *SEARCH_OPTIONS[agent]}
     unknown = sorted(str(k) for k in search if k not in known)
     if unknown:
-        raise BotError(
-            f"{where}: 'search' ({agent}) has unknown options {unknown} (known: {', '.join(sorted(known))})"
-        )
+        raise BotError(f"{where}: 'search' ({agent}) has unknown options {unknown} (known: {', '.join(sorted(known))})")
     opts: dict[str, Any] = {}
     for key, (low, high) in SEARCH_INTS.items():
         if key in search:

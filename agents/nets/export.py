@@ -891,8 +891,10 @@ def main(argv: list[str] | None = None) -> int:
     if from_bot:
         found = card.get("search")
         opts = "" if found is None else ",".join(f"{k}={v}" for k, v in found.items() if k != "agent")
-        search = "" if found is None else (
-            f", playing pimc:{opts}" if found.get("agent") == "pimc" else f" inside az:{opts}"
+        search = (
+            ""
+            if found is None
+            else (f", playing pimc:{opts}" if found.get("agent") == "pimc" else f" inside az:{opts}")
         )
         print(f"exported {card['name']} (the network of {args.checkpoint}{search}) to {args.out}")
         diffs = ", ".join(f"{k} {v:.2e}" for k, v in c.items() if k.startswith("max_abs"))
