@@ -21,7 +21,7 @@ import pytest
 from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
 from agents.nets.bot import Bot, BotError, BotPolicy
-from agents.nets.export import ExportArgumentError, export_bot
+from agents.nets.export import ExportArgumentError, export_bot, export_search_only
 from agents.search.pimc import PIMCAgent
 from scopa_env import core
 from scopa_env.core import Phase
@@ -273,3 +273,86 @@ def test_a_search_bot_may_add_the_expert_prior(search_bot: tuple[Path, Path], tm
     card_path.write_text(json.dumps(card))
     with pytest.raises(BotError, match="'expert' must be a number in"):
         Bot.load(tmp_path / "e")
+
+
+def test_a_search_only_bot_plays_pimc_without_a_network(tmp_path: Path) -> None:
+    out = tmp_path / "s3"
+    card = export_search_only("simple-3", out, "pimc:worlds=3,prior=2", name="s3-pimc")
+    assert card["architecture"] is None and card["search"] == {"agent": "pimc", "worlds": 3, "prior": 2}
+    assert sorted(p.name for p in out.iterdir()) == [MODEL_CARD]
+    rules = get_rules("simple-3")
+    st = random_positions(rules, 8, 7, seed=6)
+    agent = make_agent(f"bot:path={out}", rules, seed=5)
+    assert isinstance(agent, PIMCAgent)
+    pimc = make_agent("pimc:worlds=3,prior=2", rules, seed=5)
+    assert np.array_equal(decisions(agent, rules, st, seed=5), decisions(pimc, rules, st, seed=5))
+    bot = Bot.load(out)
+    assert not bot.has_network and bot.backend == "numpy"
+    live = np.flatnonzero(st.phase != Phase.DONE)
+    assert core.legal_action_mask(rules, st)[live, bot.act_states(st, live)].all()
+    with pytest.raises(BotError, match="search-only bot"):
+        bot.probs(core.observe(rules, st), core.legal_action_mask(rules, st))
+    with pytest.raises(AgentSpecError, match="no network to play alone"):
+        make_agent(f"bot:path={out},search=false", rules)
+    with pytest.raises(AgentSpecError, match="search-only bot"):
+        make_agent(f"az:path={out}", rules)
+
+
+def test_a_search_only_card_must_be_pimc(tmp_path: Path) -> None:
+    out = tmp_path / "s3"
+    export_search_only("simple-3", out, "pimc:worlds=3")
+    card_path = out / MODEL_CARD
+    card = json.loads(card_path.read_text())
+    card["search"] = {"agent": "az", "worlds": 3}  # az without a network: it must not load as a search-only bot
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(BotError):
+        Bot.load(out)
+
+
+@pytest.mark.parametrize(
+    ("variant", "search", "match"),
+    [
+        ("simple-3", "worlds=8", "plays pimc"),
+        ("simple-3", None, "needs --search"),
+        ("nonsense", "pimc:worlds=8", "not a variant"),
+        ("simple-3", "pimc:temp=1", "unknown options"),
+    ],
+)
+def test_export_search_only_refuses_bad_arguments(tmp_path: Path, variant: str, search: object, match: str) -> None:
+    with pytest.raises(ExportArgumentError, match=match):
+        export_search_only(variant, tmp_path / "x", search)  # type: ignore[arg-type]
+    assert not (tmp_path / "x").exists()
+
+
+def test_export_command_writes_a_search_only_bot(tmp_path: Path) -> None:
+    out = tmp_path / "s5"
+    done = subprocess.run(
+        [sys.executable, "-m", "agents.nets.export", "simple-5", "--search", "pimc:worlds=4", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "search-only bot of simple-5" in done.stdout
+    assert Bot.load(out).search == {"worlds": 4}
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agents.nets.export",
+            "simple-5",
+            "--search",
+            "pimc:worlds=4",
+            "--out",
+            str(out),
+            "--endgame",
+            "3",
+            "--force",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert bad.returncode == 2 and "--endgame applies to a network" in bad.stderr

@@ -188,6 +188,13 @@ def search_agent(search: Any, where: str) -> str:
     return str(search["agent"])
 
 
+def _has_network(card: dict[str, Any]) -> bool:
+    """Whether a model card describes a network (``architecture``): not a search-only pimc bot."""
+    return card.get("architecture") is not None or not (
+        isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"
+    )
+
+
 def _read_card(directory: Path) -> dict[str, Any]:
     path = directory / MODEL_CARD
     if not path.is_file():
@@ -391,24 +398,29 @@ class Bot:
     def __init__(
         self,
         card: dict[str, Any],
-        layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
-        activation: str,
+        layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None,
+        activation: str | None,
         directory: Path | None = None,
         backend: Backend = "numpy",
         threads: int = 1,
         rules: Rules | None = None,
     ) -> None:
-        if activation not in ACTIVATIONS:
+        if layers is None:  # a search-only bot: pimc, no network
+            if not (isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"):
+                raise BotError("a bot without a network must be a pimc search bot (its card's search agent 'pimc')")
+        elif activation not in ACTIVATIONS:
             raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
             raise BotError(
                 f"threads must be an integer in 1..{MAX_THREADS} (onnxruntime threads per call), got {threads!r}"
             )
-        _check_finite(layers, "the bot's weights")
+        if layers is not None:
+            _check_finite(layers, "the bot's weights")
         self.card = card
         self.layers = layers
+        """The network's layers, or None for a search-only bot (``has_network``)."""
         self.activation = activation
-        self._act_fn = ACTIVATIONS[activation].numpy
+        self._act_fn = ACTIVATIONS[activation].numpy if activation is not None else None
         self.directory = directory
         self.threads = threads
         self.obs_size = int(card["obs_size"])
@@ -417,11 +429,11 @@ class Bot:
         self.search: dict[str, Any] | None = (
             check_search(card["search"], "the model card") if card.get("search") is not None else None
         )
+        """A search bot's options (its card's ``"search"``), or None for a network-only bot."""
         self.search_agent: str | None = (
             search_agent(card["search"], "the model card") if card.get("search") is not None else None
         )
         """``az`` or ``pimc`` for a search bot (``SEARCH_AGENTS``), else None."""
-        """A search bot's ``az`` options (its card's ``"search"``), or None for a network-only bot."""
         self.backend: Backend = "numpy"
         self._session: Any = None
         self._searcher: Policy | None = None
@@ -463,15 +475,18 @@ class Bot:
                 f"(e.g. {d.parent})"
             )
         card = _read_card(d)
-        _check_sha256(d, card, WEIGHTS)
-        layers, activation = _read_weights(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
+        layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None = None
+        activation: str | None = None
+        if _has_network(card):
+            _check_sha256(d, card, WEIGHTS)
+            layers, activation = _read_weights(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
         try:
             target = get_rules(rules if rules is not None else card["variant"])
         except (TypeError, ValueError) as e:
             raise BotError(f"{d}: {e}") from None
         bot = cls(card, layers, activation, directory=d, backend="numpy", threads=threads, rules=target)
         bot.check_rules(target, any_variant=any_variant)
-        if prefer == "onnx" and (d / ONNX).is_file():
+        if prefer == "onnx" and bot.has_network and (d / ONNX).is_file():
             try:
                 import onnxruntime  # noqa: F401
             except ImportError:
@@ -535,7 +550,7 @@ class Bot:
     def __setstate__(self, state: dict[str, Any]) -> None:
         backend = state["backend"]
         self.__dict__.update(state)
-        self._act_fn = ACTIVATIONS[self.activation].numpy
+        self._act_fn = ACTIVATIONS[self.activation].numpy if self.activation is not None else None
         self.backend = "numpy"
         if backend == "onnx":
             self._start_onnx()
@@ -621,8 +636,23 @@ class Bot:
             raise BotError(f"mask row {int(np.flatnonzero(empty)[0])} allows no action; a decision needs one")
         return np.ascontiguousarray(o), np.ascontiguousarray(m)
 
+    @property
+    def has_network(self) -> bool:
+        """False for a search-only bot (a pimc search bot exported from a variant name, no weights)."""
+        return self.layers is not None
+
+    def _need_network(self) -> None:
+        if self.layers is None or self._act_fn is None:
+            raise BotError(
+                f"{self!r} is a search-only bot: it has no network, so no probabilities or moves from an "
+                "observation; call bot.act_state(state) / bot.act_states(state), or play the spec "
+                f"bot:path={self.directory}"
+            )
+
     def logits(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(n, num_cards) float32: the policy's raw action logits (numpy path, no mask)."""
+        self._need_network()
+        assert self.layers is not None and self._act_fn is not None
         return mlp_logits(self.layers, self._act_fn, obs)
 
     def probs_numpy(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
@@ -632,6 +662,7 @@ class Bot:
 
     def probs(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(n, num_cards) float32 masked action probabilities (0 for every illegal action)."""
+        self._need_network()
         o, m = self._inputs(obs, mask)
         if self._session is not None:
             p = np.asarray(self._session.run(["probs"], {"obs": o, "action_mask": m})[0], dtype=np.float32)
@@ -655,6 +686,7 @@ class Bot:
         self, obs: npt.ArrayLike, mask: npt.ArrayLike, rng: np.random.Generator | None = None
     ) -> npt.NDArray[np.int64]:
         """``act`` for any bot: the network's move (a search bot's network without its search)."""
+        self._need_network()
         o, m = self._inputs(obs, mask)
         if rng is not None and not isinstance(rng, np.random.Generator):
             raise BotError(f"rng must be a numpy Generator (to sample) or None (greedy), got {type(rng).__name__}")
@@ -873,6 +905,11 @@ def make_bot_policy(
                 "add search=false to sample its network"
             )
         return bot.search_policy(rules, seed, **({} if endgame is None else {"endgame": int(endgame)}))
+    if not bot.has_network:
+        raise AgentSpecError(
+            f"agent bot:path={path}: a search-only bot (pimc, no network) has no network to play alone; drop "
+            "search=false"
+        )
     if endgame is None:
         endgame = int(bot.card.get("endgame", 0))
     return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame))

@@ -40,11 +40,21 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, path_kind
-from agents.nets.bot import ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
+from agents.nets.bot import (
+    CARD_FORMAT,
+    CARD_VERSION,
+    ONNX,
+    WEIGHTS,
+    Bot,
+    _sha256,
+    new_card,
+    write_card,
+    write_numpy_export,
+)
 from agents.nets.mlp import ExportError, extract_mlp
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import VARIANTS, Rules, get_rules
 
 if TYPE_CHECKING:
     import torch
@@ -56,6 +66,7 @@ __all__ = [
     "check_export",
     "export_bot",
     "export_checkpoint",
+    "export_search_only",
     "main",
     "parse_search",
     "ratings_from_results",
@@ -638,6 +649,68 @@ def export_bot(
     return card
 
 
+def export_search_only(
+    variant: str,
+    out: str | Path,
+    search: str | dict[str, Any],
+    ratings: str | Path | Sequence[str | Path] | None = None,
+    name: str | None = None,
+    force: bool = False,
+    note: str | None = None,
+    commands: str | Path | Sequence[str] | None = None,
+    cost: str | Path | dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the export directory ``out`` of a *search-only* bot of ``variant``: a model card whose ``"search"`` is
+    ``pimc`` options and no network (for a variant no network was trained for). ``bot:path=OUT`` then plays that
+    pimc search; the bot has no ``act`` / ``probs`` from an observation and no ``search=false``."""
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise ExportArgumentError(f"{variant!r} is not a variant; choose one of {', '.join(VARIANTS)}")
+    if search is None:
+        raise ExportArgumentError("a search-only bot needs --search pimc:OPTIONS (e.g. 'pimc:worlds=128,prior=2')")
+    parsed = parse_search(search)
+    if parsed["agent"] != "pimc":
+        raise ExportArgumentError(
+            f"a bot without a network plays pimc: --search pimc:OPTIONS, got the {parsed['agent']} search "
+            "(az needs a network: export a checkpoint or a bot directory)"
+        )
+    if not isinstance(out, (str, Path)) or not str(out):
+        raise ExportArgumentError(f"--out must be the export directory to write, got {out!r}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ExportArgumentError(f"--name must be a non-empty name for the model card, got {name!r}")
+    files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
+    for f in files:
+        if not isinstance(f, (str, Path)) or not Path(f).exists():
+            raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
+    provenance = read_provenance(commands, cost)
+    out_dir = Path(out)
+    _check_out_dir(out_dir, bool(force))
+    rules = get_rules(variant)
+    rating_cards = [ratings_from_results(r, rules.name) for r in files]
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "version": CARD_VERSION,
+        "name": name or f"{rules.name}-pimc",
+        "variant": rules.name,
+        "obs_version": core.observation_version(rules),
+        "obs_size": core.observation_size(rules),
+        "num_cards": rules.num_actions,
+        "num_players": rules.num_players,
+        "training_steps": None,
+        "architecture": None,
+        "search": parsed,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "ratings": {},
+        "exported_with": _versions(),
+        "files": {},
+    }
+    _add_ratings(card, rating_cards, note, provenance)
+    with _removed_on_failure([out_dir / MODEL_CARD]):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_card(out_dir, card)
+        Bot.load(out_dir, prefer="numpy")  # it loads as written
+    return card
+
+
 def _check_export_extra() -> None:
     """``ExportError`` before any work when the ONNX exporter's packages are missing (looked up, not imported)."""
     import importlib.util
@@ -775,6 +848,29 @@ def _stage_bar(desc: str) -> Iterator[Callable[[str], None]]:
         bar.update(len(EXPORT_STAGES) - bar.n)
 
 
+def _main_search_only(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``python -m agents.nets.export VARIANT --search pimc:OPTIONS --out DIR``: a search-only bot."""
+    if args.endgame is not None:
+        parser.error("--endgame applies to a network; a search-only bot has none (set endgame in --search)")
+    try:
+        card = export_search_only(
+            str(args.checkpoint),
+            args.out,
+            args.search,
+            args.ratings,
+            args.name,
+            args.force,
+            args.note,
+            args.commands,
+            args.cost,
+        )
+    except ExportArgumentError as e:
+        parser.error(str(e))
+    opts = ",".join(f"{k}={v}" for k, v in card["search"].items() if k != "agent")
+    print(f"exported {card['name']} (a search-only bot of {card['variant']}: pimc:{opts}, no network) to {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (``python -m agents.nets.export``)."""
     parser = argparse.ArgumentParser(
@@ -784,7 +880,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "checkpoint",
         type=Path,
-        help="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search)",
+        help="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search), "
+        "or a variant name with --search pimc:OPTIONS: a search-only bot (no network)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="export directory to write")
     parser.add_argument(
@@ -835,6 +932,8 @@ def main(argv: list[str] | None = None) -> int:
         "'cost_per_move')",
     )
     args = parser.parse_args(argv)
+    if not args.checkpoint.exists() and str(args.checkpoint) in VARIANTS:
+        return _main_search_only(parser, args)
     from_bot = args.checkpoint.is_dir()
     try:
         check_arguments(

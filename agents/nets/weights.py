@@ -47,6 +47,8 @@ def open_network(rules: Rules, path: str | Path, who: str = "") -> Network:
         from agents.nets.bot import Bot
 
         bot = Bot.load(path, prefer="numpy", rules=rules)
+        if bot.layers is None or bot.activation is None:
+            raise AgentSpecError(f"{who}{path} is a search-only bot (pimc, no network): give a bot with a network")
         return Network(bot.layers, bot.activation, str(path))
     if kind == "checkpoint":
         from agents.nets.checkpoint import load_checkpoint_policy
