@@ -23,17 +23,17 @@ from agents.threads import pin_blas_threads
 pin_blas_threads()  # before numpy loads: one BLAS thread per process (the workers do the parallelism)
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.config import StoreOnce  # noqa: E402
+from agents.config import StoreOnce, add_field_options, field_types, given_fields  # noqa: E402
 from agents.errors import TournamentError  # noqa: E402
 from agents.evaluation.report import print_report  # noqa: E402
 from agents.evaluation.tournament import (  # noqa: E402
-    START_METHODS,
     EvalConfig,
     SettingError,
     TournamentInterrupted,
@@ -41,49 +41,29 @@ from agents.evaluation.tournament import (  # noqa: E402
     run_tournament,
     setting_hint,
 )
-
-OPTION_SETTINGS = (
-    "variant",
-    "agents",
-    "gauntlet",
-    "partner",
-    "seed",
-    "deals_file",
-    "save_deals",
-    "workers",
-    "batch",
-    "anchor",
-    "anchor_rating",
-    "bootstrap",
-    "level",
-    "sprt",
-    "sprt_alpha",
-    "sprt_beta",
-    "records",
-    "plugins",
-    "start_method",
-    "ray",
-)
-"""``EvalConfig`` fields with an option of their own (``--hands N`` / ``--matches N`` set ``mode`` and ``deals``)."""
+from agents.signals import exit_status, signal_name  # noqa: E402
 
 
-def _setting(name: str, parse: Callable[[str], Any] = str, kind: str = "") -> Callable[[str], Any]:
-    """An argparse type: parse the text, then the same check as the YAML key ``name`` (``check_setting``)."""
-
-    def convert(text: str) -> Any:
-        try:
-            value = parse(text)
-        except ValueError:
-            shown = repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
-            raise argparse.ArgumentTypeError(f"{shown} is not {kind}; {setting_hint(name)}") from None
-        try:
-            if name in ("agents", "plugins"):  # one item of the list per argument
-                return check_setting(name, [value])[0]
-            return check_setting(name, value)
-        except SettingError as e:
-            raise argparse.ArgumentTypeError(e.detail.removeprefix("item 0: ")) from None
-
-    return convert
+def _option_value(name: str, text: str) -> Any:
+    """An argparse type for the ``EvalConfig`` field ``name``: the text read as the field's type (a whole number, a
+    number or text), then ``check_setting``, the same check as its YAML key and ``EvalConfig(...)`` (one item of a
+    list)."""
+    tp = field_types(EvalConfig)[name]
+    parse: Callable[[str], Any]
+    parse, kind = (
+        (int, "a whole number") if tp in (int, int | None) else (float, "a number") if tp is float else (str, "")
+    )
+    try:
+        value = parse(text)
+    except ValueError:
+        shown = repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
+        raise argparse.ArgumentTypeError(f"{shown} is not {kind}; {setting_hint(name)}") from None
+    try:
+        if tp == list[str]:  # one item of the list per argument
+            return check_setting(name, [value])[0]
+        return check_setting(name, value)
+    except SettingError as e:
+        raise argparse.ArgumentTypeError(e.detail.removeprefix("item 0: ")) from None
 
 
 def _path(text: str) -> Path:
@@ -94,17 +74,9 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
-def _whole(name: str) -> Callable[[str], Any]:
-    return _setting(name, int, "a whole number")
-
-
-def _number(name: str) -> Callable[[str], Any]:
-    return _setting(name, float, "a number")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from scopa_env.rules import variant_names
-
+    """The parser: one option per ``EvalConfig`` field (``agents.config.add_field_options``: its doc is the help),
+    ``--hands N`` / ``--matches N`` for ``mode`` and ``deals``, and the options of the command itself."""
     p = argparse.ArgumentParser(
         prog="evaluate.py",
         description=__doc__.split("\n\n")[0],
@@ -115,100 +87,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.register("action", None, StoreOnce)  # an option given twice is refused, not silently overridden by the last
     p.add_argument("--config", type=_path, metavar="FILE.yaml", help="read settings (EvalConfig fields) from YAML")
     p.add_argument(
-        "--variant", type=_setting("variant"), help=f"variant to play ({', '.join(variant_names())}); default classic"
-    )
-    p.add_argument(
-        "--agents",
-        nargs="+",
-        type=_setting("agents"),
-        metavar="SPEC",
-        help="agents of the round robin (or the gauntlet's opponents)",
-    )
-    p.add_argument(
-        "--gauntlet",
-        type=_setting("gauntlet"),
-        metavar="SPEC",
-        help="play this candidate against every agent of --agents",
-    )
-    p.add_argument(
-        "--partner",
-        type=_setting("partner"),
-        metavar="SPEC",
-        help="team variants: this agent plays the teammates of both agents of every pairing, each agent sitting in "
-        "every seat of its side in turn (default: an agent plays all the seats of its side)",
-    )
-    n = p.add_mutually_exclusive_group()
-    n.add_argument(
-        "--hands", type=_whole("deals"), metavar="N", help="play N deals of one hand each (default 1000 deals)"
-    )
-    n.add_argument(
-        "--matches", type=_whole("deals"), metavar="N", help="play N deals of whole matches to the variant's target"
-    )
-    p.add_argument("--seed", type=_whole("seed"), help="seed of the deals and of the agents (default 0)")
-    p.add_argument(
-        "--deals",
-        dest="deals_file",
-        type=_setting("deals_file"),
-        metavar="FILE",
-        help="play the deals of this deal file",
-    )
-    p.add_argument(
-        "--save-deals", type=_setting("save_deals"), metavar="FILE", help="save the deals to FILE before playing"
-    )
-    p.add_argument(
-        "--workers", type=_whole("workers"), help="worker processes (default 0 = all cores; 1 = this process)"
-    )
-    p.add_argument("--batch", type=_whole("batch"), metavar="N", help="deals per task (default 500; 100 with --sprt)")
-    p.add_argument(
-        "--anchor",
-        type=_setting("anchor"),
-        metavar="AGENT",
-        help="agent whose rating is fixed (default random, else the first)",
-    )
-    p.add_argument(
-        "--anchor-rating", type=_number("anchor_rating"), metavar="R", help="the anchor's rating (default 0)"
-    )
-    p.add_argument(
-        "--bootstrap", type=_whole("bootstrap"), metavar="N", help="bootstrap replicates for rating intervals (1000)"
-    )
-    p.add_argument("--level", type=_number("level"), help="confidence level of the intervals (default 0.95)")
-    p.add_argument(
-        "--sprt", type=_setting("sprt"), metavar="ELO0,ELO1", help="sequential test of --gauntlet vs one agent"
-    )
-    p.add_argument(
-        "--sprt-alpha", type=_number("sprt_alpha"), metavar="A", help="SPRT false-positive rate (default 0.05)"
-    )
-    p.add_argument(
-        "--sprt-beta", type=_number("sprt_beta"), metavar="B", help="SPRT false-negative rate (default 0.05)"
-    )
-    p.add_argument(
-        "--records",
-        type=_setting("records"),
-        metavar="FILE.jsonl",
-        help="write the record of every game (RULES.md section 8)",
-    )
-    p.add_argument(
-        "--plugin",
-        dest="plugins",
-        action="append",
-        type=_setting("plugins"),
-        metavar="MODULE",
-        help="import MODULE to register agents",
-    )
-    p.add_argument(
         "--trust-config-plugins",
         action="store_true",
         help="import the plugins a --config file names (they run code: by default a config file's plugins are "
         "refused, and --plugin on the command line is the way to give them)",
     )
-    p.add_argument("--start-method", choices=START_METHODS, help="worker start method (spawn)")
-    p.add_argument(
-        "--ray",
-        type=_setting("ray"),
-        metavar="ADDRESS",
-        help="play the tasks on Ray: local (start Ray here), auto (this machine's cluster) or HOST:PORT; --workers is "
-        "then the most tasks in flight (0 = the cluster's CPUs). Needs pip install 'scopa[ray]' (docs/ray.md)",
+    settings = p.add_argument_group(
+        "settings (the EvalConfig fields, also --config keys with _ instead of -; --deals is deals_file, --plugin "
+        "adds to plugins, --hands / --matches set mode and deals)"
     )
+    n = settings.add_mutually_exclusive_group()
+    deals = functools.partial(_option_value, "deals")
+    n.add_argument("--hands", type=deals, metavar="N", help="play N deals of one hand each (default 1000 deals)")
+    n.add_argument("--matches", type=deals, metavar="N", help="play N deals of whole matches to the variant's target")
+    add_field_options(settings, EvalConfig, convert=_option_value)
     p.add_argument("--out", type=_path, metavar="DIR", help="output folder (default runs/eval__<variant>__<time>/)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the PNG plots")
     bar = p.add_mutually_exclusive_group()
@@ -222,9 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
     """An ``EvalConfig``: the YAML file's settings (if any) with every option given on the command line on top, all
     through ``EvalConfig``'s own checks (``check_setting``), so a YAML key and its option are refused alike."""
-    overrides: dict[str, Any] = {
-        name: getattr(args, name) for name in OPTION_SETTINGS if getattr(args, name) is not None
-    }
+    overrides = given_fields(EvalConfig, args)
     if args.hands is not None:
         overrides.update(mode="hands", deals=args.hands)
     if args.matches is not None:
@@ -261,23 +151,29 @@ def main(argv: list[str] | None = None) -> int:
         )
     except TournamentInterrupted as e:
         print(f"evaluate.py: {_interrupted_message(e, cfg)}", file=sys.stderr)
-        return 128 + e.signum
-    except KeyboardInterrupt:  # Ctrl-C while reading the settings
-        print("evaluate.py: stopped by SIGINT before any game was played", file=sys.stderr)
-        return 128 + 2
+        return exit_status(e)
+    except KeyboardInterrupt as e:  # Ctrl-C (or SIGTERM, SIGHUP) while reading the settings
+        print(f"evaluate.py: stopped by {_signal(e)} before any game was played", file=sys.stderr)
+        return exit_status(e)
     except TournamentError as e:
         print(f"evaluate.py: error: {e}", file=sys.stderr)
         return 2
     try:
         if not args.quiet:
             print_report(result)
-    except KeyboardInterrupt:
-        print(f"evaluate.py: stopped by SIGINT while printing; the complete results are in {out}/", file=sys.stderr)
-        return 128 + 2
+    except KeyboardInterrupt as e:
+        print(
+            f"evaluate.py: stopped by {_signal(e)} while printing; the complete results are in {out}/", file=sys.stderr
+        )
+        return exit_status(e)
     print(f"wrote {', '.join(p.name for p in result.paths.values())} to {out}/")
     if result.config.records is not None:
         print(f"wrote {result.records_written} game records to {result.config.records}")
     return 0
+
+
+def _signal(e: KeyboardInterrupt) -> str:
+    return signal_name(exit_status(e) - 128)
 
 
 def _interrupted_message(e: TournamentInterrupted, cfg: EvalConfig) -> str:

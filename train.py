@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import ConfigError, StoreOnce, add_field_options, cli_overrides
+from agents.signals import StopSignals, exit_status
 from agents.training.run_dir import RunDirError
 from agents.training.train_config import (
     CONFIG_DIR,
@@ -56,13 +57,7 @@ from agents.training.train_config import (
     config_yaml,
     load_config,
 )
-from agents.training.trainer import (
-    SignalStop,
-    Trainer,
-    interrupted_status,
-    stop_on_signals,
-    train_command,
-)
+from agents.training.trainer import Trainer, train_command
 
 __all__ = ["build_parser", "main", "parse_cli"]
 
@@ -114,23 +109,22 @@ def parse_cli(argv: Sequence[str] | None) -> tuple[argparse.Namespace, dict[str,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    # SIGTERM / SIGHUP interrupt the set-up and the warm start like Ctrl-C (the trainer has its own handlers after).
-    restore, received = stop_on_signals()
+    # Ctrl-C, SIGTERM and SIGHUP interrupt the set-up and the warm start (the trainer has its own handlers after).
     trainer: Trainer | None = None
     try:
-        ns, overrides = parse_cli(argv)
-        if ns.resume:
-            if ns.print_config:
-                raise ConfigError("--print-config and --resume do not go together; read RUN_DIR/config.yaml")
-            trainer = Trainer.resume(ns.resume, ns.config, overrides)
-        else:
-            cfg = load_config(ns.config, overrides)
-            if ns.print_config:
-                print(config_yaml(cfg), end="")
-                return 0
-            trainer = Trainer.create(cfg)
-        if received:  # a signal came during the set-up and its exception was lost: stop now, as it asked
-            raise SignalStop(received[0])
+        with StopSignals() as stop:
+            ns, overrides = parse_cli(argv)
+            if ns.resume:
+                if ns.print_config:
+                    raise ConfigError("--print-config and --resume do not go together; read RUN_DIR/config.yaml")
+                trainer = Trainer.resume(ns.resume, ns.config, overrides)
+            else:
+                cfg = load_config(ns.config, overrides)
+                if ns.print_config:
+                    print(config_yaml(cfg), end="")
+                    return 0
+                trainer = Trainer.create(cfg)
+            stop.check()  # a signal came during the set-up and its exception was lost: stop now, as it asked
     except (ConfigError, RunDirError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
@@ -143,9 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"again: {train_command(*(argv if argv is not None else sys.argv[1:]))}",
             file=sys.stderr,
         )
-        return interrupted_status(e)
-    finally:
-        restore()
+        return exit_status(e)
     return trainer.run()
 
 

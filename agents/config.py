@@ -1,10 +1,10 @@
 """Settings of the command-line scripts: a typed dataclass per script, read from YAML and the command line alike.
 
-A script's settings are one dataclass: ``agents.training.trainer.TrainConfig`` for ``train.py``,
-``agents.evaluation.tournament.EvalConfig`` for ``evaluate.py``. Each field is declared with ``setting(default, "one
-line of doc")``: the doc lives in the field's metadata (``field_docs``), not in the source, so it is there however the
-module was loaded (``python -m cProfile train.py --help``, a zip, a frozen app). This module holds the machinery both
-use:
+A script's settings are one dataclass: ``agents.training.train_config.TrainConfig`` for ``train.py``,
+``agents.evaluation.tournament.EvalConfig`` for ``evaluate.py``, ``agents.training.expert_iteration.ExItConfig`` for
+expert iteration. Each field is declared with ``setting(default, "one line of doc")``: the doc lives in the field's
+metadata (``field_docs``), not in the source, so it is there however the module was loaded (``python -m cProfile
+train.py --help``, a zip, a frozen app). This module holds the machinery they share:
 
 - ``read_yaml_mapping``: the one YAML reader (``yaml.safe_load``: plain data, never Python objects or code), its
   failures sorted into ``YamlFileError.kind`` so that each script words them its own way;
@@ -13,16 +13,20 @@ use:
   ``a,b`` or several arguments, ``float | None`` from null/none), errors naming where the value came from (the
   file, or "command line"), and the config written back as YAML with one comment line per field;
 - ``add_field_options`` / ``cli_overrides``: one command-line option per field (``--total-steps``,
-  ``--progress/--no-progress`` for a bool, ``nargs`` for a list), only the options given becoming overrides;
+  ``--progress/--no-progress`` for a bool, ``nargs`` for a list; a field's ``setting(option=..., metavar=...,
+  repeat=...)`` names its flag), only the options given becoming overrides (``given_fields``); with ``convert`` each
+  value is checked as argparse reads it (``evaluate.py``: ``EvalConfig``'s own checks);
 - ``StoreOnce`` / ``BooleanOnce``: argparse actions refusing an option given twice (``--seed 1 --seed 2``,
   ``--progress --no-progress``) instead of letting the last one silently win.
 
-Why not ``tyro`` (on PyPI, not a dependency here): it builds the same kind of parser from a dataclass, but it reads
-field docs by tokenizing the class's source (the fragility this module removes), parses ``int`` fields strictly
-(``--total-steps 2e7`` is refused), words its own errors (the scripts' messages, pinned by the tests, say which file
-or option was wrong and how to fix it), and has no notion of a YAML file under the options, so the conversion,
-layering and messages would still be custom code here; it would add a dependency (and its own) to an installed
-package for a ~300-line module.
+Why not ``tyro`` or ``jsonargparse`` (both on PyPI, not dependencies here): tyro builds the same kind of parser from
+a dataclass, but it reads field docs by tokenizing the class's source (the fragility this module removes), parses
+``int`` fields strictly (``--total-steps 2e7`` is refused) and has no notion of a YAML file under the options;
+jsonargparse has the YAML layering, but words its own errors and merges files its own way. The scripts' messages,
+pinned by the tests, say which file or option was wrong and how to fix it, a config file's plugins are refused
+unless trusted, and ``EvalConfig`` checks a value alike from YAML, the command line and Python: with either library
+the conversion, layering and messages would still be custom code here, and it would add a dependency (and its own)
+to an installed package for a ~350-line module.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import functools
 import math
 import subprocess
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,6 +59,7 @@ __all__ = [
     "field_docs",
     "field_types",
     "git",
+    "given_fields",
     "load_config",
     "read_yaml_mapping",
     "setting",
@@ -94,11 +99,23 @@ class ConfigError(ScopaError, ValueError):
 # --------------------------------------------------------------------------------------------------- fields
 
 
-def setting(default: Any = dataclasses.MISSING, doc: str = "", *, default_factory: Any = dataclasses.MISSING) -> Any:
-    """A dataclass field with its one-line ``doc`` (shown by ``--help`` and as the YAML comment of the field)."""
+def setting(
+    default: Any = dataclasses.MISSING,
+    doc: str = "",
+    *,
+    default_factory: Any = dataclasses.MISSING,
+    option: str | bool = True,
+    metavar: str | None = None,
+    repeat: bool = False,
+) -> Any:
+    """A dataclass field with its one-line ``doc`` (shown by ``--help`` and as the YAML comment of the field) and
+    how ``add_field_options`` gives it an option: ``option`` its flag (default ``--field-name``; False: none, the
+    command sets the field its own way), ``metavar`` the value's name in ``--help``, ``repeat`` a list field taking
+    one value per option, given as often as needed (``--plugin a --plugin b``) instead of several after one."""
+    metadata = {"doc": doc, "option": option, "metavar": metavar, "repeat": repeat}
     if default_factory is not dataclasses.MISSING:
-        return dataclasses.field(default_factory=default_factory, metadata={"doc": doc})
-    return dataclasses.field(default=default, metadata={"doc": doc})
+        return dataclasses.field(default_factory=default_factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -319,39 +336,54 @@ def _once(action: argparse.Action, parser: argparse.ArgumentParser, namespace: a
     seen[action.dest] = option
 
 
-def add_field_options(group: Any, cls: type, skip: Sequence[str] = ()) -> None:
+def add_field_options(
+    group: Any, cls: type, skip: Sequence[str] = (), convert: Callable[[str, str], Any] | None = None
+) -> None:
     """One option per field of the dataclass ``cls`` on the argparse parser or group ``group``: ``--total-steps``
-    for ``total_steps``, ``--x/--no-x`` for a bool, one or more values for a list; the help is the field's doc and
-    default. Options not given leave no attribute (``argparse.SUPPRESS``), so only those become overrides."""
+    for ``total_steps`` (or the field's ``setting(option=...)``), ``--x/--no-x`` for a bool, one or more values for a
+    list; the help is the field's doc and default. Options not given leave no attribute (``argparse.SUPPRESS``), so
+    only those become overrides (``given_fields``).
+
+    ``convert(name, text)``, if given, turns each value into the field's (one item of a list) as argparse reads it,
+    raising ``argparse.ArgumentTypeError`` (``evaluate.py``: its settings' own checks, so that a bad value is
+    reported as ``argument --x: ...``); without it values stay text for ``cli_overrides`` to convert."""
     docs, types = field_docs(cls), field_types(cls)
     for f in dataclasses.fields(cls):
-        if f.name in skip:
+        option = f.metadata.get("option", True)
+        if f.name in skip or option is False:
             continue
-        flag = "--" + f.name.replace("_", "-")
+        flag = option if isinstance(option, str) else "--" + f.name.replace("_", "-")
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         shown = " ".join(map(str, default)) if isinstance(default, list) else default
-        help_text = f"{docs.get(f.name, '')} (default: {shown})".replace("%", "%%")
+        help_text = docs.get(f.name, "")
+        if default is not None and default != []:
+            help_text += f" (default: {shown})"
+        kwargs: dict[str, Any] = {"dest": f.name, "default": argparse.SUPPRESS, "help": help_text.replace("%", "%%")}
+        if convert is not None and types[f.name] is not bool:
+            kwargs["type"] = functools.partial(convert, f.name)
+        metavar = f.metadata.get("metavar")
         tp = types[f.name]
         if tp is bool:
-            group.add_argument(flag, dest=f.name, action=BooleanOnce, default=argparse.SUPPRESS, help=help_text)
+            group.add_argument(flag, action=BooleanOnce, **kwargs)
+        elif f.metadata.get("repeat"):
+            group.add_argument(flag, action="append", metavar=metavar or f.name.upper(), **kwargs)
         elif tp in (list[int], list[str]):
-            group.add_argument(
-                flag, dest=f.name, action=StoreOnce, nargs="+", metavar="X", default=argparse.SUPPRESS, help=help_text
-            )
+            group.add_argument(flag, action=StoreOnce, nargs="+", metavar=metavar or "X", **kwargs)
         else:
-            group.add_argument(
-                flag, dest=f.name, action=StoreOnce, metavar=f.name.upper(), default=argparse.SUPPRESS, help=help_text
-            )
+            group.add_argument(flag, action=StoreOnce, metavar=metavar or f.name.upper(), **kwargs)
+
+
+def given_fields(cls: type, ns: argparse.Namespace) -> dict[str, Any]:
+    """The fields of the dataclass ``cls`` given on the command line (``add_field_options``), as parsed."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in vars(ns).items() if k in names}
 
 
 def cli_overrides(cls: type, ns: argparse.Namespace) -> dict[str, Any]:
     """The fields of ``cls`` given on the command line (``add_field_options``), converted; ``ConfigError`` names the
     option (``--total-steps: total_steps must be ...``)."""
-    names = {f.name for f in dataclasses.fields(cls)}
     overrides = {}
-    for k, v in vars(ns).items():
-        if k not in names:
-            continue
+    for k, v in given_fields(cls, ns).items():
         if isinstance(v, list) and field_types(cls)[k] == list[int]:
             v = [x for item in v for x in str(item).split(",") if x.strip()]
         try:

@@ -144,8 +144,8 @@ AGENT_FLOORS = {
 }
 """The subpackages of ``agents`` from the bottom up (docs/architecture.md draws them). A module imports only from its
 own subpackage, from lower floors and from the top-level modules (floor 0: ``base``, ``errors``, ``config``,
-``threads``); two subpackages on one floor (evaluation, play) do not import each other. The package's ``__init__``
-is the front door: its lazy names (``from agents import Bot``) may come from any floor."""
+``signals``, ``threads``); two subpackages on one floor (evaluation, play) do not import each other. The package's
+``__init__`` is the front door: its lazy names (``from agents import Bot``) may come from any floor."""
 MAX_TOP_LEVEL_MODULES = 8
 MAX_LINES = 1000
 

@@ -230,8 +230,8 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
     import os
     import signal
 
+    from agents.signals import SignalStop
     from agents.training import expert_iteration as ei
-    from agents.training.trainer import SignalStop
 
     real = ei.ExpertIteration._evaluate
 

@@ -22,10 +22,8 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +53,7 @@ from agents.evaluation.schedule import (
     schedule_pairings,
     side_patterns,
 )
+from agents.signals import SignalStop, StopSignals
 from scopa_env.driver import play
 from scopa_env.rules import Rules, get_rules, variant_names
 
@@ -83,8 +82,6 @@ MAX_CONFIG_BYTES = 1_000_000
 """Largest YAML config file read (a config is a few lines)."""
 PARTIAL_EVERY = 1.0
 """Seconds between two writes of the results so far while a tournament with an output folder plays."""
-STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-"""Signals that stop a tournament cleanly (``run_tournament(..., handle_signals=True)``), where the OS has them."""
 
 
 class SettingError(TournamentError):
@@ -97,8 +94,8 @@ class SettingError(TournamentError):
         self.detail = detail
 
 
-class TournamentInterrupted(KeyboardInterrupt):
-    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped ``run_tournament``.
+class TournamentInterrupted(SignalStop):
+    """A signal (``agents.signals.STOP_SIGNALS``: Ctrl-C, SIGTERM, SIGHUP) stopped ``run_tournament``.
 
     ``result`` holds the games finished before it (``partial`` is True; None if none was scheduled yet) and
     ``paths`` the files written for them (empty without an output folder).
@@ -106,16 +103,8 @@ class TournamentInterrupted(KeyboardInterrupt):
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
-        self.signum = signum
         self.result: TournamentResult | None = None
         self.paths: dict[str, Path] = {}
-
-    @property
-    def signal_name(self) -> str:
-        try:
-            return signal.Signals(self.signum).name
-        except ValueError:
-            return f"signal {self.signum}"
 
     def __str__(self) -> str:
         return f"stopped by {self.signal_name}"
@@ -315,62 +304,85 @@ def check_setting(name: str, value: Any) -> Any:
 class EvalConfig:
     """Settings of one evaluation (``evaluate.py``): loadable from YAML, overridable on the command line."""
 
-    variant: str = setting("classic", "Variant to play (``scopa_env.rules.VARIANTS``).")
+    variant: str = setting("classic", f"Variant to play: {', '.join(variant_names())}.")
     agents: list[str] = setting(
-        doc="Agent specs (``random``, ``pimc:worlds=12``, a checkpoint path), optionally ``LABEL=SPEC``.",
+        doc="Agent specs of the round robin, or the gauntlet's opponents (``random``, ``pimc:worlds=12``, a "
+        "checkpoint path), optionally ``LABEL=SPEC``.",
         default_factory=list,
+        metavar="SPEC",
     )
     gauntlet: str | None = setting(
-        None, "A candidate spec that plays every agent of ``agents`` (instead of a round robin among ``agents``)."
+        None,
+        "A candidate spec that plays every agent of ``agents`` (instead of a round robin among ``agents``).",
+        metavar="SPEC",
     )
     partner: str | None = setting(
         None,
         "Team variants: an agent spec that plays the teammates of both agents of every pairing (each agent then sits "
         "in one seat of its side, every seat in turn; ``agents.evaluation.schedule.game_plan``); None: an agent "
         "fills its side.",
+        metavar="SPEC",
     )
     mode: str | None = setting(
-        None, "``hands`` (one hand per game) or ``matches`` (to the variant's target); None: the deal file's, or hands."
+        None,
+        "``hands`` (one hand per game) or ``matches`` (to the variant's target); None: the deal file's, or hands. "
+        "On the command line ``--hands N`` / ``--matches N`` set it with ``deals``.",
+        option=False,
     )
     deals: int | None = setting(
-        None, "Deals per pairing, each played in every rotation; None: all of ``deals_file``, or 1000."
+        None, "Deals per pairing, each played in every rotation; None: all of ``deals_file``, or 1000.", option=False
     )
     seed: int = setting(0, "Seed of the generated deals and of the agents.")
-    deals_file: str | None = setting(None, "Play the deals of this deal file instead of generating them.")
+    deals_file: str | None = setting(
+        None, "Play the deals of this deal file instead of generating them.", option="--deals", metavar="FILE"
+    )
     save_deals: str | None = setting(
-        None, "Write the deals to this file before playing (load it later with ``deals_file``)."
+        None, "Write the deals to this file before playing (load it later with ``deals_file``).", metavar="FILE"
     )
     workers: int = setting(0, "Worker processes; 0 = all cores, 1 = play in this process.")
     batch: int | None = setting(
         None,
         "Deals per task (played in every rotation, one batched arena call per rotation); None: 500, or 100 with SPRT "
         "(the test is checked after every round of tasks, so smaller tasks waste fewer deals once it has decided).",
+        metavar="N",
     )
     anchor: str | None = setting(
-        None, "Agent (label or spec) whose rating is fixed; default ``random`` if playing, else the first agent."
+        None,
+        "Agent (label or spec) whose rating is fixed; default ``random`` if playing, else the first agent.",
+        metavar="AGENT",
     )
-    anchor_rating: float = setting(0.0, "The anchor's rating.")
-    bootstrap: int = setting(1000, "Bootstrap replicates for the rating intervals (0: no intervals).")
+    anchor_rating: float = setting(0.0, "The anchor's rating.", metavar="R")
+    bootstrap: int = setting(1000, "Bootstrap replicates for the rating intervals (0: no intervals).", metavar="N")
     level: float = setting(0.95, "Confidence level of every interval.")
     sprt: tuple[float, float] | None = setting(
         None,
-        "``(elo0, elo1)``: stop as soon as the gauntlet candidate is proven better than elo1 or not better than elo0.",
+        "``(elo0, elo1)``: stop as soon as the gauntlet candidate is proven better than elo1 or not better than elo0 "
+        "(a sequential test of ``gauntlet`` against one agent).",
+        metavar="ELO0,ELO1",
     )
-    sprt_alpha: float = setting(0.05, "SPRT false-positive rate.")
-    sprt_beta: float = setting(0.05, "SPRT false-negative rate.")
+    sprt_alpha: float = setting(0.05, "SPRT false-positive rate.", metavar="A")
+    sprt_beta: float = setting(0.05, "SPRT false-negative rate.", metavar="B")
     records: str | None = setting(
-        None, "Write the game record (RULES.md section 8) of every game to this ``.jsonl`` file."
+        None, "Write the game record (RULES.md section 8) of every game to this ``.jsonl`` file.", metavar="FILE.jsonl"
     )
     plugins: list[str] = setting(
-        doc="Modules imported before building agents (in every worker too), to register custom agents.",
+        doc="Modules imported before building agents (in every worker too), to register custom agents; on the "
+        "command line ``--plugin MODULE``, once per module.",
         default_factory=list,
+        option="--plugin",
+        metavar="MODULE",
+        repeat=True,
     )
-    start_method: str = setting("spawn", "Multiprocessing start method of the workers (``spawn`` is safe with torch).")
+    start_method: str = setting(
+        "spawn",
+        f"Multiprocessing start method of the workers: {', '.join(START_METHODS)} (``spawn`` is safe with torch).",
+    )
     ray: str | None = setting(
         None,
         "Play the tasks on Ray instead of local processes: ``local`` (start Ray here), ``auto`` (this machine's "
         "cluster) or a cluster address ``HOST:PORT``; ``workers`` is then the most tasks in flight (0: the "
-        "cluster's CPUs). Needs ``pip install 'scopa[ray]'``.",
+        "cluster's CPUs). Needs ``pip install 'scopa[ray]'`` (docs/ray.md).",
+        metavar="ADDRESS",
     )
 
     def __post_init__(self) -> None:
@@ -555,60 +567,6 @@ def _progress_bar(total: int, unit: str, enabled: bool) -> Any:
     return tqdm(total=total, unit=unit, unit_scale=True, dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
 
 
-class _SignalStop:
-    """While active (``enabled``, in the main thread): SIGINT, SIGTERM and SIGHUP raise ``TournamentInterrupted``.
-
-    Inside ``hold()`` (writing results) a signal waits for the block to end; once a stop is under way, further
-    signals are ignored, so that the results so far are written whole. The previous handlers come back on exit.
-
-    An exception raised by a signal handler can be lost: Python runs the handler between any two bytecodes, and
-    numpy discards whatever exception is raised while it looks an attribute up on an operand (an enum member's
-    ``Phase.PLAY`` goes through ``EnumType.__getattr__``). So the signal is also kept (``pending``) and ``check()``,
-    called after every step of the games played in this process and after every task, raises it if it was lost.
-    """
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and threading.current_thread() is threading.main_thread()
-        self.saved: dict[int, Any] = {}
-        self.held = 0
-        self.pending: int | None = None
-        self.stopping = False
-
-    def __enter__(self) -> _SignalStop:
-        if self.enabled:
-            for name in STOP_SIGNALS:
-                sig = getattr(signal, name, None)
-                if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:  # nohup: SIGHUP stays ignored
-                    self.saved[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, old in self.saved.items():
-            signal.signal(sig, old)
-        self.saved.clear()
-
-    def _handle(self, signum: int, frame: object) -> None:
-        if self.stopping or self.pending is not None:
-            return  # a stop is under way (check() raises it again at the next safe point if its exception was lost)
-        self.pending = signum
-        if not self.held:
-            raise TournamentInterrupted(signum)
-
-    def check(self) -> None:
-        """Raise ``TournamentInterrupted`` if a signal came and its stop is not under way (its exception was lost)."""
-        if self.pending is not None and not self.held and not self.stopping:
-            raise TournamentInterrupted(self.pending)
-
-    @contextmanager
-    def hold(self) -> Iterator[None]:
-        self.held += 1
-        try:
-            yield
-        finally:
-            self.held -= 1
-        self.check()
-
-
 def _check_writable_ancestor(start: Path, path: Path, what: str, noun: str) -> None:
     """Refuse ``path`` unless the nearest existing folder at or above ``start`` is a writable folder."""
     anc = start
@@ -717,7 +675,7 @@ def run_tournament(
         if getattr(config, key) is not None:
             _probe_writable_file(Path(getattr(config, key)), option)
     rules = get_rules(config.variant)
-    with _SignalStop(handle_signals) as stop:
+    with StopSignals(handle_signals, stop=TournamentInterrupted, once=True) as stop:
         try:
             return _run(config, rules, progress, out_dir, plots, stop, notes)
         except KeyboardInterrupt as e:
@@ -732,7 +690,7 @@ def _run(
     progress: bool,
     out: Path | None,
     plots: bool,
-    stop: _SignalStop,
+    stop: StopSignals,
     notes: Callable[[str], None] | None = None,
 ) -> TournamentResult:
     import_plugins(config.plugins)

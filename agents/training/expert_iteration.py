@@ -30,7 +30,6 @@ import dataclasses
 import io
 import json
 import multiprocessing as mp
-import signal
 import sys
 import time
 import zipfile
@@ -52,6 +51,7 @@ from agents.config import (
     read_yaml_mapping,
     setting,
 )
+from agents.signals import StopSignals, exit_status, signal_name
 from scopa_env.atomic import write_atomic
 from scopa_env.rules import get_rules
 from scopa_env.shell import python_command
@@ -193,10 +193,10 @@ def _selfplay_chunk(variant: str, teacher: str, seed: int, lo: int, hi: int) -> 
 class ExpertIteration:
     """An expert-iteration run in ``run_dir`` (new, or resumed from its ``state.json``)."""
 
-    def __init__(self, cfg: ExItConfig, run_dir: Path, stop_signals: list[int] | None = None) -> None:
-        self.stop_signals = [] if stop_signals is None else stop_signals
-        """Stop signals received (``agents.training.trainer.stop_on_signals``' list); checked between the stages of an
-        iteration, because the handler's exception can be lost."""
+    def __init__(self, cfg: ExItConfig, run_dir: Path, stop: StopSignals | None = None) -> None:
+        self.stop = stop
+        """The command's stop signals (``agents.signals.StopSignals``), checked between the stages of an iteration,
+        because a signal handler's exception can be lost."""
         self.cfg = cfg
         self.rules = get_rules(cfg.variant)
         self.run_dir = run_dir
@@ -207,10 +207,8 @@ class ExpertIteration:
             self.state = {"iteration": 0, "positions": 0, "wall_s": 0.0}
 
     def _check_stop(self) -> None:
-        if self.stop_signals:
-            from agents.training.trainer import SignalStop
-
-            raise SignalStop(self.stop_signals[0])
+        if self.stop is not None:
+            self.stop.check()
 
     def log(self, text: str) -> None:
         if self.cfg.progress:
@@ -410,24 +408,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents.threads import pin_blas_threads
 
     pin_blas_threads()  # one BLAS thread per process, inherited by the self-play workers
-    from agents.training.trainer import interrupted_status, stop_on_signals
-
-    restore, received = stop_on_signals()
     try:
-        return ExpertIteration(cfg, run_dir, stop_signals=received).run()
+        with StopSignals() as stop:  # Ctrl-C, SIGTERM, SIGHUP
+            return ExpertIteration(cfg, run_dir, stop=stop).run()
     except KeyboardInterrupt as e:
         state = run_dir / "state.json"
         done = json.loads(state.read_text())["iteration"] if state.is_file() else 0
-        status = interrupted_status(e)
+        status = exit_status(e)
         print(
-            f"interrupted ({signal.Signals(status - 128).name}): {done} iteration(s) of {run_dir} are saved; the next "
+            f"interrupted ({signal_name(status - 128)}): {done} iteration(s) of {run_dir} are saved; the next "
             f"leg redoes the one that was running: "
             f"{python_command('-m', 'agents.training.expert_iteration', '--resume', Path(run_dir))}",
             file=sys.stderr,
         )
         return status
-    finally:
-        restore()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from agents.base import AgentSpecError, make_agent
 from agents.config import ConfigError
 from agents.nets.checkpoint import warm_start_weights
 from agents.nets.mlp import ACTIVATIONS
+from agents.signals import StopSignals, signal_name
 from agents.training import safe_state
 from agents.training.duplicate_eval import (
     EVAL_CHUNK,
@@ -64,12 +64,7 @@ from scopa_env.shell import TRAIN_PY, python_path, shell_command
 __all__ = [
     "MODEL_COUNTERS",
     "RESUMABLE_FIELDS",
-    "STOP_SIGNALS",
-    "SignalStop",
     "Trainer",
-    "handle_signals",
-    "interrupted_status",
-    "stop_on_signals",
     "train_command",
 ]
 
@@ -83,8 +78,6 @@ MODEL_COUNTERS = (
     "ep_success_buffer",
 )
 """The ``MaskablePPO`` attributes besides weights and optimizer that a resumed run restores."""
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-"""Signals that make the trainer save ``last.zip`` and exit (128 + the signal's number)."""
 RESUMABLE_FIELDS = ("total_steps", "progress", "torch_threads", "ray")
 """Config fields a resumed run may change; the others must match the run's saved config."""
 
@@ -476,43 +469,36 @@ class Trainer:
         self._session_t0 = self._rollout_t0 = time.perf_counter()
         self._rollout_steps0 = start
         self._open_bar(start)
-        restore = self._install_sigint()
         status = 0
-        try:
-            model.learn(
-                total_timesteps=cfg.total_steps - start,
-                callback=_Callback(),
-                log_interval=1,
-                reset_num_timesteps=not self.resumed,
-                progress_bar=False,
-            )
-            if self.stop_requested:
+        with StopSignals(notify=self._stop_at_next_step):  # Ctrl-C, SIGTERM, SIGHUP
+            try:
+                model.learn(
+                    total_timesteps=cfg.total_steps - start,
+                    callback=_Callback(),
+                    log_interval=1,
+                    reset_num_timesteps=not self.resumed,
+                    progress_bar=False,
+                )
+                if self.stop_requested:
+                    status = self._interrupted()
+                else:
+                    self._finish()
+            except (KeyboardInterrupt, StopTraining):
                 status = self._interrupted()
-            else:
-                self._finish()
-        except (KeyboardInterrupt, StopTraining):
-            status = self._interrupted()
-        finally:
-            restore()
-            self._close_ray()
-            if self._bar is not None:
-                self._bar.close()
-            if self.writer is not None:
-                self.writer.close()
+            finally:
+                self._close_ray()
+                if self._bar is not None:
+                    self._bar.close()
+                if self.writer is not None:
+                    self.writer.close()
         return status
 
-    def _install_sigint(self) -> Any:
-        """Ctrl-C, SIGTERM and SIGHUP: stop at the next step and save last.zip; a second one stops sooner."""
-
-        def handler(signum: int, frame: Any) -> None:
-            if self.stop_requested:  # the second one: stop now (the checkpoint of the rollout's start is saved)
-                raise KeyboardInterrupt
-            self.stop_requested = True
-            self._stop_signal = signum
-            name = signal.Signals(signum).name
-            self._say(f"{name}: stopping at the next step to save a checkpoint (again to stop sooner)")
-
-        return handle_signals(STOP_SIGNALS, handler)
+    def _stop_at_next_step(self, signum: int) -> None:
+        """The first stop signal (``agents.signals.StopSignals``): stop at the next step and save last.zip; a second
+        one stops sooner (the checkpoint of the rollout's start is saved)."""
+        self.stop_requested = True
+        self._stop_signal = signum
+        self._say(f"{signal_name(signum)}: stopping at the next step to save a checkpoint (again to stop sooner)")
 
     def _interrupted(self) -> int:
         status = 128 + int(self._stop_signal)
@@ -522,7 +508,7 @@ class Trainer:
             self._history("interrupt", saved=False)
             return status
         self._write_checkpoint(point)
-        self._history("interrupt", saved=True, checkpoint_step=point.steps, signal=signal.Signals(status - 128).name)
+        self._history("interrupt", saved=True, checkpoint_step=point.steps, signal=signal_name(status - 128))
         self._say(
             f"interrupted: saved {self.run_dir / 'last.zip'} at step {point.steps:,}; continue with\n"
             f"  {train_command('--resume', self.run_dir)}"
@@ -941,29 +927,6 @@ def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:
         raise ConfigError(f"{what}: {e}") from None
 
 
-class SignalStop(KeyboardInterrupt):
-    """SIGTERM or SIGHUP asked a command to stop (Ctrl-C raises a plain ``KeyboardInterrupt``); ``signum`` is the
-    signal."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def stop_on_signals() -> tuple[Any, list[int]]:
-    """Make SIGTERM and SIGHUP raise ``SignalStop``, as Ctrl-C raises ``KeyboardInterrupt``; returns a function putting
-    the old handlers back and the list of the signals received. The handler's exception can be lost (numpy discards
-    any exception raised while it looks an attribute up, and the handler runs between any two bytecodes), so a
-    caller checks the list at its safe points."""
-    received: list[int] = []
-
-    def handler(signum: int, frame: Any) -> None:
-        received.append(signum)
-        raise SignalStop(signum)
-
-    return handle_signals([sig for sig in STOP_SIGNALS if sig != signal.SIGINT], handler), received
-
-
 def train_command(*args: str | Path) -> str:
     """The shell command that runs train.py with ``args`` from the working directory, as a hint to print:
     ``scopa-train ARGS`` when started as that command, else this very interpreter and train.py, each relative to
@@ -971,23 +934,3 @@ def train_command(*args: str | Path) -> str:
     if sys.argv and Path(sys.argv[0]).name == "scopa-train":
         return shell_command("scopa-train", *args)
     return shell_command(python_path(), TRAIN_PY, *args)
-
-
-def interrupted_status(e: KeyboardInterrupt) -> int:
-    """The exit status of a command stopped by ``e``: 128 + the signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
-    return 128 + (e.signum if isinstance(e, SignalStop) else int(signal.SIGINT))
-
-
-def handle_signals(signals: Sequence[int], handler: Any) -> Any:
-    """Install ``handler`` for ``signals`` (main thread only); returns a function putting the old handlers back."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
-
-    def restore() -> None:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-    return restore
