@@ -323,15 +323,32 @@ def _check_finite(layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.flo
             )
 
 
+def _architecture(
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None, activation: str
+) -> dict[str, Any] | None:
+    if layers is None:
+        return None
+    return {
+        "type": "mlp",
+        "input": int(layers[0][0].shape[1]),
+        "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
+        "output": int(layers[-1][0].shape[0]),
+        "activation": activation,
+        "parameters": int(sum(w.size + b.size for w, b in layers)),
+        "masking": f"illegal logits set to {MASKED_LOGIT:g}, then softmax (sb3-contrib MaskableCategorical)",
+    }
+
+
 def new_card(
     rules: Rules | str,
-    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None,
     activation: str,
     name: str | None = None,
     training_steps: int | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A model card for an MLP with ``layers`` (``(weight (out, in), bias)``) trained for ``rules``, plus ``extra``."""
+    """A model card for an MLP with ``layers`` (``(weight (out, in), bias)``) trained for ``rules``, plus ``extra``
+    (``layers`` None: a search-only bot's card, ``"architecture": null``)."""
     rules = get_rules(rules)
     card: dict[str, Any] = {
         "format": CARD_FORMAT,
@@ -343,15 +360,7 @@ def new_card(
         "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
         "training_steps": None if training_steps is None else int(training_steps),
-        "architecture": {
-            "type": "mlp",
-            "input": int(layers[0][0].shape[1]),
-            "hidden": [int(w.shape[0]) for w, _ in layers[:-1]],
-            "output": int(layers[-1][0].shape[0]),
-            "activation": activation,
-            "parameters": int(sum(w.size + b.size for w, b in layers)),
-            "masking": f"illegal logits set to {MASKED_LOGIT:g}, then softmax (sb3-contrib MaskableCategorical)",
-        },
+        "architecture": _architecture(layers, activation),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "ratings": {},
     }
@@ -589,6 +598,9 @@ class Bot:
 
             return PIMCAgent(target, seed, **{**self.search, **overrides})
         from agents.nets.az import AZAgent, NetEvaluator
+
+        if self.layers is None or self.activation is None:  # a search-only card never names az (check_search)
+            raise BotError(f"{self!r} has no network for az search")
 
         net = NetEvaluator(target, self.layers, self.activation, str(self.directory or self.card.get("name")))
         return AZAgent(target, net, seed, **{**self.search, **overrides})

@@ -40,17 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, path_kind
-from agents.nets.bot import (
-    CARD_FORMAT,
-    CARD_VERSION,
-    ONNX,
-    WEIGHTS,
-    Bot,
-    _sha256,
-    new_card,
-    write_card,
-    write_numpy_export,
-)
+from agents.nets.bot import ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
 from agents.nets.mlp import ExportError, extract_mlp
 from scopa_env import core
 from scopa_env.policy import MASKED_LOGIT
@@ -686,23 +676,8 @@ def export_search_only(
     _check_out_dir(out_dir, bool(force))
     rules = get_rules(variant)
     rating_cards = [ratings_from_results(r, rules.name) for r in files]
-    card: dict[str, Any] = {
-        "format": CARD_FORMAT,
-        "version": CARD_VERSION,
-        "name": name or f"{rules.name}-pimc",
-        "variant": rules.name,
-        "obs_version": core.observation_version(rules),
-        "obs_size": core.observation_size(rules),
-        "num_cards": rules.num_actions,
-        "num_players": rules.num_players,
-        "training_steps": None,
-        "architecture": None,
-        "search": parsed,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "ratings": {},
-        "exported_with": _versions(),
-        "files": {},
-    }
+    card = new_card(rules, None, "", name=name or f"{rules.name}-pimc", search=parsed, exported_with=_versions())
+    card["files"] = {}
     _add_ratings(card, rating_cards, note, provenance)
     with _removed_on_failure([out_dir / MODEL_CARD]):
         out_dir.mkdir(parents=True, exist_ok=True)
