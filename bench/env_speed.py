@@ -30,7 +30,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from scopa_env import core  # noqa: E402
+from scopa_env import core, observation  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
 
@@ -59,7 +59,7 @@ def bench_core(rules: Rules, batch: int, seconds: float, seed: int = 0, repeats:
         t0 = time.perf_counter()
         while (el := time.perf_counter() - t0) < seconds / repeats:
             info = core.step(rules, state, _random_legal(rng, mask), autoreset=True)
-            core.observe(rules, state)
+            observation.observe(rules, state)
             mask = core.legal_action_mask(rules, state)
             steps += 1
             games += int(info.match_over.sum())

@@ -22,7 +22,7 @@ import numpy as np
 from agents.base import make_agent
 from agents.search.lookahead import sample_worlds
 from agents.search.pimc import PIMCAgent
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
 
@@ -45,7 +45,7 @@ def measure(spec: str, opponent: str, hands: int, seed: int) -> dict[str, float]
         while not st.done[0] and int(st.stock_pos[0]) >= pos:
             pos = int(st.stock_pos[0])
             mask = core.legal_action_mask(rules, st)
-            batch = ActBatch(rules, core.observe(rules, st), mask, st, games)
+            batch = ActBatch(rules, observation.observe(rules, st), mask, st, games)
             if int(st.current[0]) == me:
                 action = agent.act(batch)  # observes the opponent's last move; the memory then holds this deal's
                 if agent.memory.recorded(st, 0) and st.hands[0, 1 - me].any():

@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from agents.base import AgentSpecError, make_agent  # noqa: E402
 from agents.evaluation.ratings import wilson_interval  # noqa: E402
-from scopa_env import core  # noqa: E402
+from scopa_env import core, observation  # noqa: E402
 from scopa_env.policy import ActBatch  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
@@ -59,7 +59,7 @@ def measure(search: str, net: str, hands: int, seed: int) -> dict[str, dict[str,
         live = np.flatnonzero(~st.done & (st.hand_no == start_hand))
         if live.size == 0:
             break
-        obs, mask = core.observe(rules, st), core.legal_action_mask(rules, st)
+        obs, mask = observation.observe(rules, st), core.legal_action_mask(rules, st)
         batch = ActBatch(rules, obs[live], mask[live], st, live)
         a_net = np.asarray(network.act(batch))
         a1, a2 = np.asarray(first.act(batch)), np.asarray(second.act(batch))

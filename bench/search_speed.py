@@ -155,6 +155,11 @@ def _old_single(rev: str) -> ModuleType | None:
     mod = importlib.util.module_from_spec(spec)
     sys.modules["old_single"] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
+    from types import SimpleNamespace
+
+    from scopa_env import observation  # the observation left scopa_env.core after that revision: add it back there
+
+    mod.core = SimpleNamespace(**vars(core), **{name: getattr(observation, name) for name in observation.__all__})
     return mod
 
 

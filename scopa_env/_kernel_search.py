@@ -5,10 +5,10 @@ loads numba).
 
 Here: the envs' fused calls (the AEC env's step with its next observation, ``ScopaEnv``'s step with its random
 opponents' replies), the random player's cards (``RandomAgent``'s position-keyed stream), the plies left in a hand
-and the open book, the searches' candidates (``agents.features.generate_moves`` of one game), the greedy rollouts,
-the max^n tree of pimc / az (``agents.lookahead``) and of the exact end game (``agents.endgame``), and the worlds of a
-sampled search. Each reproduces what it replaced number for number: ``tests/test_kernel.py``,
-``tests/test_kernel_players.py`` and ``tests/test_search.py`` check it.
+and the open book, the searches' candidates (``agents.baselines.features.generate_moves`` of one game), the greedy
+rollouts, the max^n tree of pimc / az (``agents.search.lookahead``) and of the exact end game
+(``agents.search.endgame``), and the worlds of a sampled search. Each reproduces what it replaced number for number:
+``tests/test_kernel.py``, ``tests/test_kernel_players.py`` and ``tests/test_search.py`` check it.
 
 numba keys each module's disk cache on that module's file alone, and the functions here compile the rules' functions
 into themselves: ``scopa_env.kernel`` drops this module's cache when ``_kernel_jit.py`` is newer.
@@ -255,7 +255,7 @@ def _take_lowest(cards: int, need: int) -> tuple[int, int]:
 
 @njit(cache=True)
 def _best_suits(rc: np.ndarray, pc: np.ndarray, p: int, table: int, picked: int) -> int:
-    """The cards partition ``p`` captures by ``agents.features``' taking order: within a rank the picked cards
+    """The cards partition ``p`` captures by ``agents.baselines.features``' taking order: within a rank the picked cards
     first, then suit order (coins first)."""
     r = rc[R_R]
     ranks = pc[p, r + 1]
@@ -322,7 +322,7 @@ def _part_moves(
 
 @njit(cache=True)
 def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, suits: bool = True) -> int:
-    """``agents.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
+    """``agents.baselines.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
     ``core.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
     (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many. ``suits`` False leaves
     the captured cards of sums and fifteens at -1 (``capture_of`` fills in the one played: the rollouts)."""
@@ -444,6 +444,11 @@ def max_n(
     moves: np.ndarray,
     values: np.ndarray,
     best: np.ndarray,
+    level: int,
+    ws_moves: np.ndarray,
+    ws_child: np.ndarray,
+    ws_vals: np.ndarray,
+    info: np.ndarray,
     w: np.ndarray,
     lk: np.ndarray,
     lkt: np.ndarray,
@@ -452,23 +457,23 @@ def max_n(
 ) -> int:
     """The max^n tree of a perfect-information position (PLAY or CHOOSE phase): its candidates into ``moves`` and
     the value (hand points of each side) of each, the best for the side to move (its own margin, the first of
-    equals) into ``best[:S]``, and every candidate's into ``values[j, :S]`` unless ``values`` has no rows. Returns
-    how many.
+    equals) into ``best[:S]``, and at the root (the workspace's top level) every candidate's into ``values[j, :S]``.
+    Returns how many.
 
     A candidate that ends the hand is worth its points; below the others the tree goes on ``depth`` plies in all
     (more than the cards in the hands: to the end of the hand, the exact end game), valued at the horizon by greedy
-    rollouts (``w`` ... ``knobs``: ``rollout``'s tables; unused by the exact end game).
+    rollouts (``w`` ... ``knobs``: ``rollout``'s tables; unused by the exact end game). The children's candidates,
+    states and values go to row ``level`` of the workspace (``_workspace``), their children's to the row below.
 
     numba's disk cache of a recursive function breaks (a crash when loaded) if a caller passes it a constant: every
-    argument here is a value read at run time (the children get ``values[:0]``)."""
+    argument here is a value read at run time."""
     s, f = rc[R_S], rc[R_NFIELDS]
-    keep = values.shape[0] > 0
+    keep = level == ws_moves.shape[0] - 1  # the root
     m = candidates(rc, pc, st, moves)
     mover = rc[R_SIDE + st[CURRENT]]
-    child = np.empty(STATE_SIZE, dtype=np.int64)
-    info = np.empty(INFO_SIZE, dtype=np.int64)
-    vals = np.empty(SMAX, dtype=np.float64)
-    below = np.empty((MAX_MOVES, 6), dtype=np.int64)  # a child's candidates, or a rollout's
+    child = ws_child[level]
+    vals = ws_vals[level]
+    below = ws_moves[level]  # a child's candidates, or a rollout's
     top = -1e300
     for j in range(m):
         child[:] = st
@@ -476,7 +481,10 @@ def max_n(
             for i in range(s):
                 vals[i] = info[I_POINTS + i * f + f - 1]
         elif depth > 1:
-            max_n(rc, pc, child, depth - 1, below, values[:0], vals, w, lk, lkt, pflat, knobs)
+            max_n(
+                rc, pc, child, depth - 1, below, values, vals, level - 1, ws_moves, ws_child, ws_vals, info,
+                w, lk, lkt, pflat, knobs,
+            )  # fmt: skip
         else:
             rollout(rc, pc, child, vals, below, info, w, lk, lkt, pflat, knobs)
         if keep:
@@ -491,12 +499,42 @@ def max_n(
 
 
 @njit(cache=True)
+def _workspace(rc: np.ndarray, states: np.ndarray, depths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``max_n``'s workspace for the trees of ``states`` searched ``depths`` deep: one row a level, as many levels as
+    the deepest tree nests (its depth, bounded by the plies left in the hand and the deck's size), so that the
+    level a node works on, counted down from the root's (the last row), never goes below 0."""
+    levels = 1
+    for i in range(states.shape[0]):
+        levels = max(levels, min(depths[i], remaining_plies(rc, states[i]), rc[R_D]) + 1)
+    return (
+        np.empty((levels, MAX_MOVES, 6), dtype=np.int64),
+        np.empty((levels, STATE_SIZE), dtype=np.int64),
+        np.empty((levels, SMAX), dtype=np.float64),
+    )
+
+
+@njit(cache=True)
+def _solve_root(
+    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, values: np.ndarray, ws: tuple, info: np.ndarray
+) -> int:
+    none = np.empty(0, dtype=np.float64)  # no rollouts
+    best = np.empty(SMAX, dtype=np.float64)
+    ws_moves, ws_child, ws_vals = ws
+    level = ws_moves.shape[0] - 1
+    return max_n(
+        rc, pc, st, rc[R_D] + 1, moves, values, best, level, ws_moves, ws_child, ws_vals, info,
+        none, none, none, np.empty((0, 1), np.int64), none,
+    )  # fmt: skip
+
+
+@njit(cache=True)
 def solve_root(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, values: np.ndarray) -> int:
     """The exact end game of a position: its candidates (into ``moves``) and the max^n value of each to the end of
     the hand (``values`` (m, S) hand points); returns how many."""
-    none = np.empty(0, dtype=np.float64)  # no rollouts
-    best = np.empty(SMAX, dtype=np.float64)
-    return max_n(rc, pc, st, rc[R_D] + 1, moves, values, best, none, none, none, np.empty((0, 1), np.int64), none)
+    depth = np.empty(1, dtype=np.int64)
+    depth[0] = rc[R_D] + 1
+    ws = _workspace(rc, st.reshape(1, -1), depth)
+    return _solve_root(rc, pc, st, moves, values, ws, np.empty(INFO_SIZE, dtype=np.int64))
 
 
 # ----------------------------------------------------------------------------------------------- rollouts
@@ -635,8 +673,14 @@ def search_worlds(
     candidates (``moves[i, :counts[i]]``) and the value of each (``values[i, j, :S]`` hand points), searched
     ``limits[i]`` plies deep (``max_n``)."""
     best = np.empty(SMAX, dtype=np.float64)
+    info = np.empty(INFO_SIZE, dtype=np.int64)
+    ws_moves, ws_child, ws_vals = _workspace(rc, states, limits)
+    level = ws_moves.shape[0] - 1
     for wi in range(states.shape[0]):
-        counts[wi] = max_n(rc, pc, states[wi], limits[wi], moves[wi], values[wi], best, w, lk, lkt, pflat, knobs)
+        counts[wi] = max_n(
+            rc, pc, states[wi], limits[wi], moves[wi], values[wi], best, level, ws_moves, ws_child, ws_vals, info,
+            w, lk, lkt, pflat, knobs,
+        )  # fmt: skip
 
 
 @njit(cache=True)
@@ -659,11 +703,14 @@ def solve_open_batch(
     s = rc[R_S]
     moves = np.empty((MAX_MOVES, 6), dtype=np.int64)
     values = np.empty((MAX_MOVES, SMAX), dtype=np.float64)
+    info = np.empty(INFO_SIZE, dtype=np.int64)
+    depths = np.full(states.shape[0], rc[R_D] + 1, dtype=np.int64)
+    ws = _workspace(rc, states, depths)
     for i in range(states.shape[0]):
         st = states[i]
         if not is_open(rc, st):
             return i
-        m = solve_root(rc, pc, st, moves, values)
+        m = _solve_root(rc, pc, st, moves, values, ws, info)
         counts[i] = m
         own = rc[R_SIDE + st[CURRENT]]
         for j in range(m):

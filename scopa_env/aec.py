@@ -58,9 +58,9 @@ A move takes one or more actions:
 ## Observation Space
 
 The observation is a dictionary with an `"observation"` vector (what the observing seat may know, RULES.md
-section 7) and an `"action_mask"` (see *Legal Actions Mask*). The vector is `scopa_env.core.observe` for the
-observing seat; its layout is `scopa_env.core.observation_layout(rules)` (version `core.OBS_VERSION`). With D cards,
-S sides, N seats and R ranks (classic: D = 40, S = 2, N = 2, R = 10, size 336):
+section 7) and an `"action_mask"` (see *Legal Actions Mask*). The vector is `scopa_env.observation.observe` for the
+observing seat; its layout is `scopa_env.observation.observation_layout(rules)` (version `observation.OBS_VERSION`).
+With D cards, S sides, N seats and R ranks (classic: D = 40, S = 2, N = 2, R = 10, size 336):
 
 | block | size | classic indices | meaning |
 |-------|------|-----------------|---------|
@@ -165,7 +165,7 @@ docs/rules.md) add three actions after the D card ids, so A = D + 3:
 
 After each deal every player with a qualifying hand, in play order, gets a KNOCK decision (phase 3) before play
 resumes; the mask then holds `stop` and the knocks the hand allows. The observation is version 3
-(`scopa_env.core.observation_version`): the classic blocks as above (`plays` under cirulla's captures), then
+(`scopa_env.observation.observation_version`): the classic blocks as above (`plays` under cirulla's captures), then
 
 | block | size | meaning |
 |-------|------|---------|
@@ -178,7 +178,7 @@ Cirulla games run on `scopa_env.single.SingleGame` too (the compiled single-game
 
 ## Version History
 
-* v0: Initial release (observation version `core.OBS_VERSION` = 2: version 1 had no `table_sum` and `plays`
+* v0: Initial release (observation version `observation.OBS_VERSION` = 2: version 1 had no `table_sum` and `plays`
   blocks; it never shipped in a release). Cirulla's variants came later with observation version 3; the others
   kept version 2.
 """
@@ -197,7 +197,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_max_hands, validate_reward
 from scopa_env.render import render_text
 from scopa_env.rules import CATEGORIES, Rules, get_rules
@@ -239,7 +239,7 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
     """
     rules = get_rules(rules)
     max_hands = validate_max_hands(max_hands)
-    layout = core.observation_layout(rules)
+    layout = observation.observation_layout(rules)
     size = layout[-1][2]
     plays_per_side = max(len(side) for side in rules.sides) * sum(rules.deal_sizes)
     hand_points = len(CATEGORIES) - 1 + plays_per_side
@@ -259,7 +259,7 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
             high[start:stop] = max(1.0, float(rules.deck.value.astype(np.int64).sum()) / 40.0)
         elif name not in _BOUNDED_BLOCKS:
             raise RuntimeError(
-                f"observation block {name!r} (core.OBS_VERSION {core.OBS_VERSION}) has no known bound; "
+                f"observation block {name!r} (observation.OBS_VERSION {observation.OBS_VERSION}) has no known bound; "
                 "add it to scopa_env.aec.observation_bounds"
             )
     return np.zeros(size, dtype=np.float32), high

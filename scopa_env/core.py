@@ -15,7 +15,8 @@ Action space: one ``Discrete(rules.num_actions)`` space whose ids below ``num_ca
   picked so far. As soon as the picked cards determine a single capture, it is completed automatically. Every legal
   capture is reachable, and every pick sequence ends in a legal capture.
 
-Cirulla (``rules.cirulla``, RULES.md section 6; docs/rules.md):
+Cirulla (``rules.cirulla``, RULES.md section 6; docs/rules.md) is one hook, ``scopa_env.cirulla.CirullaHook``
+(``tables_for(rules).cirulla``, None in the other variants), which the core calls where the rules differ:
 
 - ``KNOCK`` phase (``Phase.KNOCK``): right after every deal (after any initial-table take), each seat whose three
   cards qualify decides once, in play order from the player after the dealer, before any card of the deal is
@@ -34,6 +35,12 @@ enumerator of ``scopa_env.moves``, which the agents' candidate moves also build 
 moves into the next action of each game. ``remaining_plies``, ``is_last_play`` and ``is_open`` tell how a hand
 ends: the plies left, the last play (never a scopa), an open book (every hidden card deducible).
 
+What each seat may know is in ``scopa_env.observation`` (``observe``, ``observation_layout``).
+
+Rules: the public functions take a ``Rules`` or a variant name, resolved once on entry (``get_rules``): they are an
+edge that people type at a prompt and in examples (``core.reset("classic", [7])``). Everything below them takes
+the ``Rules`` object; the project's own callers pass ``Rules``.
+
 Arguments are checked with a ``TypeError`` or ``ValueError`` naming them, at a cost of O(1) or one comparison per
 game: seeds, ``batch`` (at most ``MAX_BATCH``), actions, ``seats``, ``game``, ``on_illegal``, ``autoreset``, and
 the state itself: every game carries ``rules_key`` (a fingerprint of the rules, not the rules), so a state is never
@@ -51,24 +58,26 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from scopa_env.arrays import rank_counts, rows_any
 from scopa_env.captures import capture_table
-from scopa_env.moves import FIFTEEN_TOTAL, MoveClasses, MoveKind, enumerate_moves, expand_captures
+from scopa_env.cirulla import CirullaHook
+from scopa_env.errors import ScopaEnvError
+from scopa_env.moves import MoveClasses, MoveKind, enumerate_moves, expand_captures
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import match_winners, point_fields, score_hands
 from scopa_env.shuffle import derive_seed, first_dealer, shuffled_decks
 
 __all__ = [
-    "KNOCK_POINTS",
+    "MAX_BATCH",
     "NO_END",
-    "OBS_VERSION",
     "IllegalActionError",
-    "KnockKind",
     "MoveClasses",
     "MoveKind",
     "Phase",
     "State",
     "StepInfo",
     "action_name",
+    "checked_tables",
     "enumerate_captures",
     "is_last_play",
     "is_open",
@@ -79,31 +88,13 @@ __all__ = [
     "legal_moves",
     "move_actions",
     "move_classes",
-    "observation_layout",
-    "observation_size",
-    "observation_version",
-    "observe",
     "remaining_plies",
     "reset",
     "rules_key",
     "step",
     "stop_action",
+    "tables_for",
 ]
-
-OBS_VERSION = 2
-"""Bumped whenever the observation layout or meaning changes; checkpoints record it.
-
-Version history: 1, the card sets and counters; 2, adds the ``plays`` block (what a card of each value would do
-on the current table). Cirulla's observations are version 3 (``observation_version``): version 2's layout with
-cirulla's captures in ``plays``, then the ``revealed``, ``knocks``, ``knocking`` and ``fifteens`` blocks."""
-CIRULLA_OBS_VERSION = 3
-"""``observation_version`` of cirulla's rules."""
-
-
-def observation_version(rules: Rules | str) -> int:
-    """The observation version of a variant: ``OBS_VERSION`` (2), or 3 under cirulla's rules."""
-    return CIRULLA_OBS_VERSION if get_rules(rules).cirulla else OBS_VERSION
-
 
 MAX_BATCH = 2**22
 """Most games one ``State`` holds (``reset``): about 1.3 GiB of state for a two-player variant."""
@@ -118,24 +109,6 @@ class Phase(IntEnum):
 
 
 _PLAY, _CHOOSE, _DONE, _KNOCK = (int(p) for p in Phase)  # plain ints compare faster
-
-
-class KnockKind(IntEnum):
-    """Cirulla's knock decision (``StepInfo.knock``): none, by sum (3 points) or three of a kind (10 points)."""
-
-    NONE = 0
-    SUM = 1
-    TRIS = 2
-
-
-KNOCK_POINTS = (0, 3, 10)
-"""Points of each ``KnockKind``."""
-KNOCK_SUM_LIMIT = 9
-"""A hand knocks by sum when its values add up to at most this (``7c`` counting 1)."""
-MATTA = "7c"
-"""Cirulla's wild card (la matta): any value for the initial-table count, 1 or a pair's rank for knocks."""
-TABLE_TAKE_TOTALS = (15, 30)
-"""An initial table adding up to 15 (30) is taken with one (two) scope (cirulla)."""
 
 
 def stop_action(rules: Rules | str) -> int:
@@ -170,7 +143,7 @@ def action_name(rules: Rules | str, action: int) -> str:
     raise ValueError(f"action {a} is outside {rules.name!r}'s action ids 0..{rules.num_actions - 1}")
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(ScopaEnvError, ValueError):
     """An action that is not legal in its game."""
 
 
@@ -337,47 +310,33 @@ class _Tables:
         self.d, self.r = d, r
         self.value = deck.value.astype(np.int16)
         self.rank = deck.rank.astype(np.int64)
-        self.rank_onehot = np.eye(r, dtype=np.int16)[self.rank]  # (D, R)
         self.king_mask = self.rank == deck.king_rank
         self.ace_rank = 0
         self.side_of = np.array(rules.seat_side, dtype=np.int8)
         self.ctable = capture_table(r, r)
         self.rank_bits = (1 << self.rank).astype(np.int32)  # (D,)
-        self.low = r // 2  # ranks counted in _subset_sums' keys; above them only presence matters
-        low_keys = _COUNT_RADIX**self.low
-        self.sum_radix = np.concatenate(
-            [_COUNT_RADIX ** np.arange(self.low), low_keys * 2 ** np.arange(r - self.low)]
-        ).astype(np.float32)
-        self.sum_table = _subset_sum_table(r)
         self.num_point_fields = len(point_fields(rules))
         self.ace_mask = self.rank == self.ace_rank
-        if rules.cirulla:
-            from scopa_env.cards import parse_card
-
-            self.matta = parse_card(MATTA, deck)
-            self.knock_value = self.value.astype(np.float32)
-            self.knock_value[self.matta] = 1.0  # 7c counts 1 toward a knock by sum
-            self.not_matta = np.ones(d, dtype=np.bool_)
-            self.not_matta[self.matta] = False
+        self.cirulla = CirullaHook(rules, self, play=_PLAY, choose=_CHOOSE, knock=_KNOCK) if rules.cirulla else None
+        """Cirulla's part of the rules (``scopa_env.cirulla``), called where they differ; None in other variants."""
 
 
 _TABLES: dict[Rules, _Tables] = {}
 _RULES_NAMES: dict[int, str] = {}
 """Variant name of every ``rules_key`` seen in this process (for error messages)."""
-_COUNT_RADIX = 5
-"""Cards of one rank in a set: 0..4 (four suits), the digits of ``_subset_sums``' table keys."""
 
 
-def _tables(rules: Rules) -> _Tables:
+def tables_for(rules: Rules) -> _Tables:
+    """The per-rules constants of the core (and of its observation), made once per ``Rules``."""
     t = _TABLES.get(rules)
     if t is None:
         t = _TABLES[rules] = _Tables(rules)
     return t
 
 
-def _checked_tables(rules: Rules, state: State) -> _Tables:
-    """``_tables(rules)``, after checking that ``state`` is a ``State`` whose games were started under ``rules``."""
-    tb = _tables(rules)
+def checked_tables(rules: Rules, state: State) -> _Tables:
+    """``tables_for(rules)``, after checking that ``state`` is a ``State`` whose games were started under ``rules``."""
+    tb = tables_for(rules)
     if not isinstance(state, State):
         raise TypeError(f"state must be a scopa_env.core.State (from core.reset), got {type(state).__name__}")
     keys = state.rules_key
@@ -389,25 +348,6 @@ def _checked_tables(rules: Rules, state: State) -> _Tables:
             f"pass the rules of the state (core.reset({made!r}, ...) made it)"
         )
     return tb
-
-
-def _rank_counts(cards: npt.NDArray[np.bool_], num_ranks: int) -> npt.NDArray[np.uint8]:
-    """(n, D) bool card masks -> (n, R) uint8 counts per rank (adds the four suit slices; faster than sum)."""
-    v = cards.view(np.uint8).reshape(cards.shape[0], 4, num_ranks)
-    return v[:, 0] + v[:, 1] + v[:, 2] + v[:, 3]
-
-
-def _rows_any(a: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-    """(n, k) bool -> (n,) any, reading 8 cards at a time when the row length allows."""
-    if a.shape[1] % 8 == 0 and a.flags.c_contiguous:
-        return np.asarray(a.view(np.uint64).any(axis=1))
-    return np.asarray(a.any(axis=1))
-
-
-def _hand_sizes(hands: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
-    """(B, N, D) bool -> (B, N) float32 card counts (a float matmul beats an integer reduction here)."""
-    b, n, d = hands.shape
-    return (hands.reshape(b * n, d).astype(np.float32) @ np.ones(d, dtype=np.float32)).reshape(b, n)
 
 
 # --------------------------------------------------------------------------------------------------- reset / deal
@@ -433,7 +373,7 @@ def _empty_state(rules: Rules, batch: int) -> State:
         deal_no=np.zeros(batch, dtype=np.int8),
         seed=np.zeros(batch, dtype=np.uint64),
         winner=np.full(batch, -1, dtype=np.int8),
-        rules_key=np.full(batch, _tables(rules).key, dtype=np.uint32),
+        rules_key=np.full(batch, tables_for(rules).key, dtype=np.uint32),
         revealed=np.zeros((batch, n, d), dtype=np.bool_),
         knock_points=np.zeros((batch, s), dtype=np.int16),
         table_take=np.zeros(batch, dtype=np.int8),
@@ -489,7 +429,7 @@ def _new_matches(rules: Rules, state: State, idx: npt.NDArray[np.intp], seeds: n
 
 def _start_hands(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
     """Shuffle (re-dealing void deals), lay the table and deal the first round for games ``idx``."""
-    tb = _tables(rules)
+    tb = tables_for(rules)
     n = idx.size
     if n == 0:
         return
@@ -520,69 +460,12 @@ def _start_hands(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
         state.table[idx[:, None], decks[:, :k]] = True
     state.stock_pos[idx] = k
     state.deal_no[idx] = 0
-    if rules.cirulla:
-        state.revealed[idx] = False
-        state.knock_points[idx] = 0
-        state.table_take[idx] = 0
-        if rules.table_take and k:
-            _take_initial_tables(rules, tb, state, idx)
+    if tb.cirulla is not None:
+        tb.cirulla.start_hands(state, idx)
     _deal_round(rules, state, idx)
     state.current[idx] = (state.dealer[idx] + 1) % rules.num_players
-    if rules.knocks:
-        _next_knocker(rules, tb, state, idx, np.full(n, -1, dtype=np.intp))
-
-
-def _take_initial_tables(rules: Rules, tb: _Tables, state: State, idx: npt.NDArray[np.intp]) -> None:
-    """Cirulla: an initial table adding up to 15 (30), ``7c`` standing for any value 1..10, goes to the dealer's
-    side with one (two) scope; it counts as that side's capture (the last capturer so far)."""
-    table = state.table[idx]
-    total = table.astype(np.float32) @ tb.value.astype(np.float32)  # (n,) exact small integers
-    matta = table[:, tb.matta]
-    lo = np.where(matta, total - 7 + 1, total)  # the matta makes any total from lo to hi
-    hi = np.where(matta, total - 7 + tb.r, total)
-    scope = np.zeros(idx.size, dtype=np.int8)
-    for i, t in enumerate(TABLE_TAKE_TOTALS):
-        scope[(lo <= t) & (t <= hi)] = i + 1
-    taken = np.flatnonzero(scope > 0)
-    if taken.size:
-        g = idx[taken]
-        side = tb.side_of[state.dealer[g]]
-        state.piles[g, side] |= state.table[g]
-        state.table[g] = False
-        state.scope[g, side] += scope[taken]
-        state.last_capturer[g] = side
-        state.table_take[g] = scope[taken]
-
-
-def _knock_options(tb: _Tables, hands: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """(m, N, D) hands -> ``(by_sum, tris)`` (m, N): which seats may knock by sum (three cards worth <= 9, ``7c``
-    counting 1) and by three of a kind (three of a rank, or a pair and ``7c``)."""
-    m, n, d = hands.shape
-    h = hands.reshape(m * n, d)
-    size = (h.astype(np.float32) @ np.ones(d, dtype=np.float32)).reshape(m, n)
-    three = size == 3
-    by_sum = three & ((h.astype(np.float32) @ tb.knock_value).reshape(m, n) <= KNOCK_SUM_LIMIT)
-    most = _rank_counts(h & tb.not_matta, tb.r).max(axis=1).reshape(m, n)
-    tris = three & ((most >= 3) | ((most >= 2) & h[:, tb.matta].reshape(m, n)))
-    return by_sum, tris
-
-
-def _next_knocker(
-    rules: Rules, tb: _Tables, state: State, g: npt.NDArray[np.intp], after: npt.NDArray[np.intp]
-) -> None:
-    """For games ``g`` (a deal just made, or a knock decision just taken by the seat at play-order position
-    ``after``): the next seat in play order that may knock decides (KNOCK phase), else the deal's first player
-    plays (PLAY phase)."""
-    if g.size == 0:
-        return
-    n = rules.num_players
-    order = (state.dealer[g].astype(np.intp)[:, None] + 1 + np.arange(n)) % n  # (m, N) seats in play order
-    by_sum, tris = _knock_options(tb, state.hands[g])
-    may = np.take_along_axis(by_sum | tris, order, axis=1) & (np.arange(n)[None, :] > after[:, None])
-    has = may.any(axis=1)
-    first = np.where(has, may.argmax(axis=1), 0)
-    state.current[g] = order[np.arange(g.size), first]
-    state.phase[g] = np.where(has, _KNOCK, _PLAY)
+    if tb.cirulla is not None:
+        tb.cirulla.after_deal(state, idx)
 
 
 def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
@@ -603,81 +486,26 @@ def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
 
 def _choose_mask(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
     """(n, D) pickable table cards for games ``g`` in the CHOOSE phase."""
-    tb = _tables(rules)
+    tb = tables_for(rules)
     card = state.pending[g].astype(np.int64)
     table = state.table[g]
     rank = tb.rank[card]
     same_rank = table & (tb.rank[None, :] == rank[:, None])
     equal = same_rank.any(axis=1)
     avail = table & ~state.picked[g]
-    counts = _rank_counts(avail, tb.r)
+    counts = rank_counts(avail, tb.r)
     target = tb.value[card] - (state.picked[g] * tb.value).sum(axis=1)
     _, union, _ = tb.ctable.lookup(counts, target)
     by_sum = avail & ((union[:, None] & tb.rank_bits[None, :]) != 0)
     return np.where(equal[:, None], same_rank, by_sum)
 
 
-def _capture_options(
-    rules: Rules,
-    tb: _Tables,
-    table: npt.NDArray[np.bool_],
-    cards: npt.NDArray[np.int64],
-    picked: npt.NDArray[np.bool_] | None,
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
-    """Cirulla: every legal capture of playing ``cards[i]`` on ``table[i]`` that holds the cards ``picked[i]``
-    (None: no picks), from the one move enumerator: ``(row, captured)``, ``row`` (k,) ascending, ``captured``
-    (k, D); a card with no capture has no row."""
-    n = cards.size
-    playable = np.zeros((n, tb.d), dtype=np.bool_)
-    playable[np.arange(n), cards] = True
-    picked_counts = None if picked is None else _rank_counts(picked & table, tb.r)
-    classes = enumerate_moves(rules, playable, _rank_counts(table, tb.r), picked_counts)
-    index, captured = expand_captures(rules, classes, table, picked)
-    keep = classes.kind[index] != MoveKind.LAY
-    return classes.row[index[keep]], captured[keep]
-
-
-def _cirulla_choose_mask(rules: Rules, tb: _Tables, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """(n, D + 1) for games ``g`` in the CHOOSE phase: the pickable table cards, then ``stop`` (the picked cards are
-    a legal capture and another legal capture strictly contains them)."""
-    picked = state.picked[g]
-    row, captured = _capture_options(rules, tb, state.table[g], state.pending[g].astype(np.int64), picked)
-    out = np.zeros((g.size, tb.d + 1), dtype=np.bool_)
-    np.logical_or.at(out[:, : tb.d], row, captured)  # the union of each game's options
-    out[:, : tb.d] &= ~picked
-    exact = (captured == picked[row]).all(axis=1)
-    options = np.bincount(row, minlength=g.size)
-    out[row[exact], tb.d] = options[row[exact]] >= 2
-    return out
-
-
-def _cirulla_mask(rules: Rules, tb: _Tables, state: State) -> npt.NDArray[np.bool_]:
-    """``legal_action_mask`` under cirulla's rules: (B, num_actions)."""
-    b, d = state.batch_size, tb.d
-    mask = np.zeros((b, rules.num_actions), dtype=np.bool_)
-    phase = state.phase
-    gp = np.flatnonzero(phase == _PLAY)
-    mask[gp, :d] = state.hands[gp, state.current[gp]]
-    gc = np.flatnonzero(phase == _CHOOSE)
-    if gc.size:
-        mask[gc, : d + 1] = _cirulla_choose_mask(rules, tb, state, gc)
-    gk = np.flatnonzero(phase == _KNOCK)
-    if gk.size:
-        by_sum, tris = _knock_options(tb, state.hands[gk])
-        seat = state.current[gk].astype(np.intp)
-        ar = np.arange(gk.size)
-        mask[gk, d] = True
-        mask[gk, d + 1] = by_sum[ar, seat]
-        mask[gk, d + 2] = tris[ar, seat]
-    return mask
-
-
 def legal_action_mask(rules: Rules | str, state: State) -> npt.NDArray[np.bool_]:
     """(B, num_actions) bool: the legal actions of every game (all False for finished games)."""
     rules = get_rules(rules)
-    tb = _checked_tables(rules, state)
-    if rules.cirulla:
-        return _cirulla_mask(rules, tb, state)
+    tb = checked_tables(rules, state)
+    if tb.cirulla is not None:
+        return tb.cirulla.legal_mask(state)
     b = state.batch_size
     mask = state.hands[np.arange(b), state.current].copy()
     mask[state.phase != Phase.PLAY] = False
@@ -704,105 +532,183 @@ def step(
     before changing anything; ``'report'`` leaves those games unchanged and flags them in ``info.illegal``.
     With ``autoreset=True`` a game whose match ends is restarted with a seed derived from its old one
     (``info.reset``); the finished match's results are in the info.
+
+    The phases of a step, each its own function: the actions checked (``_legal_actions``); the card played or the
+    table card picked, and the move completed when its capture is known (``_play_or_pick``, or cirulla's
+    ``CirullaHook.resolve`` and its knocks); the completed moves applied to the table and piles
+    (``_apply_moves``); then the end of a deal (``_deal_next_round``) or of a hand (``_end_hands``: scoring, the
+    match's end, the next hand); last the automatic reset of finished matches.
     """
     rules = get_rules(rules)
-    tb = _checked_tables(rules, state)
+    tb = checked_tables(rules, state)
     if on_illegal not in ("raise", "report"):
         raise ValueError(f"on_illegal must be 'raise' or 'report', got {on_illegal!r}")
     if not isinstance(autoreset, (bool, np.bool_)):
         raise TypeError(f"autoreset must be True or False, got {autoreset!r}")
-    b, d, num_sides = state.batch_size, tb.d, rules.num_sides
+    action_ids = _action_array(rules, state, actions)
+    running = state.phase != Phase.DONE
+    legal, in_range = _legal_actions(rules, tb, state, action_ids, running)
+    illegal = running & ~legal
+    if illegal.any() and on_illegal == "raise":
+        _raise_illegal(rules, state, action_ids, illegal, in_range)
+
+    if tb.cirulla is not None:
+        card, capture, captures, done, ace_all, knocked = tb.cirulla.resolve(state, action_ids, legal)
+        info = _new_info(rules, tb, state, legal, illegal, done, card, capture)
+        if knocked.size:
+            tb.cirulla.apply_knocks(state, knocked, action_ids[knocked] - tb.d, info)
+    else:
+        card, capture, captures, done, ace_all = _play_or_pick(rules, tb, state, action_ids, legal)
+        info = _new_info(rules, tb, state, legal, illegal, done, card, capture)
+
+    moved = np.flatnonzero(done)
+    if moved.size:
+        deal_over, hand_over = _apply_moves(rules, tb, state, moved, done, card, capture, captures, ace_all, info)
+        if deal_over.size:
+            _deal_next_round(rules, tb, state, deal_over)
+        if hand_over.size:
+            _end_hands(rules, state, hand_over, info)
+
+    info.final_scores = state.scores.copy()
+    if autoreset:
+        finished = np.flatnonzero(info.match_over)
+        if finished.size:
+            _new_matches(rules, state, finished, derive_seed(state.seed[finished]))
+            info.reset[finished] = True
+            info.new_hand[finished] = True
+    if tb.cirulla is not None:
+        tb.cirulla.new_hand_info(state, info)
+    return info
+
+
+def _action_array(rules: Rules, state: State, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """``step``'s ``actions`` as (B,) int64, else a ``ValueError`` (shape) or ``TypeError`` (not integers)."""
+    b = state.batch_size
     act = np.asarray(actions)
     if act.shape != (b,):
         raise ValueError(f"actions must have shape ({b},) (one per game), got {act.shape}")
     if act.dtype.kind not in "iu":
-        ids = f"card ids 0..{d - 1}" if not rules.cirulla else f"action ids 0..{rules.num_actions - 1}"
+        ids = f"card ids 0..{rules.num_cards - 1}" if not rules.cirulla else f"action ids 0..{rules.num_actions - 1}"
         raise TypeError(f"actions must be integers ({ids}), got dtype {act.dtype}")
-    act = act.astype(np.int64)
-    running = state.phase != Phase.DONE
+    return act.astype(np.int64)
+
+
+def _legal_actions(
+    rules: Rules, tb: _Tables, state: State, actions: npt.NDArray[np.int64], running: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """``(legal, in_range)`` (B,): each running game's action is legal; it is a valid action id at all."""
+    ar = np.arange(state.batch_size)
+    if tb.cirulla is not None:
+        in_range = (actions >= 0) & (actions < rules.num_actions)
+        safe = np.where(in_range, actions, 0)
+        return running & in_range & tb.cirulla.legal_mask(state)[ar, safe], in_range
+    in_range = (actions >= 0) & (actions < tb.d)
+    safe = np.where(in_range, actions, 0)
+    seat = np.maximum(state.current, 0)
+    legal = running & in_range & state.hands[ar, seat, safe] & (state.phase == Phase.PLAY)
+    choosing = np.flatnonzero(state.phase == Phase.CHOOSE)
+    if choosing.size:
+        pickable = _choose_mask(rules, state, choosing)
+        legal[choosing] = in_range[choosing] & pickable[np.arange(choosing.size), safe[choosing]]
+    return legal, in_range
+
+
+def _raise_illegal(
+    rules: Rules,
+    state: State,
+    actions: npt.NDArray[np.int64],
+    illegal: npt.NDArray[np.bool_],
+    in_range: npt.NDArray[np.bool_],
+) -> None:
+    """The ``IllegalActionError`` of the first game whose action is illegal, with that game's legal actions."""
+    mask = legal_action_mask(rules, state)
+    i = int(np.flatnonzero(illegal)[0])
+    legal = [f"{c} ({action_name(rules, c)})" for c in np.flatnonzero(mask[i]).tolist()]
+    what = f"{actions[i]} ({action_name(rules, int(actions[i]))})" if in_range[i] else str(actions[i])
+    phase = Phase(int(state.phase[i])).name
+    variant = f" ({rules.name})" if rules.cirulla else ""
+    raise IllegalActionError(
+        f"game {i}{variant}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
+        f"legal actions: {', '.join(legal)}"
+    )
+
+
+def _play_or_pick(
+    rules: Rules, tb: _Tables, state: State, actions: npt.NDArray[np.int64], legal: npt.NDArray[np.bool_]
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
+]:
+    """The PLAY and CHOOSE phases of the legal actions (the classic captures): a card played leaves the hand and
+    becomes pending; a table card chosen is picked. Then the move completes when its capture is known (a lay, the
+    one equal-rank or sum capture, the ace taking all), else the game goes on choosing (CHOOSE phase).
+
+    Returns ``(card, capture, captures, done, ace_all)`` (B,): the card of each game's move, the table cards it
+    takes (where completed), it completed as a capture, it completed, it was an ace taking all."""
+    b = state.batch_size
     ar = np.arange(b)
-    if rules.cirulla:
-        num_actions = rules.num_actions
-        in_range = (act >= 0) & (act < num_actions)
-        safe = np.where(in_range, act, 0)
-        ok = running & in_range & _cirulla_mask(rules, tb, state)[ar, safe]
-    else:
-        in_range = (act >= 0) & (act < d)
-        safe = np.where(in_range, act, 0)
-        ok = running & in_range & state.hands[ar, np.maximum(state.current, 0), safe] & (state.phase == Phase.PLAY)
-        gch = np.flatnonzero(state.phase == Phase.CHOOSE)
-        if gch.size:
-            ok[gch] = in_range[gch] & _choose_mask(rules, state, gch)[np.arange(gch.size), safe[gch]]
-    illegal = running & ~ok
-    if illegal.any() and on_illegal == "raise":
-        mask = legal_action_mask(rules, state)
-        i = int(np.flatnonzero(illegal)[0])
-        legal = [f"{c} ({action_name(rules, c)})" for c in np.flatnonzero(mask[i]).tolist()]
-        what = f"{act[i]} ({action_name(rules, int(act[i]))})" if in_range[i] else str(act[i])
-        phase = Phase(int(state.phase[i])).name
-        variant = f" ({rules.name})" if rules.cirulla else ""
-        raise IllegalActionError(
-            f"game {i}{variant}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
-            f"legal actions: {', '.join(legal)}"
-        )
+    plays = legal & (state.phase == Phase.PLAY)
+    picks = legal & (state.phase == Phase.CHOOSE)
+    card = np.where(plays, actions, state.pending).astype(np.int64)
+    card = np.where(legal, card, 0)
+    # Play: the card leaves the hand and becomes pending.
+    played = np.flatnonzero(plays)
+    state.hands[played, state.current[played], actions[played]] = False
+    state.pending[played] = actions[played]
+    picking = np.flatnonzero(picks)
+    state.picked[picking, actions[picking]] = True
 
-    knocked = np.zeros(0, dtype=np.intp)
-    if rules.cirulla:
-        card, capture, captures, lay, done, ace_all, knocked = _cirulla_resolve(rules, tb, state, act, ok)
-        table = state.table
-    else:
-        play = ok & (state.phase == Phase.PLAY)
-        choose = ok & (state.phase == Phase.CHOOSE)
-        card = np.where(play, act, state.pending).astype(np.int64)
-        card = np.where(ok, card, 0)
-        # Play: the card leaves the hand and becomes pending.
-        gp = np.flatnonzero(play)
-        state.hands[gp, state.current[gp], act[gp]] = False
-        state.pending[gp] = act[gp]
-        gc = np.flatnonzero(choose)
-        state.picked[gc, act[gc]] = True
+    # Resolve: complete (capture or lay), or wait for picks.
+    table = state.table
+    counts = rank_counts(table, tb.r)
+    rank = tb.rank[card]
+    value = tb.value[card]
+    n_equal = counts[ar, rank]
+    equal = plays & (n_equal > 0)
+    ace_all = plays & ~equal & (rank == tb.ace_rank) & table.any(axis=1) if rules.ace_takes_all else np.zeros(b, bool)
+    by_sum = (plays & ~equal & ~ace_all) | picks
+    target = np.where(by_sum, value, 0)
+    if picking.size:  # cards already picked count towards the capture
+        counts[picking] -= rank_counts(state.picked[picking], tb.r)
+        target[picking] -= (state.picked[picking] * tb.value).sum(axis=1)
+    summing = np.flatnonzero(by_sum)
+    nparts, union, unique = tb.ctable.lookup(counts[summing], target[summing])
+    lay = np.zeros(b, dtype=np.bool_)
+    lay[summing[nparts == 0]] = True
+    lay &= plays
+    sum_rows = (target[summing] == 0) | unique
+    sum_done = np.zeros(b, dtype=np.bool_)
+    sum_done[summing[sum_rows]] = True
+    equal_done = equal & (n_equal == 1)
+    capture = np.zeros((b, tb.d), dtype=np.bool_)
+    if sum_rows.any():
+        summed = summing[sum_rows]
+        in_union = (union[sum_rows, None] & tb.rank_bits[None, :]) != 0
+        capture[summed] = state.picked[summed] | (in_union & table[summed])
+    equal_games = np.flatnonzero(equal_done)
+    if equal_games.size:
+        capture[equal_games] = table[equal_games] & (tb.rank[None, :] == rank[equal_games, None])
+    if ace_all.any():
+        capture[ace_all] = table[ace_all]
+    captures = sum_done | equal_done | ace_all
+    done = captures | lay
+    state.phase[legal & ~done] = Phase.CHOOSE
+    return card, capture, captures, done, ace_all
 
-        # Resolve: complete (capture or lay), or wait for picks.
-        table = state.table
-        counts = _rank_counts(table, tb.r)
-        rank = tb.rank[card]
-        value = tb.value[card]
-        n_equal = counts[ar, rank]
-        equal = play & (n_equal > 0)
-        ace_all = (
-            play & ~equal & (rank == tb.ace_rank) & table.any(axis=1) if rules.ace_takes_all else np.zeros(b, bool)
-        )
-        by_sum = (play & ~equal & ~ace_all) | choose
-        target = np.where(by_sum, value, 0)
-        if gc.size:  # cards already picked count towards the capture
-            counts[gc] -= _rank_counts(state.picked[gc], tb.r)
-            target[gc] -= (state.picked[gc] * tb.value).sum(axis=1)
-        gs = np.flatnonzero(by_sum)
-        nparts, union, unique = tb.ctable.lookup(counts[gs], target[gs])
-        lay = np.zeros(b, dtype=np.bool_)
-        lay[gs[nparts == 0]] = True
-        lay &= play
-        sum_rows = (target[gs] == 0) | unique
-        sum_done = np.zeros(b, dtype=np.bool_)
-        sum_done[gs[sum_rows]] = True
-        equal_done = equal & (n_equal == 1)
-        capture = np.zeros((b, d), dtype=np.bool_)
-        if sum_rows.any():
-            gd = gs[sum_rows]
-            in_union = (union[sum_rows, None] & tb.rank_bits[None, :]) != 0
-            capture[gd] = state.picked[gd] | (in_union & table[gd])
-        ge = np.flatnonzero(equal_done)
-        if ge.size:
-            capture[ge] = table[ge] & (tb.rank[None, :] == rank[ge, None])
-        if ace_all.any():
-            capture[ace_all] = table[ace_all]
-        captures = sum_done | equal_done | ace_all
-        done = captures | lay
-        to_choose = ok & ~done
-        state.phase[to_choose] = Phase.CHOOSE
 
-    info = StepInfo(
-        acted=ok,
+def _new_info(
+    rules: Rules,
+    tb: _Tables,
+    state: State,
+    legal: npt.NDArray[np.bool_],
+    illegal: npt.NDArray[np.bool_],
+    done: npt.NDArray[np.bool_],
+    card: npt.NDArray[np.int64],
+    capture: npt.NDArray[np.bool_],
+) -> StepInfo:
+    """The step's ``StepInfo`` before the moves are applied: who acted, the moves completed, the rest zero."""
+    b, d = state.batch_size, tb.d
+    return StepInfo(
+        acted=legal,
         illegal=illegal,
         seat=state.current.copy(),
         move_done=done,
@@ -810,147 +716,73 @@ def step(
         capture=capture,
         scopa=np.zeros(b, dtype=np.bool_),
         hand_over=np.zeros(b, dtype=np.bool_),
-        hand_points=np.zeros((b, num_sides, tb.num_point_fields), dtype=np.int16),
+        hand_points=np.zeros((b, rules.num_sides, tb.num_point_fields), dtype=np.int16),
         leftover_side=np.full(b, -1, dtype=np.int8),
         leftover=np.zeros((b, d), dtype=np.bool_),
         match_over=np.zeros(b, dtype=np.bool_),
         winner=np.full(b, -1, dtype=np.int8),
-        final_scores=state.scores,  # replaced by a copy below
+        final_scores=state.scores,  # replaced by a copy at the end of the step
         new_hand=np.zeros(b, dtype=np.bool_),
         reset=np.zeros(b, dtype=np.bool_),
         knock=np.zeros(b, dtype=np.int8),
         table_take=np.zeros(b, dtype=np.int8),
     )
-    if knocked.size:
-        _apply_knocks(rules, tb, state, knocked, act[knocked] - d, info)
-
-    # Apply completed moves. ``capture`` is empty outside the ``done`` rows, so it is applied to the whole batch
-    # at once (contiguous array operations instead of gathering the rows).
-    g = np.flatnonzero(done)
-    if g.size:
-        side_all = tb.side_of[state.current]
-        seat = state.current[g]
-        side = side_all[g]
-        cards_g = card[g]
-        is_cap = captures[g]
-        table &= ~capture
-        table[g[~is_cap], cards_g[~is_cap]] = True
-        gcap, scap = g[is_cap], side[is_cap]
-        won = capture.copy()  # the captured cards and the card that took them, in the capturing side's pile
-        won[gcap, cards_g[is_cap]] = True
-        if num_sides == 2:
-            state.piles[:, 0] |= won & (side_all == 0)[:, None]
-            state.piles[:, 1] |= won & (side_all == 1)[:, None]
-        else:
-            state.piles[gcap, scap] |= won[gcap]
-        state.last_capturer[gcap] = scap
-        hands_empty = ~_rows_any(state.hands.reshape(b, -1))[g]
-        last_play = hands_empty & (state.stock_pos[g] >= d)
-        scopa = is_cap & ~_rows_any(table)[g] & ~last_play & ~ace_all[g]
-        state.scope[g[scopa], side[scopa]] += 1
-        info.scopa[g] = scopa
-        state.phase[g] = Phase.PLAY
-        state.pending[g] = -1
-        state.picked &= ~done[:, None]
-        state.current[g] = (seat + 1) % rules.num_players
-        # A new round of cards, or the end of the hand.
-        redeal = g[hands_empty & ~last_play]
-        if redeal.size:
-            state.deal_no[redeal] += 1
-            _deal_round(rules, state, redeal)
-            if rules.knocks:
-                _next_knocker(rules, tb, state, redeal, np.full(redeal.size, -1, dtype=np.intp))
-        ended = g[last_play]
-        if ended.size:
-            _end_hands(rules, state, ended, info)
-
-    info.final_scores = state.scores.copy()
-    if autoreset:
-        fin = np.flatnonzero(info.match_over)
-        if fin.size:
-            _new_matches(rules, state, fin, derive_seed(state.seed[fin]))
-            info.reset[fin] = True
-            info.new_hand[fin] = True
-    if rules.table_take:
-        info.table_take[info.new_hand] = state.table_take[info.new_hand]
-    return info
 
 
-def _cirulla_resolve(
-    rules: Rules, tb: _Tables, state: State, act: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.bool_],
-    npt.NDArray[np.bool_],
-    npt.NDArray[np.bool_],
-    npt.NDArray[np.bool_],
-    npt.NDArray[np.bool_],
-    npt.NDArray[np.intp],
-]:
-    """``step``'s play and capture choice under cirulla's rules, for the legal actions ``ok``: the card leaves the
-    hand (PLAY) or a table card is picked (CHOOSE); a move completes when the card has no capture (a lay), one
-    capture holding the picked cards, or on ``stop`` (exactly the picked cards); else the CHOOSE phase goes on.
-
-    Returns ``(card, capture, captures, lay, done, ace_all, knock_games)``: ``knock_games`` are the games that took
-    a KNOCK-phase decision (applied by ``_apply_knocks`` once the step's info is made)."""
-    b, d = state.batch_size, tb.d
-    phase = state.phase
-    play = ok & (phase == _PLAY)
-    choose = ok & (phase == _CHOOSE)
-    stop = choose & (act == d)
-    pick = choose & (act < d)
-    card = np.where(play, act, state.pending).astype(np.int64)
-    card = np.where(play | choose, card, 0)
-    gp = np.flatnonzero(play)
-    seat = state.current[gp]
-    state.hands[gp, seat, act[gp]] = False
-    state.revealed[gp, seat, act[gp]] = False
-    state.pending[gp] = act[gp]
-    gc = np.flatnonzero(pick)
-    state.picked[gc, act[gc]] = True
-
-    table = state.table
-    capture = np.zeros((b, d), dtype=np.bool_)
-    rows = np.flatnonzero(play | pick)
-    row, captured = _capture_options(rules, tb, table[rows], card[rows], state.picked[rows] if gc.size else None)
-    options = np.bincount(row, minlength=rows.size)
-    first = np.concatenate([[0], np.cumsum(options)[:-1]])
-    one = np.flatnonzero(options == 1)
-    capture[rows[one]] = captured[first[one]]
-    gs = np.flatnonzero(stop)
-    capture[gs] = state.picked[gs]
-    captures = stop.copy()
-    captures[rows[one]] = True
-    lay = np.zeros(b, dtype=np.bool_)
-    lay[rows[options == 0]] = True
-    lay &= play
-    done = captures | lay
-    state.phase[rows[options >= 2]] = _CHOOSE
-    if rules.ace_takes_all:
-        ace_all = play & (tb.rank[card] == tb.ace_rank) & ~(table & tb.ace_mask).any(axis=1) & table.any(axis=1)
-    else:
-        ace_all = np.zeros(b, dtype=np.bool_)
-    return card, capture, captures, lay, done, ace_all, np.flatnonzero(ok & (phase == _KNOCK))
-
-
-def _apply_knocks(
+def _apply_moves(
     rules: Rules,
     tb: _Tables,
     state: State,
-    g: npt.NDArray[np.intp],
-    kind: npt.NDArray[np.int64],
+    moved: npt.NDArray[np.intp],
+    done: npt.NDArray[np.bool_],
+    card: npt.NDArray[np.int64],
+    capture: npt.NDArray[np.bool_],
+    captures: npt.NDArray[np.bool_],
+    ace_all: npt.NDArray[np.bool_],
     info: StepInfo,
-) -> None:
-    """KNOCK-phase decisions ``kind`` (a ``KnockKind``) of games ``g``: points to the side, the hand revealed, and
-    the next seat that may knock decides (or play starts)."""
-    seat = state.current[g].astype(np.intp)
-    info.knock[g] = kind
-    side = tb.side_of[seat]
-    state.knock_points[g, side] += np.asarray(KNOCK_POINTS, dtype=np.int16)[kind]
-    k = kind > 0
-    state.revealed[g[k], seat[k]] = state.hands[g[k], seat[k]]
-    n = rules.num_players
-    _next_knocker(rules, tb, state, g, (seat - state.dealer[g].astype(np.intp) - 1) % n)
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """The moves completed in games ``moved`` (``done``): the captured cards and the card that took them to the
+    side's pile (a laid card to the table), the scopa, the turn to the next seat.
+
+    Returns ``(deal_over, hand_over)``: the games whose hands are empty with cards left in the stock (a new round
+    to deal), and those whose hand just ended (the last play). ``capture`` is empty outside the ``done`` rows, so
+    it is applied to the whole batch at once (contiguous array operations instead of gathering the rows)."""
+    b, d = state.batch_size, tb.d
+    table = state.table
+    side_of_seat = tb.side_of[state.current]
+    seat = state.current[moved]
+    side = side_of_seat[moved]
+    cards = card[moved]
+    took = captures[moved]
+    table &= ~capture
+    table[moved[~took], cards[~took]] = True
+    capturing, capturing_side = moved[took], side[took]
+    won = capture.copy()  # the captured cards and the card that took them, in the capturing side's pile
+    won[capturing, cards[took]] = True
+    if rules.num_sides == 2:
+        state.piles[:, 0] |= won & (side_of_seat == 0)[:, None]
+        state.piles[:, 1] |= won & (side_of_seat == 1)[:, None]
+    else:
+        state.piles[capturing, capturing_side] |= won[capturing]
+    state.last_capturer[capturing] = capturing_side
+    hands_empty = ~rows_any(state.hands.reshape(b, -1))[moved]
+    last_play = hands_empty & (state.stock_pos[moved] >= d)
+    scopa = took & ~rows_any(table)[moved] & ~last_play & ~ace_all[moved]
+    state.scope[moved[scopa], side[scopa]] += 1
+    info.scopa[moved] = scopa
+    state.phase[moved] = Phase.PLAY
+    state.pending[moved] = -1
+    state.picked &= ~done[:, None]
+    state.current[moved] = (seat + 1) % rules.num_players
+    return moved[hands_empty & ~last_play], moved[last_play]
+
+
+def _deal_next_round(rules: Rules, tb: _Tables, state: State, games: npt.NDArray[np.intp]) -> None:
+    """The end of a deal in ``games`` (every hand empty, cards left in the stock): the next round of cards."""
+    state.deal_no[games] += 1
+    _deal_round(rules, state, games)
+    if tb.cirulla is not None:
+        tb.cirulla.after_deal(state, games)
 
 
 def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepInfo) -> None:
@@ -963,7 +795,9 @@ def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepIn
     gl = g[has]
     state.piles[gl, last[has]] |= left[has]
     state.table[g] = False
-    points = score_hands(rules, state.piles[g], state.scope[g], state.knock_points[g] if rules.cirulla else None)
+    hook = tables_for(rules).cirulla
+    knock_points = hook.knock_points(state, g) if hook is not None else None
+    points = score_hands(rules, state.piles[g], state.scope[g], knock_points)
     info.hand_points[g] = points
     info.hand_over[g] = True
     state.scores[g] += points[:, :, -1]
@@ -1007,7 +841,7 @@ def remaining_plies(rules: Rules | str, state: State, games: npt.ArrayLike | Non
     """(n,) moves left in the hand of each game in ``games`` (default: all), counting a capture being chosen as one
     move; ``NO_END`` while the stock is not empty (more cards will be dealt)."""
     rules = get_rules(rules)
-    _checked_tables(rules, state)
+    checked_tables(rules, state)
     return _remaining_plies(rules, state, _game_rows(state, games))
 
 
@@ -1029,7 +863,7 @@ def is_open(rules: Rules | str, state: State, games: npt.ArrayLike | None = None
     """(n,) an open book: the stock is empty and at most one seat other than the acting one holds cards, so the
     acting seat can deduce every hidden card (where each unseen card is)."""
     rules = get_rules(rules)
-    _checked_tables(rules, state)
+    checked_tables(rules, state)
     g = _game_rows(state, games)
     seat = state.current[g].astype(np.intp)
     sizes = state.hands[g].sum(axis=2)  # (n, N)
@@ -1046,7 +880,7 @@ def move_classes(rules: Rules | str, state: State, games: npt.ArrayLike | None =
     state.picked[games])``.
     """
     rules = get_rules(rules)
-    tb = _checked_tables(rules, state)
+    tb = checked_tables(rules, state)
     g = _game_rows(state, games)
     return _move_classes(rules, tb, state, g, _remaining_plies(rules, state, g) == 1)
 
@@ -1058,14 +892,14 @@ def _move_classes(
     phase = state.phase[g]
     table = state.table[g]
     playable = state.hands[g, state.current[g]]
-    counts = _rank_counts(table, tb.r)
+    counts = rank_counts(table, tb.r)
     picked_counts = None
     if (phase != _PLAY).any():
         choose = np.flatnonzero(phase == _CHOOSE)
         if choose.size:
             playable[choose] = False
             playable[choose, state.pending[g[choose]]] = True
-            picked_counts = _rank_counts(state.picked[g] & table, tb.r)  # nothing is picked outside CHOOSE
+            picked_counts = rank_counts(state.picked[g] & table, tb.r)  # nothing is picked outside CHOOSE
         playable[(phase == _DONE) | (phase == _KNOCK)] = False
     return enumerate_moves(rules, playable, counts, picked_counts, last_play)
 
@@ -1102,7 +936,7 @@ def legal_move_lists(
     """``legal_moves`` of every game in ``games`` (default: all), enumerated together (much faster than one
     ``legal_moves`` call per game)."""
     rules = get_rules(rules)
-    tb = _checked_tables(rules, state)
+    tb = checked_tables(rules, state)
     g = _game_rows(state, games)
     phase = state.phase[g]
     choosing = phase == _CHOOSE
@@ -1115,12 +949,12 @@ def legal_move_lists(
 
 def enumerate_captures(rules: Rules, table: list[int], card: int) -> list[frozenset[int]]:
     """Every legal capture of playing ``card`` on ``table`` (list of card ids); ``[]`` means a lay."""
-    tb = _tables(rules)
+    tb = tables_for(rules)
     on_table = np.zeros((1, tb.d), dtype=np.bool_)
     on_table[0, table] = True
     playable = np.zeros((1, tb.d), dtype=np.bool_)
     playable[0, card] = True
-    classes = enumerate_moves(rules, playable, _rank_counts(on_table, tb.r))
+    classes = enumerate_moves(rules, playable, rank_counts(on_table, tb.r))
     return [cap for _, cap in _listed(rules, classes, on_table, None)[0] if cap]
 
 
@@ -1133,7 +967,7 @@ def legal_moves(rules: Rules | str, state: State, game: int) -> list[tuple[int, 
     games at once, ``legal_move_lists``.
     """
     rules = get_rules(rules)
-    _checked_tables(rules, state)
+    checked_tables(rules, state)
     if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
         raise ValueError(f"game must be an index 0..{state.batch_size - 1} into the state's games, got {game!r}")
     return legal_move_lists(rules, state, [game])[0]
@@ -1156,350 +990,5 @@ def move_actions(state: State, cards: npt.ArrayLike, captures: npt.NDArray[np.bo
         out[state.phase == _KNOCK] = stop
     choosing = np.flatnonzero(state.phase == _CHOOSE)
     if choosing.size:
-        out[choosing[~_rows_any(todo[choosing])]] = stop
-    return out
-
-
-# --------------------------------------------------------------------------------------------------- observation
-
-
-def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
-    """The observation's blocks as ``(name, start, stop, meaning)``; see ``observe``."""
-    rules = get_rules(rules)
-    d, s, n = rules.num_cards, rules.num_sides, rules.num_players
-    blocks = [
-        ("hand", d, "own hand (card ids)"),
-        ("table", d, "cards face up on the table"),
-        ("pending", d, "card played whose capture is being chosen (CHOOSE phase)"),
-        ("picked", d, "table cards picked so far for that capture"),
-        ("unseen", d, "cards this seat has not seen: other players' hands and the stock"),
-        ("piles", s * d, "cards captured this hand by each side, own side first, then in seat order"),
-        ("scores", s, "match points of each side / target, own side first"),
-        ("scope", s, "scope of each side this hand / 10, own side first"),
-        ("stock", 1, "cards left in the stock / deck size"),
-        ("hand_sizes", n, "cards in each seat's hand / max hand size, own seat first then in play order"),
-        ("dealer", n, "one-hot: dealer's position relative to this seat (0 = self)"),
-        ("seat", n, "one-hot: this seat's absolute index"),
-        ("last_capturer", s + 1, "one-hot: side of the last capture this hand, relative; last entry = nobody"),
-        ("choosing", 1, "1 in the CHOOSE phase"),
-        ("table_sum", 1, "sum of the table's capture values / 40"),
-        (
-            "plays",
-            4 * rules.deck.num_ranks,
-            "for each card value v (rank order), 4 entries: a card of value v would capture; would make a scopa "
-            "(clear the table); could take the settebello; table sum after the play (sum - v after a capture, "
-            "sum + v after a lay) / 40",
-        ),
-    ]
-    if rules.cirulla:
-        r = rules.deck.num_ranks
-        blocks[-1] = (
-            "plays",
-            4 * r,
-            "as version 2 under cirulla's captures (fifteens and an ace taking all capture; an ace taking all is "
-            "never a scopa); table sum after: sum - v after an equal-rank or sum capture, else sum - (15 - v) after "
-            "a fifteen, 0 after an ace taking all, sum + v after a lay; / 40",
-        )
-        blocks += [
-            (
-                "revealed",
-                n * d,
-                "cards revealed by knocks still in each seat's hand, own seat first then in play order",
-            ),
-            ("knocks", s, "knock points of each side this hand / 10, own side first"),
-            ("knocking", 1, "1 in the KNOCK phase"),
-            ("fifteens", r, "for each card value v (rank order): a card of value v played now could make a fifteen"),
-        ]
-    out, pos = [], 0
-    for name, size, meaning in blocks:
-        out.append((name, pos, pos + size, meaning))
-        pos += size
-    return out
-
-
-def observation_size(rules: Rules | str) -> int:
-    return observation_layout(rules)[-1][2]
-
-
-def _check_seats(seats: npt.ArrayLike, batch: int, num_players: int) -> npt.NDArray[np.integer]:
-    """``observe``'s ``seats`` as an integer array of shape () or (B,) with every seat in 0..N-1, else raise."""
-    arr = np.asarray(seats)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"seats must be integer seat numbers 0..{num_players - 1}, got dtype {arr.dtype}")
-    if arr.shape not in ((), (batch,)):
-        raise ValueError(f"seats must be one seat or one per game, shape ({batch},), got shape {arr.shape}")
-    if arr.size and (arr.min() < 0 or arr.max() >= num_players):
-        bad = int(arr.reshape(-1)[(arr.reshape(-1) < 0) | (arr.reshape(-1) >= num_players)][0])
-        raise ValueError(f"seats must be in 0..{num_players - 1} (this variant's seats), got {bad}")
-    return np.broadcast_to(arr, (batch,))
-
-
-def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
-    """(B, observation_size) float32: what each game's acting seat (or ``seats``) may know (RULES.md section 7).
-
-    Layout: ``observation_layout(rules)``. Only the seat's own hand is shown; other hands and the stock appear
-    only as the ``unseen`` set, which is the same whatever order or distribution those cards have. ``seats``: one
-    seat for every game, or one per game, each in 0..N-1.
-    """
-    rules = get_rules(rules)
-    tb = _checked_tables(rules, state)
-    b, d, s, n = state.batch_size, tb.d, rules.num_sides, rules.num_players
-    ar = np.arange(b)
-    seat = state.current if seats is None else _check_seats(seats, b, n)
-    seat = np.where(seat < 0, 0, seat).astype(np.int64)
-    own_side = tb.side_of[seat].astype(np.int64)
-    obs = np.empty((b, observation_size(rules)), dtype=np.float32)  # every column is written below
-    cards = np.zeros((b, 5 + s, d), dtype=np.bool_)  # the card blocks, converted to float in one go
-    hand = cards[:, 0] = state.hands[ar, seat]
-    cards[:, 1] = state.table
-    gp = np.flatnonzero(state.pending >= 0)
-    cards[gp, 2, state.pending[gp].astype(np.int64)] = True
-    cards[:, 3] = state.picked
-    rel_sides = (own_side[:, None] + np.arange(s)) % s  # (B, S)
-    side_rows = ar[:, None] * s + rel_sides  # rows of the (B * S, ...) views, own side first
-    piles = cards[:, 5:]
-    np.take(state.piles.reshape(b * s, d), side_rows, axis=0, out=piles)  # (B, S, D)
-    seen = hand | state.table | state.picked | cards[:, 2]
-    for i in range(s):
-        seen |= piles[:, i]
-    np.logical_not(seen, out=cards[:, 4])
-    pos = (5 + s) * d
-    obs[:, :pos] = cards.reshape(b, pos)
-    obs[:, pos : pos + s] = state.scores.reshape(-1)[side_rows] / rules.target
-    pos += s
-    obs[:, pos : pos + s] = state.scope.reshape(-1)[side_rows] / 10.0
-    pos += s
-    obs[:, pos] = (d - state.stock_pos) / d
-    pos += 1
-    rel_seats = (seat[:, None] + np.arange(n)) % n
-    sizes = _hand_sizes(state.hands)
-    obs[:, pos : pos + n] = sizes.reshape(-1)[ar[:, None] * n + rel_seats] / rules.max_hand_size
-    pos += n
-    obs[:, pos : pos + 2 * n + s + 1] = 0.0
-    obs[ar, pos + (state.dealer - seat) % n] = 1.0
-    pos += n
-    obs[ar, pos + seat] = 1.0
-    pos += n
-    last = state.last_capturer.astype(np.int64)
-    obs[ar, pos + np.where(last < 0, s, (last - own_side) % s)] = 1.0
-    pos += s + 1
-    obs[:, pos] = state.phase == Phase.CHOOSE
-    pos += 1
-    _play_features(rules, tb, state.table, out=obs[:, pos : pos + 1 + 4 * tb.r])
-    if rules.cirulla:
-        _observe_cirulla(rules, tb, state, seat, side_rows, obs, pos + 1 + 4 * tb.r)
-    return obs
-
-
-def _observe_cirulla(
-    rules: Rules,
-    tb: _Tables,
-    state: State,
-    seat: npt.NDArray[np.int64],
-    side_rows: npt.NDArray[np.int64],
-    obs: npt.NDArray[np.float32],
-    pos: int,
-) -> None:
-    """``observe``'s cirulla part: cards revealed by knocks leave ``unseen``; the blocks after ``plays``."""
-    b, d, n, s = state.batch_size, tb.d, rules.num_players, rules.num_sides
-    ar = np.arange(b)
-    unseen = observation_layout(rules)[4]
-    obs[:, unseen[1] : unseen[2]] *= ~state.revealed.any(axis=1)
-    rel_seats = (seat[:, None] + np.arange(n)) % n
-    obs[:, pos : pos + n * d] = state.revealed[ar[:, None], rel_seats].reshape(b, n * d)
-    pos += n * d
-    obs[:, pos : pos + s] = state.knock_points.reshape(-1)[side_rows] / 10.0
-    pos += s
-    obs[:, pos] = state.phase == _KNOCK
-    pos += 1
-    obs[:, pos : pos + tb.r] = _fifteen_bits(rules, tb, _rank_counts(state.table, tb.r))
-
-
-def _low_subset_sums(num_ranks: int) -> npt.NDArray[np.uint64]:
-    """Subset-sum bit sets of every multiset of the low ranks (values 1..R//2), indexed by their base-5 key."""
-    low = num_ranks // 2
-    out = np.zeros(_COUNT_RADIX**low, dtype=np.uint64)
-    for key in range(_COUNT_RADIX**low):
-        sums, k = 1, key
-        for r in range(low):
-            k, c = divmod(k, _COUNT_RADIX)
-            for _ in range(c):  # one more card of value r + 1
-                sums |= sums << (r + 1)
-        out[key] = sums & 0xFFFF_FFFF_FFFF_FFFF
-    return out
-
-
-def _subset_sum_table(num_ranks: int) -> npt.NDArray[np.uint16]:
-    """``_subset_sums``' table: bits 0..R of the subset sums, for every key (low-rank counts, high ranks present).
-
-    Two cards of value above R // 2 add up to more than R, so a sum up to R holds at most one of them: the low
-    cards' sums, plus those sums shifted by each high value present.
-    """
-    if num_ranks > 15:
-        raise ValueError(f"subset-sum table: at most 15 ranks fit its 16-bit entries, got {num_ranks}")
-    low = num_ranks // 2
-    keep = np.uint64((1 << (num_ranks + 1)) - 1)
-    low_sums = _low_subset_sums(num_ranks) & keep
-    table = np.empty((2 ** (num_ranks - low), low_sums.size), dtype=np.uint16)
-    for present in range(table.shape[0]):
-        sums = low_sums.copy()
-        for j in range(num_ranks - low):
-            if present >> j & 1:
-                sums |= low_sums << np.uint64(low + j + 1)
-        table[present] = sums & keep
-    return table.reshape(-1)
-
-
-def _subset_sums(tb: _Tables, counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
-    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s, for s <= R
-    (the largest card value, all the play features read); higher bits are 0. One table look-up."""
-    digits = counts.astype(np.float32)
-    np.minimum(digits[:, tb.low :], 1.0, out=digits[:, tb.low :])  # high ranks: present or not
-    key = (digits @ tb.sum_radix).astype(np.intp)
-    return tb.sum_table[key].astype(np.uint64)
-
-
-def _low_bits(sets: npt.NDArray[np.uint64], k: int) -> npt.NDArray[np.bool_]:
-    """(n,) uint64 bit sets -> (n, k) bool: bits 0 .. k-1 of each (unpacked from the low bytes; k <= 64)."""
-    nbytes = (k + 7) // 8
-    low = np.ascontiguousarray(sets, dtype="<u8").view(np.uint8).reshape(-1, 8)[:, :nbytes]
-    return np.unpackbits(low, axis=1, bitorder="little")[:, :k].view(np.bool_)
-
-
-def _play_features(
-    rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_], out: npt.NDArray[np.float32] | None = None
-) -> npt.NDArray[np.float32]:
-    """(B, 1 + 4R): table sum / 40, then per card value: captures, scopa, settebello, table sum after / 40.
-
-    The same for every seat (it depends on the table only); ``observe`` places it after the seat's own blocks.
-    Under ``rules.fifteens`` (cirulla) ``_cirulla_play_features`` computes it instead.
-    A capture by equal rank or by sum always takes cards worth exactly v in total, so the table keeps
-    ``sum - v`` after it, and ``sum + v`` after a lay (ace-takes-all leaves 0). Sums are found with bit sets of
-    subset sums: with no card of value v on the table, any set adding up to v has at least two cards.
-    ``out``: a (B, 1 + 4R) float32 array (or view, such as the observation's columns) to write into.
-    """
-    if rules.fifteens:
-        return _cirulla_play_features(rules, tb, table, out)
-    b, r = table.shape[0], tb.r
-    deck = rules.deck
-    sette_on_table = table[:, deck.settebello]
-    counts = _rank_counts(table, r)
-    values = np.arange(1, r + 1)
-    total = counts.astype(np.float32) @ values.astype(np.float32)  # (B,)
-    seven = deck.ranks.index("7")
-    without = counts.copy()
-    without[:, seven] -= sette_on_table  # the table's cards other than the settebello
-    sums_without = _subset_sums(tb, without)
-    sums = np.where(sette_on_table, sums_without | (sums_without << np.uint64(seven + 1)), sums_without)
-    bits = _low_bits(sums, r + 1)[:, 1:]  # (B, R): some set of table cards adds up to v
-    equal = counts > 0  # (B, R): a card of value v takes an equal rank
-    by_sum = bits & ~equal
-    captures = equal | by_sum
-    sette = np.zeros((b, r), dtype=np.bool_)
-    sette[:, seven] = sette_on_table  # a 7 takes it as an equal rank
-    above = np.arange(seven + 1, r)  # values above 7 take it in a sum with other cards worth the rest
-    rest = above + 1 - (seven + 1)
-    with_sette = _low_bits(sums_without, r + 1)[:, rest]
-    sette[:, above] = sette_on_table[:, None] & by_sum[:, above] & with_sette
-    values_f = values.astype(np.float32)
-    after = captures.astype(np.float32)
-    after *= -2.0 * values_f
-    after += values_f
-    after += total[:, None]  # total - v after a capture, total + v after a lay
-    scopa = captures & (after == 0)
-    if rules.ace_takes_all:
-        ace_all = ~equal[:, 0] & (total > 0)
-        captures[:, 0] |= ace_all
-        sette[:, 0] |= sette_on_table & ace_all
-        after[:, 0] = np.where(ace_all, 0, after[:, 0])
-        scopa[:, 0] &= ~ace_all
-    if out is None:
-        out = np.empty((b, 1 + 4 * r), dtype=np.float32)
-    out[:, 0] = total / 40.0
-    per_value = out[:, 1:].reshape(b, r, 4)  # a view: the four features of each value side by side
-    per_value[:, :, 0] = captures.astype(np.float32)  # cast first: a bool -> float cast into a strided view is slow
-    per_value[:, :, 1] = scopa.astype(np.float32)
-    per_value[:, :, 2] = sette.astype(np.float32)
-    np.divide(after, 40.0, out=per_value[:, :, 3])
-    return out
-
-
-FIFTEEN = FIFTEEN_TOTAL
-
-
-def _sum_bits(counts: npt.NDArray[np.integer], top: int) -> npt.NDArray[np.uint64]:
-    """(n, R) rank counts -> (n,) bit sets: bit s is set iff some set of those cards adds up to s (s <= top)."""
-    keep = np.uint64((1 << (top + 1)) - 1)
-    sums = np.ones(counts.shape[0], dtype=np.uint64)
-    for r in range(counts.shape[1]):
-        shift = np.uint64(r + 1)
-        for c in range(1, int(counts[:, r].max(initial=0)) + 1):
-            sums = np.where(counts[:, r] >= c, sums | ((sums << shift) & keep), sums)
-    return sums
-
-
-def _fifteen_bits(rules: Rules, tb: _Tables, counts: npt.NDArray[np.integer]) -> npt.NDArray[np.bool_]:
-    """(n, R) table rank counts -> (n, R): a card of value v (rank order) played there can make a fifteen (some
-    table cards add up to 15 - v); an ace that takes all (no ace on a non-empty table) cannot."""
-    bits = _low_bits(_sum_bits(counts, FIFTEEN), FIFTEEN + 1)  # (n, 16)
-    values = np.arange(1, tb.r + 1)
-    out = bits[:, np.clip(FIFTEEN - values, 0, FIFTEEN)] & (values < FIFTEEN)
-    if rules.ace_takes_all:
-        out[:, 0] &= counts[:, 0] > 0
-    return out
-
-
-def _cirulla_play_features(
-    rules: Rules, tb: _Tables, table: npt.NDArray[np.bool_], out: npt.NDArray[np.float32] | None = None
-) -> npt.NDArray[np.float32]:
-    """``_play_features`` under cirulla's captures, per card value v: captures (equal rank, a sum, a fifteen, or an
-    ace taking all); some capture clears the table and is a scopa (never an ace taking all); some capture takes the
-    settebello; the table's sum after the play / 40: sum - v after an equal-rank or sum capture, else sum - (15 - v)
-    after a fifteen, 0 after an ace taking all, sum + v after a lay."""
-    b, r = table.shape[0], tb.r
-    deck = rules.deck
-    counts = _rank_counts(table, r)
-    values = np.arange(1, r + 1)
-    total = counts.astype(np.float32) @ values.astype(np.float32)
-    sette_on_table = table[:, deck.settebello]
-    seven = deck.ranks.index("7")
-    without = counts.copy()
-    without[:, seven] -= sette_on_table
-    sums_without = _sum_bits(without, FIFTEEN)
-    sums = np.where(sette_on_table, sums_without | (sums_without << np.uint64(seven + 1)), sums_without)
-    bits = _low_bits(sums, FIFTEEN + 1)  # (B, 16): some table cards add up to s
-    bits_without = _low_bits(sums_without, FIFTEEN + 1)
-    equal = counts > 0
-    by_sum = bits[:, values] & ~equal  # sums take at least two cards when no card of value v is on the table
-    classic = equal | by_sum
-    rest = np.clip(FIFTEEN - values, 0, FIFTEEN)
-    fifteen = bits[:, rest] & (values < FIFTEEN)
-    ace_all = ~equal[:, 0] & (total > 0) if rules.ace_takes_all else np.zeros(b, dtype=np.bool_)
-    fifteen[:, 0] &= ~ace_all
-    captures = classic | fifteen
-    captures[:, 0] |= ace_all
-    # Scopa: an equal/sum capture of the whole table (sum == v), or a fifteen of it (sum + v == 15).
-    scopa = (classic & (total[:, None] == values)) | (fifteen & (total[:, None] + values == FIFTEEN))
-    scopa[:, 0] &= ~ace_all
-    # Settebello: a 7 takes it by equal rank; a sum above 7 with cards worth the rest; a fifteen with cards worth
-    # 8 - v (none for a jack).
-    sette = np.zeros((b, r), dtype=np.bool_)
-    sette[:, seven] = sette_on_table
-    above = np.arange(seven + 1, r)
-    sette[:, above] = sette_on_table[:, None] & by_sum[:, above] & bits_without[:, above + 1 - (seven + 1)]
-    low = values <= FIFTEEN - (seven + 1)
-    need = np.clip(FIFTEEN - (seven + 1) - values, 0, FIFTEEN)
-    sette[:, low] |= sette_on_table[:, None] & fifteen[:, low] & bits_without[:, need[low]]
-    sette[:, 0] |= sette_on_table & ace_all
-    after = np.where(classic, total[:, None] - values, np.where(fifteen, total[:, None] - (FIFTEEN - values), 0))
-    after = np.where(captures, after, total[:, None] + values).astype(np.float32)
-    after[:, 0] = np.where(ace_all, 0.0, after[:, 0])
-    if out is None:
-        out = np.empty((b, 1 + 4 * r), dtype=np.float32)
-    out[:, 0] = total / 40.0
-    per_value = out[:, 1:].reshape(b, r, 4)
-    per_value[:, :, 0] = captures.astype(np.float32)
-    per_value[:, :, 1] = scopa.astype(np.float32)
-    per_value[:, :, 2] = sette.astype(np.float32)
-    np.divide(after, 40.0, out=per_value[:, :, 3])
+        out[choosing[~rows_any(todo[choosing])]] = stop
     return out

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.policy import ActBatch, Policy, any_needs_obs
 from scopa_env.record_writer import RecordWriter
 from scopa_env.rules import Rules, get_rules
@@ -100,7 +100,7 @@ def decide(
     single = bool((actor == first).all())
     kinds = [first] if single else [int(k) for k in np.unique(actor)]
     want_obs = observe or any_needs_obs(agents[k] for k in kinds)
-    obs = core.observe(rules, state) if want_obs else np.zeros((state.batch_size, 0), dtype=np.float32)
+    obs = observation.observe(rules, state) if want_obs else np.zeros((state.batch_size, 0), dtype=np.float32)
     if subset and single:  # index the whole arrays once
         mask, obs = mask[games], (obs[games] if want_obs else obs[:n])
     for k in kinds:

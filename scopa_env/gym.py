@@ -27,8 +27,8 @@ games where it is to act) until every game is back at a learner decision or its 
   ``episode_result`` (+1 / 0 / -1) and ``episode_margin`` (summed hand margins of the learner's side).
 - ``mask_filter``: a callable ``f(rules, state, games, mask) -> mask`` that narrows the learner's legal mask of
   the given live games (rows of ``mask``; it may only remove legal actions). ``train.py``'s ``endgame`` passes
-  ``agents.search.ExactEndgameMask(N)``: once a hand's last N plies are an open book, the learner's mask holds only
-  the exact solver's best moves. The env itself holds no agent logic and imports nothing from ``agents``.
+  ``agents.search.endgame.ExactEndgameMask(N)``: once a hand's last N plies are an open book, the learner's mask
+  holds only the exact solver's best moves. The env itself holds no agent logic and imports nothing from ``agents``.
 - An illegal learner action is replaced by a uniformly random legal one (``illegal="replace"``, flagged with
   ``info["illegal_action"]``), or raises (``illegal="raise"``); with masks (MaskablePPO) it never happens.
 
@@ -113,7 +113,7 @@ def _spaces(rules: Rules, max_hands: int) -> tuple[spaces.Box, spaces.Discrete]:
 class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
     """One game of Scopa from the learner's seat, the other seats played by policies; see the module docstring.
 
-    Observation: ``Box`` of ``core.observation_size(rules)`` float32 (``scopa_env.aec`` documents the layout).
+    Observation: ``Box`` of ``observation.observation_size(rules)`` float32 (``scopa_env.aec`` documents the layout).
     Action: ``Discrete(num_actions)``, a card id (or cirulla's ``stop`` / knocks, ``scopa_env.aec``'s *Cirulla*);
     ``action_masks()`` gives the legal ones (sb3-contrib MaskablePPO).
     """

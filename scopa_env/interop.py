@@ -31,7 +31,7 @@ state (``random``, the shipped bot ``bot:path=agents/bots/classic``, checkpoints
 ``act_observation(policy, rules, obs, mask)``.
 
 The agent's random generator is the caller's to seed (``policy.seed(s)``); given the same seeds, a game played
-through ``act_env`` is the game ``agents.arena.play`` plays with the same agents.
+through ``act_env`` is the game ``scopa_env.driver.play`` plays with the same agents.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.aec import raw_env
 from scopa_env.learner import LearnerGames
 from scopa_env.parallel import parallel_env
@@ -71,7 +71,7 @@ def _actions(
     """The policy's actions for ``games`` of ``state`` (rows of ``mask``), checked legal."""
     sub = state.take(games)
     sub.seed[:] = 0  # the seed fixes every later deal: no agent may see it
-    obs = core.observe(rules, sub)
+    obs = observation.observe(rules, sub)
     out = np.asarray(policy.act(ActBatch(rules, obs, mask, sub, np.arange(games.size))))
     if out.shape != (games.size,):
         raise ValueError(f"{policy!r} returned actions of shape {out.shape} for {games.size} decisions")
@@ -163,7 +163,7 @@ def act_observation(
     m = np.asarray(mask).astype(np.bool_)
     single = o.ndim == 1
     o, m = np.atleast_2d(o), np.atleast_2d(m)
-    size = core.observation_size(rules)
+    size = observation.observation_size(rules)
     if o.shape[1] != size or m.shape != (o.shape[0], rules.num_actions):
         raise ValueError(
             f"observations must be (n, {size}) and masks (n, {rules.num_actions}) for {rules.name!r}, got "

@@ -2,14 +2,14 @@
 with legal actions, step, scoring, plies left and observations compiled by numba (``scopa_env._kernel_jit``: the
 rules; ``scopa_env._kernel_search``: the players, searches and end game on them).
 
-It serves everything that plays one game, or many small branching games, at a time: ``scopa_env.single.SingleGame``
-(the AEC / parallel / Gymnasium envs, the web and terminal games), the exact end-game solver of ``agents.endgame``,
-and the worlds, trees and greedy rollouts of the searches (``agents.lookahead``: pimc, az, ismcts's rollouts). The
-searches' parts (candidates as ``features.generate_moves`` lists them, greedy rollouts, max^n) are compiled here too,
-with the rules, and reproduce the batched searches float for float. The batched numpy core (``scopa_env.core``)
-stays the engine of the vector env and of batched play; ``tests/test_kernel.py`` checks the two move for move, mask
-for mask, observation for observation and score for score on every variant (and ``scopa_env.reference``, the plain
-oracle, against both).
+It serves everything that plays one game, or many small branching games, at a time: ``scopa_env.single.SingleGame`` (the
+AEC / parallel / Gymnasium envs, the web and terminal games), the exact end-game solver of ``agents.search.endgame``,
+and the worlds, trees and greedy rollouts of the searches (``agents.search.lookahead``: pimc, az, ismcts's rollouts).
+The searches' parts (candidates as ``features.generate_moves`` lists them, greedy rollouts, max^n) are compiled here
+too, with the rules, and reproduce the batched searches float for float. The batched numpy core (``scopa_env.core``)
+stays the engine of the vector env and of batched play; ``tests/test_kernel.py`` checks the two move for move, mask for
+mask, observation for observation and score for score on every variant (and ``scopa_env.reference``, the plain oracle,
+against both).
 
 The compiled code is cached on disk (numba's ``cache=True``, in ``scopa_env/__pycache__`` or in
 ``NUMBA_CACHE_DIR``): the first use after an install compiles it once (a line on stderr says so), later processes
@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from scopa_env.captures import partitions
 from scopa_env.cards import parse_card
+from scopa_env.errors import ScopaEnvError
 from scopa_env.moves import FIFTEEN_TOTAL, MAX_PER_RANK, move_tables
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import GRANDE, NAPOLI_RUN, point_fields
@@ -43,7 +44,7 @@ __all__ = ["Kernel", "KernelUnavailableError", "drop_stale_search_cache", "jit",
 _JIT: ModuleType | None = None
 
 
-class KernelUnavailableError(RuntimeError):
+class KernelUnavailableError(ScopaEnvError, RuntimeError):
     """The compiled kernel cannot be loaded: numba is missing, or compiling failed."""
 
 
@@ -248,7 +249,7 @@ class Kernel:
         self.rules = rules
         self.mod = m = mod if mod is not None else jit()
         self.rc, self.pc = _rules_constants(rules, m)
-        from scopa_env.core import observation_size  # the layout's size (the core owns the layout)
+        from scopa_env.observation import observation_size  # the layout's size (the observation module owns it)
 
         self.obs_size = observation_size(rules)
         self.d = rules.num_cards

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.driver import decide
 from scopa_env.policy import Policy, RandomAgent, position_random, resolve_policy
 from scopa_env.rules import Rules, get_rules
@@ -94,7 +94,7 @@ def validate_mask_filter(mask_filter: Any) -> MaskFilter | None:
     if mask_filter is not None and not callable(mask_filter):
         raise TypeError(
             "mask_filter must be None or a callable f(rules, state, games, mask) -> mask (e.g. "
-            f"agents.search.ExactEndgameMask(8)), got {type(mask_filter).__name__}"
+            f"agents.search.endgame.ExactEndgameMask(8)), got {type(mask_filter).__name__}"
         )
     return mask_filter  # type: ignore[no-any-return]
 
@@ -240,7 +240,7 @@ class LearnerGames:
         self._truncated = np.zeros(b, dtype=np.bool_)
         self._ends: list[EpisodeEnds] = []
         self.mask = np.zeros((b, rules.num_actions), dtype=np.bool_)
-        self._obs_size = core.observation_size(rules)
+        self._obs_size = observation.observation_size(rules)
         """(B, A) legal actions of the learner in each game (all False for a finished game); A = ``num_actions``."""
 
     # ------------------------------------------------------------------------------------------------ policies
@@ -425,7 +425,7 @@ class LearnerGames:
     def observe(self) -> npt.NDArray[np.float32]:
         """(B, obs_size) each game's observation for the learner seat to act (final position if finished)."""
         seats = np.where(self.finished, self.learner_seat, self.state.current)
-        return core.observe(self.rules, self.state, seats=seats)
+        return observation.observe(self.rules, self.state, seats=seats)
 
     def _learner_mask(self) -> npt.NDArray[np.bool_]:
         mask = core.legal_action_mask(self.rules, self.state)
@@ -515,7 +515,7 @@ class LearnerGames:
         self._ends.append(
             EpisodeEnds(
                 idx=idx,
-                observation=core.observe(self.rules, final, seats=self.learner_seat[idx]),
+                observation=observation.observe(self.rules, final, seats=self.learner_seat[idx]),
                 truncated=self._truncated[idx].copy(),
                 result=self._result[idx].copy(),
                 margin=self.margin[idx].copy(),

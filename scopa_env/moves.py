@@ -13,10 +13,10 @@ Which moves exist depends only on the *rank counts* of the table, so ``enumerate
 a card and, for a sum or a fifteen, a rank multiset (a partition of the card's value, or of 15 minus it: an index
 into ``MoveTables.p_count``, fifteens after the sums).
 One class stands for every choice of suits within its ranks; ``expand_captures`` lists those concrete captured-card
-sets. The core's ``legal_moves`` / ``enumerate_captures`` (exact card sets) and ``agents.features.generate_moves``
-(one candidate per class, best suits by weight) are both built on ``enumerate_moves``; the core's ``move_classes``
-is its state-level face. The reference engine (``scopa_env.reference``) enumerates captures on its own: it is the
-oracle these are tested against (``tests/test_moves.py``).
+sets. The core's ``legal_moves`` / ``enumerate_captures`` (exact card sets) and
+``agents.baselines.features.generate_moves`` (one candidate per class, best suits by weight) are both built on
+``enumerate_moves``; the core's ``move_classes`` is its state-level face. The reference engine (``scopa_env.reference``)
+enumerates captures on its own: it is the oracle these are tested against (``tests/test_moves.py``).
 
 In the CHOOSE phase (some table cards already picked), a class is listed only if it can still include the picked
 cards (``picked_counts``), and ``expand_captures`` lists only the sets that contain them.

@@ -61,7 +61,7 @@ class ActBatch:
     rules: Rules
     """The variant being played."""
     obs: npt.NDArray[np.float32]
-    """(n, obs_size) float32: ``core.observe`` for each row's acting seat."""
+    """(n, obs_size) float32: ``observation.observe`` for each row's acting seat."""
     mask: npt.NDArray[np.bool_]
     """(n, num_cards) bool: legal actions of each row."""
     state: State | None = None
@@ -102,7 +102,7 @@ class Policy(ABC):
 
 
 def any_needs_obs(policies: Iterable[Policy | None]) -> bool:
-    """Whether any of ``policies`` reads ``ActBatch.obs`` (callers may skip ``core.observe`` otherwise)."""
+    """Whether any of ``policies`` reads ``ActBatch.obs`` (callers may skip ``observation.observe`` otherwise)."""
     return any(getattr(p, "needs_obs", True) for p in policies)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from scopa_env.cards import Deck, format_card, parse_card
+from scopa_env.errors import ScopaEnvError
 from scopa_env.reference import (
     FIFTEEN,
     KNOCK_POINTS,
@@ -49,7 +50,7 @@ BOOL_KEYS = frozenset({"scopa", "unfinished"})
 # --------------------------------------------------------------------------------------------------- one record
 
 
-class RecordError(ValueError):
+class RecordError(ScopaEnvError, ValueError):
     """A game record that breaks the rules or disagrees with its seed; the message says where and what."""
 
 
@@ -454,7 +455,7 @@ def _check_table_take(rules: Rules, game: ReferenceGame, h: int, hand: Mapping[s
 # --------------------------------------------------------------------------------------------------- a file
 
 
-class RecordFileError(ValueError):
+class RecordFileError(ScopaEnvError, ValueError):
     """A ``--check`` path that is not a records file at all: missing, a directory, unreadable or binary."""
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core
+from scopa_env import cirulla, core
 from scopa_env.cards import format_card, format_cards
 from scopa_env.rules import Rules
 from scopa_env.scoring import point_fields
@@ -42,8 +42,8 @@ def deals_from_deck(rules: Rules, deck: npt.NDArray[np.integer], dealer: int) ->
     return out
 
 
-_KNOCK_KINDS = {int(core.KnockKind.SUM): "sum", int(core.KnockKind.TRIS): "tris"}
-"""Record names of the ``core.KnockKind`` of a knock."""
+_KNOCK_KINDS = {int(cirulla.KnockKind.SUM): "sum", int(cirulla.KnockKind.TRIS): "tris"}
+"""Record names of the ``cirulla.KnockKind`` of a knock."""
 
 
 class RecordWriter:
@@ -143,7 +143,7 @@ class RecordWriter:
                 "deal": int(state.deal_no[g]),
                 "kind": _KNOCK_KINDS[kind],
                 "cards": format_cards(np.flatnonzero(state.hands[g, seat]), self.rules.deck),
-                "points": core.KNOCK_POINTS[kind],
+                "points": cirulla.KNOCK_POINTS[kind],
             }
         )
 

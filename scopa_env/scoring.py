@@ -129,7 +129,8 @@ def margin_vs_best_other(points: npt.NDArray[np.integer]) -> npt.NDArray[np.int3
 def margin_vs_mean_of_others(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """(n, S) each side's points minus the mean of the other sides' points, from (n, S) float points (S >= 2).
 
-    A row's margins add up to 0; the search agents (``agents.lookahead``, ``agents.search``) value positions by it.
+    A row's margins add up to 0; the search agents (``agents.search.lookahead``, ``agents.search.pimc``) value
+    positions by it.
     For points ``[5, 3, 1]``: ``[3, 0, -3]``.
     """
     s = values.shape[1]

@@ -1,6 +1,6 @@
 """Commands to print as hints, in the form that works as printed from the user's working directory.
 
-A hint such as "export it first: python -m agents.export ..." fails when ``python`` on the user's PATH is not the
+A hint such as "export it first: python -m agents.nets.export ..." fails when ``python`` on the user's PATH is not the
 interpreter that has the project installed (the README's set-up makes ``.venv``). ``python_command`` writes this
 very interpreter instead, relative to the working directory when it is inside it (``.venv/bin/python -m ...`` in
 a checkout set up by ``make``).
@@ -30,7 +30,8 @@ def shown_path(path: str | Path) -> str:
 
 def python_command(*args: str | Path) -> str:
     """The shell command running this interpreter with ``args`` (paths shown relative to the working directory),
-    e.g. ``python_command("-m", "agents.export", "CHECKPOINT")`` -> ``.venv/bin/python -m agents.export CHECKPOINT``.
+    e.g. ``python_command("-m", "agents.nets.export", "CHECKPOINT")`` ->
+    ``.venv/bin/python -m agents.nets.export CHECKPOINT``.
     Arguments that are placeholders (``CHECKPOINT``, ``<run>``) are written as given."""
     return " ".join(w if _PLACEHOLDER.fullmatch(w) else shlex.quote(w) for w in [python_path(), *_shown(args)])
 

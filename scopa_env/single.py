@@ -6,11 +6,11 @@ when the batch holds one game (PettingZoo's and Gymnasium's loops, and every lib
 ``SingleGame`` keeps ONE game as the kernel's int64 array (card sets as bit masks, bit ``c`` for card id ``c``) and
 steps, masks and observes it with compiled code, for every variant (cirulla's knocks, fifteens and ``stop`` /
 knock actions included). It plays exactly the core's rules: the same deals, captures, scoring and observations
-(``core.observe``'s layout, bit for bit); ``tests/test_single.py`` and ``tests/test_kernel.py`` check it move for
+(``observation.observe``'s layout, bit for bit); ``tests/test_single.py`` and ``tests/test_kernel.py`` check it move for
 move, mask for mask and observation for observation against the core on random games of every variant.
 
     game = SingleGame("classic", seed=7)
-    obs = game.observe(game.current)           # == core.observe(rules, core.reset(rules, [7]))[0]
+    obs = game.observe(game.current)           # == observation.observe(rules, core.reset(rules, [7]))[0]
     result = game.step(int(np.flatnonzero(game.mask())[0]))
     state = game.to_state()                    # a core.State batch of one, for the core, the agents, state_io
 
@@ -442,7 +442,7 @@ class SingleGame:
         return out, mask
 
     def observe(self, seat: int | None = None) -> npt.NDArray[np.float32]:
-        """(obs_size,) float32: ``core.observe`` of this game for ``seat`` (default: the seat to act)."""
+        """(obs_size,) float32: ``observation.observe`` of this game for ``seat`` (default: the seat to act)."""
         c = self._c
         n = self.rules.num_players
         seat = int(self._st[103]) if seat is None else seat

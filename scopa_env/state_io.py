@@ -47,6 +47,7 @@ import numpy as np
 from scopa_env import core
 from scopa_env.cards import format_card, parse_card
 from scopa_env.core import Phase, State
+from scopa_env.errors import ScopaEnvError
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -70,7 +71,7 @@ _CIRULLA_KEYS = ("revealed", "knock_points", "table_take")
 """Keys a cirulla save adds (optional on loading: absent means empty / 0)."""
 
 
-class StateFormatError(ValueError):
+class StateFormatError(ScopaEnvError, ValueError):
     """A saved game (or a record prefix) that does not describe a valid position of its variant."""
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.cards import parse_cards
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -89,7 +89,7 @@ def check_endgame_option(rules: Rules, plain: Policy, exact: Policy) -> tuple[np
     rng = np.random.default_rng(0)
     solved = changed = 0
     for _ in range(150):
-        obs, mask = core.observe(rules, st), core.legal_action_mask(rules, st)
+        obs, mask = observation.observe(rules, st), core.legal_action_mask(rules, st)
         games = np.flatnonzero(~st.done)
         batch = ActBatch(rules, obs[games], mask[games], state=st, games=games)
         a_plain, a_exact = plain.act(batch), exact.act(batch)

@@ -12,7 +12,7 @@ from gymnasium import spaces
 from pettingzoo.test import api_test, seed_test
 
 import scopa_env.aec
-from scopa_env import core, scopa_v0
+from scopa_env import core, observation, scopa_v0
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.shuffle import derive_seed
 
@@ -61,7 +61,8 @@ def test_agents_spaces_and_raw_env() -> None:
     env.reset(seed=0)
     assert env.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     assert env.action_space("player_0") == spaces.Discrete(40)
-    assert env.observation_space("player_3")["observation"].shape == (core.observation_size("scopone-scientifico"),)
+    size = observation.observation_size("scopone-scientifico")
+    assert env.observation_space("player_3")["observation"].shape == (size,)
     assert env.observation_space("player_3")["action_mask"].dtype == np.int8
     assert isinstance(env.unwrapped, scopa_v0.raw_env)
     assert str(env.unwrapped) == "scopa_v0"
@@ -176,7 +177,7 @@ def test_seeding_plays_the_game_of_the_seed_and_then_the_seed_chain() -> None:
     env.reset(seed=123)
     assert np.array_equal(env.observe(env.agent_selection)["observation"], first)
     state = core.reset("classic", [123])
-    assert np.array_equal(first, core.observe("classic", state)[0])
+    assert np.array_equal(first, observation.observe("classic", state)[0])
     with pytest.raises(ValueError, match="seed"):
         env.reset(seed=-1)
 
@@ -226,7 +227,7 @@ def test_docstring_observation_table_matches_the_core_layout() -> None:
     assert doc is not None
     rows = re.findall(r"^\| (\w+) \| [^|]+ \| (\d+)(?:-(\d+))? \|", doc, flags=re.MULTILINE)
     table = [(name, int(lo), int(hi or lo) + 1) for name, lo, hi in rows if name != "actions"]
-    layout = [(name, start, stop) for name, start, stop, _ in core.observation_layout("classic")]
+    layout = [(name, start, stop) for name, start, stop, _ in observation.observation_layout("classic")]
     assert table == layout
 
 

@@ -24,7 +24,7 @@ from agents.baselines.features import (
 )
 from agents.baselines.greedy import GreedyAgent
 from agents.search.expert import ExpertAgent
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.cards import format_cards, parse_cards
 from scopa_env.core import Phase, State
 from scopa_env.driver import play
@@ -82,7 +82,7 @@ def play_agent_move(agent: Policy, st: State) -> tuple[str, list[str]]:
     """Let ``agent`` make one whole move in game 0 (through the CHOOSE phase if needed); return (card, capture)."""
     rules = agent.rules
     while True:
-        batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
+        batch = ActBatch(rules, observation.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
         info = core.step(rules, st, agent.act(batch))
         if info.move_done[0]:
             deck = rules.deck
@@ -112,7 +112,7 @@ def test_make_agent_specs() -> None:
 def test_agents_need_the_state() -> None:
     rules = get_rules("classic")
     st = core.reset(rules, [0])
-    batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st))
+    batch = ActBatch(rules, observation.observe(rules, st), core.legal_action_mask(rules, st))
     for agent in (GreedyAgent(rules), ExpertAgent(rules)):
         assert agent.needs_state
         with pytest.raises(ValueError, match="needs the game state"):

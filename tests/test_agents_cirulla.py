@@ -27,7 +27,7 @@ from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import open_endgame_rows, optimal_open_actions
 from agents.search.expert import ExpertAgent
 from agents.search.lookahead import resolve_knocks, rollout, sample_worlds
-from scopa_env import core, driver
+from scopa_env import core, driver, observation
 from scopa_env.cards import format_cards, parse_cards
 from scopa_env.core import Phase, State
 from scopa_env.moves import MoveKind
@@ -83,7 +83,7 @@ def position(
 
 def batch_of(rules: Rules, st: State) -> ActBatch:
     rows = np.flatnonzero(st.phase != Phase.DONE)
-    return ActBatch(rules, core.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+    return ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
 
 
 def play_agent_move(agent: Policy, st: State) -> tuple[str, list[str]]:

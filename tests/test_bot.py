@@ -17,7 +17,7 @@ import pytest
 from agents.base import MODEL_CARD, AgentSpecError, make_agent, registered_agents
 from agents.nets.bot import ONNX, WEIGHTS, Bot, BotError, BotPolicy, is_export_dir, make_bot_policy, masked_softmax
 from agents.nets.export import sample_inputs
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.driver import play as arena_play
 from scopa_env.policy import ActBatch, RandomAgent
 from scopa_env.rules import get_rules
@@ -109,7 +109,7 @@ def test_acts_from_game_states(bot_dir: Path, prefer: str) -> None:
         actions[live] = bot.act_states(state, live)
         for g in live[:2]:
             assert bot.act_state(state, int(g)) == actions[g]
-        obs, mask = core.observe(rules, state), core.legal_action_mask(rules, state)
+        obs, mask = observation.observe(rules, state), core.legal_action_mask(rules, state)
         assert (bot.act(obs[live], mask[live]) == actions[live]).all()
         np.testing.assert_array_equal(bot.probs_state(state, live), bot.probs(obs[live], mask[live]))
         assert bot.act_one(obs[live[0]], mask[live[0]]) == actions[live[0]]
@@ -141,13 +141,13 @@ def test_rules_and_card_checks(bot_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(BotError, match=r"trained for 'classic', not 'classic-15'.*any_variant"):
         Bot.load(bot_dir, rules="classic-15")
     assert Bot.load(bot_dir, rules="classic-15", any_variant=True).rules.name == "classic-15"
-    size = core.observation_size("scopa-a-quattro")
+    size = observation.observation_size("scopa-a-quattro")
     with pytest.raises(BotError, match=f"'scopa-a-quattro' has {size} and 40"):
         Bot.load(bot_dir, rules="scopa-a-quattro", any_variant=True)
     copy = tmp_path / "copy"
     shutil.copytree(bot_dir, copy)
     card = json.loads((copy / MODEL_CARD).read_text())
-    card["obs_version"] = core.OBS_VERSION + 1
+    card["obs_version"] = observation.OBS_VERSION + 1
     (copy / MODEL_CARD).write_text(json.dumps(card))
     with pytest.raises(BotError, match="observation version"):
         Bot.load(copy)
@@ -223,13 +223,13 @@ def test_loads_and_acts_without_torch_or_stable_baselines3(bot_dir: Path) -> Non
     code = f"""
 import sys, numpy as np
 from agents.nets.bot import Bot, make_bot_policy
-from scopa_env import core
+from scopa_env import core, observation
 for prefer in ("onnx", "numpy"):
     bot = Bot.load({str(bot_dir)!r}, prefer=prefer)
     state = core.reset("classic", [1, 2])
     a = bot.act_state(state, 1)
     assert core.legal_action_mask("classic", state)[1, a]
-    p = bot.probs(core.observe("classic", state), core.legal_action_mask("classic", state))
+    p = bot.probs(observation.observe("classic", state), core.legal_action_mask("classic", state))
     print(prefer, bot.backend, a, round(float(p.sum()), 4))
 make_bot_policy("classic", 0, path={str(bot_dir)!r})
 # (gymnasium may load: import scopa_env registers the Gymnasium ids; it is light and a core dependency)
@@ -413,7 +413,7 @@ def test_shipped_bots_are_found_by_variant_name(tmp_path: Path) -> None:
         agent = make_agent("bot", rules, seed=0)
         st = core.reset(rules, np.arange(4))
         mask = core.legal_action_mask(rules, st)
-        acts = agent.act(ActBatch(rules, core.observe(rules, st), mask, st, np.arange(4)))
+        acts = agent.act(ActBatch(rules, observation.observe(rules, st), mask, st, np.arange(4)))
         assert mask[np.arange(4), acts].all()
     assert shipped_bot("simple-3") is None
     with pytest.raises(AgentSpecError, match=r"no shipped bot plays 'simple-3' \(shipped: .*classic"):

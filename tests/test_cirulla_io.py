@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pytest
 
 from agents.nets.bot import SHIPPED_BOTS
-from scopa_env import core, render
+from scopa_env import core, observation, render
 from scopa_env.cards import format_card, format_cards, parse_card
 from scopa_env.driver import play
 from scopa_env.record import main as record_main
@@ -197,7 +197,7 @@ def test_saved_states_round_trip_in_every_phase_and_continue_identically(variant
     for _ in range(60):
         mask = core.legal_action_mask(rules, state)
         assert np.array_equal(mask, core.legal_action_mask(rules, restored))
-        assert np.array_equal(core.observe(rules, state), core.observe(rules, restored))
+        assert np.array_equal(observation.observe(rules, state), observation.observe(rules, restored))
         acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
         a, b = core.step(rules, state, acts), core.step(rules, restored, acts)
         for f in fields(core.StepInfo):

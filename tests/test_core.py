@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.cards import format_cards, parse_card
 from scopa_env.rules import VARIANTS, get_rules
 from tests.helpers import position
@@ -329,12 +329,12 @@ def test_core_imports_numpy_only():
 
 def test_observation_layout_is_contiguous():
     for variant in VARIANTS:
-        layout = core.observation_layout(variant)
+        layout = observation.observation_layout(variant)
         assert layout[0][1] == 0
         for (_, _, stop, _), (_, start, _, _) in itertools.pairwise(layout):
             assert stop == start
         st = core.reset(variant, [0, 1])
-        assert core.observe(variant, st).shape == (2, core.observation_size(variant))
+        assert observation.observe(variant, st).shape == (2, observation.observation_size(variant))
 
 
 def test_step_observe_and_masks_refuse_another_variants_rules():
@@ -344,7 +344,7 @@ def test_step_observe_and_masks_refuse_another_variants_rules():
         with pytest.raises(ValueError, match=f"started under 'classic', but the rules passed are '{other}'"):
             core.step(other, state, core.legal_action_mask("classic", state).argmax(axis=1))
         with pytest.raises(ValueError, match="started under 'classic'"):
-            core.observe(other, state)
+            observation.observe(other, state)
         with pytest.raises(ValueError, match="started under 'classic'"):
             core.legal_action_mask(other, state)
         with pytest.raises(ValueError, match="started under 'classic'"):
@@ -353,7 +353,7 @@ def test_step_observe_and_masks_refuse_another_variants_rules():
     core.step(same, state, core.legal_action_mask(same, state).argmax(axis=1))
     mixed = core.State.concat([state, core.reset("classic-15", [3])])
     with pytest.raises(ValueError, match="started under 'classic-15'"):
-        core.observe("classic", mixed)
+        observation.observe("classic", mixed)
     assert core.rules_key("classic") != core.rules_key("classic-21") == core.rules_key(get_rules("classic-21"))
     with pytest.raises(TypeError, match=r"state must be a scopa_env\.core\.State"):
         core.step("classic", {"hands": None}, np.zeros(1, dtype=np.int64))  # type: ignore[arg-type]
@@ -364,13 +364,13 @@ def test_observe_refuses_seats_out_of_range():
     state = core.reset("classic", [1, 2])
     for bad in ([-1, 0], [0, 2], 5, [0, 9]):
         with pytest.raises(ValueError, match=r"seats must be in 0\.\.1"):
-            core.observe("classic", state, seats=bad)
+            observation.observe("classic", state, seats=bad)
     with pytest.raises(TypeError, match="seats must be integer"):
-        core.observe("classic", state, seats=[0.5, 1.0])
+        observation.observe("classic", state, seats=[0.5, 1.0])
     with pytest.raises(ValueError, match=r"one per game, shape \(2,\)"):
-        core.observe("classic", state, seats=[0, 1, 0])
-    both = core.observe("classic", state, seats=1)
-    assert np.array_equal(both, core.observe("classic", state, seats=[1, 1]))
+        observation.observe("classic", state, seats=[0, 1, 0])
+    both = observation.observe("classic", state, seats=1)
+    assert np.array_equal(both, observation.observe("classic", state, seats=[1, 1]))
 
 
 def test_reset_and_legal_moves_refuse_bad_arguments():

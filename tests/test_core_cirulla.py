@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from scopa_env import core
+from scopa_env import cirulla, core, observation
 from scopa_env.cards import format_cards, parse_card, parse_cards
 from scopa_env.moves import MoveKind
 from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, Rules
@@ -241,15 +241,15 @@ def test_knock_phase_order_points_reveal_and_observation():
     st.deal_no[0] = 0
     info = act(rules, st, "Kd")
     assert info.move_done[0] and st.phase[0] == core.Phase.KNOCK and st.current[0] == 2
-    obs = core.observe(rules, st)[0]
-    layout = {name: (a, b) for name, a, b, _ in core.observation_layout(rules)}
+    obs = observation.observe(rules, st)[0]
+    layout = {name: (a, b) for name, a, b, _ in observation.observation_layout(rules)}
     assert obs[slice(*layout["knocking"])].tolist() == [1.0]
     info = act(rules, st, KNOCK_SUM)
-    assert info.knock[0] == core.KnockKind.SUM and info.seat[0] == 2 and not info.move_done[0]
+    assert info.knock[0] == cirulla.KnockKind.SUM and info.seat[0] == 2 and not info.move_done[0]
     assert st.knock_points[0].tolist() == [0, 0, 3] and st.phase[0] == core.Phase.KNOCK and st.current[0] == 1
     assert format_cards(st.revealed[0, 2]) == ["Ad", "2c", "3s"]
     # Seat 1 sees seat 2's cards: not unseen, and in the revealed block (own seat first, then play order: 2, 0).
-    obs = core.observe(rules, st)[0]
+    obs = observation.observe(rules, st)[0]
     d = rules.num_cards
     unseen = obs[slice(*layout["unseen"])].astype(bool)
     assert not unseen[parse_cards("Ad 2c 3s")].any() and unseen[parse_cards("Jd Qc Ks")].all()
@@ -257,7 +257,7 @@ def test_knock_phase_order_points_reveal_and_observation():
     assert format_cards(revealed[1]) == ["Ad", "2c", "3s"] and not revealed[[0, 2]].any()
     assert obs[slice(*layout["knocks"])].tolist() == pytest.approx([0.0, 0.3, 0.0])
     info = act(rules, st, KNOCK_TRIS)
-    assert info.knock[0] == core.KnockKind.TRIS and info.seat[0] == 1
+    assert info.knock[0] == cirulla.KnockKind.TRIS and info.seat[0] == 1
     assert st.knock_points[0].tolist() == [0, 10, 3]
     assert st.phase[0] == core.Phase.PLAY and st.current[0] == 2
     assert core.move_actions(st, np.array([0]), np.zeros((1, d), bool)).tolist() == [0]
@@ -500,11 +500,11 @@ def test_random_games_invariants(variant):
     seeds = np.arange(20)
     st = core.reset(rules, seeds)
     rng = np.random.default_rng(5)
-    size = core.observation_size(rules)
+    size = observation.observation_size(rules)
     while not st.done.all():
         mask = core.legal_action_mask(rules, st)
         assert mask.shape == (20, 43) and (mask.any(axis=1) | st.done).all()
-        obs = core.observe(rules, st)
+        obs = observation.observe(rules, st)
         assert obs.shape == (20, size) and np.isfinite(obs).all()
         before = st.scores.copy()
         info = core.step(rules, st, (rng.random(mask.shape) * mask).argmax(axis=1))
@@ -546,7 +546,7 @@ def test_batch_equals_one_by_one():
             assert (got == getattr(st, name)).all(), name
         if _ % 50 == 0:
             np.testing.assert_array_equal(
-                core.observe(rules, st), np.concatenate([core.observe(rules, one) for one in singles])
+                observation.observe(rules, st), np.concatenate([observation.observe(rules, one) for one in singles])
             )
 
 
@@ -559,13 +559,19 @@ def test_other_variants_unchanged_by_cirulla():
             assert rules is CIRULLA_VARIANTS[rules.name] and rules.cirulla
             continue
         assert rules.num_actions == rules.num_cards and not rules.cirulla
-        assert core.observation_version(rules) == core.OBS_VERSION == 2
+        assert observation.observation_version(rules) == observation.OBS_VERSION == 2
         assert point_fields(rules) == POINT_FIELDS
-        names = [b[0] for b in core.observation_layout(rules)]
+        names = [b[0] for b in observation.observation_layout(rules)]
         assert names[-1] == "plays" and "revealed" not in names
     for rules in CIRULLA_VARIANTS.values():
-        assert rules.num_actions == 43 and core.observation_version(rules) == 3
-        assert [b[0] for b in core.observation_layout(rules)][-4:] == ["revealed", "knocks", "knocking", "fifteens"]
+        assert rules.num_actions == 43 and observation.observation_version(rules) == 3
+        blocks = [b[0] for b in observation.observation_layout(rules)]
+        assert blocks[-4:] == [
+            "revealed",
+            "knocks",
+            "knocking",
+            "fifteens",
+        ]
     assert core.stop_action(CIRULLA) == STOP
     assert core.knock_sum_action(CIRULLA) == KNOCK_SUM and core.knock_tris_action(CIRULLA) == KNOCK_TRIS
 

@@ -2,8 +2,8 @@
 
 Both engines play the same seeded matches; at every decision a move is drawn uniformly from the reference's
 legal moves and carried out in the core through the action interface (card, then capture picks). At every step
-they must agree on: the observation of the seat to act (``core.observe`` against ``reference.observe``), the legal
-moves (the core's ``legal_move_lists`` / ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a choice is
+they must agree on: the observation of the seat to act (``observation.observe`` against ``reference.observe``), the
+legal moves (the core's ``legal_move_lists`` / ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a choice is
 needed, the capture made, the scopa flag, hands/table/piles, leftovers, hand points, scores, dealer
 rotation and the winner. The default suite plays 200 matches per variant (observations compared in the first 60);
 ``-m slow`` plays 10,000 (observations compared in the first 1,000). Cirulla's variants (``CIRULLA_VARIANTS``)
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.reference import ReferenceGame, observe
 from scopa_env.rules import CIRULLA_VARIANTS, get_rules
 from scopa_env.scoring import POINT_FIELDS, point_fields
@@ -48,7 +48,7 @@ def run_differential(
             # Compare states and choose the next action for each game.
             mask = core.legal_action_mask(rules, st)
             legal = core.legal_move_lists(rules, st)  # every game's legal_moves, enumerated together
-            obs = core.observe(rules, st) if lo < n_observed else None
+            obs = observation.observe(rules, st) if lo < n_observed else None
             actions = np.zeros(b, dtype=np.int64)
             for g, ref in enumerate(refs):
                 if ref.done:
@@ -164,7 +164,7 @@ def run_cirulla_differential(
         while not all(r.done for r in refs):
             mask = core.legal_action_mask(rules, st)
             legal = core.legal_move_lists(rules, st)
-            obs = core.observe(rules, st) if lo < n_observed else None
+            obs = observation.observe(rules, st) if lo < n_observed else None
             actions = np.zeros(b, dtype=np.int64)
             chosen = np.zeros((b, d), dtype=bool)
             for g, ref in enumerate(refs):

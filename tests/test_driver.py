@@ -16,7 +16,7 @@ import pytest
 
 from agents.base import make_agent
 from agents.training.imitation import collect_teacher_data
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.driver import Decision, decide, play
 from scopa_env.policy import ActBatch, Policy, RandomAgent
 from scopa_env.rules import Rules, get_rules
@@ -40,7 +40,7 @@ def _plain_loop(
     while not finished.all():
         live = np.flatnonzero(~finished)
         mask = core.legal_action_mask(rules, state)
-        obs = core.observe(rules, state)
+        obs = observation.observe(rules, state)
         actor = lineups[np.arange(b), np.maximum(state.current, 0)]
         actions = np.zeros(b, dtype=np.int64)
         for k in np.unique(actor[live]):
@@ -125,7 +125,7 @@ def test_hooks_see_the_acting_rows_their_masks_and_the_finished_games() -> None:
 
     # with observe=True every decision carries the acting seat's observation
     def check_obs(d: Decision) -> None:  # the state is stepped afterwards: look now
-        assert np.array_equal(d.obs, core.observe(rules, d.state)[d.games])
+        assert np.array_equal(d.obs, observation.observe(rules, d.state)[d.games])
         check_obs.calls += 1  # type: ignore[attr-defined]
 
     check_obs.calls = 0  # type: ignore[attr-defined]
@@ -202,7 +202,7 @@ def _teacher_loop(rules: Rules, teacher: str, num_hands: int, seed: int, batch: 
         while live.any():
             g = np.flatnonzero(live)
             mask = core.legal_action_mask(rules, state)[g]
-            obs = core.observe(rules, state)[g]
+            obs = observation.observe(rules, state)[g]
             acts = np.zeros(b, dtype=np.int64)
             acts[g] = agent.act(ActBatch(rules, obs, mask, state, g))
             for lst, x in zip(rows, (obs, mask, acts[g], g, side_of[state.current[g]]), strict=True):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import scopa_env  # noqa: F401  (registers the ids)
-from scopa_env import core, scopa_v0
+from scopa_env import core, observation, scopa_v0
 from scopa_env.gym import ScopaEnv, ScopaVecEnv
 from scopa_env.rules import get_rules
 
@@ -64,7 +64,7 @@ def test_wrapped_aec_ends_the_match_on_an_illegal_knock() -> None:
 def test_the_gym_learner_knocks_and_stops() -> None:
     env = gymnasium.make("scopa/Cirulla-v0", opponents="greedy", episode="hand", reward="points")
     obs, _ = env.reset(seed=1)
-    assert env.action_space.n == 43 and obs.shape == (core.observation_size(CIRULLA),) == (429,)
+    assert env.action_space.n == 43 and obs.shape == (observation.observation_size(CIRULLA),) == (429,)
     seen: set[int] = set()
     rng = np.random.default_rng(0)
     for _ in range(30):
@@ -86,7 +86,7 @@ def test_the_gym_learner_knocks_and_stops() -> None:
 def test_vector_env_plays_cirulla_4_with_43_actions() -> None:
     venv = ScopaVecEnv("cirulla-4", 6, opponents="random", partner="self", seed=2, episode="hand", reward="points")
     obs = venv.reset()
-    assert obs.shape == (6, core.observation_size("cirulla-4"))
+    assert obs.shape == (6, observation.observation_size("cirulla-4"))
     ends = 0
     for _ in range(200):
         masks = venv.action_masks()

@@ -28,7 +28,7 @@ from agents.nets import export  # noqa: E402
 from agents.nets.bot import ONNX, WEIGHTS, Bot  # noqa: E402
 from agents.nets.export import check_arguments, export_checkpoint, ratings_from_results, sample_inputs, torch_probs  # noqa: E402
 from agents.nets.mlp import ExportError  # noqa: E402
-from scopa_env import core  # noqa: E402
+from scopa_env import observation  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 
 TOL = 1e-5
@@ -107,7 +107,7 @@ def _inputs(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rules = get_rules("classic")
     obs, mask = sample_inputs(rules, rows, seed)
     rng = np.random.default_rng(seed)
-    d, size = rules.num_cards, core.observation_size(rules)
+    d, size = rules.num_cards, observation.observation_size(rules)
     single_obs = rng.random((d, size), dtype=np.float32)
     all_obs = rng.random((8, size), dtype=np.float32)
     return (
@@ -182,8 +182,8 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     ckpt, results, bot_dir = trained
     card = json.loads((bot_dir / MODEL_CARD).read_text())
     assert card["format"] == "scopa-bot" and card["version"] == 1 and card["name"] == "t"
-    assert card["variant"] == "classic" and card["obs_version"] == core.OBS_VERSION
-    assert card["obs_size"] == core.observation_size("classic") and card["num_cards"] == 40
+    assert card["variant"] == "classic" and card["obs_version"] == observation.OBS_VERSION
+    assert card["obs_size"] == observation.observation_size("classic") and card["num_cards"] == 40
     assert card["training_steps"] == 128
     arch = card["architecture"]
     assert arch["hidden"] == [32, 32] and arch["activation"] == "tanh" and arch["input"] == 336

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from agents.nets.bot import Bot, make_bot_policy
-from scopa_env import core, scopa_v0
+from scopa_env import core, observation, scopa_v0
 from scopa_env.gym import ScopaEnv, ScopaVecEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +80,7 @@ def _bot() -> Bot:
     return Bot.load(SHIPPED, prefer="numpy")
 
 
-OBS = core.observe("classic", _state())
+OBS = observation.observe("classic", _state())
 MASK = core.legal_action_mask("classic", _state())
 NONE = frozenset({"None"})
 SPEC = r"opponent|agent spec|unknown agent"
@@ -135,9 +135,9 @@ CASES = [
         "autoreset",
         frozenset({"True"}),
     ),
-    Case("core.observe(rules)", lambda v: core.observe(v, _state()), "variant"),
-    Case("core.observe(state)", lambda v: core.observe("classic", v), "state"),
-    Case("core.observe(seats)", lambda v: core.observe("classic", _state(), seats=v), "seats", NONE),
+    Case("observation.observe(rules)", lambda v: observation.observe(v, _state()), "variant"),
+    Case("observation.observe(state)", lambda v: observation.observe("classic", v), "state"),
+    Case("observation.observe(seats)", lambda v: observation.observe("classic", _state(), seats=v), "seats", NONE),
     Case("core.legal_action_mask(state)", lambda v: core.legal_action_mask("classic", v), "state"),
     Case("core.legal_moves(game)", lambda v: core.legal_moves("classic", _state(), v), "game"),
     # the exported bot

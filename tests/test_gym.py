@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from scopa_bench.env_speed import bench_vec_env
-from scopa_env import core, scopa_v0
+from scopa_env import core, observation, scopa_v0
 from scopa_env.gym import ScopaEnv, ScopaVecEnv
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -249,7 +249,7 @@ def test_vec_env_rewards_results_and_autoreset(max_hands: int) -> None:
             else:  # two sides: the winner's summed hand margins are the final score difference
                 assert info["episode_result"] == np.sign(info["episode_margin"]) != 0
     assert ended >= 8
-    assert obs.shape == (8, core.observation_size("classic")) and obs.dtype == np.float32
+    assert obs.shape == (8, observation.observation_size("classic")) and obs.dtype == np.float32
 
 
 def test_partner_policy_plays_the_teammate_and_the_learner_keeps_its_seat() -> None:
@@ -257,7 +257,7 @@ def test_partner_policy_plays_the_teammate_and_the_learner_keeps_its_seat() -> N
     partner = LastLegal(rules)
     venv = ScopaVecEnv(rules, 4, opponents=FirstLegal(rules), partner=partner, learner_seat=2, seed=0)
     obs = venv.reset()
-    seat_block = next((a, b) for name, a, b, _ in core.observation_layout(rules) if name == "seat")
+    seat_block = next((a, b) for name, a, b, _ in observation.observation_layout(rules) if name == "seat")
     for _ in range(30):
         assert (obs[:, seat_block[0] : seat_block[1]].argmax(axis=1) == 2).all()
         obs = venv.step(first_legal(venv.action_masks()))[0]

@@ -62,11 +62,11 @@ def _fake_rllib_checkpoint(folder: Path, head_width: int = 40, **meta_changes: o
 
     import torch
 
-    from scopa_env import core
+    from scopa_env import observation
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")
-    size = core.observation_size(rules)
+    size = observation.observation_size(rules)
     state = {
         "encoder.actor_encoder.net.mlp.0.weight": torch.zeros(8, size),
         "encoder.actor_encoder.net.mlp.0.bias": torch.zeros(8),
@@ -77,7 +77,7 @@ def _fake_rllib_checkpoint(folder: Path, head_width: int = 40, **meta_changes: o
         "format": 1,
         "kind": "rllib-ppo-module",
         "variant": "classic",
-        "obs_version": core.observation_version(rules),
+        "obs_version": observation.observation_version(rules),
         "obs_size": size,
         "num_cards": head_width,
         "module_id": "shared",

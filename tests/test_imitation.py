@@ -6,14 +6,14 @@ import numpy as np
 import torch
 
 from agents.training.imitation import collect_teacher_data, pretrain_policy
-from scopa_env import core
+from scopa_env import core, observation
 
 
 def test_teacher_data_is_consistent():
     data = collect_teacher_data("classic", "greedy", num_hands=20, seed=3, batch=8)
     n = len(data)
     assert n >= 20 * 36  # at least one decision per card played
-    assert data.obs.shape == (n, core.observation_size("classic")) and data.mask.shape == (n, 40)
+    assert data.obs.shape == (n, observation.observation_size("classic")) and data.mask.shape == (n, 40)
     assert data.mask[np.arange(n), data.action].all(), "the teacher only plays legal actions"
     # two sides, zero-sum margins: the returns of both sides of a hand cancel out on average
     assert abs(float(data.ret.mean())) < 1.5 and data.ret.std() > 0
@@ -51,7 +51,7 @@ def test_distillation_pulls_the_actor_toward_the_solver_and_leaves_the_critic():
     for _ in range(40):  # greedy self-play to the end of the first hand, labelling every open end game
         games = np.arange(256)
         rows = open_endgame_rows(rules, state, games, 8)
-        obs, mask = core.observe(rules, state), core.legal_action_mask(rules, state)
+        obs, mask = observation.observe(rules, state), core.legal_action_mask(rules, state)
         if rows.size:
             chunks.append((obs[rows], mask[rows], solve_open(rules, state, rows)))
         core.step(rules, state, greedy.act(ActBatch(rules, obs, mask, state, games)))

@@ -12,7 +12,7 @@ import pytest
 from agents.base import make_agent
 from agents.search.inference import DealMemory, OpponentMove, _log_likelihood, supports_inference
 from agents.search.pimc import PIMCAgent
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.cards import parse_card
 from scopa_env.core import Phase, State
 from scopa_env.policy import ActBatch
@@ -101,7 +101,7 @@ def _play_hand_collecting(agent: PIMCAgent, rules, seed: int) -> tuple[list[Stat
         mask = core.legal_action_mask(rules, st)
         if int(st.current[0]) == 0:
             states.append(st.copy())
-            a = agent.act(ActBatch(rules, core.observe(rules, st), mask, st, np.zeros(1, np.intp)))
+            a = agent.act(ActBatch(rules, observation.observe(rules, st), mask, st, np.zeros(1, np.intp)))
             actions.append(int(a[0]))
         else:
             a = _random_action(rng, mask)
@@ -130,7 +130,7 @@ def test_pimc_infer_is_blind_to_hidden_cards_over_a_hand(model: str) -> None:
             other = reshuffle_hidden(rules, st, rng)
             mask = core.legal_action_mask(rules, other)
             replay.append(
-                int(agent.act(ActBatch(rules, core.observe(rules, other), mask, other, np.zeros(1, np.intp)))[0])
+                int(agent.act(ActBatch(rules, observation.observe(rules, other), mask, other, np.zeros(1, np.intp)))[0])
             )
         assert replay == actions
         assert any(not np.array_equal(reshuffle_hidden(rules, s, rng).deck, s.deck) for s in states)

@@ -26,7 +26,7 @@ from agents.baselines.features import generate_moves
 from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
 from agents.search.lookahead import _move_margins
-from scopa_env import core, reference
+from scopa_env import core, observation, reference
 from scopa_env.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.scoring import point_fields
@@ -107,7 +107,7 @@ def run_kernel_differential(variant: str, seeds: range, observe_every: int = 1, 
             if steps % observe_every == 0:
                 for seat in range(rules.num_players):
                     m.observe(k.rc, st, seat, obs)
-                    want = core.observe(rules, c, np.array([seat]))[0]
+                    want = observation.observe(rules, c, np.array([seat]))[0]
                     assert np.array_equal(obs, want), f"{where} seat {seat}: {np.flatnonzero(obs != want)}"
             phase = int(c.phase[0])
             if phase == core.Phase.PLAY:  # every card's captures against the oracle's

@@ -21,7 +21,7 @@ from agents.base import AgentSpecError, make_agent
 from agents.nets.az import AZAgent, NetEvaluator
 from agents.nets.bot import new_card, write_numpy_export
 from agents.nets.netsearch import load_net
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.core import Phase
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch
@@ -36,7 +36,7 @@ def random_net(directory: Path, variant: str, seed: int = 0, hidden: int = 24) -
     """A bot export directory holding a small random network for ``variant`` (weights ``(out, in)``)."""
     rules = get_rules(variant)
     rng = np.random.default_rng(seed)
-    sizes = [core.observation_size(rules), hidden, rules.num_cards]
+    sizes = [observation.observation_size(rules), hidden, rules.num_cards]
     layers = [
         (rng.normal(0, 0.3, (b, a)).astype(np.float32), rng.normal(0, 0.1, b).astype(np.float32))
         for a, b in itertools.pairwise(sizes)
@@ -54,7 +54,7 @@ def test_az_picks_legal_actions_in_every_variant(variant: str, tmp_path: Path) -
         st = random_positions(rules, 6, plies, seed=plies)
         rows = np.flatnonzero(st.phase != Phase.DONE)
         mask = core.legal_action_mask(rules, st)[rows]
-        actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+        actions = agent.act(ActBatch(rules, observation.observe(rules, st)[rows], mask, st, rows))
         assert mask[np.arange(rows.size), actions].all(), f"az: illegal action in {variant}"
 
 
@@ -63,7 +63,7 @@ def test_az_plays_whole_cirulla_hands(variant: str) -> None:
     """Knock decisions (the search agents' fixed rule), fifteens and STOP picks included; a random network."""
     rules = CIRULLA_VARIANTS[variant]
     rng = np.random.default_rng(0)
-    sizes = [core.observation_size(rules), 16, rules.num_actions]
+    sizes = [observation.observation_size(rules), 16, rules.num_actions]
     layers = [
         (rng.normal(0, 0.3, (a, b)).astype(np.float32), np.zeros(b, np.float32)) for a, b in itertools.pairwise(sizes)
     ]
@@ -145,7 +145,7 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
     rules = get_rules("classic")
     st = random_positions(rules, 16, 5, seed=3)
     rows = np.flatnonzero(st.phase != Phase.DONE)
-    batch = ActBatch(rules, core.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+    batch = ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
     # The fast faces: the torch checkpoint and the exported numpy bot choose the same actions.
     torch_net = make_agent(f"neural:path={run / 'last.zip'}", rules, seed=0)
     numpy_bot = make_agent(f"bot:path={run / 'nets' / 'iter_1'},prefer=numpy", rules, seed=0)

@@ -20,7 +20,7 @@ from agents.nets.checkpoint import (
     read_checkpoint_meta,
     save_checkpoint,
 )
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
@@ -49,14 +49,14 @@ def checkpoint(model: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _batch(n: int = 64, seed: int = 0) -> ActBatch:
     rules = get_rules("classic")
     state = core.reset(rules, np.arange(n) + seed)
-    return ActBatch(rules, core.observe(rules, state), core.legal_action_mask(rules, state), state, np.arange(n))
+    return ActBatch(rules, observation.observe(rules, state), core.legal_action_mask(rules, state), state, np.arange(n))
 
 
 def test_checkpoint_carries_its_metadata(checkpoint: Path) -> None:
     meta = read_checkpoint_meta(checkpoint)
     assert meta["variant"] == "classic"
-    assert meta["obs_version"] == core.OBS_VERSION
-    assert meta["obs_size"] == core.observation_size("classic")
+    assert meta["obs_version"] == observation.OBS_VERSION
+    assert meta["obs_size"] == observation.observation_size("classic")
     assert meta["num_cards"] == 40 and meta["steps"] == 123 and meta["kind"] == "best"
 
 
@@ -168,7 +168,7 @@ def _with_meta(src: Path, dst: Path, **changes: Any) -> Path:
 def test_other_variant_and_observation_version_are_refused(checkpoint: Path, tmp_path: Path) -> None:
     with pytest.raises(AgentSpecError, match="trained for 'classic', not 'scopa-a-quattro'"):
         make_agent(str(checkpoint), "scopa-a-quattro")
-    old = _with_meta(checkpoint, tmp_path / "old.zip", obs_version=core.OBS_VERSION + 1)
+    old = _with_meta(checkpoint, tmp_path / "old.zip", obs_version=observation.OBS_VERSION + 1)
     with pytest.raises(AgentSpecError, match="observation version"):
         make_agent(str(old), "classic")
     # a variant with the same observation shape is accepted only when asked for

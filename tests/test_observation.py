@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scopa_env import core, scopa_v0
+from scopa_env import core, observation, scopa_v0
 from scopa_env.aec import observation_bounds
 from scopa_env.gym import ScopaVecEnv
 from scopa_env.rules import VARIANTS, get_rules
@@ -76,10 +76,10 @@ def test_reshuffling_hidden_cards_leaves_the_observation_unchanged(variant: str,
     for game in range(state.batch_size):
         for seat in range(rules.num_players):
             seats = np.full(state.batch_size, seat)
-            before = core.observe(rules, state, seats=seats)[game]
+            before = observation.observe(rules, state, seats=seats)[game]
             for _ in range(3):
                 shuffled = reshuffle_hidden(variant, state, game, seat, rng)
-                assert np.array_equal(core.observe(rules, shuffled, seats=seats)[game], before)
+                assert np.array_equal(observation.observe(rules, shuffled, seats=seats)[game], before)
 
 
 @pytest.mark.parametrize("variant", VARIANT_NAMES)
@@ -100,8 +100,8 @@ def test_changing_a_visible_card_changes_the_observation(variant: str) -> None:
         swapped.hands[game, other[0], hand[0]] = True
         swapped.hands[game, other[0], theirs[0]] = False
         swapped.hands[game, seat, theirs[0]] = True
-        before = core.observe(rules, state)[game]
-        after = core.observe(rules, swapped)[game]
+        before = observation.observe(rules, state)[game]
+        after = observation.observe(rules, swapped)[game]
         assert not np.array_equal(before, after)
         changed += 1
     assert changed > 0
@@ -133,7 +133,7 @@ def test_observations_stay_inside_the_declared_bounds(variant: str) -> None:
     low, high = observation_bounds(rules, max_hands=100)
     state = random_positions(variant, num_games=16, seed=13)
     for seat in range(rules.num_players):
-        obs = core.observe(rules, state, seats=np.full(state.batch_size, seat))
+        obs = observation.observe(rules, state, seats=np.full(state.batch_size, seat))
         assert obs.dtype == np.float32
         assert (obs >= low).all() and (obs <= high).all()
 
@@ -171,7 +171,7 @@ def test_play_features_match_the_reference_on_random_tables(variant: str) -> Non
         tables[i, rng.choice(d, size=k, replace=False)] = True
     tables[0] = False  # the empty table
     tables[1, [rules.deck.settebello]] = True  # the settebello alone
-    got = core._play_features(rules, core._tables(rules), tables)
+    got = observation.play_features(rules, tables)
     want = np.array([play_features(rules, np.flatnonzero(t).tolist()) for t in tables], dtype=np.float32)
     bad = np.flatnonzero((got != want).any(axis=1))
     assert bad.size == 0, f"table {np.flatnonzero(tables[bad[0]]).tolist()}: {got[bad[0]]} != {want[bad[0]]}"

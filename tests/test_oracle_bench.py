@@ -11,7 +11,7 @@ import pytest
 
 from agents.base import make_agent
 from scopa_bench.oracle_pimc import OraclePIMC, oracle_worlds, partial_oracle_worlds
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.core import Phase
 from scopa_env.policy import ActBatch
 from scopa_env.rules import get_rules
@@ -42,7 +42,7 @@ def test_oracle_pimc_plays_legal_moves() -> None:
     st = random_positions(rules, 8, 11, seed=5)
     rows = np.flatnonzero(st.phase != Phase.DONE)
     mask = core.legal_action_mask(rules, st)[rows]
-    actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+    actions = agent.act(ActBatch(rules, observation.observe(rules, st)[rows], mask, st, rows))
     assert mask[np.arange(rows.size), actions].all()
 
 
@@ -85,7 +85,7 @@ def test_partial_oracle_worlds_hold_the_shown_cards_and_deal_the_rest() -> None:
     agent = make_agent("oracle-pimc:worlds=4,see=0.5", rules, seed=0)
     rows = np.flatnonzero(st.phase != Phase.DONE)
     mask = core.legal_action_mask(rules, st)[rows]
-    actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+    actions = agent.act(ActBatch(rules, observation.observe(rules, st)[rows], mask, st, rows))
     assert mask[np.arange(rows.size), actions].all()
 
 

@@ -19,7 +19,7 @@ from agents.base import make_agent
 from agents.nets.bot import make_bot_policy, new_card, write_numpy_export
 from agents.play import terminal as play
 from agents.play.hints import move_probabilities
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.cards import format_card, parse_card
 from scopa_env.policy import ActBatch, RandomAgent
 from scopa_env.rules import Rules, get_rules
@@ -223,7 +223,7 @@ def test_other_variants_play_to_the_end(variant: str) -> None:
 def _numpy_bot(directory: Path, rules: Rules, seed: int = 0) -> Path:
     """A random-weights bot export (numpy files only; no torch needed)."""
     rng = np.random.default_rng(seed)
-    sizes = [core.observation_size(rules), 24, rules.num_cards]
+    sizes = [observation.observation_size(rules), 24, rules.num_cards]
     layers = [
         (rng.normal(0, 0.7, (o, i)).astype(np.float32), rng.normal(0, 0.3, o).astype(np.float32))
         for i, o in itertools.pairwise(sizes)
@@ -253,7 +253,7 @@ def test_move_probabilities_cover_every_legal_move(tmp_path: Path) -> None:
     assert sum(m.prob for m in moves) == pytest.approx(1.0, abs=1e-5)
     assert all(m.prob >= 0 for m in moves)
     # a card's captures share its play probability
-    batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
+    batch = ActBatch(rules, observation.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
     p_cards = policy.action_probs(batch)[0]
     for card in {m.card for m in moves}:
         assert sum(m.prob for m in moves if m.card == card) == pytest.approx(float(p_cards[card]), abs=1e-5)

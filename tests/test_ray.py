@@ -235,12 +235,12 @@ def _tiny_policy(seed: int = 3) -> Any:
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from scopa_env import core
+    from scopa_env import observation
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")
     torch.manual_seed(seed)
-    obs = spaces.Box(low=-np.inf, high=np.inf, shape=(core.observation_size(rules),), dtype=np.float32)
+    obs = spaces.Box(low=-np.inf, high=np.inf, shape=(observation.observation_size(rules),), dtype=np.float32)
     return MaskableActorCriticPolicy(
         obs, spaces.Discrete(rules.num_cards), lambda _: 0.0, net_arch=[32, 32], activation_fn=torch.nn.ReLU
     )

@@ -21,7 +21,7 @@ from agents.search.endgame import open_endgame_rows, optimal_open_actions, solve
 from agents.search.ismcts import ISMCTSAgent
 from agents.search.lookahead import apply_moves, rollout, sample_worlds, search_tree
 from agents.search.pimc import PIMCAgent
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.core import Phase, State, is_open
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch, Policy
@@ -69,7 +69,7 @@ def decisions(agent: Policy, rules: Rules, st: State, seed: int, calls: int = 3)
     """The actions of ``calls`` successive decisions on every game of ``st``, after seeding the agent."""
     agent.seed(seed)
     rows = np.flatnonzero(st.phase != Phase.DONE)
-    batch = ActBatch(rules, core.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+    batch = ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
     return np.stack([agent.act(batch) for _ in range(calls)])
 
 
@@ -216,7 +216,7 @@ def test_open_endgame_play_is_optimal(spec: str) -> None:
     rules = get_rules("classic")
     st, games = _open_positions(rules, 40, 32, seed=9, most=6)
     agent = make_agent(spec, rules, seed=0)
-    batch = ActBatch(rules, core.observe(rules, st)[games], core.legal_action_mask(rules, st)[games], st, games)
+    batch = ActBatch(rules, observation.observe(rules, st)[games], core.legal_action_mask(rules, st)[games], st, games)
     actions = agent.act(batch)
     for a, g in zip(actions, games, strict=True):
         one = st.take([g])
@@ -282,7 +282,7 @@ def test_search_agents_pick_legal_actions(variant: str) -> None:
         rows = np.flatnonzero(st.phase != Phase.DONE)
         mask = core.legal_action_mask(rules, st)[rows]
         for agent in agents:
-            actions = agent.act(ActBatch(rules, core.observe(rules, st)[rows], mask, st, rows))
+            actions = agent.act(ActBatch(rules, observation.observe(rules, st)[rows], mask, st, rows))
             assert mask[np.arange(rows.size), actions].all(), f"{agent.name}: illegal action in {variant}"
 
 

@@ -23,7 +23,7 @@ from agents.nets.az import AZAgent
 from agents.nets.bot import Bot, BotError, BotPolicy
 from agents.nets.export import ExportArgumentError, export_bot, export_search_only
 from agents.search.pimc import PIMCAgent
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.core import Phase
 from scopa_env.rules import get_rules
 from tests.test_netsearch import random_net
@@ -99,8 +99,8 @@ def test_bot_act_state_searches_deterministically_and_legally(search_bot: tuple[
     bot = Bot.load(out)
     assert bot.act_state(st, int(live[0])) in np.flatnonzero(mask[live[0]])
     with pytest.raises(BotError, match=r"search bot.*act_state"):
-        bot.act(core.observe(rules, st), mask)
-    assert np.allclose(bot.probs(core.observe(rules, st), mask).sum(axis=1), 1.0, atol=1e-5)  # its network
+        bot.act(observation.observe(rules, st), mask)
+    assert np.allclose(bot.probs(observation.observe(rules, st), mask).sum(axis=1), 1.0, atol=1e-5)  # its network
 
 
 def test_a_pimc_search_bot_plays_pimc_and_its_network_alone(search_bot: tuple[Path, Path], tmp_path: Path) -> None:
@@ -291,7 +291,7 @@ def test_a_search_only_bot_plays_pimc_without_a_network(tmp_path: Path) -> None:
     live = np.flatnonzero(st.phase != Phase.DONE)
     assert core.legal_action_mask(rules, st)[live, bot.act_states(st, live)].all()
     with pytest.raises(BotError, match="search-only bot"):
-        bot.probs(core.observe(rules, st), core.legal_action_mask(rules, st))
+        bot.probs(observation.observe(rules, st), core.legal_action_mask(rules, st))
     with pytest.raises(AgentSpecError, match="no network to play alone"):
         make_agent(f"bot:path={out},search=false", rules)
     with pytest.raises(AgentSpecError, match="search-only bot"):

@@ -24,7 +24,7 @@ from agents.training import safe_state
 from agents.training.run_dir import LEGACY_RESUME_MEMBER, RESUME_MEMBER
 from agents.training.safe_state import StateFileError
 from agents.training.trainer import Trainer
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.rules import get_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def _plays(policy: object, variant: str = "classic") -> None:
 
     rules = get_rules(variant)
     state = core.reset(rules, np.arange(4, dtype=np.uint64))
-    obs, mask = core.observe(rules, state), core.legal_action_mask(rules, state)
+    obs, mask = observation.observe(rules, state), core.legal_action_mask(rules, state)
     actions = policy.act(ActBatch(rules, obs, mask, state, np.arange(4)))  # type: ignore[attr-defined]
     assert mask[np.arange(4), actions].all()
 
@@ -119,7 +119,7 @@ def test_neural_agent_plays_like_before(smoke_run: Path) -> None:
 
     rules = get_rules("classic")
     state = core.reset(rules, np.arange(64, dtype=np.uint64))
-    obs = core.observe(rules, state)
+    obs = observation.observe(rules, state)
     mask = core.legal_action_mask(rules, state)
     ours = NeuralPolicy.from_checkpoint(smoke_run / "best.zip", rules, endgame=0).logits(obs, mask)
     model = MaskablePPO.load(smoke_run / "best.zip", device="cpu")  # trusted file: our own run

@@ -17,7 +17,7 @@ from agents.nets.az import AZAgent
 from agents.nets.bot import SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
 from agents.nets.export import against_expert
 from agents.play.terminal import default_opponent
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
@@ -46,7 +46,7 @@ def play_a_full_match(agent: Policy, rules: Rules, seed: int) -> None:
         if state.done[0]:
             break
         mask = core.legal_action_mask(rules, state)
-        action = agent.act(ActBatch(rules, core.observe(rules, state), mask, state, np.zeros(1, np.intp)))
+        action = agent.act(ActBatch(rules, observation.observe(rules, state), mask, state, np.zeros(1, np.intp)))
         assert mask[0, action[0]], f"illegal action {action[0]}"
         core.step(rules, state, np.asarray(action, dtype=np.int64))
     assert state.done[0] and int(state.winner[0]) >= 0
@@ -81,7 +81,7 @@ def test_files_match_the_model_card_and_load_without_torch(name: str) -> None:
     code = f"""
 import sys
 from agents.nets.bot import Bot
-from scopa_env import core
+from scopa_env import core, observation
 for prefer in ("onnx", "numpy"):
     bot = Bot.load({str(d)!r}, prefer=prefer)
     state = core.reset({card["variant"]!r}, [1])

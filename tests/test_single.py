@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scopa_env import aec, core, scopa_v0
+from scopa_env import aec, core, observation, scopa_v0
 from scopa_env.gym import ScopaEnv
 from scopa_env.learner import LearnerGames, SingleLearnerGame
 from scopa_env.rules import VARIANTS, get_rules
@@ -58,7 +58,7 @@ def run_single_differential(variant: str, seeds: range, observe_every: int = 1, 
             assert np.array_equal(mask.astype(np.int8), game.mask_int8()), where
             if steps % observe_every == 0:
                 for seat in range(rules.num_players):
-                    want = core.observe(rules, st, seats=np.array([seat]))[0]
+                    want = observation.observe(rules, st, seats=np.array([seat]))[0]
                     got = game.observe(seat)
                     assert got.dtype == np.float32 and got.shape == want.shape
                     bad = np.flatnonzero(want != got)
@@ -115,7 +115,7 @@ def test_state_round_trip_mid_game_and_in_the_choose_phase() -> None:
             one = st.take([g])
             for f in fields(core.State):
                 assert np.array_equal(getattr(back, f.name), getattr(one, f.name)), f.name
-            assert np.array_equal(game.observe(), core.observe(rules, one)[0])
+            assert np.array_equal(game.observe(), observation.observe(rules, one)[0])
     assert seen_choose
 
 
@@ -145,7 +145,7 @@ def test_aec_env_state_is_a_snapshot_and_can_be_assigned() -> None:
     assert int(env._state.seed[0]) == 11
     obs = env.observe(env.agent_selection)["observation"]
     seat = np.array([env.agents.index(env.agent_selection)])
-    assert np.array_equal(obs, core.observe("classic", other, seats=seat)[0])
+    assert np.array_equal(obs, observation.observe("classic", other, seats=seat)[0])
     with pytest.raises(ValueError, match="one game"):
         env._state = core.reset("classic", [1, 2])
 

@@ -10,7 +10,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from scopa_env import core, scopa_v0
+from scopa_env import core, observation, scopa_v0
 from scopa_env.record import play_random_records
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.state_io import (
@@ -51,7 +51,7 @@ def test_round_trip_and_continue_identically(variant: str) -> None:
     for _ in range(300):  # continue both with the same actions: same observations, masks and results
         mask = core.legal_action_mask(rules, state)
         assert np.array_equal(mask, core.legal_action_mask(rules, restored))
-        assert np.array_equal(core.observe(rules, state), core.observe(rules, restored))
+        assert np.array_equal(observation.observe(rules, state), observation.observe(rules, restored))
         acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
         a, b = core.step(rules, state, acts), core.step(rules, restored, acts)
         for f in fields(core.StepInfo):

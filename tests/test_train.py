@@ -26,7 +26,7 @@ from agents.training.train_config import (
     read_yaml,
 )
 from agents.training.trainer import Trainer
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.driver import play
 from scopa_env.rules import get_rules
 from tests.helpers import checkpoint_weights, same_weights
@@ -236,11 +236,11 @@ def test_smoke_run_writes_a_loadable_checkpoint_and_tensorboard_events(tmp_path:
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["step_000002048.zip", "step_000004096.zip"]
     assert load_config(run / "config.yaml") == load_config(SMOKE, {"run_root": str(tmp_path)})
     version = json.loads((run / "version.json").read_text())
-    assert version["obs_version"] == core.OBS_VERSION and "commit" in version
+    assert version["obs_version"] == observation.OBS_VERSION and "commit" in version
     meta = read_checkpoint_meta(run / "last.zip")
     assert (meta["variant"], meta["obs_version"], meta["steps"], meta["kind"]) == (
         "classic",
-        core.OBS_VERSION,
+        observation.OBS_VERSION,
         4096,
         "last",
     )

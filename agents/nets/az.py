@@ -26,7 +26,7 @@ from agents.baselines.greedy import greedy_moves
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.search.endgame import _best_actions
 from agents.search.lookahead import KernelMoves, RolloutPolicy, _move_margins
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.core import State, is_open, remaining_plies
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import Rules
@@ -65,7 +65,7 @@ class NetEvaluator:
         self.layers = [(np.ascontiguousarray(w, dtype=np.float32), b.astype(np.float32)) for w, b in layers]
         self.act_fn = ACTIVATIONS[activation].numpy
         self.source = source
-        size = core.observation_size(rules)
+        size = observation.observation_size(rules)
         if self.layers[0][0].shape[0] != size or self.layers[-1][0].shape[1] != rules.num_actions:
             raise AgentSpecError(
                 f"{source}: the network maps {self.layers[0][0].shape[0]} inputs to {self.layers[-1][0].shape[1]} "
@@ -78,7 +78,7 @@ class NetEvaluator:
 
     def state_logits(self, state: State) -> npt.NDArray[np.float32]:
         """(B, num_cards) logits of the acting seat of every game of ``state``."""
-        return self.logits(core.observe(self.rules, state))
+        return self.logits(observation.observe(self.rules, state))
 
 
 def net_rollout_policy(

@@ -53,7 +53,7 @@ from agents.base import MODEL_CARD, AgentSpecError, path_kind, register_agent
 from agents.errors import ScopaError
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import python_command
@@ -355,8 +355,8 @@ def new_card(
         "version": CARD_VERSION,
         "name": name or f"{rules.name}-bot",
         "variant": rules.name,
-        "obs_version": core.observation_version(rules),
-        "obs_size": core.observation_size(rules),
+        "obs_version": observation.observation_version(rules),
+        "obs_size": observation.observation_size(rules),
         "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
         "training_steps": None if training_steps is None else int(training_steps),
@@ -529,7 +529,7 @@ class Bot:
         if isinstance(width, int) and width != self.obs_size:
             raise BotError(f"{self.directory / ONNX} takes {width} observation values, the card says {self.obs_size}")
         state = core.reset(self.rules, np.arange(4, dtype=np.uint64))
-        obs, mask = core.observe(self.rules, state), core.legal_action_mask(self.rules, state)
+        obs, mask = observation.observe(self.rules, state), core.legal_action_mask(self.rules, state)
         mask[::2] = True  # every action legal in half the rows
         try:
             got = np.asarray(session.run(["probs"], {"obs": obs, "action_mask": mask})[0], dtype=np.float32)
@@ -609,7 +609,7 @@ class Bot:
         if self._searcher is None:
             self._searcher = self.search_policy(seed=0)
         sub = state.take(games)
-        obs, mask = core.observe(self.rules, sub), core.legal_action_mask(self.rules, sub)
+        obs, mask = observation.observe(self.rules, sub), core.legal_action_mask(self.rules, sub)
         batch = ActBatch(self.rules, obs, mask, state, games)
         return np.asarray(self._searcher.act(batch), dtype=np.int64)
 
@@ -642,7 +642,9 @@ class Bot:
         m = m if m.dtype == np.bool_ else m != 0
         if not np.isfinite(o).all():
             row = int(np.flatnonzero(~np.isfinite(o).all(axis=1))[0])
-            raise BotError(f"obs row {row} holds NaN or infinite values; observations come from core.observe")
+            raise BotError(
+                f"obs row {row} holds NaN or infinite values; observations come from scopa_env.observation.observe"
+            )
         empty = ~m.any(axis=1)
         if empty.any():
             raise BotError(f"mask row {int(np.flatnonzero(empty)[0])} allows no action; a decision needs one")
@@ -727,7 +729,7 @@ class Bot:
     def probs_state(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
         """(n, num_cards) probabilities for the acting seat of games ``games`` (default: all) of a core state."""
         st = state if games is None else state.take(np.asarray(games).reshape(-1))
-        return self.probs(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
+        return self.probs(observation.observe(self.rules, st), core.legal_action_mask(self.rules, st))
 
     def act_states(self, state: core.State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
         """(n,) the bot's action for the acting seat of games ``games`` (default: all) of a core state (a search
@@ -736,7 +738,7 @@ class Bot:
             g = np.arange(state.batch_size) if games is None else np.asarray(games).reshape(-1)
             return self._search_act(state, g.astype(np.intp))
         st = state if games is None else state.take(np.asarray(games).reshape(-1))
-        return self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))
+        return self.act(observation.observe(self.rules, st), core.legal_action_mask(self.rules, st))
 
     def act_state(self, state: core.State, game: int = 0) -> int:
         """The bot's action for the seat to act in game ``game`` of a core state (one call: observe, mask, act).
@@ -753,7 +755,7 @@ class Bot:
             raise BotError(f"game {game} is over; there is no decision to take")
         if self.search is not None:
             return int(self._search_act(st, np.zeros(1, dtype=np.intp))[0])
-        return int(self.act(core.observe(self.rules, st), core.legal_action_mask(self.rules, st))[0])
+        return int(self.act(observation.observe(self.rules, st), core.legal_action_mask(self.rules, st))[0])
 
 
 def _best_legal(p: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:

@@ -43,7 +43,7 @@ from agents.base import AgentSpecError, path_kind, register_agent
 from agents.config import ConfigError
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.atomic import write_atomic
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
@@ -81,8 +81,8 @@ def checkpoint_meta(rules: Rules | str, steps: int, **extra: Any) -> dict[str, A
     meta: dict[str, Any] = {
         "format": CHECKPOINT_FORMAT,
         "variant": rules.name,
-        "obs_version": core.observation_version(rules),
-        "obs_size": core.observation_size(rules),
+        "obs_version": observation.observation_version(rules),
+        "obs_size": observation.observation_size(rules),
         "num_cards": rules.num_actions,  # the number of actions (card ids, and cirulla's stop / knocks)
         "num_players": rules.num_players,
         "steps": int(steps),
@@ -422,7 +422,7 @@ def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | s
         "pi": _layer_sizes(state, "mlp_extractor.policy_net"),
         "vf": _layer_sizes(state, "mlp_extractor.value_net"),
     }
-    size = core.observation_size(rules)
+    size = observation.observation_size(rules)
     obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
     try:
         policy = MaskableActorCriticPolicy(

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.base import AgentSpecError
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.rules import VARIANTS, Rules
 from scopa_env.shell import TRAIN_PY, python_command
 
@@ -32,11 +32,11 @@ def check_fit(
     (``any_variant``: another variant is accepted when its observations and actions have the same shape), the
     shapes.
     """
-    version = core.observation_version(rules)
+    version = observation.observation_version(rules)
     trained = made.get("variant")
     if "obs_version" in made and made["obs_version"] != version:
         theirs = made["obs_version"]
-        if trained in VARIANTS and trained != rules.name and core.observation_version(trained) == theirs:
+        if trained in VARIANTS and trained != rules.name and observation.observation_version(trained) == theirs:
             raise error(  # a network of another family (a cirulla bot in classic, or the other way round)
                 f"{where} was trained for {trained!r}, whose observations (version {theirs}) are not "
                 f"{rules.name!r}'s (version {version}); play it in {trained!r} or use one trained for {rules.name!r}"
@@ -53,7 +53,7 @@ def check_fit(
             f"trained for {rules.name!r}, or pass any_variant=true (e.g. bot:path=...,any_variant=true) if the "
             "observations have the same shape"
         )
-    size = core.observation_size(rules)
+    size = observation.observation_size(rules)
     if made.get("obs_size", size) != size or made.get("num_cards", rules.num_actions) != rules.num_actions:
         raise error(
             f"{where} expects observations of size {made.get('obs_size')} and {made.get('num_cards')} actions, but "

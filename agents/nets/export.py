@@ -42,7 +42,7 @@ import numpy.typing as npt
 from agents.base import MODEL_CARD, path_kind
 from agents.nets.bot import ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
 from agents.nets.mlp import ExportError, extract_mlp
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
@@ -159,7 +159,7 @@ def sample_inputs(rules: Rules, rows: int, seed: int = 0) -> tuple[npt.NDArray[n
     a few, or every action.
     """
     rng = np.random.default_rng(seed)
-    d, size = rules.num_actions, core.observation_size(rules)
+    d, size = rules.num_actions, observation.observation_size(rules)
     from scopa_env.policy import ActBatch, RandomAgent
 
     games = max(1, rows // 64)
@@ -170,7 +170,7 @@ def sample_inputs(rules: Rules, rows: int, seed: int = 0) -> tuple[npt.NDArray[n
     while taken < rows // 2 and not state.done.all():
         live = np.flatnonzero(~state.done)
         mask = core.legal_action_mask(rules, state)
-        obs = core.observe(rules, state)
+        obs = observation.observe(rules, state)
         obs_list.append(obs[live])
         mask_list.append(mask[live])
         taken += live.size
@@ -758,7 +758,7 @@ def export_checkpoint(
     rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]  # before the slow work
     actor, meta = load_checkpoint_policy(ckpt, rules)
     layers, activation = extract_mlp(actor)
-    obs_size, num_cards = core.observation_size(rules), rules.num_actions
+    obs_size, num_cards = observation.observation_size(rules), rules.num_actions
     if layers[0][0].shape[1] != obs_size or layers[-1][0].shape[0] != num_cards:
         raise ExportError(
             f"{ckpt}: the network maps {layers[0][0].shape[1]} inputs to {layers[-1][0].shape[0]} actions; "

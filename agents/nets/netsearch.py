@@ -18,7 +18,7 @@ hand. What the network changes:
 
 The network is a ``bot:`` export directory (numpy, torch-free: the shipped search bot) or a ``train.py`` checkpoint
 (``.zip``, read as weights only). Everything runs batched: all worlds of all decisions of a batch advance together,
-and a rollout ply is one ``core.observe``, one forward pass and one ``core.step`` on the whole batch.
+and a rollout ply is one ``observation.observe``, one forward pass and one ``core.step`` on the whole batch.
 
 Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollout=net,temp=0,expert=0``.
 """

@@ -31,7 +31,7 @@ from torch import nn
 from agents.base import AgentSpecError, register_agent
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.mlp import ACTIVATIONS
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shell import python_command
 
@@ -91,10 +91,10 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
             raise ValueError(f"cannot export {key}={config[key]!r}: supported are {', '.join(RLLIB_ACTIVATIONS)}")
     state = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
     first = next((state[f"{p}.0.weight"] for p in (*_ENCODERS, _HEAD) if f"{p}.0.weight" in state), None)
-    if first is None or first.shape[1] != core.observation_size(rules):
+    if first is None or first.shape[1] != observation.observation_size(rules):
         raise ValueError(
-            f"the module's input is not a {rules.name} observation ({core.observation_size(rules)} numbers); give "
-            "the variant it was trained on"
+            f"the module's input is not a {rules.name} observation ({observation.observation_size(rules)} numbers); "
+            "give the variant it was trained on"
         )
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
@@ -103,8 +103,8 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
         "format": FORMAT,
         "kind": "rllib-ppo-module",
         "variant": rules.name,
-        "obs_version": core.observation_version(rules),
-        "obs_size": core.observation_size(rules),
+        "obs_version": observation.observation_version(rules),
+        "obs_size": observation.observation_size(rules),
         "num_cards": rules.num_actions,
         "module_id": module_id,
         "fcnet_activation": str(config["fcnet_activation"]).lower(),
@@ -205,8 +205,8 @@ def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = N
             f"{meta['variant']}"
         )
     for key, ours in (
-        ("obs_version", core.observation_version(rules)),
-        ("obs_size", core.observation_size(rules)),
+        ("obs_version", observation.observation_version(rules)),
+        ("obs_size", observation.observation_size(rules)),
         ("num_cards", rules.num_actions),
     ):
         theirs = meta[key]

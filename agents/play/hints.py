@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
@@ -42,7 +42,7 @@ def move_probabilities(
     out: dict[tuple[int, frozenset[int]], float] = {}
 
     def probs_of(st: core.State) -> npt.NDArray[np.floating]:
-        batch = ActBatch(rules, core.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
+        batch = ActBatch(rules, observation.observe(rules, st), core.legal_action_mask(rules, st), st, np.array([0]))
         return np.asarray(probs_fn(batch), dtype=np.float64)[0]
 
     def expand(st: core.State, weight: float) -> None:

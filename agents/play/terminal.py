@@ -44,7 +44,7 @@ from agents.base import make_agent
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
 from agents.play.hints import MoveProb, move_probabilities, probs_function
-from scopa_env import core
+from scopa_env import cirulla, core
 from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
 from scopa_env.driver import decide
 from scopa_env.record import MAX_SEED, int_arg
@@ -419,7 +419,7 @@ class Match:
             kind = int(info.knock[0])
             cards = self.state.revealed[0, seat]
             verb = "you knock" if seat == self.human else f"{self.seat_name(seat)} knocks"
-            line = f"{verb} for {core.KNOCK_POINTS[kind]} ({'sum' if kind == 1 else 'tris'}): {self.pc(cards)}"
+            line = f"{verb} for {cirulla.KNOCK_POINTS[kind]} ({'sum' if kind == 1 else 'tris'}): {self.pc(cards)}"
             self.hand_log.append("  " + line)
             t.say(line)
         if info.move_done[0]:

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from agents.baselines.features import dynamic_weights, expert_scores, generate_moves, greedy_scores
 from agents.search.lookahead import WorldSampler, sample_worlds
-from scopa_env import core
+from scopa_env import core, observation
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules
 
@@ -165,7 +165,7 @@ def _log_likelihood(
     pos.phase[:] = Phase.PLAY
     pos.pending[:] = -1
     if not isinstance(model, str):  # a network: the card's probability in the opponent's observation then
-        logits = model.logits(core.observe(rules, pos))[:, : rules.num_cards].astype(np.float64) / temp
+        logits = model.logits(observation.observe(rules, pos))[:, : rules.num_cards].astype(np.float64) / temp
         hand = pos.hands[ar, opp]
         logits = np.where(hand, logits, -np.inf)
         top = logits.max(axis=1, keepdims=True)

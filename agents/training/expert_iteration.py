@@ -115,7 +115,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
     from agents.nets.checkpoint import policy_from_weights, read_activation, read_checkpoint_meta, read_weights
-    from scopa_env import core
+    from scopa_env import observation
 
     rules = get_rules(cfg.variant)
     src = Path(cfg.init)
@@ -128,7 +128,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
     bot = open_network(rules, src)
     hidden = [int(w.shape[1]) for w, _ in bot.layers[:-1]]
     activation = ACTIVATIONS[bot.activation].torch
-    size = core.observation_size(rules)
+    size = observation.observation_size(rules)
     obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
     policy = MaskableActorCriticPolicy(
         obs_space,

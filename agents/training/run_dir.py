@@ -25,7 +25,7 @@ from agents.base import AgentSpecError
 from agents.config import git
 from agents.errors import ScopaError
 from agents.training import safe_state
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.shell import TRAIN_PY, python_command
 
 __all__ = [
@@ -68,7 +68,7 @@ def code_version() -> dict[str, Any]:
         "commit": commit.strip() if commit else None,
         "dirty": dirty,
         "diff_sha256": hashlib.sha256(diff.encode()).hexdigest() if dirty and diff else None,
-        "obs_version": core.OBS_VERSION,
+        "obs_version": observation.OBS_VERSION,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": torch.__version__,

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.rules import Rules
 
 __all__ = ["ShapedRewards", "potential_coefficients"]
@@ -31,8 +31,8 @@ def potential_coefficients(rules: Rules) -> npt.NDArray[np.float64]:
     from agents.baselines.features import card_weights
 
     d, s = rules.num_cards, rules.num_sides
-    blocks = {name: (start, stop) for name, start, stop, _ in core.observation_layout(rules)}
-    coef = np.zeros(core.observation_size(rules), dtype=np.float64)
+    blocks = {name: (start, stop) for name, start, stop, _ in observation.observation_layout(rules)}
+    coef = np.zeros(observation.observation_size(rules), dtype=np.float64)
     side_sign = np.full(s, -1.0 / (s - 1))
     side_sign[0] = 1.0  # blocks list the own side first
     start, stop = blocks["piles"]

@@ -56,7 +56,7 @@ from agents.training.train_config import (
     read_yaml,
     upgrade_saved_config,
 )
-from scopa_env import core
+from scopa_env import observation
 from scopa_env.policy import Policy
 from scopa_env.rules import Rules
 from scopa_env.shell import TRAIN_PY, python_path, shell_command
@@ -372,10 +372,10 @@ class Trainer:
             raise ConfigError(
                 f"--resume {str(run)!r}: {last.name} is for variant {meta['variant']!r}, config says {cfg.variant!r}"
             )
-        if meta["obs_version"] != core.observation_version(cfg.rules):
+        if meta["obs_version"] != observation.observation_version(cfg.rules):
             raise RunDirError(
                 f"--resume {str(run)!r}: the run was trained on observation version {meta['obs_version']}, this code "
-                f"produces version {core.observation_version(cfg.rules)}; it cannot be resumed, start a new run"
+                f"produces version {observation.observation_version(cfg.rules)}; it cannot be resumed, start a new run"
             )
         if not os.access(run, os.W_OK):
             raise RunDirError(f"--resume {str(run)!r}: the run directory is not writable")

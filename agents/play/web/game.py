@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from agents.errors import ScopaError
 from agents.play.hints import move_probabilities, probs_function
-from scopa_env import core
+from scopa_env import cirulla, core
 from scopa_env.cards import format_card
 from scopa_env.driver import decide
 from scopa_env.rules import Rules
@@ -42,7 +42,7 @@ SUIT_NAMES = ("coins", "cups", "swords", "clubs")
 MAX_BOT_STEPS = 10_000
 """A bound on the core steps of one bot stretch (a match of any variant needs far fewer)."""
 KNOCK_CHOICES = ("none", "sum", "tris")
-"""Cirulla's knock decisions as the page names them, in ``core.KnockKind`` order (``none``: no knock)."""
+"""Cirulla's knock decisions as the page names them, in ``cirulla.KnockKind`` order (``none``: no knock)."""
 
 
 class MoveError(ScopaError, ValueError):
@@ -307,7 +307,7 @@ class WebGame:
                         "seat": seat,
                         "who": self.seats[seat].label,
                         "kind": KNOCK_CHOICES[kind],
-                        "points": int(core.KNOCK_POINTS[kind]),
+                        "points": int(cirulla.KNOCK_POINTS[kind]),
                         "cards": [card_json(c, rules) for c in _ids(self.state.revealed[0, seat], rules)]
                         if kind
                         else [],
