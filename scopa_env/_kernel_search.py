@@ -5,10 +5,10 @@ loads numba).
 
 Here: the envs' fused calls (the AEC env's step with its next observation, ``ScopaEnv``'s step with its random
 opponents' replies), the random player's cards (``RandomAgent``'s position-keyed stream), the plies left in a hand
-and the open book, the searches' candidates (``agents.features.generate_moves`` of one game), the greedy rollouts,
-the max^n tree of pimc / az (``agents.lookahead``) and of the exact end game (``agents.endgame``), and the worlds of a
-sampled search. Each reproduces what it replaced number for number: ``tests/test_kernel.py``,
-``tests/test_kernel_players.py`` and ``tests/test_search.py`` check it.
+and the open book, the searches' candidates (``agents.baselines.features.generate_moves`` of one game), the greedy
+rollouts, the max^n tree of pimc / az (``agents.search.lookahead``) and of the exact end game
+(``agents.search.endgame``), and the worlds of a sampled search. Each reproduces what it replaced number for number:
+``tests/test_kernel.py``, ``tests/test_kernel_players.py`` and ``tests/test_search.py`` check it.
 
 numba keys each module's disk cache on that module's file alone, and the functions here compile the rules' functions
 into themselves: ``scopa_env.kernel`` drops this module's cache when ``_kernel_jit.py`` is newer.
@@ -255,7 +255,7 @@ def _take_lowest(cards: int, need: int) -> tuple[int, int]:
 
 @njit(cache=True)
 def _best_suits(rc: np.ndarray, pc: np.ndarray, p: int, table: int, picked: int) -> int:
-    """The cards partition ``p`` captures by ``agents.features``' taking order: within a rank the picked cards
+    """The cards partition ``p`` captures by ``agents.baselines.features``' taking order: within a rank the picked cards
     first, then suit order (coins first)."""
     r = rc[R_R]
     ranks = pc[p, r + 1]
@@ -322,7 +322,7 @@ def _part_moves(
 
 @njit(cache=True)
 def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, suits: bool = True) -> int:
-    """``agents.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
+    """``agents.baselines.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
     ``core.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
     (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many. ``suits`` False leaves
     the captured cards of sums and fifteens at -1 (``capture_of`` fills in the one played: the rollouts)."""
