@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import MODEL_CARD, make_agent
+from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
+from agents.search.pimc import PIMCAgent
 from agents.nets.bot import SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
 from agents.nets.export import against_expert
 from agents.play.terminal import default_opponent
@@ -30,9 +31,11 @@ def _card(name: str) -> dict:
 
 
 SEARCH_BOTS = [n for n in ALL_BOTS if "search" in _card(n)]
-"""Search bots: a network inside ``az`` search. A variant's own directory may hold one (its default bot: the
-four- and eight-player variants whose network alone is level with expert); ``<variant>-search``
+"""Search bots: a network inside ``az`` search, or ``pimc`` (with a network for ``search=false``, or none: a
+search-only bot). A variant's own directory may hold one (its default bot: the four- and eight-player variants whose
+network alone is level with expert, scopone, and the variants no network was trained for); ``<variant>-search``
 (agents/bots/classic-search) is picked by path, never by default."""
+SEARCH_AGENTS = (AZAgent, PIMCAgent)
 BOTS = [n for n in ALL_BOTS if n in VARIANTS]
 """The variants' default bots (agents/bots/<variant>/), network-only or search."""
 EXTRA_SEARCH_BOTS = [n for n in SEARCH_BOTS if n not in BOTS]
@@ -67,6 +70,11 @@ def test_the_shipped_bots() -> None:
     assert EXTRA_SEARCH_BOTS == ["classic-search"]
     # The variants whose network alone is level with expert ship it inside search (docs/bots.md).
     assert {"scopa-a-quattro", "simple-4", "simple-4-teams", "simple-8"} <= set(DEFAULT_SEARCH_BOTS)
+    # Scopone plays pimc with its network kept for search=false; the variants without a network ship pimc alone.
+    assert _card("scopone-scientifico")["search"]["agent"] == "pimc"
+    search_only = {n for n in BOTS if _card(n).get("architecture") is None}
+    assert search_only == {"simple-2", "simple-3", "simple-5", "simple-6", "simple-6-teams", "cirulla-3", "cirulla-4"}
+    assert set(BOTS) | {v for n in BOTS for v in _card(n).get("serves", [])} == set(VARIANTS), "a bot for every variant"
 
 
 @pytest.mark.parametrize("name", ALL_BOTS)
@@ -74,7 +82,8 @@ def test_files_match_the_model_card_and_load_without_torch(name: str) -> None:
     d = SHIPPED_BOTS / name
     card = _card(name)
     assert card["variant"] == (name if name in BOTS else name.removesuffix("-search"))
-    assert set(card["files"]) == {"policy.npz", "policy.onnx"}
+    network = card.get("architecture") is not None
+    assert set(card["files"]) == ({"policy.npz", "policy.onnx"} if network else set()), "a search-only bot: the card"
     for file, entry in card["files"].items():
         assert _sha256(d / file) == entry["sha256"] and (d / file).stat().st_size == entry["size"]
     assert card["ratings"]["ratings"], "the card carries its measured ratings"
@@ -111,7 +120,7 @@ def test_plays_a_full_match_legally_and_is_the_variants_default(name: str, varia
     spec = shipped_bot_spec(rules)
     assert default_opponent(rules) == (spec, [])
     agent = make_agent("bot", rules, seed=0)  # bot alone: the variant's shipped bot
-    if isinstance(agent, AZAgent):  # a search bot: the same search with 2 worlds (the card's setting: -m slow)
+    if isinstance(agent, SEARCH_AGENTS):  # a search bot: the same search with 2 worlds (the card's setting: -m slow)
         agent = Bot.load(SHIPPED_BOTS / name, prefer="numpy", rules=rules, any_variant=True).search_policy(
             rules, seed=0, worlds=2
         )
@@ -151,7 +160,12 @@ def test_a_variants_search_bot_is_its_default_and_its_network_is_rated(name: str
     card = _card(name)
     rules = get_rules(name)
     agent = make_agent("bot", rules, seed=0)
-    assert isinstance(agent, AZAgent) and agent.worlds == card["search"]["worlds"]
-    assert not isinstance(make_agent("bot:search=false", rules, seed=0), AZAgent)
-    assert card["network_from"]["ratings"]["ratings"], "the network alone's ratings are kept"
+    kind = AZAgent if card["search"]["agent"] == "az" else PIMCAgent
+    assert isinstance(agent, kind) and agent.worlds == card["search"]["worlds"]
+    if card.get("architecture") is None:  # a search-only bot: no network to play alone
+        with pytest.raises(AgentSpecError, match="no network"):
+            make_agent("bot:search=false", rules, seed=0)
+    else:
+        assert not isinstance(make_agent("bot:search=false", rules, seed=0), SEARCH_AGENTS)
+        assert card["network_from"]["ratings"]["ratings"], "the network alone's ratings are kept"
     assert card["against_expert"]["beats_expert"], "a search bot ships as a default only where it beats expert"
