@@ -14,10 +14,10 @@ import pytest
 
 from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
-from agents.search.pimc import PIMCAgent
 from agents.nets.bot import SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
 from agents.nets.export import against_expert
 from agents.play.terminal import default_opponent
+from agents.search.pimc import PIMCAgent
 from scopa_env import core, observation
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
