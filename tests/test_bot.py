@@ -169,7 +169,16 @@ def test_rules_and_card_checks(bot_dir: Path, tmp_path: Path) -> None:
         Bot.load(copy)
 
 
-def test_agent_spec_factory(bot_dir: Path) -> None:
+def _no_bot_for(monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
+    """Every variant ships a bot: pretend ``variant`` has none, for the no-bot path."""
+    import agents.nets.bot as bot_module
+
+    found = bot_module.shipped_bot
+    monkeypatch.setattr(bot_module, "shipped_bot", lambda r, *a: None if get_rules(r).name == variant else found(r, *a))
+
+
+def test_agent_spec_factory(bot_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_bot_for(monkeypatch, "simple-2")
     assert "bot" in registered_agents()
     rules = get_rules("classic")
     policy = make_bot_policy(rules, 0, path=str(bot_dir), prefer="numpy")
@@ -400,7 +409,7 @@ def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> Non
         make_bot_policy(rules, 0, path=str(tmp_path / "empty"))
 
 
-def test_shipped_bots_are_found_by_variant_name(tmp_path: Path) -> None:
+def test_shipped_bots_are_found_by_variant_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``bot`` alone is the variant's shipped bot: its own directory, or a bot whose card lists it under "serves"."""
     from agents.nets.bot import shipped_bot, shipped_bot_spec
 
@@ -415,7 +424,8 @@ def test_shipped_bots_are_found_by_variant_name(tmp_path: Path) -> None:
         mask = core.legal_action_mask(rules, st)
         acts = agent.act(ActBatch(rules, observation.observe(rules, st), mask, st, np.arange(4)))
         assert mask[np.arange(4), acts].all()
-    assert shipped_bot("simple-3") is None
+    assert shipped_bot("simple-3") == ROOT / "agents" / "bots" / "simple-3"  # a search-only bot
+    _no_bot_for(monkeypatch, "simple-3")
     with pytest.raises(AgentSpecError, match=r"no shipped bot plays 'simple-3' \(shipped: .*classic"):
         make_agent("bot", "simple-3")
     # another root: a damaged card serves nothing, a card's "serves" must be a list of names

@@ -408,8 +408,8 @@ def test_whole_cirulla_matches_from_the_command_line(variant: str, opponent: str
     argv = ["--variant", variant, "--seed", "5", "--color", "never"] + (["--opponent", opponent] if opponent else [])
     assert play.main(argv, io.StringIO(script), out) == 0
     text = out.getvalue()
-    default = play.default_opponent(rules)[0]  # cirulla: the shipped bot (agents/bots/cirulla); else expert
-    assert default == (str(SHIPPED_BOTS / "cirulla") if variant == "cirulla" else "expert")
+    default = play.default_opponent(rules)[0]  # the variant's shipped bot (agents/bots/<variant>)
+    assert default == str(SHIPPED_BOTS / variant)
     assert f"opponents: {opponent or default}" in text
     assert "Cirulla:" in text and "knock>" in text and "knocks for" in text
     assert "napoli" in text and "knocks" in text and text.count("match over: ") == 1

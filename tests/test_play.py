@@ -284,7 +284,7 @@ def test_hint_from_a_checkpoint_opponent(tmp_path: Path) -> None:
     assert len(percents) == 3 and sum(percents) == pytest.approx(100.0, abs=0.2)
 
 
-def test_bot_specs_are_checked(tmp_path: Path) -> None:
+def test_bot_specs_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = get_rules("classic")
     bot_dir = _numpy_bot(tmp_path / "bot", rules)
     agent = make_agent(f"bot:path={bot_dir},prefer=numpy,sample=true", rules, 0)
@@ -298,6 +298,12 @@ def test_bot_specs_are_checked(tmp_path: Path) -> None:
         assert rc == 2 and message in text, text
     rc, text = run_text("", variant="classic-21", opponent=str(bot_dir))
     assert rc == 2 and "trained for 'classic', not 'classic-21'" in text
+    import agents.nets.bot as bot_module
+
+    found = bot_module.shipped_bot  # every variant ships a bot: pretend simple-3 has none
+    monkeypatch.setattr(
+        bot_module, "shipped_bot", lambda r, *a: None if get_rules(r).name == "simple-3" else found(r, *a)
+    )
     rc, text = run_text("", variant="simple-3", opponent="bot")  # bot alone: the variant's shipped bot
     assert rc == 2 and "no shipped bot plays 'simple-3'" in text, text
 
