@@ -188,11 +188,14 @@ def search_agent(search: Any, where: str) -> str:
     return str(search["agent"])
 
 
+def _plays_pimc(card: dict[str, Any]) -> bool:
+    """Whether a model card's search is ``pimc`` (the only search a bot without a network may play)."""
+    return isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"
+
+
 def _has_network(card: dict[str, Any]) -> bool:
     """Whether a model card describes a network (``architecture``): not a search-only pimc bot."""
-    return card.get("architecture") is not None or not (
-        isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"
-    )
+    return card.get("architecture") is not None or not _plays_pimc(card)
 
 
 def _read_card(directory: Path) -> dict[str, Any]:
@@ -415,7 +418,7 @@ class Bot:
         rules: Rules | None = None,
     ) -> None:
         if layers is None:  # a search-only bot: pimc, no network
-            if not (isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"):
+            if not _plays_pimc(card):
                 raise BotError("a bot without a network must be a pimc search bot (its card's search agent 'pimc')")
         elif activation not in ACTIVATIONS:
             raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
@@ -439,9 +442,7 @@ class Bot:
             check_search(card["search"], "the model card") if card.get("search") is not None else None
         )
         """A search bot's options (its card's ``"search"``), or None for a network-only bot."""
-        self.search_agent: str | None = (
-            search_agent(card["search"], "the model card") if card.get("search") is not None else None
-        )
+        self.search_agent: str | None = str(card["search"]["agent"]) if self.search is not None else None
         """``az`` or ``pimc`` for a search bot (``SEARCH_AGENTS``), else None."""
         self.backend: Backend = "numpy"
         self._session: Any = None

@@ -407,6 +407,15 @@ def check_arguments(
         raise ExportArgumentError(f"--endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
     if not _is_int(seed) or seed < 0:
         raise ExportArgumentError(f"seed must be an integer >= 0 (of the check's sample games), got {seed!r}")
+    files = _check_name_and_ratings(name, ratings)
+    read_provenance(commands, cost)
+    _check_out_dir(Path(out), bool(force))
+    return files
+
+
+def _check_name_and_ratings(name: Any, ratings: Any) -> list[Path]:
+    """Raise ``ExportArgumentError`` for a bad ``--name`` or a ``--ratings`` file that is not there; return the
+    ratings files (every exporter's check of these two)."""
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ExportArgumentError(f"--name must be a non-empty name for the model card, got {name!r}")
     files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
@@ -415,8 +424,6 @@ def check_arguments(
             raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
         if Path(f).is_dir() and not (Path(f) / "results.json").is_file():
             raise ExportArgumentError(f"--ratings {f}: the folder holds no results.json (evaluate.py --out writes it)")
-    read_provenance(commands, cost)
-    _check_out_dir(Path(out), bool(force))
     return [Path(f) for f in files]
 
 
@@ -665,12 +672,7 @@ def export_search_only(
         )
     if not isinstance(out, (str, Path)) or not str(out):
         raise ExportArgumentError(f"--out must be the export directory to write, got {out!r}")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ExportArgumentError(f"--name must be a non-empty name for the model card, got {name!r}")
-    files = [] if ratings is None else [ratings] if isinstance(ratings, (str, Path)) else list(ratings)
-    for f in files:
-        if not isinstance(f, (str, Path)) or not Path(f).exists():
-            raise ExportArgumentError(f"--ratings {f}: no such file; give an evaluate.py results.json (or its folder)")
+    files = _check_name_and_ratings(name, ratings)
     provenance = read_provenance(commands, cost)
     out_dir = Path(out)
     _check_out_dir(out_dir, bool(force))
