@@ -141,3 +141,12 @@ def sampled_positions(rules: Rules, num: int, seed: int, rate: float = 0.1, batc
         keys = np.where(mask, rng.random(mask.shape), -1.0)
         core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
     return core.State.concat(out)
+
+
+def pretend_no_shipped_bot(monkeypatch: Any, variant: str) -> None:
+    """Every variant ships a bot: make ``agents.nets.bot.shipped_bot`` (and so ``shipped_bot_spec``, ``bot`` alone and
+    the games' default opponent) find none for ``variant``, to test the no-bot path. ``monkeypatch``: pytest's."""
+    import agents.nets.bot as bot_module
+
+    found = bot_module.shipped_bot
+    monkeypatch.setattr(bot_module, "shipped_bot", lambda r, *a: None if get_rules(r).name == variant else found(r, *a))

@@ -21,6 +21,7 @@ from scopa_env import core, observation
 from scopa_env.driver import play as arena_play
 from scopa_env.policy import ActBatch, RandomAgent
 from scopa_env.rules import get_rules
+from tests.helpers import pretend_no_shipped_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = ("numpy", "onnx")
@@ -169,16 +170,8 @@ def test_rules_and_card_checks(bot_dir: Path, tmp_path: Path) -> None:
         Bot.load(copy)
 
 
-def _no_bot_for(monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
-    """Every variant ships a bot: pretend ``variant`` has none, for the no-bot path."""
-    import agents.nets.bot as bot_module
-
-    found = bot_module.shipped_bot
-    monkeypatch.setattr(bot_module, "shipped_bot", lambda r, *a: None if get_rules(r).name == variant else found(r, *a))
-
-
 def test_agent_spec_factory(bot_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _no_bot_for(monkeypatch, "simple-2")
+    pretend_no_shipped_bot(monkeypatch, "simple-2")
     assert "bot" in registered_agents()
     rules = get_rules("classic")
     policy = make_bot_policy(rules, 0, path=str(bot_dir), prefer="numpy")
@@ -425,7 +418,7 @@ def test_shipped_bots_are_found_by_variant_name(tmp_path: Path, monkeypatch: pyt
         acts = agent.act(ActBatch(rules, observation.observe(rules, st), mask, st, np.arange(4)))
         assert mask[np.arange(4), acts].all()
     assert shipped_bot("simple-3") == ROOT / "agents" / "bots" / "simple-3"  # a search-only bot
-    _no_bot_for(monkeypatch, "simple-3")
+    pretend_no_shipped_bot(monkeypatch, "simple-3")
     with pytest.raises(AgentSpecError, match=r"no shipped bot plays 'simple-3' \(shipped: .*classic"):
         make_agent("bot", "simple-3")
     # another root: a damaged card serves nothing, a card's "serves" must be a list of names

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from scopa_bench import leaderboard
+from tests.helpers import pretend_no_shipped_bot
 
 
 def _run(tmp_path: Path, *extra: str) -> int:
@@ -40,10 +41,7 @@ def _run(tmp_path: Path, *extra: str) -> int:
 def test_a_tiny_leaderboard_writes_its_page_and_plot_and_resumes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.nets import bot
-
-    shipped = bot.shipped_bot_spec  # every variant ships a bot now: pretend simple-3 has none, for that path
-    monkeypatch.setattr(bot, "shipped_bot_spec", lambda v, *a: None if str(v) == "simple-3" else shipped(v, *a))
+    pretend_no_shipped_bot(monkeypatch, "simple-3")
     assert _run(tmp_path) == 0
     page = (tmp_path / "docs" / "leaderboard.md").read_text()
     assert "## classic" in page and "## simple-3" in page

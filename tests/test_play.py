@@ -23,6 +23,7 @@ from scopa_env import core, observation
 from scopa_env.cards import format_card, parse_card
 from scopa_env.policy import ActBatch, RandomAgent
 from scopa_env.rules import Rules, get_rules
+from tests.helpers import pretend_no_shipped_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 PRELUDE = ["help", "hint", "", "zz", "9d", "Xd", "score", "history", "table", "7d 7d 7d", "ÿ" * 300]
@@ -298,12 +299,7 @@ def test_bot_specs_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         assert rc == 2 and message in text, text
     rc, text = run_text("", variant="classic-21", opponent=str(bot_dir))
     assert rc == 2 and "trained for 'classic', not 'classic-21'" in text
-    import agents.nets.bot as bot_module
-
-    found = bot_module.shipped_bot  # every variant ships a bot: pretend simple-3 has none
-    monkeypatch.setattr(
-        bot_module, "shipped_bot", lambda r, *a: None if get_rules(r).name == "simple-3" else found(r, *a)
-    )
+    pretend_no_shipped_bot(monkeypatch, "simple-3")
     rc, text = run_text("", variant="simple-3", opponent="bot")  # bot alone: the variant's shipped bot
     assert rc == 2 and "no shipped bot plays 'simple-3'" in text, text
 
