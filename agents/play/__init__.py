@@ -1,2 +1,2 @@
-"""Games for a person against any agent: the terminal game (``python -m agents.play``), move hints and the browser
-game (``python -m agents.play.web``)."""
+"""Games for a person against any agent, two faces of one human-match core (``agents.play.match``): the terminal
+game (``python -m agents.play``) and the browser game (``python -m agents.play.web``); move hints."""

@@ -20,8 +20,10 @@ three of a kind, only the legal ones listed); every legal capture (equal rank, s
 the numbered list, also one that is contained in a larger one. The picture shows knocked hands, knock points and
 an initial table taken by the dealer.
 
-All reading goes through ``Terminal``, which takes any text streams, so tests drive whole matches with scripted
-input::
+The match itself (the turns, the bots, the moves carried out, the rematch's seeds) is
+``agents.play.match.HumanMatch``, which the browser game shares; ``Match`` is its terminal face: it reads the human's
+decisions at the prompts and words the match's events. All reading goes through ``Terminal``, which takes any text
+streams, so tests drive whole matches with scripted input::
 
     run(PlayConfig(variant="classic", opponent="greedy", seed=3), io.StringIO("7d\\n..."), io.StringIO())
 """
@@ -33,7 +35,7 @@ import itertools
 import re
 import secrets
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -43,15 +45,25 @@ import numpy.typing as npt
 from agents.base import make_agent
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
-from agents.play.hints import MoveProb, move_probabilities, probs_function
-from scopa_env import cirulla, core
+from agents.play.hints import MoveProb
+from agents.play.match import (
+    KNOCK_CHOICES,
+    BotFallback,
+    Event,
+    HandOver,
+    HandStart,
+    HumanMatch,
+    Knock,
+    MatchOver,
+    Move,
+    NewDeal,
+)
+from scopa_env import core
 from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
-from scopa_env.driver import decide
 from scopa_env.record import MAX_SEED, int_arg
 from scopa_env.render import pretty_card, pretty_cards, render_text
 from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.scoring import point_fields
-from scopa_env.shuffle import derive_seed
 
 if TYPE_CHECKING:
     from scopa_env.policy import Policy
@@ -72,8 +84,6 @@ __all__ = [
 
 DEFAULT_FALLBACKS = ("expert", "greedy", "random")
 """Opponent specs tried in order when the variant has no shipped bot."""
-_ONE_SEAT = np.zeros(1, dtype=np.int64)
-"""The ``actor`` of ``scopa_env.driver.decide`` for the one game of a match: the one agent asked (index 0)."""
 HINT_SEED = 12345
 """Seed of the separate agent instance that gives hints (so hints never change the opponents' random draws)."""
 MAX_LINE = 200
@@ -116,9 +126,12 @@ CIRULLA_HELP = """Cirulla:
   - A first table of 15 (or 30, 7c any value) goes to the dealer's side with 1 (2) scope. Napoli (Ad 2d 3d ...)
     and grande (Jd Qd Kd) score extra; first to 51."""
 
-_KNOCKS = (("no knock", 0), ("knock for 3 (sum: cards worth 9 or less)", 1), ("knock for 10 (three of a kind)", 2))
-"""The knock prompt's choices: text and offset of the action from ``num_cards`` (``stop``, ``knock-sum``,
-``knock-tris``)."""
+FAMILY_HELP = {"cirulla": (CIRULLA_HELP,)}
+"""More help for a family of variants (``HumanMatch.family``), after ``HELP_TEXT``."""
+_KNOCK_TEXT = ("no knock", "knock for 3 (sum: cards worth 9 or less)", "knock for 10 (three of a kind)")
+"""The knock prompt's choices, in ``KNOCK_CHOICES`` order (``none``, ``sum``, ``tris``)."""
+_KIND_NOTES = {"fifteen": " -- fifteen", "ace-takes-all": " -- ace takes all"}
+"""What a move's line adds for its kind (``capture_kind``)."""
 
 
 def card_readings(token: str, deck: Deck) -> list[int]:
@@ -241,7 +254,8 @@ class PlayConfig:
 
 
 class Match:
-    """One match between the human and the agents, driven through a ``Terminal``."""
+    """One match between the human and the agents (``agents.play.match.HumanMatch``), worded through a ``Terminal``:
+    the prompts read the human's decisions, the match's events become lines."""
 
     def __init__(
         self,
@@ -257,12 +271,26 @@ class Match:
         self.human = human
         self.seat_agents = seat_agents
         self.hint_agent = hint_agent
-        self.state = core.reset(rules, np.array([seed], dtype=np.uint64))
+        self.match = HumanMatch(rules, human, seat_agents, seed, listener=self._report)
         self.deck = rules.deck
         self.hand_log: list[str] = []
         self.past_hands: list[str] = []
         self.human_side = rules.seat_side[human]
-        self.deal_no = 0
+
+    @property
+    def state(self) -> core.State:
+        """The match's game (``HumanMatch.state``); a test may set up a position by replacing it."""
+        return self.match.state
+
+    @state.setter
+    def state(self, state: core.State) -> None:
+        self.match.state = state
+
+    def rematch(self) -> None:
+        """The next match of the seed chain (``HumanMatch.rematch``), with a fresh log."""
+        self.match.rematch()
+        self.hand_log = []
+        self.past_hands = []
 
     # ------------------------------------------------------------------ naming
 
@@ -315,7 +343,7 @@ class Match:
                 f"  {self.side_name(s):<24} {int(st.scores[0, s]):>3} points   this hand: {int(pile.sum())} cards, "
                 f"{int(pile[: deck.num_ranks].sum())} coins, settebello {sb}, {sevens} sevens, "
                 f"{int(st.scope[0, s])} scope"
-                + (f", {int(st.knock_points[0, s])} knock points" if self.rules.cirulla else "")
+                + (f", {int(st.knock_points[0, s])} knock points" if self.rules.knocks else "")
             )
         t.say(f"  stock: {self.rules.num_cards - int(st.stock_pos[0])} cards")
 
@@ -332,8 +360,8 @@ class Match:
     def show_help(self) -> None:
         hint = self.hint_agent.name if self.hint_agent is not None else "no agent"
         self.term.say(HELP_TEXT.format(ranks=self.deck.ranks, hint=hint))
-        if self.rules.cirulla:
-            self.term.say(CIRULLA_HELP)
+        for text in FAMILY_HELP.get(self.match.family, ()):
+            self.term.say(text)
 
     # ------------------------------------------------------------------ hints
 
@@ -342,22 +370,19 @@ class Match:
         if agent is None:
             t.say("no hint agent")
             return
-        probs_fn = probs_function(agent)
         try:
-            if self.state.phase[0] == core.Phase.KNOCK:
-                action = int(decide(self.rules, self.state.copy(), [agent], _ONE_SEAT)[0])
-                text = dict((a, k) for k, a in _KNOCKS)[action - self.rules.num_cards]
-                t.say(f"hint: {agent.name} would choose: {text}")
-            elif probs_fn is not None:
-                self._hint_probs(agent.name, probs_fn)
+            advice = self.match.advice(agent)
+            if advice.probs is not None:
+                self._hint_probs(agent.name, advice.probs)
+            elif advice.move is not None:
+                t.say(f"hint: {agent.name} would play {self.describe_move(*advice.move)}")
             else:
-                card, cap = self._agent_move(agent)
-                t.say(f"hint: {agent.name} would play {self.describe_move(card, cap)}")
+                text = _KNOCK_TEXT[KNOCK_CHOICES.index(advice.knock)]  # type: ignore[arg-type]
+                t.say(f"hint: {agent.name} would choose: {text}")
         except Exception as e:  # a hint must never end the game
             t.say(f"hint unavailable: {agent.name} failed ({type(e).__name__}: {e})")
 
-    def _hint_probs(self, name: str, probs_fn: Callable[[object], npt.NDArray[np.floating]]) -> None:
-        moves = move_probabilities(probs_fn, self.rules, self.state, 0)
+    def _hint_probs(self, name: str, moves: list[MoveProb]) -> None:
         by_card: dict[int, list[MoveProb]] = {}
         for m in moves:
             by_card.setdefault(m.card, []).append(m)
@@ -380,88 +405,66 @@ class Match:
         best = max(moves, key=lambda m: m.prob)
         self.term.say(f"suggested: {self.describe_move(best.card, best.capture)}")
 
-    def _agent_move(self, agent: Policy) -> tuple[int, frozenset[int]]:
-        """The whole move ``agent`` would make for the acting seat, played out on a copy of the game."""
-        st = self.state.copy()
-        while True:
-            info = core.step(self.rules, st, decide(self.rules, st, [agent], _ONE_SEAT))
-            if info.move_done[0]:
-                return int(info.card[0]), frozenset(int(c) for c in np.flatnonzero(info.capture[0]))
-
     # ------------------------------------------------------------------ moves
 
-    def describe_move(self, card: int, capture: frozenset[int] | npt.NDArray[np.bool_]) -> str:
-        cap = capture if isinstance(capture, frozenset) else frozenset(int(c) for c in np.flatnonzero(capture))
+    def describe_move(self, card: int, capture: frozenset[int], kind: str | None = None) -> str:
+        """A move in words; ``kind`` (``capture_kind``): of the move played, None: of the move on the table now."""
         text = f"{pretty_card(card, self.deck, self.term.color)} ({format_card(card, self.deck)})"
-        if cap:
-            return f"{text} taking {self.pc(cap)} ({self.notation(cap)}){self.capture_kind(card, cap)}"
+        if capture:
+            return f"{text} taking {self.pc(capture)} ({self.notation(capture)}){self.kind_note(card, capture, kind)}"
         return f"{text}, laid on the table"
 
-    def capture_kind(self, card: int, capture: frozenset[int]) -> str:
-        """Cirulla: `` -- fifteen`` or `` -- ace takes all`` after a capture of those kinds; else ``''``."""
-        if not self.rules.cirulla:
-            return ""
-        r = self.deck.num_ranks
-        value = card % r + 1
-        taken = sum(c % r + 1 for c in capture)
-        if (len(capture) == 1 and next(iter(capture)) % r == card % r) or (len(capture) > 1 and taken == value):
-            return ""  # equal rank or a sum
-        rest = [int(c) for c in np.flatnonzero(self.state.table[0]) if int(c) not in capture]
-        if value == 1 and not any(c % r == 0 for c in capture) and not any(c % r == 0 for c in rest):
-            return " -- ace takes all"  # the table held no ace: the ace took it all (whatever it adds up to)
-        return " -- fifteen"
+    def kind_note(self, card: int, capture: frozenset[int], kind: str | None = None) -> str:
+        """`` -- fifteen`` or `` -- ace takes all`` after a capture of those kinds; else ``''``."""
+        return _KIND_NOTES.get(kind or self.match.capture_kind(card, capture), "")
 
-    def _after_step(self, info: core.StepInfo) -> None:
-        """Report what one core step did: the move, the end of a hand, the end of the match, a new hand."""
+    def _report(self, event: Event) -> None:
+        """Word one event of the match: a knock, a move, a new deal, the end of a hand or of the match, a new hand."""
         t = self.term
-        if info.knock[0]:
-            seat = int(info.seat[0])
-            kind = int(info.knock[0])
-            cards = self.state.revealed[0, seat]
-            verb = "you knock" if seat == self.human else f"{self.seat_name(seat)} knocks"
-            line = f"{verb} for {cirulla.KNOCK_POINTS[kind]} ({'sum' if kind == 1 else 'tris'}): {self.pc(cards)}"
-            self.hand_log.append("  " + line)
-            t.say(line)
-        if info.move_done[0]:
-            seat = int(info.seat[0])
-            line = f"{self.seat_name(seat)}: {self.describe_move(int(info.card[0]), info.capture[0])}"
-            if info.scopa[0]:
+        if isinstance(event, Knock):
+            if event.kind != "none":
+                verb = "you knock" if event.seat == self.human else f"{self.seat_name(event.seat)} knocks"
+                line = f"{verb} for {event.points} ({event.kind}): {self.pc(event.cards)}"
+                self.hand_log.append("  " + line)
+                t.say(line)
+        elif isinstance(event, Move):
+            line = f"{self.seat_name(event.seat)}: {self.describe_move(event.card, event.capture, event.kind)}"
+            if event.scopa:
                 line += "  -- SCOPA!"
             self.hand_log.append("  " + line)
             t.say(line)
-        if info.move_done[0] and not info.hand_over[0] and int(self.state.deal_no[0]) != self.deal_no:
-            self.deal_no = int(self.state.deal_no[0])
-            left = self.rules.num_cards - int(self.state.stock_pos[0])
+        elif isinstance(event, NewDeal):
             t.say(
-                f"-- new deal {self.deal_no + 1}/{self.rules.num_deals}: {self.rules.deal_sizes[self.deal_no]} "
-                f"cards each, {left} left in the stock --"
+                f"-- new deal {event.deal + 1}/{self.rules.num_deals}: {event.cards_each} "
+                f"cards each, {event.stock_left} left in the stock --"
             )
-        if info.hand_over[0]:
-            self._show_hand_points(info)
-            self.deal_no = 0
-        if info.match_over[0]:
-            w = int(info.winner[0])
+        elif isinstance(event, HandOver):
+            self._show_hand_points(event)
+        elif isinstance(event, MatchOver):
             t.say("")
             t.say("=" * 60)
-            verdict = "you win" if w == self.human_side else f"{self.side_name(w)} wins"
-            t.say(f"match over: {verdict}!  final scores: {self._scores_text(info.final_scores[0])}")
+            verdict = "you win" if event.winner == self.human_side else f"{self.side_name(event.winner)} wins"
+            t.say(f"match over: {verdict}!  final scores: {self._scores_text(event.scores)}")
             t.say("=" * 60)
-        elif info.new_hand[0]:
-            t.say("")
-            self.announce_hand()
+        elif isinstance(event, HandStart):
+            if not event.new_match:
+                t.say("")
+            self.announce_hand(event)
+        elif isinstance(event, BotFallback):
+            t.say(
+                f"warning: {event.agent} chose the illegal action {event.action}; it plays "
+                f"{format_card(event.played, self.deck)} instead (please report this agent bug)"
+            )
 
-    def announce_hand(self) -> None:
+    def announce_hand(self, event: HandStart) -> None:
         """The start of a hand: who deals and plays first; cirulla: an initial table taken by the dealer's side."""
-        st, t = self.state, self.term
-        dealer = int(st.dealer[0])
-        first = (dealer + 1) % self.rules.num_players
-        t.say(f"--- hand {int(st.hand_no[0]) + 1}: player {dealer} deals; {self.seat_name(first)} to play first ---")
-        if self.rules.cirulla and st.table_take[0]:
-            scope = int(st.table_take[0])
-            table = [int(c) for c in st.deck[0, : self.rules.table_cards]]
+        t = self.term
+        t.say(f"--- hand {event.hand}: player {event.dealer} deals; {self.seat_name(event.first)} to play first ---")
+        if event.table_take:
+            scope = event.table_take
             line = (
-                f"the first table {self.pc(table)} adds up to {15 * scope}: "
-                f"{self.side_name(self.rules.seat_side[dealer])} take{'' if dealer == self.human else 's'} it "
+                f"the first table {self.pc(event.taken)} adds up to {15 * scope}: "
+                f"{self.side_name(event.side)} take{'' if event.dealer == self.human else 's'} it "
                 f"with {scope} scop{'a' if scope == 1 else 'e'}"
             )
             self.hand_log.append("  " + line)
@@ -470,58 +473,25 @@ class Match:
     def _scores_text(self, scores: npt.NDArray[np.integer]) -> str:
         return ", ".join(f"{self.side_name(s)} {int(scores[s])}" for s in range(self.rules.num_sides))
 
-    def _show_hand_points(self, info: core.StepInfo) -> None:
+    def _show_hand_points(self, event: HandOver) -> None:
         t = self.term
-        hand_no = len(self.past_hands) + 1
-        left = info.leftover[0]
+        left = event.leftover
         if left.any():
-            side = int(info.leftover_side[0])
+            side = event.leftover_side
             who = self.side_name(side) if side >= 0 else "nobody (no capture this hand)"
             t.say(f"cards left on the table ({self.pc(left)}) go to {who}")
         t.say("")
-        t.say(f"hand {hand_no} points:")
+        t.say(f"hand {event.hand} points:")
         width = max(len(self.side_name(s)) for s in range(self.rules.num_sides)) + 2
         t.say(" " * (width + 2) + " ".join(f"{f:>10}" for f in point_fields(self.rules)))
         for s in range(self.rules.num_sides):
-            row = " ".join(f"{int(v):>10}" for v in info.hand_points[0, s])
+            row = " ".join(f"{int(v):>10}" for v in event.points[s])
             t.say(f"  {self.side_name(s):<{width}}{row}")
-        scores = self._scores_text(info.final_scores[0])
-        t.say(f"scores after hand {hand_no} (to {self.rules.target}): {scores}")
-        totals = ", ".join(
-            f"{self.side_name(s)} +{int(info.hand_points[0, s, -1])}" for s in range(self.rules.num_sides)
-        )
-        self.past_hands.append(f"hand {hand_no}: {totals} -> {scores}")
+        scores = self._scores_text(event.scores)
+        t.say(f"scores after hand {event.hand} (to {self.rules.target}): {scores}")
+        totals = ", ".join(f"{self.side_name(s)} +{int(event.points[s, -1])}" for s in range(self.rules.num_sides))
+        self.past_hands.append(f"hand {event.hand}: {totals} -> {scores}")
         self.hand_log = []
-
-    def _carry_out(self, card: int, capture: frozenset[int]) -> None:
-        """Play the human's whole move: the card, then the CHOOSE-phase picks that make ``capture``."""
-        cap_mask = np.zeros((1, self.rules.num_cards), dtype=np.bool_)
-        cap_mask[0, list(capture)] = True
-        while True:
-            action = core.move_actions(self.state, np.array([card]), cap_mask)
-            info = core.step(self.rules, self.state, action)
-            self._after_step(info)
-            if info.move_done[0]:
-                return
-
-    def _agent_turn(self, seat: int) -> None:
-        """Let the agent of ``seat`` make its whole move (its CHOOSE picks included)."""
-        agent = self.seat_agents[seat]
-        while True:
-            mask = core.legal_action_mask(self.rules, self.state)
-            action = decide(self.rules, self.state, [agent], _ONE_SEAT)
-            if not (0 <= action[0] < mask.shape[1] and mask[0, action[0]]):
-                legal = np.flatnonzero(mask[0])
-                self.term.say(
-                    f"warning: {agent.name} chose the illegal action {int(action[0])}; it plays "
-                    f"{format_card(int(legal[0]), self.deck)} instead (please report this agent bug)"
-                )
-                action = legal[:1].astype(np.int64)
-            knocking = self.state.phase[0] == core.Phase.KNOCK
-            info = core.step(self.rules, self.state, action)
-            self._after_step(info)
-            if info.move_done[0] or knocking:  # a knock decision is a turn of its own
-                return
 
     def _parse_move(self, text: str) -> tuple[int, frozenset[int]] | None:
         """The human's move from ``7d`` or ``7d 3s 4c``; None when the capture prompt was left with ``back``.
@@ -539,8 +509,7 @@ class Match:
         if not held:
             raise ValueError(f"you don't hold {format_card(readings[0], self.deck)}; your cards: {self.notation(hand)}")
         card = held[0]
-        table = [int(c) for c in np.flatnonzero(self.state.table[0])]
-        captures = core.enumerate_captures(self.rules, table, card)
+        captures = self.match.captures(card)
         name = format_card(card, self.deck)
         if len(tokens) > 1:
             for option in itertools.product(*(card_readings(t, self.deck) for t in tokens[1:])):
@@ -564,7 +533,7 @@ class Match:
         name = format_card(card, self.deck)
         t.say(f"{pretty_card(card, self.deck, t.color)} ({name}) can capture in {len(captures)} ways:")
         for i, cap in enumerate(captures, 1):
-            t.say(f"  {i}) {self.pc(cap)}  ({self.notation(cap)}){self.capture_kind(card, cap)}")
+            t.say(f"  {i}) {self.pc(cap)}  ({self.notation(cap)}){self.kind_note(card, cap)}")
         while True:
             answer = t.ask(f"which capture? [1-{len(captures)}, or 'back']> ").strip()
             low = answer.lower()
@@ -597,8 +566,8 @@ class Match:
         """Cirulla: ask the human whether to knock (only the legal knocks offered) and make the decision."""
         t = self.term
         self.show_table()
-        mask = core.legal_action_mask(self.rules, self.state)[0]
-        options = [(i, text) for i, (text, a) in enumerate(_KNOCKS) if mask[self.rules.num_cards + a]]
+        legal_names = self.match.knock_options()
+        options = [(i, text) for i, text in enumerate(_KNOCK_TEXT) if KNOCK_CHOICES[i] in legal_names]
         t.say("your cards allow a knock: show them to everyone for points?")
         for i, text in options:
             t.say(f"  {i}) {text}")
@@ -624,8 +593,7 @@ class Match:
             if choice in legal:
                 break
             t.say(f"  not a choice: {_clip(answer)}; type one of {', '.join(map(str, legal))}")
-        action = np.array([self.rules.num_cards + _KNOCKS[choice][1]], dtype=np.int64)
-        self._after_step(core.step(self.rules, self.state, action))
+        self.match.knock(KNOCK_CHOICES[choice])
 
     def _human_turn(self) -> None:
         self.show_table()
@@ -660,21 +628,20 @@ class Match:
                 if move is None:
                     self.show_table()
                     continue
-                self._carry_out(*move)
+                self.match.play(*move)
                 return
 
     def play(self) -> int:
         """Play the match to its end; returns the winning side. Raises ``QuitGame`` / ``EndOfInput``."""
-        self.announce_hand()
-        while not self.state.done[0]:
-            seat = int(self.state.current[0])
-            if seat == self.human and self.state.phase[0] == core.Phase.KNOCK:
+        self.match.start()
+        while True:
+            self.match.play_bots()
+            if self.match.done:
+                return self.match.winner
+            if self.match.knock_options():
                 self._human_knock()
-            elif seat == self.human:
-                self._human_turn()
             else:
-                self._agent_turn(seat)
-        return int(self.state.winner[0])
+                self._human_turn()
 
 
 # --------------------------------------------------------------------------------------------------- session
@@ -774,17 +741,14 @@ def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = 
     term.say("type a card to play it (e.g. 7d), 'hint' for advice, 'help' for the rules and commands")
     chosen = "" if config.seed is not None else "a fresh deal; "
     term.say(f"seed {session.seed} ({chosen}--seed {session.seed} deals this match again)")
-    seed = np.uint64(session.seed)
     try:
+        match = Match(rules, term, config.seat, seat_agents, session.hint_agent, session.seed)
         while True:
-            match = Match(rules, term, config.seat, seat_agents, session.hint_agent, int(seed))
             match.play()
             if not term.ask_yes_no("play again? [y/n]> "):
                 term.say("thanks for playing!")
                 return 0
-            seed = derive_seed(np.array([seed], dtype=np.uint64))[0]
-            for agent in {id(a): a for a in seat_agents.values()}.values():
-                agent.seed(int(seed % np.uint64(2**32)))
+            match.rematch()
     except QuitGame:
         term.say("you left the game. ciao!")
         return 0

@@ -44,7 +44,8 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agents.play.web.game import KNOCK_CHOICES, MoveError, WebGame
+from agents.play.match import KNOCK_CHOICES, MoveError
+from agents.play.web.game import WebGame
 from agents.play.web.registry import (
     MAX_SEED,
     GameRegistry,
