@@ -325,3 +325,75 @@ def test_every_module_has_its_line_in_the_architecture_map() -> None:
 def test_the_architecture_map_names_only_files_that_exist() -> None:
     gone = sorted(f for f in _mapped_files() if not (ROOT / f).exists())
     assert not gone, f"docs/architecture.md names files that do not exist: {gone}"
+
+
+# --------------------------------------------------------------------------------------------------- one way to weights
+
+WEIGHTS_LOADER = "agents/nets/weights.py"
+"""The one module that opens a network's files (checkpoints, bot directories, RLlib modules)."""
+OTHER_READERS = {
+    ("agents/training/safe_state.py", "np.load"): "the trainer's resume state, its own pickle-free format, decoded "
+    "from bytes the loader took out of the checkpoint (agents.training.run_dir)",
+    ("agents/training/expert_iteration.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), not "
+    "weights",
+}
+"""Reads of the kinds below outside the loader, each with why it is no weight file."""
+_READERS = {"torch", "np", "numpy", "onnx", "pickle", "safetensors"}
+"""Modules whose ``load`` reads a file (SB3's algorithms too: ``PPO.load``, ``MaskablePPO.load``)."""
+
+
+def _weight_opens(source: str) -> list[tuple[int, str]]:
+    """(line, call) of each call in ``source`` that opens a weight file its own way: ``torch.load``, ``np.load``,
+    ``onnx.load``, ``pickle.load(s)``, SB3's ``PPO.load`` / ``MaskablePPO.load``, an onnxruntime
+    ``InferenceSession``, a zip opened for reading (``zipfile.ZipFile`` without a write mode, ``is_zipfile``).
+    Writers (``ZipFile(..., mode="w" / "a")``, ``np.savez``, ``torch.save``) are not reads."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        f = node.func
+        base = f.value.id if isinstance(f.value, ast.Name) else getattr(f.value, "attr", "")
+        name = f"{base}.{f.attr}"
+        if (f.attr == "load" and (base in _READERS or base.endswith("PPO"))) or name == "pickle.loads":
+            found.append((node.lineno, name))
+        elif f.attr in ("is_zipfile", "InferenceSession"):
+            found.append((node.lineno, name))
+        elif f.attr == "ZipFile":
+            mode = (
+                node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            )
+            if mode is None or (isinstance(mode, ast.Constant) and mode.value == "r"):
+                found.append((node.lineno, name))
+    return found
+
+
+def test_the_weight_rule_sees_the_ways_to_open_a_file() -> None:
+    code = (
+        "torch.load(p, weights_only=True)\nnp.load(p)\nzipfile.ZipFile(p)\nzipfile.ZipFile(b, mode='w')\n"
+        "ort.InferenceSession(p)\nMaskablePPO.load(p)\npickle.loads(b)\njson.loads(t)\nnp.savez(p, a=a)\n"
+    )
+    assert [name for _, name in _weight_opens(code)] == [
+        "torch.load",
+        "np.load",
+        "zipfile.ZipFile",
+        "ort.InferenceSession",
+        "MaskablePPO.load",
+        "pickle.loads",
+    ]
+
+
+def test_only_the_loader_opens_weight_files() -> None:
+    """Every loader (the agents, the bots, the exporter, the searches, the trainer's warm start and resume, expert
+    iteration, RLlib) reads a network's files through ``agents.nets.weights``, which keeps each format's safety
+    (``torch.load(weights_only=True)``, ``np.load(allow_pickle=False)``, no SB3 ``load``, no pickle) in one place."""
+    files = [p for pkg in (*PACKAGES, "bench") for p in sorted((ROOT / pkg).rglob("*.py"))]
+    files += [ROOT / "train.py", ROOT / "evaluate.py"]
+    elsewhere = []
+    for path in files:
+        rel = str(path.relative_to(ROOT))
+        if rel == WEIGHTS_LOADER:
+            continue
+        opens = _weight_opens(path.read_text())
+        elsewhere += [f"{rel}:{line}: {name}" for line, name in opens if (rel, name) not in OTHER_READERS]
+    assert not elsewhere, f"files opened outside {WEIGHTS_LOADER} (read them through it): {elsewhere}"
+    assert [name for _, name in _weight_opens((ROOT / WEIGHTS_LOADER).read_text())], "the loader reads nothing?"

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from agents.base import MODEL_CARD, AgentSpecError, make_agent, registered_agents
-from agents.nets.bot import ONNX, WEIGHTS, Bot, BotError, BotPolicy, is_export_dir, make_bot_policy, masked_softmax
+from agents.nets.bot import Bot, BotPolicy, is_export_dir, make_bot_policy, masked_softmax
 from agents.nets.export import sample_inputs
+from agents.nets.weights import ONNX, WEIGHTS, BotError
 from scopa_env import core, observation
 from scopa_env.driver import play as arena_play
 from scopa_env.policy import ActBatch, RandomAgent

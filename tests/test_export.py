@@ -25,9 +25,10 @@ pytest.importorskip("sb3_contrib")
 
 from agents.base import MODEL_CARD, AgentSpecError, make_agent  # noqa: E402
 from agents.nets import export  # noqa: E402
-from agents.nets.bot import ONNX, WEIGHTS, Bot  # noqa: E402
+from agents.nets.bot import Bot  # noqa: E402
 from agents.nets.export import check_arguments, export_checkpoint, ratings_from_results, sample_inputs, torch_probs  # noqa: E402
 from agents.nets.mlp import ExportError  # noqa: E402
+from agents.nets.weights import ONNX, WEIGHTS  # noqa: E402
 from scopa_env import observation  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 
@@ -244,7 +245,7 @@ def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
 
 def test_the_card_carries_the_endgame_the_bot_plays_by_default(tmp_path: Path, sharp: tuple[Path, Path]) -> None:
     from agents.base import make_agent
-    from agents.nets.checkpoint import read_checkpoint_meta
+    from agents.nets.weights import read_checkpoint_meta
 
     ckpt, bot_dir = sharp
     assert json.loads((bot_dir / MODEL_CARD).read_text())["endgame"] == 0  # checkpoints without "endgame"

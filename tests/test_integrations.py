@@ -160,7 +160,9 @@ def test_rllib_against_fixed_opponents_then_evaluate_py(tmp_path: Path, monkeypa
 
     import evaluate
     from agents.base import AgentSpecError, make_agent
-    from agents.nets.rllib import META_FILE, WEIGHTS_FILE, main, save_rllib_checkpoint
+    from agents.nets.rllib import main, save_rllib_checkpoint
+    from agents.nets.weights import RLLIB_META_FILE as META_FILE
+    from agents.nets.weights import RLLIB_WEIGHTS_FILE as WEIGHTS_FILE
     from scopa_env.rllib import masked_ppo_config
 
     monkeypatch.setattr(scopa_v0, "env", _strict_env)  # the opponents' cards are legal too

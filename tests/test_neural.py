@@ -13,13 +13,8 @@ import pytest
 import torch
 
 from agents.base import AgentSpecError, make_agent
-from agents.nets.checkpoint import (
-    META_NAME,
-    NeuralPolicy,
-    checkpoint_meta,
-    read_checkpoint_meta,
-    save_checkpoint,
-)
+from agents.nets.checkpoint import NeuralPolicy, checkpoint_meta, save_checkpoint
+from agents.nets.weights import META_NAME, read_checkpoint_meta
 from scopa_env import core, observation
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch

@@ -14,8 +14,9 @@ import pytest
 
 from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
-from agents.nets.bot import SHIPPED_BOTS, Bot, _sha256, shipped_bot, shipped_bot_spec
+from agents.nets.bot import SHIPPED_BOTS, Bot, shipped_bot, shipped_bot_spec
 from agents.nets.export import against_expert
+from agents.nets.weights import file_sha256
 from agents.play.terminal import default_opponent
 from agents.search.pimc import PIMCAgent
 from scopa_env import core, observation
@@ -85,7 +86,7 @@ def test_files_match_the_model_card_and_load_without_torch(name: str) -> None:
     network = card.get("architecture") is not None
     assert set(card["files"]) == ({"policy.npz", "policy.onnx"} if network else set()), "a search-only bot: the card"
     for file, entry in card["files"].items():
-        assert _sha256(d / file) == entry["sha256"] and (d / file).stat().st_size == entry["size"]
+        assert file_sha256(d / file) == entry["sha256"] and (d / file).stat().st_size == entry["size"]
     assert card["ratings"]["ratings"], "the card carries its measured ratings"
     code = f"""
 import sys

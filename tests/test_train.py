@@ -15,7 +15,8 @@ import torch
 import train
 from agents.base import make_agent
 from agents.config import ConfigError
-from agents.nets.checkpoint import NeuralPolicy, read_checkpoint_meta
+from agents.nets.checkpoint import NeuralPolicy
+from agents.nets.weights import read_checkpoint_meta
 from agents.training.duplicate_eval import duplicate_eval, rotation_lineups
 from agents.training.train_config import (
     DEFAULT_CONFIG,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import train
-from agents.nets.checkpoint import read_checkpoint_meta
+from agents.nets.weights import read_checkpoint_meta
 from agents.training.train_config import load_config
 from agents.training.trainer import Trainer
 from tests.helpers import same_weights

@@ -30,7 +30,8 @@ the ``az`` options (``agents.nets.netsearch``) under which it plays its network 
 (an observation alone cannot deal the worlds) and ``act_network`` is its network alone. ``python -m agents.nets.export
 SRC --out DIR --search worlds=24,prior=0.25`` writes one from a checkpoint or a bot directory.
 
-Loading a bot runs no code from its directory: the model card is JSON, the weights are read with
+The files are read by ``agents.nets.weights`` (``read_bot_files``, ``onnx_session``), the one way into a network's
+files. Loading a bot runs no code from its directory: the model card is JSON, the weights are read with
 ``np.load(allow_pickle=False)`` (plain numeric arrays only), and ``policy.onnx`` is run by onnxruntime's built-in
 CPU kernels (no custom-op library is registered, ONNX format only). Before use, each file is checked against the
 sha256 the model card records for it (``files``), the weights must be finite, and the ONNX network must give the
@@ -39,7 +40,6 @@ numpy network's probabilities on a few real positions. Whatever its inputs, a bo
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -50,30 +50,33 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, AgentSpecError, path_kind, register_agent
-from agents.errors import ScopaError
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
+from agents.nets.weights import (
+    CARD_FORMAT,
+    CARD_VERSION,
+    ONNX,
+    WEIGHTS,
+    BotError,
+    check_finite,
+    check_search,
+    file_sha256,
+    onnx_session,
+    plays_pimc,
+    read_bot_files,
+    read_card,
+)
 from scopa_env import core, observation
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shell import python_command
 
 __all__ = [
-    "CARD_FORMAT",
-    "CARD_VERSION",
-    "ONNX",
-    "SEARCH_AGENT",
-    "SEARCH_AGENTS",
-    "WEIGHTS",
     "Bot",
-    "BotError",
     "BotPolicy",
-    "check_search",
     "is_export_dir",
     "make_bot_policy",
     "masked_softmax",
     "new_card",
-    "search_agent",
     "shipped_bot",
     "shipped_bot_spec",
     "write_card",
@@ -82,42 +85,12 @@ __all__ = [
 
 SHIPPED_BOTS = Path(__file__).resolve().parents[1] / "bots"
 """The shipped bots, one export directory per variant (``agents/bots/classic/model_card.json``)."""
-WEIGHTS = "policy.npz"
-ONNX = "policy.onnx"
-CARD_FORMAT = "scopa-bot"
-"""``format`` field of a model card."""
-CARD_VERSION = 1
-"""``version`` field of a model card; bumped when the export directory's layout changes."""
-"""Logit given to illegal actions (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
-MAX_CARD_BYTES = 16 << 20
-"""Largest model card read (a card is a few KiB; a bigger one is not a model card)."""
 MAX_THREADS = 1024
 """Most onnxruntime threads a bot may ask for."""
 ONNX_AGREEMENT = 1e-4
 """Largest difference between the ONNX and numpy probabilities accepted when a bot is loaded."""
 
 Backend = Literal["onnx", "numpy"]
-
-SEARCH_AGENT = "az"
-"""The search a search bot runs its network inside by default (``agents.nets.netsearch``; a model card's
-``"search"``)."""
-SEARCH_AGENTS = ("az", "pimc")
-"""The searches a search bot may play (its card's ``"search"["agent"]``): ``az`` (the network inside the search: its
-rollouts and prior) or ``pimc`` (``agents.search.pimc``: greedy or expert rollouts and the expert prior; the bot's
-network is then what ``bot:path=DIR,search=false`` plays)."""
-SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
-SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
-SEARCH_ROLLOUTS = ("net", "greedy")
-SEARCH_OPTIONS = {
-    "az": ("worlds", "depth", "endgame", "prior", "rollout", "temp", "expert"),
-    "pimc": ("worlds", "depth", "endgame", "prior", "rollout"),
-}
-"""The options each search of ``SEARCH_AGENTS`` takes from a model card."""
-SEARCH_ROLLOUTS_OF = {"az": SEARCH_ROLLOUTS, "pimc": ("greedy", "expert")}
-
-
-class BotError(ScopaError, ValueError):
-    """An export directory that cannot be loaded, or inputs / rules that do not fit the bot."""
 
 
 def is_export_dir(path: str | Path) -> bool:
@@ -131,199 +104,6 @@ def masked_softmax(logits: npt.NDArray[np.floating], mask: npt.NDArray[np.bool_]
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return (e / e.sum(axis=1, keepdims=True)).astype(np.float32, copy=False)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def check_search(search: Any, where: str) -> dict[str, Any]:
-    """The options of a search bot's model card field ``"search"`` (``{"agent": "az", "worlds": 16, ...}`` or
-    ``{"agent": "pimc", "worlds": 256, ...}``) without ``"agent"``, checked (known keys, numbers in range: a card is
-    untrusted input); raises ``BotError`` naming what is wrong. ``search_agent`` reads the agent."""
-    agent = search_agent(search, where)
-    known = {"agent", *SEARCH_OPTIONS[agent]}
-    unknown = sorted(str(k) for k in search if k not in known)
-    if unknown:
-        raise BotError(f"{where}: 'search' ({agent}) has unknown options {unknown} (known: {', '.join(sorted(known))})")
-    opts: dict[str, Any] = {}
-    for key, (low, high) in SEARCH_INTS.items():
-        if key in search:
-            v = search[key]
-            if not _is_int(v) or not low <= v <= high:
-                raise BotError(f"{where}: search option {key!r} must be an integer in {low}..{high}, got {v!r}")
-            opts[key] = int(v)
-    for key, (flow, fhigh) in SEARCH_FLOATS.items():
-        if key in search:
-            v = search[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not flow <= v <= fhigh:
-                raise BotError(f"{where}: search option {key!r} must be a number in [{flow:g}, {fhigh:g}], got {v!r}")
-            opts[key] = float(v)
-    if "rollout" in search:
-        rollouts = SEARCH_ROLLOUTS_OF[agent]
-        if search["rollout"] not in rollouts:
-            got = search["rollout"]
-            raise BotError(f"{where}: search option 'rollout' of {agent} must be one of {rollouts}, got {got!r}")
-        opts["rollout"] = str(search["rollout"])
-    if opts.get("temp", 0.0) > 0 and opts.get("rollout", "net") != "net":
-        raise BotError(f"{where}: search option 'temp' > 0 needs rollout 'net' (sampled network rollouts)")
-    return opts
-
-
-def search_agent(search: Any, where: str) -> str:
-    """The search (one of ``SEARCH_AGENTS``) a model card's ``"search"`` names; raises ``BotError`` otherwise."""
-    if not isinstance(search, dict) or search.get("agent") not in SEARCH_AGENTS:
-        raise BotError(
-            f'{where}: \'search\' must be an object {{"agent": "az" or "pimc", "worlds": ..., ...}}, got '
-            f"{search!r}; export the bot again"
-        )
-    return str(search["agent"])
-
-
-def _plays_pimc(card: dict[str, Any]) -> bool:
-    """Whether a model card's search is ``pimc`` (the only search a bot without a network may play)."""
-    return isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"
-
-
-def _has_network(card: dict[str, Any]) -> bool:
-    """Whether a model card describes a network (``architecture``): not a search-only pimc bot."""
-    return card.get("architecture") is not None or not _plays_pimc(card)
-
-
-def _read_card(directory: Path) -> dict[str, Any]:
-    path = directory / MODEL_CARD
-    if not path.is_file():
-        hint = " (it holds a policy.npz but no model card)" if (directory / WEIGHTS).exists() else ""
-        raise BotError(
-            f"{directory} is not a bot export directory: {MODEL_CARD} is missing{hint}; create one with "
-            f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory))}'"
-        )
-    try:
-        if path.stat().st_size > MAX_CARD_BYTES:
-            raise BotError(f"{path} is {path.stat().st_size} bytes, too big for a model card; export the bot again")
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        what = "it nests too deeply" if isinstance(e, RecursionError) else str(e)
-        raise BotError(f"cannot read the model card {path}: {what}; export the checkpoint again") from None
-    if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
-        raise BotError(f"{path} is not a bot model card (its 'format' must be {CARD_FORMAT!r})")
-    if card.get("version") != CARD_VERSION:
-        raise BotError(
-            f"{path} has model card version {card.get('version')!r}, this code reads version {CARD_VERSION}; "
-            "export the checkpoint again with this version of agents.nets.export"
-        )
-    for key in ("variant", "obs_version", "obs_size", "num_cards"):
-        if key not in card:
-            raise BotError(f"{path} lacks the field {key!r}; export the checkpoint again")
-    for key in ("obs_version", "obs_size", "num_cards"):
-        if not _is_int(card[key]) or card[key] < 1:
-            raise BotError(
-                f"{path}: {key!r} must be a positive integer, got {card[key]!r}; export the checkpoint again"
-            )
-    if not isinstance(card["variant"], str):
-        raise BotError(f"{path}: 'variant' must be a variant name, got {card['variant']!r}")
-    serves = card.get("serves", [])
-    if not isinstance(serves, list) or not all(isinstance(v, str) for v in serves):
-        raise BotError(f"{path}: 'serves' must be a list of variant names, got {serves!r}")
-    endgame = card.get("endgame", 0)
-    if not _is_int(endgame) or endgame < 0:
-        raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
-    if card.get("search") is not None:
-        check_search(card["search"], str(path))
-    files = card.get("files", {})
-    if not isinstance(files, dict) or not all(
-        isinstance(v, dict) and isinstance(v.get("sha256", ""), str) for v in files.values()
-    ):
-        raise BotError(f"{path}: 'files' must map file names to {{'sha256': ..., 'size': ...}}; export the bot again")
-    return card
-
-
-def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
-    """Raise unless ``directory / name`` has the sha256 the model card records for it (if it records one)."""
-    expected = card.get("files", {}).get(name, {}).get("sha256")
-    if expected is None:
-        return
-    path = directory / name
-    if not path.is_file():
-        raise BotError(
-            f"{path} is missing (the model card lists it); copy the whole export directory again or re-export the "
-            "checkpoint with "
-            f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
-        )
-    try:
-        got = _sha256(path)
-    except OSError as e:
-        raise BotError(f"{path} cannot be read ({e.strerror or e}); copy the export directory again") from None
-    if got != expected:
-        raise BotError(
-            f"{path} does not match its model card: sha256 {got}, the card says {expected}; the file was changed "
-            f"or damaged since the export: copy the export directory again or re-export the checkpoint with "
-            f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
-        )
-
-
-def _read_weights(
-    path: Path, obs_size: int, num_cards: int
-) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
-    """The (W^T, b) layers and activation name of ``policy.npz``, checked against the model card's sizes."""
-    if not path.is_file():
-        raise BotError(
-            f"{path} is missing; export the checkpoint again with '{python_command('-m', 'agents.nets.export')}'"
-        )
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as e:
-        raise BotError(f"cannot read the weights {path}: {e}") from None
-    if "activation" not in arrays or "num_layers" not in arrays:
-        raise BotError(f"{path} lacks 'activation' or 'num_layers'; export the checkpoint again")
-    activation = str(arrays["activation"])
-    if activation not in ACTIVATIONS:
-        raise BotError(f"{path}: activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
-    num_layers = arrays["num_layers"]
-    if num_layers.shape != () or num_layers.dtype.kind not in "iu" or not 1 <= int(num_layers) <= 64:
-        raise BotError(
-            f"{path}: 'num_layers' must be one integer 1..64, got {num_layers!r}; export the checkpoint again"
-        )
-    layers = []
-    width = obs_size
-    for i in range(int(num_layers)):
-        try:
-            w, b = arrays[f"w{i}"], arrays[f"b{i}"]
-        except KeyError:
-            raise BotError(f"{path} lacks layer {i} (w{i}, b{i}); export the checkpoint again") from None
-        if w.ndim != 2 or w.shape[1] != width or b.shape != (w.shape[0],):
-            raise BotError(
-                f"{path}: layer {i} has weights {w.shape} and bias {b.shape}; expected weights (k, {width}) and "
-                "bias (k,); export the checkpoint again"
-            )
-        if w.dtype.kind != "f" or b.dtype.kind != "f":
-            raise BotError(
-                f"{path}: layer {i} holds {w.dtype} / {b.dtype} values, not floats; export the checkpoint again"
-            )
-        layers.append((np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)))
-        width = w.shape[0]
-    if not layers or width != num_cards:
-        raise BotError(f"{path}: the network outputs {width} values, the model card says {num_cards} actions")
-    _check_finite(layers, str(path))
-    return layers, activation
-
-
-def _check_finite(layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], where: str) -> None:
-    for i, (w, b) in enumerate(layers):
-        if not (np.isfinite(w).all() and np.isfinite(b).all()):
-            raise BotError(
-                f"{where}: layer {i} holds NaN or infinite weights, so the bot's choices would be meaningless; "
-                "re-export a checkpoint whose training did not diverge"
-            )
 
 
 def _architecture(
@@ -395,7 +175,7 @@ def write_numpy_export(
         arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
     np.savez(d / WEIGHTS, **arrays)  # type: ignore[arg-type]
     files = card.setdefault("files", {})
-    files[WEIGHTS] = {"sha256": _sha256(d / WEIGHTS), "size": (d / WEIGHTS).stat().st_size}
+    files[WEIGHTS] = {"sha256": file_sha256(d / WEIGHTS), "size": (d / WEIGHTS).stat().st_size}
     write_card(d, card)
     return d
 
@@ -418,7 +198,7 @@ class Bot:
         rules: Rules | None = None,
     ) -> None:
         if layers is None:  # a search-only bot: pimc, no network
-            if not _plays_pimc(card):
+            if not plays_pimc(card):
                 raise BotError("a bot without a network must be a pimc search bot (its card's search agent 'pimc')")
         elif activation not in ACTIVATIONS:
             raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
@@ -427,7 +207,7 @@ class Bot:
                 f"threads must be an integer in 1..{MAX_THREADS} (onnxruntime threads per call), got {threads!r}"
             )
         if layers is not None:
-            _check_finite(layers, "the bot's weights")
+            check_finite(layers, "the bot's weights")
         self.card = card
         self.layers = layers
         """The network's layers, or None for a search-only bot (``has_network``)."""
@@ -474,27 +254,13 @@ class Bot:
             raise BotError(f"any_variant must be True or False, got {any_variant!r}")
         if not isinstance(directory, (str, Path)) or not str(directory):
             raise BotError(f"directory must be the path of an export directory, got {directory!r}")
-        d = Path(directory)
-        if not d.exists():
-            raise BotError(
-                f"bot directory {d} does not exist; export one with '{python_command('-m', 'agents.nets.export')}'"
-            )
-        if not d.is_dir():
-            raise BotError(
-                f"{d} is a file, not a bot export directory; give the directory that holds {MODEL_CARD} "
-                f"(e.g. {d.parent})"
-            )
-        card = _read_card(d)
-        layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None = None
-        activation: str | None = None
-        if _has_network(card):
-            _check_sha256(d, card, WEIGHTS)
-            layers, activation = _read_weights(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
+        files = read_bot_files(directory)
+        d, card = files.directory, files.card
         try:
             target = get_rules(rules if rules is not None else card["variant"])
         except (TypeError, ValueError) as e:
             raise BotError(f"{d}: {e}") from None
-        bot = cls(card, layers, activation, directory=d, backend="numpy", threads=threads, rules=target)
+        bot = cls(card, files.layers, files.activation, directory=d, backend="numpy", threads=threads, rules=target)
         bot.check_rules(target, any_variant=any_variant)
         if prefer == "onnx" and bot.has_network and (d / ONNX).is_file():
             try:
@@ -505,30 +271,9 @@ class Bot:
         return bot
 
     def _start_onnx(self) -> None:
-        import onnxruntime as ort
-
-        if self.directory is None or not (self.directory / ONNX).is_file():
+        if self.directory is None:
             raise BotError(f"no {ONNX} in {self.directory}; load with prefer='numpy'")
-        _check_sha256(self.directory, self.card, ONNX)
-        opts = ort.SessionOptions()  # built-in CPU kernels only: no custom-op library is ever registered
-        opts.intra_op_num_threads = self.threads
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        opts.add_session_config_entry("session.load_model_format", "ONNX")
-        try:
-            session = ort.InferenceSession(str(self.directory / ONNX), opts, providers=["CPUExecutionProvider"])
-        except Exception as e:  # onnxruntime raises its own exception types
-            raise BotError(f"onnxruntime cannot load {self.directory / ONNX}: {e}") from None
-        inputs = {i.name: i for i in session.get_inputs()}
-        outputs = {o.name for o in session.get_outputs()}
-        if set(inputs) != {"obs", "action_mask"} or not {"probs", "action"} <= outputs:
-            raise BotError(
-                f"{self.directory / ONNX} has inputs {sorted(inputs)} and outputs {sorted(outputs)}; expected inputs "
-                "obs, action_mask and outputs probs, action; export the checkpoint again"
-            )
-        width = inputs["obs"].shape[-1]
-        if isinstance(width, int) and width != self.obs_size:
-            raise BotError(f"{self.directory / ONNX} takes {width} observation values, the card says {self.obs_size}")
+        session = onnx_session(self.directory, self.card, self.threads)
         state = core.reset(self.rules, np.arange(4, dtype=np.uint64))
         obs, mask = observation.observe(self.rules, state), core.legal_action_mask(self.rules, state)
         mask[::2] = True  # every action legal in half the rows
@@ -836,7 +581,7 @@ def shipped_bot(rules: Rules | str, root: Path = SHIPPED_BOTS) -> Path | None:
         return None
     for d in sorted(root.iterdir()):
         try:
-            card = _read_card(d) if (d / MODEL_CARD).is_file() else None
+            card = read_card(d) if (d / MODEL_CARD).is_file() else None
         except BotError:
             continue  # a damaged bot serves nothing; loading it by path says why
         if card is not None and name in card.get("serves", []):

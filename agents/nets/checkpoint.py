@@ -29,8 +29,6 @@ import copy
 import io
 import json
 import zipfile
-import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,36 +38,28 @@ import torch
 from torch import nn
 
 from agents.base import AgentSpecError, path_kind, register_agent
-from agents.config import ConfigError
-from agents.nets.compat import check_fit
-from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
+from agents.nets.mlp import TORCH_ACTIVATIONS
+from agents.nets.weights import (
+    CHECKPOINT_FORMAT,
+    META_NAME,
+    check_meta,
+    read_activation,
+    read_checkpoint_meta,
+    read_weights,
+)
 from scopa_env import observation
 from scopa_env.atomic import write_atomic
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
-    "CHECKPOINT_FORMAT",
-    "META_NAME",
     "ActorNet",
     "NeuralPolicy",
-    "check_meta",
     "checkpoint_meta",
     "load_checkpoint_policy",
     "policy_from_weights",
-    "read_activation",
-    "read_checkpoint_meta",
-    "read_torch_member",
-    "read_weights",
-    "register_file_loader",
     "save_checkpoint",
-    "warm_start_weights",
 ]
-
-META_NAME = "scopa_meta.json"
-"""Name of the metadata member inside a checkpoint zip."""
-CHECKPOINT_FORMAT = 1
-"""Version of the metadata format; bumped when its meaning changes."""
 
 
 # --------------------------------------------------------------------------------------------------- metadata
@@ -102,101 +92,6 @@ def save_checkpoint(
         for name, data in (extra_members or {}).items():
             archive.writestr(name, data)
     return write_atomic(path, buf.getvalue())
-
-
-def _open_checkpoint(path: str | Path) -> zipfile.ZipFile:
-    p = Path(path)
-    if not p.exists():
-        raise AgentSpecError(
-            f"checkpoint {str(p)!r} does not exist; give the path of a .zip written by train.py "
-            "(e.g. runs/<run>/best.zip), or an agent name such as 'greedy'"
-        )
-    if p.is_dir():
-        raise AgentSpecError(
-            f"checkpoint {str(p)!r} is a directory; give a checkpoint file inside it, e.g. {p}/best.zip"
-        )
-    if not zipfile.is_zipfile(p):
-        raise AgentSpecError(
-            f"checkpoint {str(p)!r} is not a zip archive (corrupt, truncated or not a checkpoint); "
-            "use a .zip written by train.py, e.g. the run's best.zip or last.zip"
-        )
-    try:
-        return zipfile.ZipFile(p)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise AgentSpecError(f"checkpoint {str(p)!r} cannot be opened ({e}); use another checkpoint of the run") from e
-
-
-_META_WHOLE_NUMBERS = ("format", "obs_version", "obs_size", "num_cards", "num_players", "steps", "endgame")
-"""Metadata fields that must be whole numbers when present (``obs_version`` always is)."""
-_EOCD = b"PK\x05\x06"  # the zip format's end-of-central-directory record (22 bytes + a comment of up to 64 KiB)
-
-
-def _cut_short(path: str | Path) -> bool:
-    """True when the file does not end with a zip's end record (a copy or download that stopped early): the zip
-    reader may then find an inner archive's end instead (a checkpoint stores its weights as zips of their own)."""
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        size = f.tell()
-        f.seek(max(0, size - 22 - 65535))
-        tail = f.read()
-    at = tail.rfind(_EOCD)
-    while at >= 0:
-        if at + 22 <= len(tail) and at + 22 + int.from_bytes(tail[at + 20 : at + 22], "little") == len(tail):
-            return False
-        at = tail.rfind(_EOCD, 0, at)
-    return True
-
-
-def _check_meta_fields(meta: Any, path: str | Path) -> dict[str, Any]:
-    """``meta`` if its fields have their types (a dict, ``variant`` a string, the counts whole numbers), else
-    ``AgentSpecError`` naming the field: code reading it later compares and counts with them."""
-    where = f"checkpoint {str(path)!r}: its {META_NAME}"
-    if not isinstance(meta, dict) or "variant" not in meta or "obs_version" not in meta:
-        raise AgentSpecError(f"{where} lacks the variant or the observation version")
-    if not isinstance(meta["variant"], str):
-        raise AgentSpecError(f"{where} has variant {meta['variant']!r}, not a variant name; the file is damaged")
-    for key in _META_WHOLE_NUMBERS:
-        if key in meta and type(meta[key]) is not int:
-            raise AgentSpecError(
-                f"{where} has {key} {meta[key]!r}, not a whole number; the file is damaged or was edited by hand "
-                "(use a checkpoint as train.py wrote it)"
-            )
-    return meta
-
-
-def read_checkpoint_meta(path: str | Path) -> dict[str, Any]:
-    """The ``scopa_meta.json`` of a checkpoint; raises ``AgentSpecError`` for a missing, corrupt or foreign file."""
-    with _open_checkpoint(path) as archive:
-        if META_NAME not in archive.namelist():
-            if _cut_short(path):
-                raise AgentSpecError(
-                    f"checkpoint {str(path)!r} is cut short (the end of the file is missing: a copy or download "
-                    "that stopped early, or a disk that filled up); copy it again or use another checkpoint of the run"
-                )
-            raise AgentSpecError(
-                f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by train.py, so its variant and "
-                "observation version are unknown; use a checkpoint from a train.py run directory"
-            )
-        try:
-            meta = json.loads(archive.read(META_NAME))
-        except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError) as e:
-            raise AgentSpecError(
-                f"checkpoint {str(path)!r}: its {META_NAME} is unreadable ({e}); the file is corrupt"
-            ) from None
-    return _check_meta_fields(meta, path)
-
-
-def check_meta(meta: dict[str, Any], rules: Rules | str, path: str | Path, any_variant: bool = False) -> None:
-    """Raise ``AgentSpecError`` unless a checkpoint with ``meta`` can play ``rules``.
-
-    ``any_variant``: accept a checkpoint of another variant when its observations and actions have the same shape
-    (e.g. a ``classic`` bot in ``classic-21``).
-    """
-    rules = get_rules(rules)
-    where = f"checkpoint {str(path)!r}"
-    if meta.get("format", CHECKPOINT_FORMAT) > CHECKPOINT_FORMAT:
-        raise AgentSpecError(f"{where} has metadata format {meta['format']}, newer than this code's; update the code")
-    check_fit(where, meta, rules, any_variant)
 
 
 # --------------------------------------------------------------------------------------------------- network
@@ -314,61 +209,6 @@ class NeuralPolicy(Policy):
         return actions
 
 
-POLICY_MEMBER = "policy.pth"
-"""The zip member of an SB3 checkpoint holding the policy's weights (a ``torch.save`` of its state dict)."""
-
-
-def read_torch_member(path: str | Path, member: str, what: str = "weights") -> Any:
-    """A ``torch.save`` stored in a checkpoint's zip ``member``, read with ``torch.load(weights_only=True)``: tensors
-    and plain containers only, so a crafted file cannot run code (SB3's own ``load`` would unpickle its ``data``).
-    ``what`` names the expected contents in the error for a damaged or foreign member."""
-    with _open_checkpoint(path) as archive:
-        if member not in archive.namelist():
-            raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}; it is not a train.py checkpoint")
-        try:
-            raw = archive.read(member)
-            return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-        except Exception as e:  # zlib / CRC errors, truncated or foreign members, refused (non-weight) objects
-            detail = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
-            raise AgentSpecError(
-                f"checkpoint {str(path)!r}: its {member} is damaged or holds more than {what} ({type(e).__name__}: "
-                f"{detail}); use another checkpoint of the run"
-            ) from None
-
-
-def read_weights(path: str | Path, member: str = POLICY_MEMBER) -> dict[str, Any]:
-    """The state dict of tensors stored in a checkpoint's zip ``member`` (``read_torch_member``)."""
-    state = read_torch_member(path, member)
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not a state dict of tensors")
-    return state
-
-
-def warm_start_weights(path: str | Path, rules: Rules, net_arch: Any, activation: str) -> dict[str, Any]:
-    """The policy weights of the checkpoint ``path`` that starts a run (``init_from``), checked for the run's variant,
-    ``net_arch`` and ``activation``; ``ConfigError`` otherwise."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"init_from: no checkpoint file {str(path)!r}; give a .zip written by train.py (a best.zip)")
-    ours = {"net_arch": net_arch, "activation": activation}
-    try:
-        meta = read_checkpoint_meta(path)
-        check_meta(meta, rules, path)
-        theirs = meta.get("config", {})
-        for key in ("net_arch", "activation"):
-            if key in theirs and theirs[key] != ours[key]:
-                raise ConfigError(
-                    f"init_from {str(path)!r}: the checkpoint has {key} {theirs[key]!r}, this config "
-                    f"{ours[key]!r}; set {key} to the checkpoint's"
-                )
-        state = read_weights(path)
-    except AgentSpecError as e:
-        raise ConfigError(f"init_from: {e}") from None
-    except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as e:
-        raise ConfigError(f"init_from {str(path)!r}: unreadable checkpoint ({e}); the file is corrupt") from None
-    return state
-
-
 def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
     """Output sizes of the Linear layers ``prefix.0``, ``prefix.2``, ... of an SB3 MLP state dict."""
     sizes, k = [], 0
@@ -376,33 +216,6 @@ def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
         sizes.append(int(state[f"{prefix}.{k}.weight"].shape[0]))
         k += 2
     return sizes
-
-
-def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
-    """The ``torch.nn`` class name of a checkpoint's activation, read as text: its ``train.py`` config, else the
-    readable copy SB3 writes beside the pickled ``policy_kwargs`` in its ``data`` JSON, else SB3's default (Tanh)."""
-    config = meta.get("config")
-    if isinstance(config, dict) and "activation" in config:
-        given = str(config["activation"])
-        name = ACTIVATIONS[given].torch if given in ACTIVATIONS else given
-    else:
-        name = "Tanh"
-        with _open_checkpoint(path) as archive:
-            try:
-                data = json.loads(archive.read("data")) if "data" in archive.namelist() else {}
-            except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError):
-                raise AgentSpecError(
-                    f"checkpoint {str(path)!r}: its data member is unreadable; the file is corrupt"
-                ) from None
-        kwargs = data.get("policy_kwargs") if isinstance(data, dict) else None
-        text = kwargs.get("activation_fn") if isinstance(kwargs, dict) else None
-        if isinstance(text, str):  # "<class 'torch.nn.modules.activation.ReLU'>"
-            name = text.strip("<>'\" ").removeprefix("class").strip(" '\"").rpartition(".")[2]
-    if name not in TORCH_ACTIVATIONS:
-        raise AgentSpecError(
-            f"checkpoint {str(path)!r}: activation {name!r} is not supported; supported: {', '.join(TORCH_ACTIVATIONS)}"
-        )
-    return name
 
 
 def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | str, path: str | Path) -> Any:
@@ -445,7 +258,8 @@ def load_checkpoint_policy(
     """(frozen actor network, metadata) of a checkpoint, after checking that it can play ``rules``.
 
     Only the JSON metadata and the weights (``torch.load(weights_only=True)``) are read: loading a checkpoint,
-    even a crafted one, never runs code from it."""
+    even a crafted one, never runs code from it (the files are read by ``agents.nets.weights``)."""
+    rules = get_rules(rules)
     meta = read_checkpoint_meta(path)
     check_meta(meta, rules, path, any_variant=any_variant)
     policy = policy_from_weights(read_weights(path), read_activation(path, meta), rules, path)
@@ -453,14 +267,6 @@ def load_checkpoint_policy(
 
 
 # --------------------------------------------------------------------------------------------------- factories
-
-FileLoader = Callable[..., Policy]
-_FILE_LOADERS: dict[str, FileLoader] = {}
-
-
-def register_file_loader(suffix: str, loader: FileLoader) -> None:
-    """Let the ``file`` factory load paths ending in ``suffix`` (e.g. ``.onnx``) with ``loader(rules, seed, path)``."""
-    _FILE_LOADERS[suffix.lower()] = loader
 
 
 def _set_threads(threads: int) -> None:
@@ -477,12 +283,8 @@ def _make_file(rules: Rules, seed: int | None = None, path: str = "", threads: i
     _set_threads(int(threads))
     if path_kind(path) in ("bot", "dir"):
         raise AgentSpecError(f"{path!r} is a directory; give a checkpoint file in it, e.g. {Path(path) / 'best.zip'}")
-    suffix = Path(path).suffix.lower()
-    if suffix in _FILE_LOADERS:
-        return _FILE_LOADERS[suffix](rules, seed, path, **options)
-    if suffix != ".zip":
-        known = ", ".join([".zip", *sorted(_FILE_LOADERS)])
-        raise AgentSpecError(f"cannot load {path!r}: agent files must end in {known} (a train.py checkpoint is .zip)")
+    if path_kind(path) != "checkpoint":
+        raise AgentSpecError(f"cannot load {path!r}: agent files must end in .zip (a train.py checkpoint is .zip)")
     return NeuralPolicy.from_checkpoint(path, rules, seed=seed, **options)
 
 

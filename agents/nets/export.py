@@ -40,8 +40,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, path_kind
-from agents.nets.bot import ONNX, WEIGHTS, Bot, _sha256, new_card, write_card, write_numpy_export
+from agents.nets.bot import Bot, new_card, write_card, write_numpy_export
 from agents.nets.mlp import ExportError, extract_mlp
+from agents.nets.weights import ONNX, WEIGHTS, file_sha256, read_checkpoint_meta
 from scopa_env import core, observation
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -518,7 +519,7 @@ def parse_search(search: str | dict[str, Any]) -> dict[str, Any]:
     ``'az:worlds=16'``), ``pimc`` options (``'pimc:worlds=256,endgame=10,prior=2'``), or a dict with ``"agent"``;
     raises ``ExportArgumentError`` for an unknown search or option or a value out of range."""
     from agents.base import AgentSpecError, parse_spec
-    from agents.nets.bot import SEARCH_AGENT, SEARCH_AGENTS, BotError, check_search
+    from agents.nets.weights import SEARCH_AGENT, SEARCH_AGENTS, BotError, check_search
 
     if isinstance(search, str):
         head = search.split(":", 1)[0] if ":" in search else ""
@@ -609,7 +610,7 @@ def export_bot(
     card["network_from"] = {
         "path": str(src_dir),
         "name": src.card.get("name"),
-        "model_card_sha256": _sha256(src_dir / MODEL_CARD),
+        "model_card_sha256": file_sha256(src_dir / MODEL_CARD),
     }
     if search is not None:
         card["search"] = parse_search(search)
@@ -626,7 +627,7 @@ def export_bot(
         card["files"] = {}
         for n in names:
             shutil.copyfile(src_dir / n, out_dir / n)
-            card["files"][n] = {"sha256": _sha256(out_dir / n), "size": (out_dir / n).stat().st_size}
+            card["files"][n] = {"sha256": file_sha256(out_dir / n), "size": (out_dir / n).stat().st_size}
             expected = src.card.get("files", {}).get(n, {}).get("sha256")
             if expected is not None and card["files"][n]["sha256"] != expected:
                 raise ExportCheckError(f"{out_dir / n} does not match {src_dir / n}'s card after the copy")
@@ -749,7 +750,7 @@ def export_checkpoint(
     if Path(checkpoint).is_dir():
         raise ExportArgumentError(f"{checkpoint} is a bot directory: export_bot copies a bot's network")
     _check_export_extra()
-    from agents.nets.checkpoint import load_checkpoint_policy, read_checkpoint_meta
+    from agents.nets.checkpoint import load_checkpoint_policy
 
     stage = progress if progress is not None else (lambda name: None)
     stage(EXPORT_STAGES[0])
@@ -775,7 +776,7 @@ def export_checkpoint(
         name=name or f"{rules.name}-{ckpt.stem}",
         training_steps=int(steps) if steps is not None else None,
         endgame=endgame,
-        source_checkpoint={"path": str(ckpt), "sha256": _sha256(ckpt), "size": ckpt.stat().st_size},
+        source_checkpoint={"path": str(ckpt), "sha256": file_sha256(ckpt), "size": ckpt.stat().st_size},
         checkpoint_meta={k: v for k, v in meta.items() if k not in ("config", "eval")},
         training_config=meta.get("config"),
         training_eval=meta.get("eval"),
@@ -797,7 +798,7 @@ def export_checkpoint(
         if bad or checks["masked_prob_max"] > 0.0:
             raise ExportCheckError(f"the exported bot does not match the torch policy to {tolerance:g}: {checks}")
         card["checks"] = checks
-        card["files"] = {p.name: {"sha256": _sha256(p), "size": p.stat().st_size} for p in written[:2]}
+        card["files"] = {p.name: {"sha256": file_sha256(p), "size": p.stat().st_size} for p in written[:2]}
         if search is not None:  # after the checks: they compare the network's moves (a search bot's need a state)
             card["search"] = parse_search(search)
         write_card(out_dir, card)

@@ -31,14 +31,12 @@ from torch import nn
 from agents.base import AgentSpecError, register_agent
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.mlp import ACTIVATIONS
+from agents.nets.weights import RLLIB_FORMAT, RLLIB_META_FILE, RLLIB_WEIGHTS_FILE, read_rllib_module
 from scopa_env import observation
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shell import python_command
 
 __all__ = [
-    "META_FILE",
     "RLLIB_ACTIVATIONS",
-    "WEIGHTS_FILE",
     "export_module",
     "load_rllib_policy",
     "main",
@@ -46,11 +44,6 @@ __all__ = [
     "save_rllib_checkpoint",
 ]
 
-WEIGHTS_FILE = "scopa_rllib_module.pt"
-"""The module's state dict (tensors only), written beside RLlib's own checkpoint files."""
-META_FILE = "scopa_rllib_module.json"
-"""What the network is: variant, observation size, activations, module id."""
-FORMAT = 1
 RLLIB_ACTIVATIONS = {"tanh": "tanh", "relu": "relu", "elu": "elu", "swish": "silu", "silu": "silu", "linear": None}
 """RLlib's activation names -> the one activation table's (``agents.nets.mlp.ACTIVATIONS``); ``linear``: none."""
 
@@ -80,7 +73,7 @@ def _effective_model_config(module: Any) -> dict[str, Any]:
 
 def export_module(module: Any, path: str | Path, variant: str, module_id: str = "shared") -> Path:
     """Write ``module``'s (an ``ActionMaskingPPOModule``) weights and description into the folder ``path``
-    (``WEIGHTS_FILE``, ``META_FILE``); returns the folder. Refuses networks this loader cannot rebuild."""
+    (``RLLIB_WEIGHTS_FILE``, ``RLLIB_META_FILE``); returns the folder. Refuses networks this loader cannot rebuild."""
     rules = get_rules(variant)
     config = _effective_model_config(module)
     for key in ("fcnet_use_layernorm", "head_fcnet_use_layernorm", "use_lstm"):
@@ -98,9 +91,9 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
         )
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
-    torch.save(state, out / WEIGHTS_FILE)
+    torch.save(state, out / RLLIB_WEIGHTS_FILE)
     meta = {
-        "format": FORMAT,
+        "format": RLLIB_FORMAT,
         "kind": "rllib-ppo-module",
         "variant": rules.name,
         "obs_version": observation.observation_version(rules),
@@ -110,7 +103,7 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
         "fcnet_activation": str(config["fcnet_activation"]).lower(),
         "head_fcnet_activation": str(config["head_fcnet_activation"]).lower(),
     }
-    (out / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
+    (out / RLLIB_META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
     return out
 
 
@@ -165,57 +158,14 @@ def rllib_actor(state: dict[str, torch.Tensor], meta: dict[str, Any], where: str
 
 
 def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = None) -> NeuralPolicy:
-    """The agent of an exported RLlib module (``path``: the checkpoint folder holding ``META_FILE`` and
-    ``WEIGHTS_FILE``). Reads JSON and tensors only; RLlib's pickle files are never opened."""
+    """The agent of an exported RLlib module (``path``: the checkpoint folder holding ``RLLIB_META_FILE`` and
+    ``RLLIB_WEIGHTS_FILE``), read by ``agents.nets.weights.read_rllib_module``: JSON and tensors only, RLlib's pickle
+    files are never opened."""
     rules = get_rules(rules)
-    folder = Path(path)
-    where = f"rllib checkpoint {str(path)!r}"
-    if not folder.is_dir():
-        raise AgentSpecError(f"{where} is not a folder; give the folder save_rllib_checkpoint wrote")
-    if not (folder / META_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
-        raise AgentSpecError(
-            f"{where} has no {META_FILE} / {WEIGHTS_FILE}. RLlib's own checkpoint files are pickle, which can run "
-            "code when loaded, so they are not read: save with agents.nets.rllib.save_rllib_checkpoint(algo, DIR), "
-            f"or add the files to a checkpoint you trust with: {python_command('-m', 'agents.nets.rllib', Path(path))}"
-        )
-    try:
-        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-        if not isinstance(meta, dict):
-            raise ValueError("not a JSON object")
-        state = torch.load(folder / WEIGHTS_FILE, map_location="cpu", weights_only=True)
-    except Exception as e:  # bad JSON, a damaged file, a refused (non-tensor) object in the weights
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise AgentSpecError(f"{where}: unreadable ({type(e).__name__}: {first}); export it again") from None
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise AgentSpecError(f"{where}: {WEIGHTS_FILE} is not a state dict of tensors")
-    fmt = meta.get("format", FORMAT)
-    if not isinstance(fmt, int) or isinstance(fmt, bool):
-        raise AgentSpecError(f"{where}: {META_FILE} has format {fmt!r}, not a whole number; export it again")
-    if fmt > FORMAT:
-        raise AgentSpecError(f"{where} has format {fmt}, newer than this code's; update the code")
-    missing = [key for key in ("variant", "obs_version", "obs_size", "num_cards") if key not in meta]
-    if missing:
-        raise AgentSpecError(
-            f"{where}: {META_FILE} lacks {', '.join(missing)}; export it again "
-            f"({python_command('-m', 'agents.nets.rllib', 'DIR')})"
-        )
-    if meta["variant"] != rules.name:
-        raise AgentSpecError(
-            f"{where} was trained for variant {meta['variant']!r}, not {rules.name!r}; play it with --variant "
-            f"{meta['variant']}"
-        )
-    for key, ours in (
-        ("obs_version", observation.observation_version(rules)),
-        ("obs_size", observation.observation_size(rules)),
-        ("num_cards", rules.num_actions),
-    ):
-        theirs = meta[key]
-        if theirs != ours or type(theirs) is not int:
-            raise AgentSpecError(
-                f"{where}: {META_FILE} says {key} {theirs!r}, where this code's {rules.name} has {ours!r}; "
-                "train it again with this code (or export it again if the file was edited)"
-            )
-    return NeuralPolicy(rules, rllib_actor(state, meta, where), seed=seed, name=str(path), meta=meta)
+    meta, state = read_rllib_module(path, rules)
+    return NeuralPolicy(
+        rules, rllib_actor(state, meta, f"rllib checkpoint {str(path)!r}"), seed=seed, name=str(path), meta=meta
+    )
 
 
 @register_agent("rllib", "an RLlib PPO module saved by agents.nets.rllib (rllib:path=CHECKPOINT_DIR); argmax play")
@@ -258,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"python -m agents.nets.rllib: error: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {out / WEIGHTS_FILE} and {out / META_FILE} (variant {ns.variant})")
+    print(f"wrote {out / RLLIB_WEIGHTS_FILE} and {out / RLLIB_META_FILE} (variant {ns.variant})")
     return 0
 
 

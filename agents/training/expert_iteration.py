@@ -109,22 +109,25 @@ class ExItConfig:
 
 
 def _init_policy(cfg: ExItConfig) -> Any:
-    """The SB3 actor-critic policy to train: the actor from ``cfg.init``; the critic from it too when it has one."""
+    """The SB3 actor-critic policy to train: the actor from ``cfg.init``; the critic from it too when it has one.
+
+    ``cfg.init`` is read by ``agents.nets.weights``: a checkpoint's state dict (actor and critic), or a bot's network
+    (``open_network``: the actor only, the critic then starts with the actor's hidden sizes)."""
     import torch
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from agents.nets.checkpoint import policy_from_weights, read_activation, read_checkpoint_meta, read_weights
+    from agents.nets.checkpoint import policy_from_weights
+    from agents.nets.mlp import ACTIVATIONS
+    from agents.nets.weights import check_meta, open_network, read_activation, read_checkpoint_meta, read_weights
     from scopa_env import observation
 
     rules = get_rules(cfg.variant)
     src = Path(cfg.init)
     if path_kind(src) == "checkpoint":
         meta = read_checkpoint_meta(src)
+        check_meta(meta, rules, src)
         return policy_from_weights(read_weights(src), read_activation(src, meta), rules, src)
-    from agents.nets.mlp import ACTIVATIONS
-    from agents.nets.weights import open_network
-
     bot = open_network(rules, src)
     hidden = [int(w.shape[1]) for w, _ in bot.layers[:-1]]
     activation = ACTIVATIONS[bot.activation].torch
@@ -166,7 +169,7 @@ def save_policy_checkpoint(policy: Any, path: Path, meta: dict[str, Any]) -> Pat
     """A ``train.py``-format checkpoint holding only ``policy.pth`` (weights) and ``scopa_meta.json``."""
     import torch
 
-    from agents.nets.checkpoint import META_NAME, POLICY_MEMBER
+    from agents.nets.weights import META_NAME, POLICY_MEMBER
 
     weights = io.BytesIO()
     torch.save(policy.state_dict(), weights)

@@ -123,9 +123,9 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 def read_optimizer_state(path: Path) -> dict[str, Any]:
     """The optimizer state dict of a checkpoint (``torch.load(weights_only=True)``: no code runs)."""
-    from agents.nets.checkpoint import read_torch_member
+    from agents.nets.weights import OPTIMIZER_MEMBER, read_torch_member
 
-    member = "policy.optimizer.pth"
+    member = OPTIMIZER_MEMBER
     state = read_torch_member(path, member, what="an optimizer state")
     if not isinstance(state, dict) or "state" not in state or "param_groups" not in state:
         raise AgentSpecError(f"checkpoint {str(path)!r}: its {member} is not an optimizer state")
@@ -135,11 +135,11 @@ def read_optimizer_state(path: Path) -> dict[str, Any]:
 def read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(metadata, resume state) of a checkpoint, the resume state with the policy's and the optimizer's state dicts
     as ``"policy_state"`` and ``"optim_state"``; ``RunDirError`` saying what is wrong with it."""
-    from agents.nets.checkpoint import _open_checkpoint, read_checkpoint_meta, read_weights
+    from agents.nets.weights import POLICY_MEMBER, open_checkpoint, read_checkpoint_meta, read_weights
 
     try:
         meta = read_checkpoint_meta(path)
-        with _open_checkpoint(path) as archive:
+        with open_checkpoint(path) as archive:
             names = archive.namelist()
             if RESUME_MEMBER not in names:
                 if LEGACY_RESUME_MEMBER in names:
@@ -152,7 +152,7 @@ def read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             raw = archive.read(RESUME_MEMBER)
         blob = safe_state.loads(raw)
         if isinstance(blob, dict):
-            blob["policy_state"] = read_weights(path, "policy.pth")
+            blob["policy_state"] = read_weights(path, POLICY_MEMBER)
             blob["optim_state"] = read_optimizer_state(path)
     except AgentSpecError as e:
         raise RunDirError(str(e)) from None
@@ -215,7 +215,7 @@ def newest_intact_checkpoint(run: Path) -> tuple[Path, dict[str, Any], dict[str,
     """The checkpoint a resumed run starts from: the newest of last.zip and checkpoints/step_*.zip that reads
     back whole (a kill can leave last.zip older than the newest step file; a damaged file is passed over with a
     message)."""
-    from agents.nets.checkpoint import read_checkpoint_meta
+    from agents.nets.weights import read_checkpoint_meta
 
     for name in ("last.zip", "best.zip"):  # the run writes these again: a folder in the way would fail later
         if (run / name).is_dir():

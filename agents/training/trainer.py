@@ -26,8 +26,8 @@ import numpy.typing as npt
 
 from agents.base import AgentSpecError, make_agent
 from agents.config import ConfigError
-from agents.nets.checkpoint import warm_start_weights
 from agents.nets.mlp import ACTIVATIONS
+from agents.nets.weights import warm_start_weights
 from agents.signals import StopSignals, signal_name
 from agents.training import safe_state
 from agents.training.duplicate_eval import (
