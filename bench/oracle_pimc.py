@@ -97,7 +97,7 @@ class OraclePIMC(PIMCAgent):
 
     name = "oracle-pimc"
 
-    def __init__(self, rules: Rules | str, seed: int | None = None, see: float = 1.0, **options: Any) -> None:
+    def __init__(self, rules: Rules, seed: int | None = None, see: float = 1.0, **options: Any) -> None:
         super().__init__(rules, seed, **options)
         self.see = float(see)
         # Its worlds, whatever infer says.

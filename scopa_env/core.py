@@ -111,30 +111,29 @@ class Phase(IntEnum):
 _PLAY, _CHOOSE, _DONE, _KNOCK = (int(p) for p in Phase)  # plain ints compare faster
 
 
-def stop_action(rules: Rules | str) -> int:
+def stop_action(rules: Rules) -> int:
     """Cirulla's ``stop`` action id (``num_cards``): no knock in the KNOCK phase; in the CHOOSE phase, capture
     exactly the cards picked so far."""
-    return get_rules(rules).num_cards
+    return rules.num_cards
 
 
-def knock_sum_action(rules: Rules | str) -> int:
+def knock_sum_action(rules: Rules) -> int:
     """Cirulla's ``knock-sum`` action id (``num_cards + 1``): knock for 3 points (hand values add up to <= 9)."""
-    return get_rules(rules).num_cards + 1
+    return rules.num_cards + 1
 
 
-def knock_tris_action(rules: Rules | str) -> int:
+def knock_tris_action(rules: Rules) -> int:
     """Cirulla's ``knock-tris`` action id (``num_cards + 2``): knock for 10 points (three of a kind)."""
-    return get_rules(rules).num_cards + 2
+    return rules.num_cards + 2
 
 
 _ACTION_NAMES = ("stop", "knock-sum", "knock-tris")
 
 
-def action_name(rules: Rules | str, action: int) -> str:
+def action_name(rules: Rules, action: int) -> str:
     """An action in words: a card (``'7d'``), or ``'stop'``, ``'knock-sum'``, ``'knock-tris'``."""
     from scopa_env.cards import format_card
 
-    rules = get_rules(rules)
     a = int(action)
     if 0 <= a < rules.num_cards:
         return format_card(a, rules.deck)
@@ -837,10 +836,9 @@ def _game_rows(state: State, games: npt.ArrayLike | None) -> npt.NDArray[np.intp
     return rows
 
 
-def remaining_plies(rules: Rules | str, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.intp]:
+def remaining_plies(rules: Rules, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.intp]:
     """(n,) moves left in the hand of each game in ``games`` (default: all), counting a capture being chosen as one
     move; ``NO_END`` while the stock is not empty (more cards will be dealt)."""
-    rules = get_rules(rules)
     checked_tables(rules, state)
     return _remaining_plies(rules, state, _game_rows(state, games))
 
@@ -853,7 +851,7 @@ def _remaining_plies(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt
     return np.where(state.stock_pos[g] >= rules.num_cards, in_hands, NO_END).astype(np.intp)
 
 
-def is_last_play(rules: Rules | str, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]:
+def is_last_play(rules: Rules, state: State, games: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]:
     """(n,) the move to make is the hand's last play (stock empty, one card left in all the hands): it never
     scores a scopa, and the cards left on the table go to the last side that captured."""
     return remaining_plies(rules, state, games) == 1

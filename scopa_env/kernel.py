@@ -290,9 +290,8 @@ def _bit_masks(cards: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
     return wide.view("<i8")[..., 0].astype(np.int64)
 
 
-def pack_states(rules: Rules | str, state: Any, games: npt.ArrayLike) -> npt.NDArray[np.int64]:
+def pack_states(rules: Rules, state: Any, games: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Games ``games`` of a ``core.State`` as kernel states: (len(games), STATE_SIZE) int64, one row each."""
-    rules = get_rules(rules)
     m = jit()
     g = np.asarray(games, dtype=np.intp).reshape(-1)
     n, s, d = rules.num_players, rules.num_sides, rules.num_cards

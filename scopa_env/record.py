@@ -161,7 +161,7 @@ class PerGameRandomAgent(Policy):
     needs_state = True
     needs_obs = False
 
-    def __init__(self, rules: Rules | str, seeds: npt.NDArray[np.uint64]) -> None:
+    def __init__(self, rules: Rules, seeds: npt.NDArray[np.uint64]) -> None:
         super().__init__(rules)
         self.streams = _GameStreams(np.asarray(seeds, dtype=np.uint64))
 

@@ -80,7 +80,7 @@ class StateFormatError(ScopaEnvError, ValueError):
 
 def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, Any]:
     """Game ``game`` of ``state`` as a JSON-ready dict (see the module docstring); ``state`` is not changed."""
-    rules = _rules(rules)
+    rules = get_rules(rules)
     g = _game_index(state, game)
     if int(state.rules_key[g]) != core.rules_key(rules):
         raise ValueError(
@@ -122,11 +122,6 @@ def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, 
         out["knock_points"] = [int(x) for x in state.knock_points[g]]
         out["table_take"] = int(state.table_take[g])
     return out
-
-
-def _rules(rules: Rules | str) -> Rules:
-    """Rules from an object or a name."""
-    return get_rules(rules)
 
 
 def state_to_json(rules: Rules | str, state: State, game: int = 0, indent: int | None = None) -> str:
@@ -255,12 +250,12 @@ def state_from_dict(d: Mapping[str, Any], rules: Rules | str | None = None) -> S
     if missing or unknown:
         raise StateFormatError(f"saved game: missing keys {missing}, unknown keys {unknown}; expected {list(_KEYS)}")
     try:
-        saved_rules = _rules(d["variant"])
+        saved_rules = get_rules(d["variant"])
     except (TypeError, ValueError) as e:
         raise StateFormatError(f"'variant': {e}") from None
-    if rules is not None and _rules(rules) != saved_rules:
+    if rules is not None and get_rules(rules) != saved_rules:
         raise StateFormatError(
-            f"the saved game is a {saved_rules.name!r} game, but {_rules(rules).name!r} was expected"
+            f"the saved game is a {saved_rules.name!r} game, but {get_rules(rules).name!r} was expected"
         )
     r = saved_rules
     if d["rules_key"] != core.rules_key(r):
@@ -408,7 +403,7 @@ def state_from_record(record: str | Mapping[str, Any], moves: int | None = None)
     if not isinstance(record, Mapping) or "variant" not in record or "seed" not in record or "hands" not in record:
         raise StateFormatError("a record must be a JSON object with 'variant', 'seed' and 'hands' (RULES.md section 8)")
     try:
-        rules = _rules(record["variant"])
+        rules = get_rules(record["variant"])
     except (TypeError, ValueError) as e:
         raise StateFormatError(f"record 'variant': {e}") from None
     seed = _int(record, "seed", 0, 2**64 - 1)

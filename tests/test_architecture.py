@@ -397,3 +397,78 @@ def test_only_the_loader_opens_weight_files() -> None:
         elsewhere += [f"{rel}:{line}: {name}" for line, name in opens if (rel, name) not in OTHER_READERS]
     assert not elsewhere, f"files opened outside {WEIGHTS_LOADER} (read them through it): {elsewhere}"
     assert [name for _, name in _weight_opens((ROOT / WEIGHTS_LOADER).read_text())], "the loader reads nothing?"
+
+
+# --------------------------------------------------------------------------------------------------- variant names
+
+NAME_EDGES = {
+    "agents/base.py": {"make_agent", "act_observation"},  # the registry: specs with a variant name
+    "agents/nets/bot.py": {"Bot.load", "shipped_bot", "shipped_bot_spec", "make_bot_policy"},  # files, the spec
+    "agents/nets/checkpoint.py": {"checkpoint_meta", "NeuralPolicy.from_checkpoint", "load_checkpoint_policy"},
+    "agents/nets/rllib.py": {"load_rllib_policy"},  # a file
+    "agents/training/duplicate_eval.py": {
+        "duplicate_eval",
+        "duplicate_eval_on_ray",
+    },  # documented (docs/agents.md, ray.md)
+    "agents/training/imitation.py": {"collect_teacher_data"},  # documented (docs/ray.md)
+    "scopa_env/core.py": {
+        "reset",
+        "step",
+        "legal_action_mask",
+        "legal_moves",
+        "legal_move_lists",
+        "move_classes",
+        "is_open",
+        "rules_key",
+    },  # the engine's public entry points (README, docs/examples.md)
+    "scopa_env/observation.py": {"observe", "observation_size", "observation_version", "observation_layout"},
+    "scopa_env/state_io.py": {"state_to_dict", "state_to_json", "state_from_json", "state_from_dict", "_from_dict"},
+    "scopa_env/policy.py": {"Policy.__init__", "resolve_policy"},  # the policy interface users build on, specs
+    "scopa_env/interop.py": {"act_observation"},
+    "scopa_env/driver.py": {"play"},
+    "scopa_env/record.py": {"play_random_records"},
+    "scopa_env/render.py": {"render_text"},
+    "scopa_env/kernel.py": {"kernel_for"},
+    "scopa_env/reference.py": {"ReferenceGame.__init__"},  # the engines and envs, built with a name
+    "scopa_env/single.py": {"SingleGame.__init__", "SingleGame.from_state", "new_game", "game_from_state"},
+    "scopa_env/learner.py": {"LearnerGames.__init__", "SingleLearnerGame.__init__"},
+    "scopa_env/aec.py": {"observation_bounds"},
+}
+"""The functions that take a variant *name* as well as ``Rules`` (``Rules | str``): the edges where a person or a file
+names a variant (commands, specs, files, the engine's and the envs' public entry points). Everything inside takes
+``Rules``: a name is resolved once, at the edge (``get_rules``)."""
+
+
+def _takes_a_name(annotation: ast.expr | None) -> bool:
+    text = ast.unparse(annotation) if annotation is not None else ""
+    parts = {p.strip() for p in text.replace("Optional[", "").replace("]", "").split("|")}
+    return "Rules" in parts and "str" in parts
+
+
+def _functions_taking_a_name(path: Path) -> set[str]:
+    found: set[str] = set()
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                walk(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                if any(a.arg == "rules" and _takes_a_name(a.annotation) for a in args):
+                    found.add(prefix + node.name)
+
+    walk(ast.parse(path.read_text()).body, "")
+    return found
+
+
+def test_variant_names_are_resolved_at_the_edges() -> None:
+    """Only the functions of ``NAME_EDGES`` take ``rules: Rules | str``; every other function takes ``Rules``."""
+    inside = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if extra := sorted(_functions_taking_a_name(path) - NAME_EDGES.get(rel, set())):
+                inside[rel] = extra
+    assert not inside, (
+        f"functions inside that take a variant name (take Rules; resolve names at the edge with get_rules): {inside}"
+    )

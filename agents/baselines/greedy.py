@@ -53,7 +53,7 @@ class GreedyAgent(Policy):
 
     def __init__(
         self,
-        rules: Rules | str,
+        rules: Rules,
         seed: int | None = None,
         weights: CardWeights = DEFAULT_WEIGHTS,
         knock: KnockRule = "always",

@@ -130,7 +130,7 @@ class AZAgent(Policy):
 
     def __init__(
         self,
-        rules: Rules | str,
+        rules: Rules,
         net: NetEvaluator,
         seed: int | None = None,
         worlds: int = 16,

@@ -123,7 +123,7 @@ def _architecture(
 
 
 def new_card(
-    rules: Rules | str,
+    rules: Rules,
     layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None,
     activation: str,
     name: str | None = None,
@@ -132,7 +132,6 @@ def new_card(
 ) -> dict[str, Any]:
     """A model card for an MLP with ``layers`` (``(weight (out, in), bias)``) trained for ``rules``, plus ``extra``
     (``layers`` None: a search-only bot's card, ``"architecture": null``)."""
-    rules = get_rules(rules)
     card: dict[str, Any] = {
         "format": CARD_FORMAT,
         "version": CARD_VERSION,
@@ -290,10 +289,10 @@ class Bot:
         self._session = session
         self.backend = "onnx"
 
-    def check_rules(self, rules: Rules | str, any_variant: bool = False) -> None:
+    def check_rules(self, rules: Rules, any_variant: bool = False) -> None:
         """Raise ``BotError`` unless the bot can play ``rules`` with this code's observations."""
         card = {**self.card, "obs_size": self.obs_size, "num_cards": self.num_cards}
-        check_fit("the bot", card, get_rules(rules), any_variant, error=BotError)
+        check_fit("the bot", card, rules, any_variant, error=BotError)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -330,7 +329,7 @@ class Bot:
         kind = f", search={self.search_agent}" if self.search is not None else ""
         return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r}{kind})"
 
-    def search_policy(self, rules: Rules | str | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
+    def search_policy(self, rules: Rules | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
         """The search of a search bot as a ``scopa_env.policy.Policy``: an ``az`` agent (``agents.nets.netsearch``) with
         this bot's network, or a ``pimc`` agent (``agents.search.pimc``), with its card's ``"search"`` options
         (``overrides`` replace some of them).
@@ -338,7 +337,7 @@ class Bot:
         Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
         if self.search is None:
             raise BotError(f"{self!r} is a network-only bot (its model card has no 'search'); use act / act_state")
-        target = get_rules(rules) if rules is not None else self.rules
+        target = rules if rules is not None else self.rules
         if self.search_agent == "pimc":
             from agents.search.pimc import PIMCAgent
 
@@ -541,7 +540,7 @@ class BotPolicy(Policy):
     needs_state = False
 
     def __init__(
-        self, rules: Rules | str, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0
+        self, rules: Rules, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0
     ) -> None:
         super().__init__(rules, seed)
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:

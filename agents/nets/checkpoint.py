@@ -145,7 +145,7 @@ class NeuralPolicy(Policy):
 
     def __init__(
         self,
-        rules: Rules | str,
+        rules: Rules,
         net: nn.Module,
         seed: int | None = None,
         sample: bool = False,
@@ -170,7 +170,7 @@ class NeuralPolicy(Policy):
 
     @classmethod
     def from_sb3_policy(
-        cls, policy: Any, rules: Rules | str, name: str = "snapshot", seed: int | None = None, **kwargs: Any
+        cls, policy: Any, rules: Rules, name: str = "snapshot", seed: int | None = None, **kwargs: Any
     ) -> NeuralPolicy:
         """A frozen copy of an SB3 policy's actor (the learner's current weights), e.g. a league snapshot."""
         return cls(rules, ActorNet.from_sb3(policy), seed=seed, name=name, **kwargs)
@@ -218,13 +218,12 @@ def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
     return sizes
 
 
-def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules | str, path: str | Path) -> Any:
+def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules, path: str | Path) -> Any:
     """The SB3 ``MaskableActorCriticPolicy`` of a checkpoint, rebuilt from its weights (layer sizes from the tensors)
     and its activation (a ``torch.nn`` class name) rather than from SB3's pickled ``data``."""
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    rules = get_rules(rules)
     where = f"checkpoint {str(path)!r}"
     if activation not in TORCH_ACTIVATIONS:
         raise AgentSpecError(f"{where}: activation {activation!r} is not one of {', '.join(TORCH_ACTIVATIONS)}")

@@ -31,7 +31,7 @@ from agents.base import AgentSpecError, register_agent, set_network_loader
 from agents.nets.az import AZAgent, NetEvaluator
 from agents.nets.weights import BotError, open_network
 from scopa_env.policy import Policy
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import Rules
 
 __all__ = ["load_net"]
 
@@ -39,9 +39,8 @@ __all__ = ["load_net"]
 _NETS: dict[tuple[str, str, float], NetEvaluator] = {}
 
 
-def load_net(rules: Rules | str, path: str | Path) -> NetEvaluator:
+def load_net(rules: Rules, path: str | Path) -> NetEvaluator:
     """The network of a bot export directory (torch-free) or of a ``train.py`` checkpoint ``.zip`` (cached)."""
-    rules = get_rules(rules)
     p = Path(str(path))
     if not p.exists():
         raise AgentSpecError(f"agent az: {p} does not exist; give a bot directory (agents/bots/classic) or a .zip")

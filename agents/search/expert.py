@@ -67,7 +67,7 @@ class ExpertAgent(Policy):
 
     def __init__(
         self,
-        rules: Rules | str,
+        rules: Rules,
         seed: int | None = None,
         weights: CardWeights = DEFAULT_WEIGHTS,
         endgame: int = 8,

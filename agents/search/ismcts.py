@@ -68,7 +68,7 @@ class ISMCTSAgent(Policy):
 
     def __init__(
         self,
-        rules: Rules | str,
+        rules: Rules,
         seed: int | None = None,
         iters: int = 400,
         c: float = 2.0,

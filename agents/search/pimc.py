@@ -82,7 +82,7 @@ class PIMCAgent(Policy):
 
     def __init__(
         self,
-        rules: Rules | str,
+        rules: Rules,
         seed: int | None = None,
         worlds: int = 64,
         depth: int = 1,
