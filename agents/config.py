@@ -16,8 +16,12 @@ train.py --help``, a zip, a frozen app). This module holds the machinery they sh
   ``--progress/--no-progress`` for a bool, ``nargs`` for a list; a field's ``setting(option=..., metavar=...,
   repeat=...)`` names its flag), only the options given becoming overrides (``given_fields``); with ``convert`` each
   value is checked as argparse reads it (``evaluate.py``: ``EvalConfig``'s own checks);
-- ``StoreOnce`` / ``BooleanOnce``: argparse actions refusing an option given twice (``--seed 1 --seed 2``,
-  ``--progress --no-progress``) instead of letting the last one silently win.
+- ``parse_options``: the commands whose settings are their options alone (``python -m agents.play``, the web
+  server, the exporter) declare them as a dataclass too, each field's ``setting(parse=..., choices=...,
+  show_default=False)`` keeping the option's own type check, help and messages, and get the dataclass back;
+- ``StoreOnce`` / ``BooleanOnce`` / ``SwitchOnce``: argparse actions refusing an option given twice (``--seed 1 --seed
+  2``, ``--progress --no-progress``) instead of letting the last one silently win (the commands of
+  ``parse_options`` keep argparse's last-one-wins, as they always had: ``once=False``).
 
 Why not ``tyro`` or ``jsonargparse`` (both on PyPI, not dependencies here): tyro builds the same kind of parser from
 a dataclass, but it reads field docs by tokenizing the class's source (the fragility this module removes), parses
@@ -50,6 +54,7 @@ __all__ = [
     "BooleanOnce",
     "ConfigError",
     "StoreOnce",
+    "SwitchOnce",
     "YamlFileError",
     "add_field_options",
     "cli_overrides",
@@ -61,6 +66,7 @@ __all__ = [
     "git",
     "given_fields",
     "load_config",
+    "parse_options",
     "read_yaml_mapping",
     "setting",
     "short_commit",
@@ -107,12 +113,35 @@ def setting(
     option: str | bool = True,
     metavar: str | None = None,
     repeat: bool = False,
+    parse: Callable[[str], Any] | None = None,
+    choices: Sequence[str] | None = None,
+    show_default: bool = True,
+    negatable: bool = True,
+    many: bool = False,
 ) -> Any:
     """A dataclass field with its one-line ``doc`` (shown by ``--help`` and as the YAML comment of the field) and
-    how ``add_field_options`` gives it an option: ``option`` its flag (default ``--field-name``; False: none, the
-    command sets the field its own way), ``metavar`` the value's name in ``--help``, ``repeat`` a list field taking
-    one value per option, given as often as needed (``--plugin a --plugin b``) instead of several after one."""
-    metadata = {"doc": doc, "option": option, "metavar": metavar, "repeat": repeat}
+    how ``add_field_options`` gives it an option: ``option`` its flag (default ``--field-name``; a name without a
+    leading ``-``: a positional argument; False: none, the command sets the field its own way), ``metavar`` the
+    value's name in ``--help``, ``repeat`` a list field taking one value per option, given as often as needed
+    (``--plugin a --plugin b``) instead of several after one.
+
+    For the commands whose settings are their options alone (the terminal game, the web server, the exporter):
+    ``parse`` turns the option's text into the value as argparse reads it (an argparse ``type``: its
+    ``ArgumentTypeError`` is the message), ``choices`` the values allowed, ``show_default=False`` leaves the default
+    out of ``--help`` (the doc words it), ``negatable=False`` makes a bool a plain switch (``--force``, no
+    ``--no-force``), ``many`` takes one or more values after the option. A field without a default is a required
+    option (or positional argument)."""
+    metadata = {
+        "doc": doc,
+        "option": option,
+        "metavar": metavar,
+        "repeat": repeat,
+        "parse": parse,
+        "choices": choices,
+        "show_default": show_default,
+        "negatable": negatable,
+        "many": many,
+    }
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -317,6 +346,19 @@ class StoreOnce(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class SwitchOnce(argparse.Action):
+    """``store_true``, refusing the switch given twice."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: str | None = None
+    ) -> None:
+        _once(self, parser, namespace, option)
+        setattr(namespace, self.dest, True)
+
+
 class BooleanOnce(argparse.BooleanOptionalAction):
     """``--x`` / ``--no-x``, refusing the option given twice (both forms, or one form again)."""
 
@@ -336,8 +378,29 @@ def _once(action: argparse.Action, parser: argparse.ArgumentParser, namespace: a
     seen[action.dest] = option
 
 
+_TYPED = (int, float, Path)
+"""The field types ``add_field_options(typed=True)`` converts with the type itself (argparse's own messages)."""
+
+
+def _typed_parse(tp: Any) -> tuple[Callable[[str], Any] | None, bool]:
+    """``(parse, many)`` for a field of type ``tp`` under ``typed=True``: ``int``, ``float`` or ``Path`` (optional or a
+    list of them) converted by the type, a list taking one or more values."""
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if tp not in _TYPED and len(args) == 1 and typing.get_origin(tp) is not list:  # X | None
+        tp = args[0]
+    many = typing.get_origin(tp) is list
+    if many:
+        tp = typing.get_args(tp)[0]
+    return (tp if tp in _TYPED else None), many
+
+
 def add_field_options(
-    group: Any, cls: type, skip: Sequence[str] = (), convert: Callable[[str, str], Any] | None = None
+    group: Any,
+    cls: type,
+    skip: Sequence[str] = (),
+    convert: Callable[[str, str], Any] | None = None,
+    typed: bool = False,
+    once: bool = True,
 ) -> None:
     """One option per field of the dataclass ``cls`` on the argparse parser or group ``group``: ``--total-steps``
     for ``total_steps`` (or the field's ``setting(option=...)``), ``--x/--no-x`` for a bool, one or more values for a
@@ -346,37 +409,72 @@ def add_field_options(
 
     ``convert(name, text)``, if given, turns each value into the field's (one item of a list) as argparse reads it,
     raising ``argparse.ArgumentTypeError`` (``evaluate.py``: its settings' own checks, so that a bad value is
-    reported as ``argument --x: ...``); without it values stay text for ``cli_overrides`` to convert."""
+    reported as ``argument --x: ...``); without it values stay text for ``cli_overrides`` to convert. A field's own
+    ``setting(parse=...)`` comes before ``convert``; with ``typed`` (``parse_options``' commands) a field of type
+    ``int``, ``float`` or ``Path`` (optional, or a list: one or more values) is converted by its type. ``once=False``
+    keeps argparse's own rule for an option given twice, the last one wins (the commands that always had it: a
+    script may override an earlier ``--opponent``)."""
     docs, types = field_docs(cls), field_types(cls)
     for f in dataclasses.fields(cls):
-        option = f.metadata.get("option", True)
+        md = f.metadata
+        option = md.get("option", True)
         if f.name in skip or option is False:
             continue
         flag = option if isinstance(option, str) else "--" + f.name.replace("_", "-")
-        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        default = (
+            None if required else f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        )
         shown = " ".join(map(str, default)) if isinstance(default, list) else default
         help_text = docs.get(f.name, "")
-        if default is not None and default != []:
+        if md.get("show_default", True) and default is not None and default != []:
             help_text += f" (default: {shown})"
-        kwargs: dict[str, Any] = {"dest": f.name, "default": argparse.SUPPRESS, "help": help_text.replace("%", "%%")}
-        if convert is not None and types[f.name] is not bool:
-            kwargs["type"] = functools.partial(convert, f.name)
-        metavar = f.metadata.get("metavar")
+        kwargs: dict[str, Any] = {"help": help_text.replace("%", "%%")}
+        if flag.startswith("-"):
+            kwargs.update(dest=f.name, default=argparse.SUPPRESS)
+            if required:
+                kwargs["required"] = True
+        elif flag != f.name:  # pragma: no cover - a declaration mistake
+            raise ValueError(f"positional argument {flag!r} must be named as its field {f.name!r}")
         tp = types[f.name]
-        if tp is bool:
-            group.add_argument(flag, action=BooleanOnce, **kwargs)
-        elif f.metadata.get("repeat"):
+        parse, many = _typed_parse(tp) if typed else (None, False)
+        if md.get("parse") is not None:
+            kwargs["type"] = md["parse"]
+        elif parse is not None:
+            kwargs["type"] = parse
+        elif convert is not None and tp is not bool:
+            kwargs["type"] = functools.partial(convert, f.name)
+        if md.get("choices") is not None:
+            kwargs["choices"] = md["choices"]
+        metavar = md.get("metavar")
+        store: Any = StoreOnce if once else "store"
+        if tp is bool and md.get("negatable", True):
+            group.add_argument(flag, action=BooleanOnce if once else argparse.BooleanOptionalAction, **kwargs)
+        elif tp is bool:
+            group.add_argument(flag, action=SwitchOnce if once else "store_true", **kwargs)
+        elif md.get("repeat"):
             group.add_argument(flag, action="append", metavar=metavar or f.name.upper(), **kwargs)
-        elif tp in (list[int], list[str]):
-            group.add_argument(flag, action=StoreOnce, nargs="+", metavar=metavar or "X", **kwargs)
+        elif many or md.get("many") or tp in (list[int], list[str]):
+            group.add_argument(flag, action=store, nargs="+", metavar=metavar or "X", **kwargs)
+        elif not flag.startswith("-"):
+            group.add_argument(flag, metavar=metavar, **kwargs)
+        elif md.get("choices") is not None:
+            group.add_argument(flag, action=store, metavar=metavar, **kwargs)
         else:
-            group.add_argument(flag, action=StoreOnce, metavar=metavar or f.name.upper(), **kwargs)
+            group.add_argument(flag, action=store, metavar=metavar or f.name.upper(), **kwargs)
 
 
 def given_fields(cls: type, ns: argparse.Namespace) -> dict[str, Any]:
     """The fields of the dataclass ``cls`` given on the command line (``add_field_options``), as parsed."""
     names = {f.name for f in dataclasses.fields(cls)}
     return {k: v for k, v in vars(ns).items() if k in names}
+
+
+def parse_options(parser: argparse.ArgumentParser, cls: type[C], argv: Sequence[str] | None = None) -> C:
+    """A ``cls`` from the command line ``argv`` parsed by ``parser`` (whose options ``add_field_options(parser, cls,
+    typed=True, once=False)`` made, each value converted as argparse reads it): the options given, the field
+    defaults for the rest. For the commands whose settings are their options alone (no YAML file under them)."""
+    return cls(**given_fields(cls, parser.parse_args(argv)))
 
 
 def cli_overrides(cls: type, ns: argparse.Namespace) -> dict[str, Any]:

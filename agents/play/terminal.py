@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import make_agent
+from agents.config import add_field_options, parse_options, setting
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
 from agents.play.hints import MoveProb
@@ -237,20 +238,33 @@ def default_opponent(rules: Rules) -> tuple[str, list[str]]:
 
 @dataclass
 class PlayConfig:
-    """Options of one terminal session (the command line's flags)."""
+    """Options of one terminal session: the command line's flags (``agents.config``: each field's doc is its help).
 
-    variant: str = "classic"
-    """Variant name (``scopa_env.rules.VARIANTS``)."""
-    opponent: str | None = None
-    """Agent spec for the other seats; None: the shipped bot of the variant, else expert / greedy / random."""
-    partner: str | None = None
-    """Agent spec for the human's teammates in team variants; None: the opponent spec."""
-    seat: int = 0
-    """The human's seat."""
-    seed: int | None = None
-    """Seed of the first match (rematches use the next seeds of its chain); None: a fresh one, said at the start."""
-    color: bool = False
-    """Colour red suits with ANSI codes."""
+    ``opponent`` None: the shipped bot of the variant, else expert / greedy / random; ``partner`` None: the opponent
+    spec; ``seed`` None: a fresh one, said at the start (rematches use the next seeds of its chain); ``color``
+    ``auto``: on a terminal only (``True`` / ``False`` also work from Python)."""
+
+    variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
+    opponent: str | None = setting(
+        None,
+        "agent spec for the other seats: random, greedy, expert, pimc:worlds=12, a checkpoint .zip, an export "
+        "directory or bot:path=DIR (default: the shipped bot of the variant, else expert)",
+    )
+    partner: str | None = setting(None, "agent spec for your teammates (team variants only; default: --opponent)")
+    seat: int = setting(0, "your seat, 0..players-1 (default 0)", parse=int_arg(0), show_default=False)
+    seed: int | None = setting(
+        None,
+        "seed of the first match, 0..2**64-1, to replay one (default: a fresh deal each launch; the game says its "
+        "seed)",
+        parse=int_arg(0, MAX_SEED),
+    )
+    color: str | bool = setting(
+        "auto", "colour red suits (default: on a terminal)", choices=("auto", "always", "never"), show_default=False
+    )
+
+    def colors(self, out: TextIO) -> bool:
+        """Whether to colour red suits on ``out``: ``always`` (or True), or ``auto`` on a terminal."""
+        return self.color is True or self.color == "always" or (self.color == "auto" and out.isatty())
 
 
 class Match:
@@ -723,7 +737,7 @@ def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = 
     A bad option (``PlayError``) is reported on ``out`` as ``error: ...`` with status 2; ``main`` checks the options
     first (``prepare``) and passes the ``session``, so that its errors go to stderr instead.
     """
-    term = Terminal(inp, out, color=config.color)
+    term = Terminal(inp, out, color=config.colors(out))
     if session is None:
         try:
             session = prepare(config)
@@ -763,35 +777,13 @@ def main(argv: Sequence[str] | None = None, inp: TextIO | None = None, out: Text
         prog="python -m agents.play",
         description="Play Scopa in the terminal against an agent. Type cards like 7d; 'help' in the game for more.",
     )
-    parser.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
-    parser.add_argument(
-        "--opponent",
-        default=None,
-        help="agent spec for the other seats: random, greedy, expert, pimc:worlds=12, a checkpoint .zip, an export "
-        "directory or bot:path=DIR (default: the shipped bot of the variant, else expert)",
-    )
-    parser.add_argument(
-        "--partner", default=None, help="agent spec for your teammates (team variants only; default: --opponent)"
-    )
-    parser.add_argument("--seat", type=int_arg(0), default=0, help="your seat, 0..players-1 (default 0)")
-    parser.add_argument(
-        "--seed",
-        type=int_arg(0, MAX_SEED),
-        default=None,
-        help="seed of the first match, 0..2**64-1, to replay one (default: a fresh deal each launch; the game says "
-        "its seed)",
-    )
-    parser.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="colour red suits (default: on a terminal)"
-    )
-    args = parser.parse_args(argv)
+    add_field_options(parser, PlayConfig, typed=True, once=False)
+    config = parse_options(parser, PlayConfig, argv)
     out = out if out is not None else sys.stdout
     if inp is None:
         inp = sys.stdin
         if hasattr(inp, "reconfigure"):  # bytes that are not text become U+FFFD, a bad move, not a crash
             inp.reconfigure(errors="replace")
-    color = args.color == "always" or (args.color == "auto" and out.isatty())
-    config = PlayConfig(args.variant, args.opponent, args.partner, args.seat, args.seed, color)
     try:
         session = prepare(config)
     except PlayError as e:

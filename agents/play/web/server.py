@@ -41,9 +41,11 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agents.config import add_field_options, parse_options, setting
 from agents.play.match import KNOCK_CHOICES, MoveError
 from agents.play.web.game import WebGame
 from agents.play.web.registry import (
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "WebOptions",
     "WebServer",
     "json_depth_exceeds",
     "main",
@@ -612,88 +615,108 @@ def _positive(kind: type[int] | type[float], at_least: float = 0.0, strict: bool
     return parse
 
 
+_DEFAULTS = ServerConfig(bots={})
+"""The server's default limits, shown by ``--help``."""
+_LIMITS = (
+    "max_connections",
+    "header_timeout",
+    "body_timeout",
+    "keep_alive",
+    "max_body",
+    "threads",
+    "shutdown_timeout",
+)
+"""``WebOptions``' fields in the ``limits`` group of ``--help``."""
+
+
+@dataclass
+class WebOptions:
+    """The command line's options (``agents.config``: each field's doc is its help); ``main`` makes the
+    ``ServerConfig`` from them."""
+
+    host: str = setting("127.0.0.1", "address to bind (default 127.0.0.1: this machine only)", show_default=False)
+    port: int = setting(8000, "port (default 8000; 0 picks a free one)", show_default=False)
+    bot: list[tuple[str, str]] | None = setting(
+        None,
+        "a bot the page may choose, by NAME; SPEC is any agent spec (expert, pimc:worlds=16, a checkpoint "
+        "runs/<run>/best.zip, an export directory). Repeatable; default: the shipped bots and expert, greedy, "
+        "random. With --bot, only the bots given (add --bot greedy=greedy etc. to keep them)",
+        parse=_bot_arg,
+        metavar="NAME=SPEC",
+        repeat=True,
+    )
+    max_games: int = setting(200, "games alive at once (default 200)", show_default=False)
+    idle_minutes: float = setting(30.0, "forget games idle this long (default 30)", show_default=False)
+    seed: int | None = setting(
+        None,
+        "seed of the first game, the next ones count up (reproducible demos); default: random deals",
+    )
+    verbose: bool = setting(False, "log every request", negatable=False, show_default=False)
+    max_connections: int = setting(
+        _DEFAULTS.max_connections,
+        f"open connections that get answers; a request on one more gets 503 (default {_DEFAULTS.max_connections})",
+        parse=_positive(int),
+        metavar="N",
+        show_default=False,
+    )
+    header_timeout: float = setting(
+        _DEFAULTS.header_timeout_s,
+        f"seconds a request's headers may take to arrive; then the connection is closed "
+        f"(default {_DEFAULTS.header_timeout_s:g})",
+        parse=_positive(float),
+        metavar="S",
+        show_default=False,
+    )
+    body_timeout: float = setting(
+        _DEFAULTS.body_timeout_s,
+        f"seconds a request's body may take after its headers; then 408 and the connection is closed "
+        f"(default {_DEFAULTS.body_timeout_s:g})",
+        parse=_positive(float),
+        metavar="S",
+        show_default=False,
+    )
+    keep_alive: float = setting(
+        _DEFAULTS.keep_alive_s,
+        f"seconds an idle connection stays open between requests (default {_DEFAULTS.keep_alive_s:g})",
+        parse=_positive(float),
+        metavar="S",
+        show_default=False,
+    )
+    max_body: int = setting(
+        _DEFAULTS.max_body,
+        f"largest request body; a bigger one gets 413 (default {_DEFAULTS.max_body})",
+        parse=_positive(int, 64, strict=False),
+        metavar="BYTES",
+        show_default=False,
+    )
+    threads: int = setting(
+        _DEFAULTS.threads,
+        f"worker threads running game work at once (default {_DEFAULTS.threads})",
+        parse=_positive(int),
+        metavar="N",
+        show_default=False,
+    )
+    shutdown_timeout: float = setting(
+        _DEFAULTS.shutdown_timeout_s,
+        f"on Ctrl-C or SIGTERM, seconds requests in progress get to end (default {_DEFAULTS.shutdown_timeout_s:g})",
+        parse=_positive(float, 0, strict=False),
+        metavar="S",
+        show_default=False,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point (``scopa-web``, ``python -m agents.play.web``)."""
-    defaults = ServerConfig(bots={})
     parser = argparse.ArgumentParser(
         prog="scopa-web",
         description="Play Scopa in a browser against the project's bots. Serves a page and a JSON API on "
         "localhost (docs/web.md), on uvicorn (pip install 'scopa[web]').",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    parser.add_argument(
-        "--bot",
-        action="append",
-        type=_bot_arg,
-        default=None,
-        metavar="NAME=SPEC",
-        help="a bot the page may choose, by NAME; SPEC is any agent spec (expert, pimc:worlds=16, a checkpoint "
-        "runs/<run>/best.zip, an export directory). Repeatable; default: the shipped bots and expert, greedy, "
-        "random. With --bot, only the bots given (add --bot greedy=greedy etc. to keep them)",
-    )
-    parser.add_argument("--max-games", type=int, default=200, help="games alive at once (default 200)")
-    parser.add_argument("--idle-minutes", type=float, default=30.0, help="forget games idle this long (default 30)")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="seed of the first game, the next ones count up (reproducible demos); default: random deals",
-    )
-    parser.add_argument("--verbose", action="store_true", help="log every request")
+    add_field_options(parser, WebOptions, skip=_LIMITS, typed=True, once=False)
     limits = parser.add_argument_group("limits", "against slow, greedy or hostile clients (docs/web.md has the table)")
-    limits.add_argument(
-        "--max-connections",
-        type=_positive(int),
-        default=defaults.max_connections,
-        metavar="N",
-        help=f"open connections that get answers; a request on one more gets 503 (default {defaults.max_connections})",
-    )
-    limits.add_argument(
-        "--header-timeout",
-        type=_positive(float),
-        default=defaults.header_timeout_s,
-        metavar="S",
-        help=f"seconds a request's headers may take to arrive; then the connection is closed "
-        f"(default {defaults.header_timeout_s:g})",
-    )
-    limits.add_argument(
-        "--body-timeout",
-        type=_positive(float),
-        default=defaults.body_timeout_s,
-        metavar="S",
-        help=f"seconds a request's body may take after its headers; then 408 and the connection is closed "
-        f"(default {defaults.body_timeout_s:g})",
-    )
-    limits.add_argument(
-        "--keep-alive",
-        type=_positive(float),
-        default=defaults.keep_alive_s,
-        metavar="S",
-        help=f"seconds an idle connection stays open between requests (default {defaults.keep_alive_s:g})",
-    )
-    limits.add_argument(
-        "--max-body",
-        type=_positive(int, 64, strict=False),
-        default=defaults.max_body,
-        metavar="BYTES",
-        help=f"largest request body; a bigger one gets 413 (default {defaults.max_body})",
-    )
-    limits.add_argument(
-        "--threads",
-        type=_positive(int),
-        default=defaults.threads,
-        metavar="N",
-        help=f"worker threads running game work at once (default {defaults.threads})",
-    )
-    limits.add_argument(
-        "--shutdown-timeout",
-        type=_positive(float, 0, strict=False),
-        default=defaults.shutdown_timeout_s,
-        metavar="S",
-        help=f"on Ctrl-C or SIGTERM, seconds requests in progress get to end (default {defaults.shutdown_timeout_s:g})",
-    )
-    args = parser.parse_args(argv)
+    others = [f.name for f in fields(WebOptions) if f.name not in _LIMITS]
+    add_field_options(limits, WebOptions, skip=others, typed=True, once=False)
+    args = parse_options(parser, WebOptions, argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0..65535, got {args.port}")
     if args.max_games < 1:
