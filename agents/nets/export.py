@@ -32,6 +32,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, path_kind
+from agents.config import add_field_options, parse_options, setting
 from agents.nets.bot import Bot, new_card, write_card, write_numpy_export
 from agents.nets.mlp import ExportError, extract_mlp
 from agents.nets.weights import ONNX, WEIGHTS, file_sha256, read_checkpoint_meta
@@ -826,7 +828,7 @@ def _stage_bar(desc: str) -> Iterator[Callable[[str], None]]:
         bar.update(len(EXPORT_STAGES) - bar.n)
 
 
-def _main_search_only(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _main_search_only(parser: argparse.ArgumentParser, args: Any) -> int:
     """``python -m agents.nets.export VARIANT --search pimc:OPTIONS --out DIR``: a search-only bot."""
     if args.endgame is not None:
         parser.error("--endgame applies to a network; a search-only bot has none (set endgame in --search)")
@@ -849,67 +851,64 @@ def _main_search_only(parser: argparse.ArgumentParser, args: argparse.Namespace)
     return 0
 
 
+@dataclass
+class ExportOptions:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    checkpoint: Path = setting(
+        doc="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search), "
+        "or a variant name with --search pimc:OPTIONS: a search-only bot (no network)",
+        option="checkpoint",
+    )
+    out: Path = setting(doc="export directory to write", metavar="DIR")
+    ratings: list[Path] | None = setting(
+        None,
+        "evaluate.py results.json for the card (several: the first is 'ratings', the others 'more_ratings')",
+        metavar="FILE.json",
+    )
+    name: str | None = setting(None, "the bot's name in the model card (default: <variant>-<checkpoint name>)")
+    check_rows: int = setting(
+        DEFAULT_CHECK_ROWS,
+        f"rows compared, {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (default {DEFAULT_CHECK_ROWS})",
+        show_default=False,
+    )
+    tolerance: float = setting(DEFAULT_TOLERANCE, "max probability difference, in [0, 1] (1e-5)", show_default=False)
+    force: bool = setting(False, "overwrite an existing export in --out", negatable=False, show_default=False)
+    endgame: int | None = setting(
+        None,
+        "open end-game plies the bot solves exactly by default (default: the checkpoint's endgame; 0: off)",
+        metavar="PLIES",
+    )
+    note: str | None = setting(
+        None, "a note for the model card, e.g. why the bot does not beat expert (its 'note')", metavar="TEXT"
+    )
+    search: str | None = setting(
+        None,
+        "az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
+        "plays the search; agents.nets.netsearch); or 'pimc:worlds=256,endgame=10,prior=2': a search bot that plays "
+        "pimc (agents.search.pimc), its network what bot:path=DIR,search=false plays",
+        metavar="OPTIONS",
+    )
+    commands: Path | None = setting(
+        None,
+        "a text file of the commands that produced the bot and its ratings, one per line (the card's 'commands')",
+        metavar="FILE",
+    )
+    cost: Path | None = setting(
+        None,
+        "its measured cost per move: a JSON object, e.g. bench/bot_latency.py's last line (the card's 'cost_per_move')",
+        metavar="FILE.json",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point (``python -m agents.nets.export``)."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Export a MaskablePPO checkpoint as ONNX + numpy weights + model card (see agents.nets.bot).",
     )
-    parser.add_argument(
-        "checkpoint",
-        type=Path,
-        help="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search), "
-        "or a variant name with --search pimc:OPTIONS: a search-only bot (no network)",
-    )
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="export directory to write")
-    parser.add_argument(
-        "--ratings",
-        type=Path,
-        nargs="+",
-        metavar="FILE.json",
-        help="evaluate.py results.json for the card (several: the first is 'ratings', the others 'more_ratings')",
-    )
-    parser.add_argument("--name", help="the bot's name in the model card (default: <variant>-<checkpoint name>)")
-    parser.add_argument(
-        "--check-rows",
-        type=int,
-        default=DEFAULT_CHECK_ROWS,
-        help=f"rows compared, {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (default {DEFAULT_CHECK_ROWS})",
-    )
-    parser.add_argument(
-        "--tolerance", type=float, default=DEFAULT_TOLERANCE, help="max probability difference, in [0, 1] (1e-5)"
-    )
-    parser.add_argument("--force", action="store_true", help="overwrite an existing export in --out")
-    parser.add_argument(
-        "--endgame",
-        type=int,
-        metavar="PLIES",
-        help="open end-game plies the bot solves exactly by default (default: the checkpoint's endgame; 0: off)",
-    )
-    parser.add_argument(
-        "--note", metavar="TEXT", help="a note for the model card, e.g. why the bot does not beat expert (its 'note')"
-    )
-    parser.add_argument(
-        "--search",
-        metavar="OPTIONS",
-        help="az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
-        "plays the search; agents.nets.netsearch); or 'pimc:worlds=256,endgame=10,prior=2': a search bot that plays "
-        "pimc (agents.search.pimc), its network what bot:path=DIR,search=false plays",
-    )
-    parser.add_argument(
-        "--commands",
-        type=Path,
-        metavar="FILE",
-        help="a text file of the commands that produced the bot and its ratings, one per line (the card's 'commands')",
-    )
-    parser.add_argument(
-        "--cost",
-        type=Path,
-        metavar="FILE.json",
-        help="its measured cost per move: a JSON object, e.g. bench/bot_latency.py's last line (the card's "
-        "'cost_per_move')",
-    )
-    args = parser.parse_args(argv)
+    add_field_options(parser, ExportOptions, typed=True, once=False)
+    args = parse_options(parser, ExportOptions, argv)
     if not args.checkpoint.exists() and str(args.checkpoint) in VARIANTS:
         return _main_search_only(parser, args)
     from_bot = args.checkpoint.is_dir()
@@ -936,7 +935,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         quiet: contextlib.AbstractContextManager[Callable[[str], None]] = contextlib.nullcontext(lambda name: None)
         with quiet if from_bot else _stage_bar("export") as stage:
-            common = {
+            common: dict[str, Any] = {
                 "search": args.search,
                 "ratings": args.ratings,
                 "name": args.name,
