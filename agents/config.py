@@ -117,7 +117,7 @@ def setting(
     choices: Sequence[str] | None = None,
     show_default: bool = True,
     negatable: bool = True,
-    many: bool = False,
+    nargs: str | int | None = None,
 ) -> Any:
     """A dataclass field with its one-line ``doc`` (shown by ``--help`` and as the YAML comment of the field) and
     how ``add_field_options`` gives it an option: ``option`` its flag (default ``--field-name``; a name without a
@@ -125,12 +125,12 @@ def setting(
     value's name in ``--help``, ``repeat`` a list field taking one value per option, given as often as needed
     (``--plugin a --plugin b``) instead of several after one.
 
-    For the commands whose settings are their options alone (the terminal game, the web server, the exporter):
-    ``parse`` turns the option's text into the value as argparse reads it (an argparse ``type``: its
+    For the commands whose settings are their options alone (the terminal game, the web server, the exporter, the
+    bench scripts): ``parse`` turns the option's text into the value as argparse reads it (an argparse ``type``: its
     ``ArgumentTypeError`` is the message), ``choices`` the values allowed, ``show_default=False`` leaves the default
     out of ``--help`` (the doc words it), ``negatable=False`` makes a bool a plain switch (``--force``, no
-    ``--no-force``), ``many`` takes one or more values after the option. A field without a default is a required
-    option (or positional argument)."""
+    ``--no-force``), ``nargs`` the number of values after the option (argparse's ``"+"``, ``"*"``, 2). A field
+    without a default is a required option (or positional argument)."""
     metadata = {
         "doc": doc,
         "option": option,
@@ -140,7 +140,7 @@ def setting(
         "choices": choices,
         "show_default": show_default,
         "negatable": negatable,
-        "many": many,
+        "nargs": nargs,
     }
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
@@ -411,7 +411,8 @@ def add_field_options(
     raising ``argparse.ArgumentTypeError`` (``evaluate.py``: its settings' own checks, so that a bad value is
     reported as ``argument --x: ...``); without it values stay text for ``cli_overrides`` to convert. A field's own
     ``setting(parse=...)`` comes before ``convert``; with ``typed`` (``parse_options``' commands) a field of type
-    ``int``, ``float`` or ``Path`` (optional, or a list: one or more values) is converted by its type. ``once=False``
+    ``int``, ``float`` or ``Path`` (optional, or a list: one or more values, shown as ``NAME``) is converted by its
+    type. ``once=False``
     keeps argparse's own rule for an option given twice, the last one wins (the commands that always had it: a
     script may override an earlier ``--opponent``)."""
     docs, types = field_docs(cls), field_types(cls)
@@ -454,10 +455,11 @@ def add_field_options(
             group.add_argument(flag, action=SwitchOnce if once else "store_true", **kwargs)
         elif md.get("repeat"):
             group.add_argument(flag, action="append", metavar=metavar or f.name.upper(), **kwargs)
-        elif many or md.get("many") or tp in (list[int], list[str]):
-            group.add_argument(flag, action=store, nargs="+", metavar=metavar or "X", **kwargs)
         elif not flag.startswith("-"):
-            group.add_argument(flag, metavar=metavar, **kwargs)
+            group.add_argument(flag, metavar=metavar, **({"nargs": md["nargs"]} if md.get("nargs") else {}), **kwargs)
+        elif md.get("nargs") or many or tp in (list[int], list[str]):
+            shown_as = metavar or (f.name.upper() if typed else "X")
+            group.add_argument(flag, action=store, nargs=md.get("nargs") or "+", metavar=shown_as, **kwargs)
         elif md.get("choices") is not None:
             group.add_argument(flag, action=store, metavar=metavar, **kwargs)
         else:

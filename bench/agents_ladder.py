@@ -23,6 +23,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agents_speed import TimedPolicy, check_spec, shown  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
 from scopa_env.driver import play  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
@@ -107,36 +109,43 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
+    pairs: str = setting(
+        "random vs greedy; greedy vs expert; expert vs pimc; greedy vs pimc; greedy vs ismcts",
+        "pairings 'A vs B' separated by ';' (e.g. 'greedy vs pimc:worlds=32,prior=0.5')",
+        show_default=False,
+    )
+    deals: int = setting(
+        1000,
+        "deal pairs per pairing (2 hands each; 2..10**8: the confidence interval needs 2)",
+        parse=int_arg(2, MAX_DEALS),
+        show_default=False,
+    )
+    matches: int = setting(
+        100,
+        "match pairs per pairing (0: skip matches; at most 10**7)",
+        parse=int_arg(0, MAX_MATCHES),
+        show_default=False,
+    )
+    seed: int = setting(
+        0,
+        "first deal seed, 0..2**63-1 (matches use seeds from 10**6 + seed)",
+        parse=int_arg(0, MAX_SEED),
+        show_default=False,
+    )
+    chunk: int = setting(
+        500, "deals played at once (the arena's batch; 1..2**20)", parse=int_arg(1, MAX_BATCH), show_default=False
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python bench/agents_ladder.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
-    p.add_argument(
-        "--pairs",
-        default="random vs greedy; greedy vs expert; expert vs pimc; greedy vs pimc; greedy vs ismcts",
-        help="pairings 'A vs B' separated by ';' (e.g. 'greedy vs pimc:worlds=32,prior=0.5')",
-    )
-    p.add_argument(
-        "--deals",
-        type=int_arg(2, MAX_DEALS),
-        default=1000,
-        help="deal pairs per pairing (2 hands each; 2..10**8: the confidence interval needs 2)",
-    )
-    p.add_argument(
-        "--matches",
-        type=int_arg(0, MAX_MATCHES),
-        default=100,
-        help="match pairs per pairing (0: skip matches; at most 10**7)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int_arg(0, MAX_SEED),
-        default=0,
-        help="first deal seed, 0..2**63-1 (matches use seeds from 10**6 + seed)",
-    )
-    p.add_argument(
-        "--chunk", type=int_arg(1, MAX_BATCH), default=500, help="deals played at once (the arena's batch; 1..2**20)"
-    )
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     try:
         rules = get_rules(args.variant)
     except ValueError as e:

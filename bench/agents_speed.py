@@ -19,11 +19,13 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
 from scopa_env.driver import play  # noqa: E402
 from scopa_env.policy import ActBatch, Policy  # noqa: E402
@@ -96,16 +98,25 @@ def check_spec(p: argparse.ArgumentParser, flag: str, spec: str, rules: Rules) -
         p.error(f"{flag}: agent {shown(spec)} cannot be used: {' '.join(text.split())}")
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
+    agents: str = setting(
+        "random,greedy,expert,pimc,ismcts", "agent specs, separated by ';' or ','", show_default=False
+    )
+    opponent: str = setting("greedy", "spec of the agent in the other seats", show_default=False)
+    games: int = setting(
+        512, "hands played at once (the arena's batch; 1..2**20)", parse=int_arg(1, MAX_BATCH), show_default=False
+    )
+    seed: int = setting(0, "seed of the first hand (0..2**63-1)", parse=int_arg(0, MAX_SEED), show_default=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python bench/agents_speed.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
-    p.add_argument("--agents", default="random,greedy,expert,pimc,ismcts", help="agent specs, separated by ';' or ','")
-    p.add_argument("--opponent", default="greedy", help="spec of the agent in the other seats")
-    p.add_argument(
-        "--games", type=int_arg(1, MAX_BATCH), default=512, help="hands played at once (the arena's batch; 1..2**20)"
-    )
-    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the first hand (0..2**63-1)")
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     try:
         rules = get_rules(args.variant)
     except ValueError as e:

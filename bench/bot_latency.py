@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +39,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from agents.nets.bot import Bot  # noqa: E402
 from scopa_bench.env_speed import MAX_SEED  # noqa: E402
 from scopa_env import core  # noqa: E402
@@ -211,25 +213,36 @@ def _check_bot(parser: argparse.ArgumentParser, text: str | None) -> Path:
     return bot_dir
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    bot: str | None = setting(None, f"export directory (default {SHIPPED.relative_to(ROOT)})", show_default=False)
+    synthetic: str | None = setting(
+        None, "bench an untrained MlpPolicy of these sizes", metavar="H1,H2,...", show_default=False
+    )
+    variant: str | None = setting(
+        None, f"variant of --synthetic (default classic; {', '.join(variant_names())})", show_default=False
+    )
+    calls: int = setting(
+        5000,
+        f"timed single decisions per measure (5000; at most {MAX_CALLS})",
+        parse=int_arg(1, MAX_CALLS),
+        show_default=False,
+    )
+    batch: int = setting(
+        1024,
+        f"batch size of the throughput measure (1024; at most {MAX_BATCH})",
+        parse=int_arg(1, MAX_BATCH),
+        show_default=False,
+    )
+    seed: int = setting(0, "seed of the sampled games (0..2**63-1)", parse=int_arg(0, MAX_SEED), show_default=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python bench/bot_latency.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bot", help=f"export directory (default {SHIPPED.relative_to(ROOT)})")
-    parser.add_argument("--synthetic", metavar="H1,H2,...", help="bench an untrained MlpPolicy of these sizes")
-    parser.add_argument("--variant", help=f"variant of --synthetic (default classic; {', '.join(variant_names())})")
-    parser.add_argument(
-        "--calls",
-        type=int_arg(1, MAX_CALLS),
-        default=5000,
-        help=f"timed single decisions per measure (5000; at most {MAX_CALLS})",
-    )
-    parser.add_argument(
-        "--batch",
-        type=int_arg(1, MAX_BATCH),
-        default=1024,
-        help=f"batch size of the throughput measure (1024; at most {MAX_BATCH})",
-    )
-    parser.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the sampled games (0..2**63-1)")
-    args = parser.parse_args(argv)
+    add_field_options(parser, Options, typed=True, once=False)
+    args = parse_options(parser, Options, argv)
     hidden: list[int] = []
     if args.synthetic is not None:
         if args.bot is not None:

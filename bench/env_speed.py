@@ -26,10 +26,12 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from scopa_env import core, observation  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
@@ -194,21 +196,30 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
     return out
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
+    batch: int = setting(4096, "games advanced per call (1..2**20)", parse=int_arg(1, MAX_BATCH), show_default=False)
+    seconds: float = setting(
+        10.0, "time spent on the core (split in 5 windows)", parse=_seconds(True), show_default=False
+    )
+    reference_seconds: float | None = setting(
+        None,
+        "time spent on the reference engine (default 3; 0 skips it; --env core only)",
+        parse=_seconds(False),
+        show_default=False,
+    )
+    seed: int = setting(0, "seed of the first game (0..2**63-1)", parse=int_arg(0, MAX_SEED), show_default=False)
+    env: str = setting("core", "'vec': the SB3 vector env (see gym.py)", choices=["core", "vec"], show_default=False)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python bench/env_speed.py") -> int:
     """Run the benchmark command line (``prog`` names it in messages); returns the exit status (2: bad input)."""
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("--variant", default="classic", help=f"variant ({', '.join(variant_names())})")
-    p.add_argument("--batch", type=int_arg(1, MAX_BATCH), default=4096, help="games advanced per call (1..2**20)")
-    p.add_argument("--seconds", type=_seconds(True), default=10.0, help="time spent on the core (split in 5 windows)")
-    p.add_argument(
-        "--reference-seconds",
-        type=_seconds(False),
-        default=None,
-        help="time spent on the reference engine (default 3; 0 skips it; --env core only)",
-    )
-    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0, help="seed of the first game (0..2**63-1)")
-    p.add_argument("--env", choices=["core", "vec"], default="core", help="'vec': the SB3 vector env (see gym.py)")
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     try:
         rules = get_rules(args.variant)
     except ValueError as e:
@@ -238,7 +249,7 @@ def command() -> int:
     return main(prog="scopa-bench")
 
 
-def _run(rules: Rules, args: argparse.Namespace) -> int:
+def _run(rules: Rules, args: Options) -> int:
     if args.env == "vec":
         result = bench_vec_env(rules, args.batch, args.seconds, args.seed)
         print(json.dumps(result))

@@ -16,10 +16,12 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from agents.base import make_agent
+from agents.config import add_field_options, parse_options, setting
 from agents.search.lookahead import sample_worlds
 from agents.search.pimc import PIMCAgent
 from scopa_env import core, observation
@@ -75,13 +77,25 @@ def _int_from(low: int) -> Callable[[str], int]:
     return parse
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    specs: list[str] = setting(
+        doc="pimc specs with infer > 0",
+        default_factory=lambda: ["pimc:infer=0.1,pool=8"],
+        nargs="+",
+        show_default=False,
+    )
+    opponent: str = setting("pimc", "the opponent's spec (default pimc)", show_default=False)
+    hands: int = setting(100, "hands per spec (default 100)", parse=_int_from(1), show_default=False)
+    seed: int = setting(0, "deals and agents' seed, 0..2**31 (default 0)", parse=_int_from(0), show_default=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--specs", nargs="+", default=["pimc:infer=0.1,pool=8"], help="pimc specs with infer > 0")
-    p.add_argument("--opponent", default="pimc", help="the opponent's spec (default pimc)")
-    p.add_argument("--hands", type=_int_from(1), default=100, help="hands per spec (default 100)")
-    p.add_argument("--seed", type=_int_from(0), default=0, help="deals and agents' seed, 0..2**31 (default 0)")
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     out = {}
     for spec in args.specs:
         try:

@@ -22,8 +22,11 @@ import json
 import math
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agents.config import add_field_options, parse_options, setting
 
 __all__ = ["fit_slope", "main", "read_margin"]
 
@@ -73,25 +76,44 @@ def fit_slope(points: list[tuple[float, float, float]]) -> tuple[float, float]:
     return num / den, 1.96 / math.sqrt(den)
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    results: list[Path] = setting(
+        doc="evaluate.py results.json of oracle-pimc:see=p vs pimc",
+        option="results",
+        parse=Path,
+        nargs="+",
+        show_default=False,
+    )
+    mark: list[str] = setting(
+        doc="a bot's margin vs pimc: evaluate.py results.json or a bot's model_card.json",
+        default_factory=list,
+        metavar="LABEL=FILE.json",
+        repeat=True,
+        show_default=False,
+    )
+    targets: list[float] = setting(
+        doc="target margins (0.25 0.4)", default_factory=lambda: [0.25, 0.4], parse=float, nargs="*", show_default=False
+    )
+    inference: float | None = setting(
+        None, "share of the true cards inferred worlds hold", parse=float, show_default=False
+    )
+    uniform: float | None = setting(
+        None, "share of the true cards uniform worlds hold (with --inference)", parse=float, show_default=False
+    )
+    out: Path = setting(Path("information_curve.png"), "PNG to write", parse=Path, show_default=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python bench/information_curve.py",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("results", nargs="+", type=Path, help="evaluate.py results.json of oracle-pimc:see=p vs pimc")
-    ap.add_argument(
-        "--mark",
-        action="append",
-        default=[],
-        metavar="LABEL=FILE.json",
-        help="a bot's margin vs pimc: evaluate.py results.json or a bot's model_card.json",
-    )
-    ap.add_argument("--targets", nargs="*", type=float, default=[0.25, 0.4], help="target margins (0.25 0.4)")
-    ap.add_argument("--inference", type=float, help="share of the true cards inferred worlds hold")
-    ap.add_argument("--uniform", type=float, help="share of the true cards uniform worlds hold (with --inference)")
-    ap.add_argument("--out", type=Path, default=Path("information_curve.png"), help="PNG to write")
-    args = ap.parse_args(argv)
+    add_field_options(ap, Options, typed=True, once=False)
+    args = parse_options(ap, Options, argv)
     if (args.inference is None) != (args.uniform is None):
         ap.error("--inference and --uniform go together")
     if args.uniform is not None and not 0 <= args.uniform < 1:
@@ -118,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     points.sort(key=lambda q: q["see"])
     summary: dict[str, Any] = {"points": points, "slope": slope, "slope_95": slope_hw, "marks": marks}
     summary["share_needed"] = {str(t): t / slope for t in args.targets}
-    if args.inference is not None:
+    if args.inference is not None and args.uniform is not None:  # given together (checked above)
         summary["inference_see"] = (args.inference - args.uniform) / (1 - args.uniform)
         summary["inference_worth"] = slope * summary["inference_see"]
 

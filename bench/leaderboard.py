@@ -28,9 +28,12 @@ import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
+from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
 from scopa_env.shell import shown_path  # noqa: E402
 
@@ -215,8 +218,37 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    variants: list[str] | None = setting(
+        None,
+        f"variants to rate (default: all: {', '.join(variant_names())})",
+        metavar="VARIANT",
+        nargs="+",
+        show_default=False,
+    )
+    agents: list[str] | None = setting(
+        None, f"entrants (default: {' '.join(DEFAULT_AGENTS)})", metavar="SPEC", nargs="+", show_default=False
+    )
+    deals: int = setting(500, "deals per variant (default 500)", parse=int_arg(1, 10**6), show_default=False)
+    seed: int = setting(DEFAULT_SEED, "first deal's seed", parse=int_arg(0, 2**63 - 1), show_default=False)
+    workers: int = setting(0, "worker processes (default 0: all cores)", parse=int_arg(0, 1024), show_default=False)
+    cost_games: int = setting(
+        64, "hands timed per agent for its cost (default 64)", parse=int_arg(1, 10**5), show_default=False
+    )
+    out: Path = setting(
+        Path("runs/leaderboard"), "results folder (default runs/leaderboard)", parse=Path, show_default=False
+    )
+    doc: Path = setting(Path("docs/leaderboard.md"), "page to write", parse=Path, show_default=False)
+    plot: Path = setting(Path("docs/img/leaderboard.png"), "plot to write", parse=Path, show_default=False)
+    fresh: bool = setting(
+        False, "play every variant again, even those already in --out", negatable=False, show_default=False
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from scopa_env.record import int_arg
 
     p = argparse.ArgumentParser(
         prog=PROG,
@@ -224,31 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("\n\n", 2)[2],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "--variants",
-        nargs="+",
-        metavar="VARIANT",
-        help=f"variants to rate (default: all: {', '.join(variant_names())})",
-    )
-    p.add_argument("--agents", nargs="+", metavar="SPEC", help=f"entrants (default: {' '.join(DEFAULT_AGENTS)})")
-    p.add_argument("--deals", type=int_arg(1, 10**6), default=500, help="deals per variant (default 500)")
-    p.add_argument("--seed", type=int_arg(0, 2**63 - 1), default=DEFAULT_SEED, help="first deal's seed")
-    p.add_argument("--workers", type=int_arg(0, 1024), default=0, help="worker processes (default 0: all cores)")
-    p.add_argument(
-        "--cost-games", type=int_arg(1, 10**5), default=64, help="hands timed per agent for its cost (default 64)"
-    )
-    p.add_argument(
-        "--out", type=Path, default=Path("runs/leaderboard"), help="results folder (default runs/leaderboard)"
-    )
-    p.add_argument("--doc", type=Path, default=Path("docs/leaderboard.md"), help="page to write")
-    p.add_argument("--plot", type=Path, default=Path("docs/img/leaderboard.png"), help="plot to write")
-    p.add_argument("--fresh", action="store_true", help="play every variant again, even those already in --out")
+    add_field_options(p, Options, typed=True, once=False)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the leaderboard; 0 when written, 2 for a bad argument, 130 when stopped (what was finished is kept)."""
-    args = build_parser().parse_args(argv)
+    args = parse_options(build_parser(), Options, argv)
     variants = args.variants or list(variant_names())
     try:
         variants = [get_rules(v).name for v in variants]

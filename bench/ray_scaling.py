@@ -22,7 +22,10 @@ import os  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
+
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
 
 
 def _positive(text: str) -> int:
@@ -35,21 +38,6 @@ def _positive(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="ray_scaling.py",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--workers", type=_positive, nargs="+", default=[1, 2], help="worker counts to measure (1 2)")
-    p.add_argument("--hands", type=_positive_big, default=2000, help="deals per pairing (2000)")
-    p.add_argument("--batch", type=_positive_big, default=100, help="deals per task (100)")
-    p.add_argument("--agents", nargs=2, default=["greedy", "greedy"], metavar="SPEC", help="the two agents (greedy)")
-    p.add_argument("--repeats", type=_positive, default=3, help="timed runs per setting, after a warm-up (3)")
-    p.add_argument("--overhead-tasks", type=_positive_big, default=200, help="one-deal tasks for the overhead (200)")
-    return p
-
-
 def _positive_big(text: str) -> int:
     try:
         value = int(text)
@@ -58,6 +46,40 @@ def _positive_big(text: str) -> int:
     if not 1 <= value <= 1_000_000:
         raise argparse.ArgumentTypeError(f"got {value}, out of range; give a whole number from 1 to 1000000")
     return value
+
+
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    workers: list[int] = setting(
+        doc="worker counts to measure (1 2)",
+        default_factory=lambda: [1, 2],
+        parse=_positive,
+        nargs="+",
+        show_default=False,
+    )
+    hands: int = setting(2000, "deals per pairing (2000)", parse=_positive_big, show_default=False)
+    batch: int = setting(100, "deals per task (100)", parse=_positive_big, show_default=False)
+    agents: list[str] = setting(
+        doc="the two agents (greedy)",
+        default_factory=lambda: ["greedy", "greedy"],
+        metavar="SPEC",
+        nargs=2,
+        show_default=False,
+    )
+    repeats: int = setting(3, "timed runs per setting, after a warm-up (3)", parse=_positive, show_default=False)
+    overhead_tasks: int = setting(200, "one-deal tasks for the overhead (200)", parse=_positive_big, show_default=False)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ray_scaling.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_field_options(p, Options, typed=True, once=False)
+    return p
 
 
 def _timed(config: Any, repeats: int) -> tuple[float, int]:
@@ -75,7 +97,7 @@ def _timed(config: Any, repeats: int) -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns the exit status (2: bad input or no Ray)."""
-    args = build_parser().parse_args(argv)
+    args = parse_options(build_parser(), Options, argv)
     try:
         import ray
     except ImportError:
@@ -87,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cores} cores; {args.agents[0]} vs {args.agents[1]}, {args.hands} deals, batch {args.batch}, median of "
           f"{args.repeats} runs after a warm-up")  # fmt: skip
-    base = {"agents": args.agents, "deals": args.hands, "batch": args.batch, "bootstrap": 0}
+    base: dict[str, Any] = {"agents": args.agents, "deals": args.hands, "batch": args.batch, "bootstrap": 0}
     ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
     try:
         print(f"{'workers':>7} {'pool hands/s':>13} {'ray hands/s':>12} {'ray/pool':>9}")
@@ -95,7 +117,12 @@ def main(argv: list[str] | None = None) -> int:
             pool_s, hands = _timed(EvalConfig(**base, workers=w), args.repeats)
             ray_s, _ = _timed(EvalConfig(**base, workers=w, ray="local"), args.repeats)
             print(f"{w:>7} {hands / pool_s:>13,.0f} {hands / ray_s:>12,.0f} {pool_s / ray_s:>9.2f}", flush=True)
-        tiny = {"agents": ["random", "random"], "deals": args.overhead_tasks, "batch": 1, "bootstrap": 0}
+        tiny: dict[str, Any] = {
+            "agents": ["random", "random"],
+            "deals": args.overhead_tasks,
+            "batch": 1,
+            "bootstrap": 0,
+        }
         here_s, _ = _timed(EvalConfig(**tiny, workers=1), args.repeats)
         ray_s, _ = _timed(EvalConfig(**tiny, workers=1, ray="local"), args.repeats)
         per_task = (ray_s - here_s) / args.overhead_tasks

@@ -15,7 +15,10 @@ import argparse
 import json
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+
+from agents.config import add_field_options, parse_options, setting
 
 
 def _mean_ci(xs: list[float]) -> tuple[float, float]:
@@ -51,10 +54,23 @@ def scope_stats(paths: list[Path]) -> dict[str, dict[str, tuple[float, float]]]:
     return {a: {"made": _mean_ci(made[a]), "conceded": _mean_ci(conceded[a]), "hands": len(made[a])} for a in made}
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    records: list[Path] = setting(
+        doc="game records (.jsonl) written by evaluate.py --records",
+        option="records",
+        parse=Path,
+        nargs="+",
+        show_default=False,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", nargs="+", type=Path, help="game records (.jsonl) written by evaluate.py --records")
-    args = parser.parse_args(argv)
+    add_field_options(parser, Options, typed=True, once=False)
+    args = parse_options(parser, Options, argv)
     stats = scope_stats(args.records)
     print("| agent | hands | scope made per hand [95%] | scope conceded per hand [95%] |")
     print("|---|---|---|---|")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +33,7 @@ pin_blas_threads(force=True)  # before numpy loads: one BLAS thread (the search'
 import numpy as np  # noqa: E402
 
 from agents.base import AgentSpecError, make_agent  # noqa: E402
+from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from agents.evaluation.ratings import wilson_interval  # noqa: E402
 from scopa_env import core, observation  # noqa: E402
 from scopa_env.policy import ActBatch  # noqa: E402
@@ -79,6 +81,16 @@ def measure(search: str, net: str, hands: int, seed: int) -> dict[str, dict[str,
     }
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    search: str = setting(DEFAULT_SEARCH, f"the search's agent spec (default {DEFAULT_SEARCH})", show_default=False)
+    net: str = setting(DEFAULT_NET, f"the network that plays the hands (default {DEFAULT_NET})", show_default=False)
+    hands: int = setting(200, "hands of self-play, 1..100000 (200)", parse=int_arg(1, 100_000), show_default=False)
+    seed: int = setting(0, "deals' and searches' seed, 0..2**31 (0)", parse=int_arg(0, 2**31), show_default=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python bench/search_agreement.py",
@@ -86,11 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1],
     )
-    p.add_argument("--search", default=DEFAULT_SEARCH, help=f"the search's agent spec (default {DEFAULT_SEARCH})")
-    p.add_argument("--net", default=DEFAULT_NET, help=f"the network that plays the hands (default {DEFAULT_NET})")
-    p.add_argument("--hands", type=int_arg(1, 100_000), default=200, help="hands of self-play, 1..100000 (200)")
-    p.add_argument("--seed", type=int_arg(0, 2**31), default=0, help="deals' and searches' seed, 0..2**31 (0)")
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     try:
         for spec in (args.search, args.net):
             make_agent(spec, "classic", seed=0)

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.config import add_field_options, parse_options, setting
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules, variant_names
 
@@ -200,14 +202,21 @@ def bench_single(variant: str, rounds: int, rev: str) -> dict[str, Any] | None:
     }
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    variants: str = setting("classic,scopone-scientifico", "comma-separated variants", show_default=False)
+    positions: int = setting(30, "positions timed per variant and search", parse=int, show_default=False)
+    rounds: int = setting(3, "SingleGame rounds (20,000 steps each)", parse=int, show_default=False)
+    old_rev: str = setting(OLD_REV, "git revision of the plain-Python SingleGame", show_default=False)
+    seed: int = setting(2026, "seed of the positions", parse=int, show_default=False)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python bench/search_speed.py") -> int:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("--variants", default="classic,scopone-scientifico", help="comma-separated variants")
-    parser.add_argument("--positions", type=int, default=30, help="positions timed per variant and search")
-    parser.add_argument("--rounds", type=int, default=3, help="SingleGame rounds (20,000 steps each)")
-    parser.add_argument("--old-rev", default=OLD_REV, help="git revision of the plain-Python SingleGame")
-    parser.add_argument("--seed", type=int, default=2026, help="seed of the positions")
-    args = parser.parse_args(argv)
+    add_field_options(parser, Options, typed=True, once=False)
+    args = parse_options(parser, Options, argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         if v not in variant_names():

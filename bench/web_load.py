@@ -42,6 +42,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from agents.config import add_field_options, parse_options, setting
+
 ROOT = Path(__file__).resolve().parent.parent
 MAX_PLAYERS = 5000
 """The most ``--players`` (and ``--slow``): each is a connection, and this machine's open-file limit counts them."""
@@ -357,27 +359,34 @@ def _count(text: str) -> int:
     return value
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    players: int = setting(200, "players playing a match at once (default 200)", parse=_count, show_default=False)
+    slow: int = setting(300, "slow clients holding connections (default 300)", parse=_count, show_default=False)
+    variant: str = setting(
+        "scopone-scientifico", "the variant (default scopone-scientifico: short matches)", show_default=False
+    )
+    opponent: str | None = setting(None, "the bot's name on the server (default: bot-<variant>)", show_default=False)
+    seed: int = setting(0, "player i plays the deal seed+i (default 0)", parse=_count, show_default=False)
+    body_timeout: float = setting(
+        10.0, "the started server's --body-timeout (default 10)", parse=float, show_default=False
+    )
+    threads: int | None = setting(
+        None, "the started server's --threads (default: the server's default)", parse=_count, show_default=False
+    )
+    url: str | None = setting(None, "load a server already running instead of starting one", show_default=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python bench/web_load.py",
         description="Load test of scopa-web: players finishing whole matches while slow clients hold connections; "
         "prints the latency of a move (median, p99) and one JSON line.",
     )
-    parser.add_argument("--players", type=_count, default=200, help="players playing a match at once (default 200)")
-    parser.add_argument("--slow", type=_count, default=300, help="slow clients holding connections (default 300)")
-    parser.add_argument(
-        "--variant", default="scopone-scientifico", help="the variant (default scopone-scientifico: short matches)"
-    )
-    parser.add_argument("--opponent", default=None, help="the bot's name on the server (default: bot-<variant>)")
-    parser.add_argument("--seed", type=_count, default=0, help="player i plays the deal seed+i (default 0)")
-    parser.add_argument(
-        "--body-timeout", type=float, default=10.0, help="the started server's --body-timeout (default 10)"
-    )
-    parser.add_argument(
-        "--threads", type=_count, default=None, help="the started server's --threads (default: the server's default)"
-    )
-    parser.add_argument("--url", default=None, help="load a server already running instead of starting one")
-    args = parser.parse_args(argv)
+    add_field_options(parser, Options, typed=True, once=False)
+    args = parse_options(parser, Options, argv)
     try:
         import h11  # noqa: F401
     except ImportError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ def _module():
     spec = importlib.util.spec_from_file_location("bench_scope_stats", SCRIPT)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # registered before it runs, as importlib's recipe does (its dataclass needs it)
     spec.loader.exec_module(mod)
     return mod
 
