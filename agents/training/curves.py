@@ -15,9 +15,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.config import add_field_options, parse_options, setting
 from scopa_env.atomic import atomic_open
 
 __all__ = ["EVAL_LOG", "EVAL_PLOT", "main", "plot_eval_curves", "read_eval_log"]
@@ -104,6 +106,16 @@ def plot_eval_curves(records: Sequence[dict[str, Any]], path: str | Path, title:
     return Path(path)
 
 
+@dataclass
+class CurvesOptions:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    run: str = setting(
+        doc="a run directory of train.py (runs/<run>) or its eval.jsonl", option="run", show_default=False
+    )
+    out: str | None = setting(None, "the PNG to write (default: eval.png beside eval.jsonl)", show_default=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.training.curves RUN`` (a run directory or its ``eval.jsonl``): write the run's
     ``eval.png``."""
@@ -112,9 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Draw a training run's evaluation margins (eval.jsonl) as a PNG: margin per hand against each "
         "evaluation opponent with 95% bands, against training steps and against wall-clock time.",
     )
-    parser.add_argument("run", help="a run directory of train.py (runs/<run>) or its eval.jsonl")
-    parser.add_argument("--out", help="the PNG to write (default: eval.png beside eval.jsonl)")
-    args = parser.parse_args(argv)
+    add_field_options(parser, CurvesOptions, typed=True, once=False)
+    args = parse_options(parser, CurvesOptions, argv)
     source = Path(args.run)
     log = source / EVAL_LOG if source.is_dir() else source
     out = Path(args.out) if args.out else log.with_name(EVAL_PLOT)
