@@ -186,6 +186,7 @@ Cirulla games run on `scopa_env.single.SingleGame` too (the compiled single-game
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import gymnasium
@@ -195,7 +196,9 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from scopa_env import core, observation
 from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_max_hands, validate_reward
@@ -334,6 +337,10 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
         self._terminated = False  # terminated by an illegal move
         self._view: raw_env | _NotReset = _NOT_RESET  # the raw env once reset (see _raw_attribute)
 
+    num_agents = property(operator.attrgetter("_view.num_agents"), doc="The raw env's ``num_agents`` (read-only).")
+    """Read by PettingZoo's loops at every ``agent_iter``: a property, not ``__getattr__``, which runs after a failed
+    look-up."""
+
     def __getattr__(self, name: str) -> Any:
         if name in _BEFORE_RESET and not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")
@@ -363,8 +370,14 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
         raw = self._raw
         agent = raw.agent_selection
         observation = None
-        if observe:
-            observation = self._prev_obs = raw.observe(agent)  # ``observe`` of the agent to act
+        if observe:  # ``observe`` of the agent to act: the observation its selecting step made, if not handed out
+            ready = raw._ready
+            if ready is not None and ready[0] == agent:
+                raw._ready = None
+                observation = ready[1]
+            else:
+                observation = raw.observe(agent)
+            self._prev_obs = observation
         return (
             observation,
             raw._cumulative_rewards[agent],
@@ -384,15 +397,18 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
         if not (type(action) is int and 0 <= action < raw._num_cards):  # check_action's common case, inline
             check_action(raw, action)
         agent = raw.agent_selection
-        if self._prev_obs is None:
-            self.observe(agent)
-        assert self._prev_obs is not None
-        mask = self._prev_obs["action_mask"]
+        prev = self._prev_obs
+        if prev is None:
+            prev = self.observe(agent)
         self._prev_obs = None
-        done = raw.terminations[agent] or raw.truncations[agent]
-        if self._terminated and done:
-            raw._was_dead_step(action)
-        elif not done and not mask[action]:
+        if raw.terminations[agent] or raw.truncations[agent]:  # an agent that is done: its final step
+            if self._terminated:  # the game ended with an illegal move
+                raw._was_dead_step(action)
+            else:
+                raw._step(action)
+        elif prev["action_mask"][action]:
+            raw._step_live(agent, action)  # check_action has passed
+        else:
             EnvLogger.warn_on_illegal_move()
             raw._ready = None
             raw._cumulative_rewards[agent] = 0
@@ -403,11 +419,32 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper):  # type: ignore[type-arg]
             raw._accumulate_rewards()
             raw._deads_step_first()
             self._terminated = True
-        else:
-            raw._step(action)  # check_action has passed
 
-    def __str__(self) -> str:
-        return str(self._raw)
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable[str, Any, Any]:
+        """``OrderEnforcingWrapper.agent_iter``: the agent to act, up to ``max_iter`` times, while any agent is left;
+        ``AssertionError`` unless ``step`` or ``reset`` was called since the last one. Its iterators are generators
+        that read the raw env directly (PettingZoo's iterator objects cost more than a fused step)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
+
+
+class _AgentIterable(AECOrderEnforcingIterable):  # type: ignore[type-arg]
+    """``ClassicWrapper.agent_iter``'s iterable: each ``iter`` starts a new count of ``max_iter``, as PettingZoo's."""
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]
+        return _agents(self.env, self.env._raw, self.max_iter)
+
+
+def _agents(wrapper: ClassicWrapper, raw: raw_env, max_iter: int) -> Iterator[str]:
+    """``AECOrderEnforcingIterator``'s agents as a generator: the same checks in the same order."""
+    while raw.agents and max_iter > 0:
+        max_iter -= 1
+        agent = raw.agent_selection
+        if not wrapper._has_updated:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        wrapper._has_updated = False
+        yield agent
 
 
 class _NotReset:
@@ -615,17 +652,22 @@ class raw_env(AECEnv, EzPickle):
 
     def _step(self, action: int | np.integer | None) -> None:
         """``step`` once ``check_action`` has passed."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._ready = None
+            self._was_dead_step(action)
+        else:
+            self._step_live(agent, action)  # type: ignore[arg-type]
+
+    def _step_live(self, agent: str, action: int) -> None:
+        """``_step`` of ``agent``, the agent to act and not done, with a card id (``check_action`` has passed)."""
         game = self._game
         if game is None:
             game = self._require_game()
-        agent = self.agent_selection
         self._ready = None
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        info, obs, mask, seat = game.play_observed(int(action), self.max_hands - self.hands_played)  # type: ignore[arg-type]
+        info, obs, mask, seat = game.play_observed(action, self.max_hands - self.hands_played)
         if info is not None:  # the hand is over
             self.hands_played += 1
             if self.reward_mode == "points":

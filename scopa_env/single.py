@@ -22,7 +22,9 @@ the batched core (the agents, ``driver.decide``, ``state_io``, rendering). Card 
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +40,7 @@ _MASK_CACHE_LIMIT = 1 << 16
 """Read-only bool mask arrays kept per variant (keyed by the mask's bits); cleared when it grows past this."""
 
 _U64 = (1 << 64) - 1
+_empty, _F32, _I8, _BOOL = np.empty, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.bool_)
 _GOLDEN = 0x9E3779B97F4A7C15  # scopa_env.shuffle's SplitMix64 constants
 
 
@@ -47,6 +50,20 @@ def _splitmix(x: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _U64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _U64
     return z ^ (z >> 31)
+
+
+def _compiled(dispatcher: Any, *examples: Any) -> Any:
+    """``dispatcher``'s machine code for the argument types of ``examples`` (``numba.typeof`` of each), called
+    directly: numba's dispatcher types every argument at every call (about 40 ns an argument), a cost the envs pay
+    several times a turn. The caller must pass arguments of exactly these types (the same arrays' dtypes and
+    layouts; Python ints and bools). Falls back to ``dispatcher`` itself where it is not a numba dispatcher
+    (``NUMBA_DISABLE_JIT``, a test's stand-in)."""
+    compile_for = getattr(dispatcher, "compile", None)
+    if compile_for is None:
+        return dispatcher
+    import numba
+
+    return compile_for(tuple(numba.typeof(x) for x in examples))
 
 
 def _match_seed(seed: int) -> int:
@@ -97,6 +114,18 @@ class _Consts:
         self.rc, self.pc = k.rc, k.pc
         self.obs_size = k.obs_size
         self.num_fields = int(k.rc[k.mod.R_NFIELDS])
+        # the envs' calls, without numba's per-call dispatch (``_compiled``): their arguments always have these types
+        rc, pc, mod = k.rc, k.pc, k.mod
+        st, info = np.zeros(mod.STATE_SIZE, dtype=np.int64), np.zeros(mod.INFO_SIZE, dtype=np.int64)
+        obs, mask8, mask = np.zeros(1, np.float32), np.zeros(1, np.int8), np.zeros(1, np.bool_)
+        self.play = _compiled(mod.play, rc, pc, st, 0, info)
+        self.play_observed = _compiled(mod.play_observed, rc, pc, st, 0, info, 0, obs, mask8)
+        self.play_random = _compiled(mod.play_random, rc, pc, st, 0, 0, info)
+        self.play_then_random = _compiled(mod.play_then_random, rc, pc, st, 0, info, 0, 0, obs, mask)
+        self.legal_bits = _compiled(mod.legal_bits, rc, pc, st)
+        self.observe = _compiled(mod.observe, rc, st, 0, obs)
+        self.observe_masked = _compiled(mod.observe_masked, rc, pc, st, 0, obs, True, mask8)
+        self.new_match = _compiled(mod.new_match, rc, st, 0, 0)
 
     def bool_mask(self, bits: int) -> npt.NDArray[np.bool_]:
         """(A,) bool, a new writable array (A = ``rules.num_actions``): ``cards_of(bits, A)``, a copy of a cached
@@ -213,7 +242,7 @@ class SingleGame:
         """Start the match of ``seed`` (``core.reset``)."""
         seed = _match_seed(seed)
         c = self._c
-        c.mod.new_match(c.rc, self._st, seed & 0xFFFFFFFF, seed >> 32)
+        c.new_match(c.rc, self._st, seed & 0xFFFFFFFF, seed >> 32)
 
     @classmethod
     def from_state(cls, rules: Rules | str, state: core.State, game: int = 0) -> SingleGame:
@@ -295,7 +324,7 @@ class SingleGame:
     def legal_bits(self) -> int:
         """The legal actions as a bit mask (0 once the match is over)."""
         c = self._c
-        return int(c.mod.legal_bits(c.rc, c.pc, self._st))
+        return int(c.legal_bits(c.rc, c.pc, self._st))
 
     def mask(self) -> npt.NDArray[np.bool_]:
         """(A,) bool: the legal actions (``core.legal_action_mask`` of this game; A = ``rules.num_actions``), a new
@@ -339,7 +368,7 @@ class SingleGame:
         c = self._c
         if not -(1 << 62) < act < 1 << 62:
             self._raise_illegal(act)
-        code, done, card, capture, scopa, over = c.mod.play(c.rc, c.pc, self._st, act, self._info)
+        code, done, card, capture, scopa, over = c.play(c.rc, c.pc, self._st, act, self._info)
         if code < 0:
             self._raise_illegal(act)
         if not done:
@@ -359,9 +388,9 @@ class SingleGame:
         c = self._c
         if not -(1 << 62) < act < 1 << 62:
             self._raise_illegal(act)
-        out = np.empty(c.obs_size, dtype=np.float32)
-        mask = np.empty(c.a, dtype=np.int8)
-        code, over, seat = c.mod.play_observed(c.rc, c.pc, self._st, act, self._info, hands_left, out, mask)
+        out = _empty(c.obs_size, _F32)
+        mask = _empty(c.a, _I8)
+        code, over, seat = c.play_observed(c.rc, c.pc, self._st, act, self._info, hands_left, out, mask)
         if code < 0:
             self._raise_illegal(act)
         return (self._hand_over() if over else None), out, mask, seat
@@ -373,7 +402,7 @@ class SingleGame:
         move that ends the hand and returns its ``SingleStep``, else None. Capture picks are left to the caller."""
         c = self._c
         key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
-        if c.mod.play_random(c.rc, c.pc, self._st, key, seats, self._info):
+        if c.play_random(c.rc, c.pc, self._st, key, seats, self._info):
             return self._hand_over()
         return None
 
@@ -389,10 +418,10 @@ class SingleGame:
         c = self._c
         if not -(1 << 62) < act < 1 << 62:
             self._raise_illegal(act)
-        out = np.empty(c.obs_size, dtype=np.float32)
-        mask = np.empty(c.a, dtype=np.bool_)
+        out = _empty(c.obs_size, _F32)
+        mask = _empty(c.a, _BOOL)
         key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
-        code, over, bits, seen = c.mod.play_then_random(c.rc, c.pc, self._st, act, self._info, key, seats, out, mask)
+        code, over, bits, seen = c.play_then_random(c.rc, c.pc, self._st, act, self._info, key, seats, out, mask)
         if code < 0:
             self._raise_illegal(act)
         if over:
@@ -438,18 +467,18 @@ class SingleGame:
         c = self._c
         out = np.empty(c.obs_size, dtype=np.float32)
         mask = np.empty(c.a, dtype=np.int8)
-        c.mod.observe_masked(c.rc, c.pc, self._st, seat, out, legal, mask)
+        c.observe_masked(c.rc, c.pc, self._st, seat, out, bool(legal), mask)
         return out, mask
 
     def observe(self, seat: int | None = None) -> npt.NDArray[np.float32]:
         """(obs_size,) float32: ``observation.observe`` of this game for ``seat`` (default: the seat to act)."""
         c = self._c
         n = self.rules.num_players
-        seat = int(self._st[103]) if seat is None else seat
+        seat = int(self._st[103]) if seat is None else operator.index(seat)
         if not 0 <= seat < n:
             raise ValueError(f"seat must be in 0..{n - 1} (this variant's seats), got {seat}")
         out = np.empty(c.obs_size, dtype=np.float32)
-        c.mod.observe(c.rc, self._st, seat, out)
+        c.observe(c.rc, self._st, seat, out)
         return out
 
 

@@ -26,7 +26,7 @@ from agents.baselines.features import generate_moves
 from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
 from agents.search.lookahead import _move_margins
-from scopa_env import core, observation, reference
+from scopa_env import core, observation, reference, single
 from scopa_env.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.scoring import point_fields
@@ -315,6 +315,7 @@ def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: p
             return _real(*args)  # type: ignore[operator]
 
         monkeypatch.setattr(k.mod, name, counted)
+    monkeypatch.setattr(single, "_CONSTS", {})  # SingleGame binds the kernel's entry points once per variant
     game = SingleGame("classic", 3)
     game.step(int(np.flatnonzero(game.mask())[0]))
     assert calls["play"] == 1
