@@ -187,24 +187,42 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             game_seed = int(self.np_random.integers(MAX_SEED))
             self.games.reseed(game_seed)
         self._seed = game_seed
-        if self._single is not None:
-            self._single.start_seed(game_seed)
+        single = self._single
+        if single is not None:
+            single.start_seed(game_seed)
+            obs = single.observe_one()
         else:
             self.games.start(np.zeros(1, dtype=np.intp), np.array([game_seed], dtype=np.uint64))
+            obs = self.games.observe()[0]
         if self.render_mode == "human":
             self.render()
-        return self.games.observe()[0], self._info()
+        return obs, self._info()
 
     def step(self, action: int | np.integer) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the other seats up to its next decision or the end of the episode."""
+        single = self._single
+        if single is not None:  # a legal action on the single game: Python scalars, the same results as below
+            a = action if type(action) is int else int(action) if isinstance(action, np.integer) else -1
+            if single.is_legal(a):  # never once the episode is over: no action is legal then
+                gain = single.step_legal(a)
+                details: dict[str, Any] = {"learner_seat": single.seat}
+                ended = single.last_ends
+                if ended:
+                    obs, truncated, result, margin, opponent, pool = ended[0]
+                    details["TimeLimit.truncated"] = truncated
+                    details["episode_opponent"] = opponent
+                    details["episode_pool"] = pool
+                    details["episode_result"] = result
+                    details["episode_margin"] = margin
+                    terminated = not truncated
+                else:  # not finished: the seat to act
+                    obs, terminated, truncated = single.take_observation(), False, False
+                if self.render_mode == "human":
+                    self.render()
+                return obs, gain, terminated, truncated, details
         games = self.games
         if games.finished[0]:
             raise RuntimeError("the episode is over: call reset() before step()")
-        single = self._single
-        if single is not None and (type(action) is int or isinstance(action, np.integer)):
-            a = int(action)
-            if single.is_legal(a):  # the single game's path: Python scalars, the same results as below
-                return self._step_legal(single, a)
         try:
             act = np.asarray(action)
         except (TypeError, ValueError, OverflowError):
@@ -224,27 +242,6 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if self.render_mode == "human":
             self.render()
         return obs, float(reward[0]), terminated, truncated, info
-
-    def _step_legal(
-        self, games: SingleLearnerGame, action: int
-    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
-        """``step`` of a legal action on ``SingleLearnerGame``: what the generic path returns, without arrays."""
-        reward = games.step_legal(action)
-        info: dict[str, Any] = {"learner_seat": games.seat}
-        ends = games.last_ends
-        if ends:
-            obs, truncated, result, margin, opponent, pool = ends[0]
-            info["TimeLimit.truncated"] = truncated
-            info["episode_opponent"] = opponent
-            info["episode_pool"] = pool
-            info["episode_result"] = result
-            info["episode_margin"] = margin
-            terminated = not truncated
-        else:
-            obs, terminated, truncated = games.take_observation(), False, False  # not finished: the seat to act
-        if self.render_mode == "human":
-            self.render()
-        return obs, reward, terminated, truncated, info
 
     def _info(self) -> dict[str, Any]:
         return {"learner_seat": int(self.games.learner_seat[0])}

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core, observation
 from scopa_env.driver import decide
-from scopa_env.policy import Policy, RandomAgent, position_random, resolve_policy
+from scopa_env.policy import _SUB_STREAM, Policy, RandomAgent, _splitmix_int, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
@@ -123,6 +123,25 @@ _STATE_FIELDS = tuple(f.name for f in fields(core.State))
 def _take(state: core.State, idx: npt.NDArray[np.intp]) -> core.State:
     """The games ``idx`` of ``state`` as a new state (like ``State.take``, with one copy instead of two)."""
     return core.State(**{name: getattr(state, name)[idx] for name in _STATE_FIELDS})
+
+
+_GOLDEN, _M64 = 0x9E3779B97F4A7C15, (1 << 64) - 1  # policy.position_random's SplitMix64 constants
+
+
+def _draws_at(h: int, cards: int, d: int) -> list[float]:
+    """``policy.position_random(h, 1, d, sub=True)`` at the cards of the bit mask ``cards``, 0.0 at the others: the
+    same numbers where they are read (each is a hash of ``h`` and its index alone), without hashing the whole deck."""
+    base = _splitmix_int(((h ^ _SUB_STREAM) + _GOLDEN) & _M64)  # position_random's base for call 1
+    out = [0.0] * d
+    while cards:
+        low = cards & -cards
+        cards ^= low
+        x = low.bit_length() - 1
+        z = (base + (x + 1) * _GOLDEN) & _M64
+        z = ((z ^ (z >> 31)) * 0x94D049BB133111EB) & _M64
+        z ^= z >> 29
+        out[x] = (z >> 11) * 2.0**-53
+    return out
 
 
 def _policy_seed(seq: np.random.SeedSequence) -> int:
@@ -704,8 +723,8 @@ class SingleLearnerGame(LearnerGames):
             policy = self._actors[against[0]]
             if type(policy) is RandomAgent:  # the learner's move and the opponent's cards in one compiled call
                 ended, bits, obs, mask = game.play_then_random(action, int(policy.key), against[1])
-                if ended is None and obs is not None and self._actor_row[game.current] < 0:
-                    self._mask_array = None  # the learner's decision, as below
+                if obs is not None:  # the hand goes on at a seat the policy does not play: the learner's decision
+                    self._mask_array = None  # as below
                     self._mask_bits = bits
                     self._observed, self._mask_ready = obs, mask
                     return self._reward
@@ -809,7 +828,7 @@ class SingleLearnerGame(LearnerGames):
                 c = game._c
                 key = int(policy.key)
                 h = int(c.mod.position_key(c.rc, game._st, key - (1 << 64) if key >> 63 else key))
-                action = self._random_pick(position_random(h, 1, self._d, sub=True))
+                action = self._random_pick(h)
             else:
                 acts = np.array([actor], dtype=np.int32)
                 action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
@@ -817,15 +836,20 @@ class SingleLearnerGame(LearnerGames):
             if info.__class__ is SingleStep:  # the hand is over
                 self._account_single(info)  # type: ignore[arg-type]
 
-    def _random_pick(self, draw: list[float]) -> int:
-        """``RandomAgent.act`` in the CHOOSE phase: ``uniform_capture_picks`` on ``draw``, the (D,) numbers of the
-        picks' stream (``position_random(..., sub=True)``)."""
+    def _random_pick(self, h: int) -> int:
+        """``RandomAgent.act`` in the CHOOSE phase: ``uniform_capture_picks`` on the (D,) numbers of the picks'
+        stream of the position key ``h`` (``position_random(h, 1, D, sub=True)``, drawn at the candidate cards only:
+        ``_draws_at``)."""
         game = self.game
         c, d = game._c, self._d
         value, table, picked, pending = c.value, game.table, game.picked, game.pending
+        weights = [0.0] * d
         if table & c.rank_cards[c.rank[pending]]:  # equal: uniform over the mask
-            cands = game.legal_bits()
-            weights = [float(cands >> x & 1) for x in range(d)]
+            cands = rest = game.legal_bits()
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                weights[low.bit_length() - 1] = 1.0
         else:
             target = value[pending]
             p = picked
@@ -837,17 +861,29 @@ class SingleLearnerGame(LearnerGames):
             cands = avail = table & ~picked
             counts = [0.0] * (target + 1)  # counts[t]: subsets of the available cards above k adding up to t
             counts[0] = 1.0
-            weights = [0.0] * d
-            for k in range(d - 1, -1, -1):
+            rest = avail
+            while rest:  # the available cards, from the highest id down
+                k = rest.bit_length() - 1
+                rest ^= 1 << k
                 v = value[k]
-                if not avail >> k & 1 or v > target:
+                if v > target:
                     continue
                 if k > top:
                     weights[k] = counts[target - v]
                 counts = counts[:v] + [counts[t] + counts[t - v] for t in range(v, target + 1)]
-        # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows, then its argmax with
-        # -1 for the cards of weight 0 (the first of equal keys; card 0 if no card has a weight)
-        inv = np.array([[1.0 / w if w > 0 else 1.0 for w in weights]], dtype=np.float64)  # weight 0: not drawn
+        # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows (element by element:
+        # the numbers of the cards never read do not change the others), then its argmax with -1 for the cards of
+        # weight 0 (the first of equal keys; card 0 if no card has a weight)
+        draw = _draws_at(h, cands, d)
+        inv_row = [1.0] * d  # weight 0: not drawn
+        rest = cands  # every card of weight > 0 is one of them
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            x = low.bit_length() - 1
+            if weights[x] > 0:
+                inv_row[x] = 1.0 / weights[x]
+        inv = np.array([inv_row], dtype=np.float64)
         keys = (np.array([draw], dtype=np.float64) ** inv)[0].tolist()
         best, best_key = 0, -1.0
         while cands:  # every card of weight > 0 is one of them

@@ -223,6 +223,62 @@ def test_fused_wrapper_behaves_like_pettingzoos_wrappers(variant: str) -> None:
             assert fast._cumulative_rewards == ref._cumulative_rewards
 
 
+def _iterate(env: Any, max_iter: int, steps: bool, seed: int) -> list[Any]:
+    """What a loop over ``env.agent_iter(max_iter)`` sees (agents, ``last()``, then its error if any), stepping a
+    legal action (the first) after each agent unless not ``steps``."""
+    seen: list[Any] = []
+    env.reset(seed=seed)
+    try:
+        for agent in env.agent_iter(max_iter):
+            obs, reward, term, trunc, _ = env.last()
+            seen.append((agent, reward, term, trunc))
+            if steps:
+                env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    except AssertionError as e:
+        seen.append(("AssertionError", str(e)))
+    return seen
+
+
+def test_fused_wrapper_iterates_agents_like_pettingzoos() -> None:
+    """``ClassicWrapper.agent_iter`` (a generator over the raw env) against ``OrderEnforcingWrapper``'s iterator:
+    the same agents to the end of the game and past it, the same ``max_iter`` cut, the same refusal of a loop that
+    does not step, of a call before ``reset``, and a fresh count each time the iterable is iterated."""
+    fast, ref = scopa_v0.env(variant="scopa-a-quattro"), aec.pettingzoo_wrapped(variant="scopa-a-quattro")
+    for env in (fast, ref):
+        with pytest.raises(AssertionError, match="before agent_iter"):
+            env.agent_iter()
+    for max_iter, steps in ((10_000, True), (7, True), (3, False), (0, True)):
+        assert _iterate(fast, max_iter, steps, 3) == _iterate(ref, max_iter, steps, 3), (max_iter, steps)
+    whole = _iterate(fast, 10_000, True, 3)
+    assert whole[-1][2] and len(whole) > 40  # played to the end: every agent's final pass
+    for env in (fast, ref):
+        env.reset(seed=4)
+        loop = env.agent_iter(2)
+        counts = []
+        for _ in range(2):  # each iter() starts a new count of 2
+            n = 0
+            for _agent in loop:
+                env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+                n += 1
+            counts.append(n)
+        assert counts == [2, 2]
+
+
+def test_random_agents_capture_picks_draw_the_streams_numbers() -> None:
+    """``SingleLearnerGame`` draws a ``RandomAgent``'s capture picks at the candidate cards only: the same numbers
+    as ``policy.position_random`` there."""
+    from scopa_env.learner import _draws_at
+    from scopa_env.policy import position_random
+
+    rng = np.random.default_rng(9)
+    for _ in range(2000):
+        h, d = int(rng.integers(2**63)) * 2 + int(rng.integers(2)), int(rng.choice([40, 43, 52]))
+        cards = int(rng.integers(2**62)) & ((1 << d) - 1)
+        full, part = position_random(h, 1, d, sub=True), _draws_at(h, cards, d)
+        assert [part[x] for x in range(d) if cards >> x & 1] == [full[x] for x in range(d) if cards >> x & 1]
+        assert all(part[x] == 0.0 for x in range(d) if not cards >> x & 1)
+
+
 # --------------------------------------------------------------------------------------------------- the Gymnasium env
 
 
