@@ -10,9 +10,9 @@ process, then times the single-agent Gymnasium env (``scopa_env.gym.ScopaEnv``, 
 same kind of loop (random legal action, ``step``, ``reset`` at the end of an episode), built directly and through
 ``gymnasium.make("scopa/<Variant>-v0")`` (which adds Gymnasium's checker wrappers). It prints the median
 turns/s of each env over the rounds, its ratio to leduc's median and the median over the rounds of its ratio to
-that round's leduc run, then one JSON line. Rounds alternate the
-envs, so a busy machine slows them alike; compare the ratios, not the absolute numbers. A Gymnasium step is one
-learner decision, the opponents' moves up to its next decision included.
+that round's leduc run, the machine's load average before and after (``os.getloadavg``), then one JSON line. Rounds
+alternate the envs, so a busy machine slows them alike; compare the ratios, not the absolute numbers. A Gymnasium
+step is one learner decision, the opponents' moves up to its next decision included.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import platform
 import random
 import re
@@ -149,6 +150,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
 
     envs: dict[str, Any] = {"leduc_holdem_v4": leduc}
     envs.update({f"scopa_v0 {v}": scopa_v0.env(variant=v) for v in variants})
+    load_before = os.getloadavg()
     turns: dict[str, list[float]] = {name: [] for name in envs}
     gym: dict[str, list[float]] = {v: [] for v in variants}
     gym_make: dict[str, list[float]] = {v: [] for v in variants}
@@ -164,6 +166,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
                 print(
                     f"round {r + 1}/{args.rounds}: gymnasium.make {v}: {gym_make[v][-1]:,.0f} steps/s", file=sys.stderr
                 )
+    load_after = os.getloadavg()
     med = {name: statistics.median(x) for name, x in turns.items()}
     base = med["leduc_holdem_v4"]
     # each round's ratio to the leduc run just before it: the two ran under the same load
@@ -178,6 +181,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
         "rounds": args.rounds,
         "leduc_turns_per_s": round(base, 1),
         "aec": {v: {"turns_per_s": round(med[f"scopa_v0 {v}"], 1)} for v in variants},
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in load_after],
         "python": platform.python_version(),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
     }
@@ -204,6 +209,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
                     }
                 )
             result["gym"][v] = {**entries[0], "make": entries[1]}  # ScopaEnv(...) itself, then gymnasium.make's
+    print(f"load average (1, 5, 15 min) before {result['load_before']}, after {result['load_after']}")
     print(json.dumps(result))
     return 0
 

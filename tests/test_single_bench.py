@@ -48,7 +48,7 @@ def test_full_run_prints_the_ratio(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--variants", "classic", "--rounds", "1", "--gym-seconds", "0.5"]) == 0
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["leduc_turns_per_s"] > 0 and last["aec"]["classic"]["ratio_to_leduc"] > 0
-    assert last["gym"]["classic"]["steps_per_s"] > 0
+    assert last["gym"]["classic"]["steps_per_s"] > 0 and len(last["load_before"]) == 3
 
 
 def test_search_speed_bench_runs_and_prints_its_ratios(capsys: pytest.CaptureFixture[str]) -> None:
