@@ -55,7 +55,8 @@ def test_export_bot_copies_the_network_and_adds_the_search(search_bot: tuple[Pat
 
 def test_a_search_bot_keeps_its_networks_ratings(search_bot: tuple[Path, Path], tmp_path: Path) -> None:
     """A search bot made from a rated network-only bot carries that bot's ratings under network_from (they rate
-    ``search=false``); its own ratings start empty, and a search bot made from a search bot keeps none."""
+    ``search=false``); its own ratings start empty, and a search bot made from a search bot keeps the network's ratings
+    its source kept (the network is the same one; the source's own ratings rate its search)."""
     src, _ = search_bot
     card = json.loads((src / MODEL_CARD).read_text())
     rated = {"ratings": [{"agent": "net", "rating": 12.0}], "pairings": []}
@@ -66,7 +67,7 @@ def test_a_search_bot_keeps_its_networks_ratings(search_bot: tuple[Path, Path], 
     assert first["network_from"]["more_ratings"] == card["more_ratings"]
     assert "against_expert" not in first["network_from"]  # the source had none
     again = export_bot(tmp_path / "s1", tmp_path / "s2", search="worlds=4", check_rows=16)
-    assert "ratings" not in again["network_from"]
+    assert again["network_from"]["ratings"] == rated and again["network_from"]["path"] == str(tmp_path / "s1")
 
 
 def test_a_search_bot_searches_as_az_on_its_network(search_bot: tuple[Path, Path]) -> None:

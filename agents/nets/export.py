@@ -616,10 +616,12 @@ def export_bot(
     }
     if search is not None:
         card["search"] = parse_search(search)
-        if src.search is None:  # the source's ratings are its network's alone: what `bot:path=OUT,search=false` plays
-            for key in ("ratings", "more_ratings", "against_expert"):
-                if src.card.get(key):
-                    card["network_from"][key] = src.card[key]
+        # The ratings of the network alone (what `bot:path=OUT,search=false` plays): a network-only source's own, or
+        # those a search source keeps under its own network_from (its ratings rate its search, not its network).
+        rated = src.card if src.search is None else src.card.get("network_from", {})
+        for key in ("ratings", "more_ratings", "against_expert"):
+            if rated.get(key):
+                card["network_from"][key] = rated[key]
     card["exported_with"] = _versions()
     _add_ratings(card, rating_cards, note, read_provenance(commands, cost))
     names = [n for n in (WEIGHTS, ONNX) if (src_dir / n).is_file()]
