@@ -1,8 +1,9 @@
 """The browser game's server under load (``bench/web_load.py``, installed as ``scopa_bench.web_load``): 200 players
-finish whole matches of scopone scientifico (the shortest matches, about 30 moves) against the shipped bot's network at once,
-while 300 slow clients hold connections by sending a body a byte a second, against ``python -m agents.play.web`` on
-127.0.0.1 (its own process). No request may fail; the server must cut the slow clients off (its body deadline,
-408) and print no internal error. The latency numbers go to docs/web.md from the same script, never into an assert.
+finish whole matches of scopone scientifico (the shortest matches, about 30 moves) against the shipped bot's network
+at once, while 300 slow clients hold connections by sending a body a byte a second, against
+``python -m agents.play.web`` on 127.0.0.1 (its own process). No request may fail; the server must cut the slow
+clients off (its body deadline, 408) and print no internal error. The latency numbers go to docs/web.md from the same
+script, never into an assert.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def test_200_players_finish_matches_while_300_slow_clients_hold_connections() ->
     assert bot is not None
     # The server under load is what is tested, not the bot: its network alone (about 0.2 ms a move) rather than the
     # shipped pimc search (about 14 ms a move, which made this one test take four minutes on two cores).
-    with started_server({"bot": f"bot:path={bot},search=false"}, PLAYERS + 10, body_timeout=5.0, connections=PLAYERS + SLOW) as server:
+    bots = {"bot": f"bot:path={bot},search=false"}
+    with started_server(bots, PLAYERS + 10, body_timeout=5.0, connections=PLAYERS + SLOW) as server:
         report = asyncio.run(run_load(server.url, PLAYERS, SLOW, VARIANT, "bot", seed=0, min_cut_offs=SLOW))
     print(report.summary())
     assert report.error_count == 0, report.errors
