@@ -539,9 +539,7 @@ class BotPolicy(Policy):
     name = "bot"
     needs_state = False
 
-    def __init__(
-        self, rules: Rules, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0
-    ) -> None:
+    def __init__(self, rules: Rules, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0) -> None:
         super().__init__(rules, seed)
         if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:
             raise AgentSpecError(f"agent bot: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}")
