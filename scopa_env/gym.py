@@ -203,20 +203,20 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         single = self._single
         if single is not None:  # a legal action on the single game: Python scalars, the same results as below
             a = action if type(action) is int else int(action) if isinstance(action, np.integer) else -1
-            if single.is_legal(a):  # never once the episode is over: no action is legal then
-                gain = single.step_legal(a)
+            played = single.play_legal(a)  # None if not legal (no action is once the episode is over)
+            if played is not None:
+                obs, gain, ended = played
                 details: dict[str, Any] = {"learner_seat": single.seat}
-                ended = single.last_ends
                 if ended:
-                    obs, truncated, result, margin, opponent, pool = ended[0]
+                    _, truncated, result, margin, opponent, pool = ended[0]
                     details["TimeLimit.truncated"] = truncated
                     details["episode_opponent"] = opponent
                     details["episode_pool"] = pool
                     details["episode_result"] = result
                     details["episode_margin"] = margin
                     terminated = not truncated
-                else:  # not finished: the seat to act
-                    obs, terminated, truncated = single.take_observation(), False, False
+                else:  # not finished: obs is the seat to act's
+                    terminated = truncated = False
                 if self.render_mode == "human":
                     self.render()
                 return obs, gain, terminated, truncated, details

@@ -421,7 +421,7 @@ class LearnerGames:
             if act.dtype.kind == "f" and np.isfinite(act).all() and np.array_equal(act, np.round(act)):
                 act = act.astype(np.int64)
             else:
-                ids = "action ids" if self.rules.cirulla else "card ids"
+                ids = core.tables_for(self.rules).variant.action_words
                 raise TypeError(f"actions must be integer {ids} 0..{d - 1}, got dtype {act.dtype}")
         act = act.astype(np.int64)
         live = ~self.finished
@@ -577,7 +577,7 @@ class SingleLearnerGame(LearnerGames):
     (``SingleGame.play_random``; with the learner's move and its next observation in one call when it plays every
     other seat: ``SingleGame.play_then_random``) and its capture picks (``uniform_capture_picks``) in Python, from
     the same position-keyed stream, so they are the same numbers. ``mask`` is read-only (rebuilt after
-    every step). ``scopa_env.gym.ScopaEnv`` plays on it, on ``step_legal`` when the action is a legal card id;
+    every step). ``scopa_env.gym.ScopaEnv`` plays on it, on ``play_legal`` when the action is a legal card id;
     ``tests/test_single.py`` plays the same episodes on both engines and compares every result.
     """
 
@@ -595,7 +595,7 @@ class SingleLearnerGame(LearnerGames):
         self._against_random: tuple[int, int] | None = None
         """(actor, bit mask of its seats) when one policy plays every seat but the learner's side (``_assign_one``)."""
         self._observed: npt.NDArray[np.float32] | None = None
-        """The learner's observation made by the last ``step_legal``'s compiled call (``take_observation``)."""
+        """The learner's observation made by the last ``step_legal``'s compiled call (``play_legal`` hands it over)."""
         self._mask_ready: npt.NDArray[np.bool_] | None = None
         """Its (D,) legal actions, made in the same call: ``learner_mask`` hands them over once."""
         super().__init__(rules, 1, *args, **kwargs)
@@ -740,14 +740,23 @@ class SingleLearnerGame(LearnerGames):
         self._set_learner_mask()
         return self._reward
 
-    def take_observation(self) -> npt.NDArray[np.float32]:
-        """``observe_one()`` after ``step_legal`` (the learner's observation), made in the step's compiled call when
-        it could be (handed over once)."""
+    def play_legal(
+        self, action: int
+    ) -> tuple[npt.NDArray[np.float32], float, list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]]] | None:
+        """``ScopaEnv.step``'s path in one call: None unless ``action`` (an int) ``is_legal``; else ``step_legal``,
+        then (the learner's observation: the first ended episode's, else the seat to act's, made in the step's
+        compiled call when it could be; the reward; ``last_ends``)."""
+        if not (0 <= action < self._d and self._mask_bits >> action & 1):
+            return None
+        reward = self.step_legal(action)
+        ends = self._single_ends
+        if ends:
+            return ends[0][0], reward, ends
         obs = self._observed
         if obs is None:
-            return self.game.observe()
+            return self.game.observe(), reward, ends
         self._observed = None
-        return obs
+        return obs, reward, ends
 
     def _set_learner_mask(self) -> None:
         """The learner's mask after a step (``_set_mask`` without a mask array when there is no filter)."""
