@@ -396,7 +396,7 @@ def _sum_of_values(rc: np.ndarray, cards: int) -> int:
 
 @njit(cache=True)
 def _choose_bits(rc: np.ndarray, pc: np.ndarray, st: np.ndarray) -> int:
-    """``core._choose_mask`` of one game (not cirulla)."""
+    """``variant.ScopaHook._choose_mask`` of one game (not cirulla)."""
     r = rc[R_R]
     card = st[PENDING]
     table = st[TABLE]

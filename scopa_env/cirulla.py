@@ -1,17 +1,20 @@
 """Cirulla's rules on the batched core (RULES.md section 6; docs/rules.md), behind one hook: ``CirullaHook``.
 
-The core keeps one hook per rules (``core.tables_for(rules).cirulla``: a ``CirullaHook`` when ``rules.cirulla``,
-else None) and calls it at the points where cirulla differs from the classic game, instead of testing the rules
-everywhere:
+Cirulla is a family of variants (``covers``: the rules with any of cirulla's rules on) with the same hook as the
+plain game's (``scopa_env.variant.ScopaHook``, which lists the points). The core makes it for the rules it covers
+(``core.tables_for(rules).variant``) and calls it where cirulla differs from the classic game:
 
 - a new hand (``start_hands``): the cirulla fields of the state are cleared and an initial table adding up to 15
   (30) goes to the dealer's side with one (two) scope;
 - after every deal (``after_deal``): the KNOCK phase, each seat whose three cards qualify deciding in play order;
-- the legal actions (``legal_mask``): the CHOOSE phase's ``stop``, the KNOCK phase's three actions;
+- the legal actions (``legal_actions``, ``legal_mask``): the CHOOSE phase's ``stop``, the KNOCK phase's three
+  actions;
 - a step (``resolve``, then ``apply_knocks``): the captures with fifteens and the ace taking all, ``stop``, the
   knock decisions;
 - the end of a hand (``knock_points``) and the step's info (``new_hand_info``);
-- the observation (``play_features``, ``observe_blocks``: the version 3 blocks).
+- the observation (``play_features``, ``observation_blocks``, ``observe_blocks``: the version 3 blocks);
+- the data the faces read: the point fields (napoli, grande, knocks), the state fields (revealed, knock points,
+  table take), the wild card, the action ids' words, the variant named in illegal-action errors.
 
 This module sits below the core: it never imports it. The state it is given is the core's ``State`` (typed
 ``Any`` here) and the phase numbers are the core's, passed to the hook when the core makes it.
@@ -28,9 +31,10 @@ import numpy.typing as npt
 from scopa_env.arrays import low_bits, rank_counts
 from scopa_env.cards import parse_card
 from scopa_env.moves import FIFTEEN_TOTAL, MoveKind, enumerate_moves, expand_captures
-from scopa_env.rules import Rules
+from scopa_env.rules import CATEGORIES, Rules
 
 __all__ = [
+    "CIRULLA_POINT_FIELDS",
     "FIFTEEN",
     "KNOCK_POINTS",
     "KNOCK_SUM_LIMIT",
@@ -59,14 +63,31 @@ TABLE_TAKE_TOTALS = (15, 30)
 """An initial table adding up to 15 (30) is taken with one (two) scope (cirulla)."""
 FIFTEEN = FIFTEEN_TOTAL
 """A fifteen: a card and table cards adding up to 15 capture (``scopa_env.moves``)."""
+CIRULLA_POINT_FIELDS = (*CATEGORIES, "napoli", "grande", "knocks", "total")
+"""Last axis of ``scoring.score_hands``' result under cirulla's rules (``scoring.CIRULLA_POINT_FIELDS``)."""
 
 
 class CirullaHook:
-    """Cirulla's part of the batched core for one ``Rules`` (``rules.cirulla``): its constants and steps.
+    """Cirulla's part of the batched core for one ``Rules`` (``covers(rules)``): its constants and steps.
 
     ``tables``: the core's per-rules tables (``d``, ``r``, ``value``, ``rank``, ``side_of``, ``ace_rank``,
     ``ace_mask``); ``play``, ``choose``, ``knock``: the core's ``Phase`` numbers.
     """
+
+    family = "cirulla"
+    point_fields: tuple[str, ...] = CIRULLA_POINT_FIELDS
+    obs_version = 3
+    """``observation.CIRULLA_OBS_VERSION``: version 2's layout, then the blocks of ``observation_blocks``."""
+    state_fields: tuple[str, ...] = ("revealed", "knock_points", "table_take")
+    """``State`` fields cirulla uses beyond the plain game's (saved states hold them, records the table take)."""
+    matta: str | None = MATTA
+    action_words = "action ids"
+    """What the action ids are (the cards, then ``stop``, ``knock-sum``, ``knock-tris``), in errors."""
+
+    @classmethod
+    def covers(cls, rules: Rules) -> bool:
+        """The rules are cirulla's (any of its rules on: ``Rules.cirulla``)."""
+        return rules.cirulla
 
     def __init__(self, rules: Rules, tables: Any, *, play: int, choose: int, knock: int) -> None:
         self.rules = rules
@@ -77,11 +98,13 @@ class CirullaHook:
         self.ace_rank = tables.ace_rank
         self.ace_mask = tables.ace_mask
         self.play, self.choose, self.knock = play, choose, knock
-        self.matta = parse_card(MATTA, rules.deck)
+        self.variant_label = f" ({rules.name})"
+        """Said after ``game i`` in an illegal action's error: the variant's name."""
+        self.matta_card = parse_card(MATTA, rules.deck)
         self.knock_value = self.value.astype(np.float32)
-        self.knock_value[self.matta] = 1.0  # 7c counts 1 toward a knock by sum
+        self.knock_value[self.matta_card] = 1.0  # 7c counts 1 toward a knock by sum
         self.not_matta = np.ones(self.d, dtype=np.bool_)
-        self.not_matta[self.matta] = False
+        self.not_matta[self.matta_card] = False
 
     # ----------------------------------------------------------------------------------------------- deals
 
@@ -99,7 +122,7 @@ class CirullaHook:
         with one (two) scope; it counts as that side's capture (the last capturer so far)."""
         table = state.table[idx]
         total = table.astype(np.float32) @ self.value.astype(np.float32)  # (n,) exact small integers
-        matta = table[:, self.matta]
+        matta = table[:, self.matta_card]
         lo = np.where(matta, total - 7 + 1, total)  # the matta makes any total from lo to hi
         hi = np.where(matta, total - 7 + self.r, total)
         scope = np.zeros(idx.size, dtype=np.int8)
@@ -129,7 +152,7 @@ class CirullaHook:
         three = size == 3
         by_sum = three & ((h.astype(np.float32) @ self.knock_value).reshape(m, n) <= KNOCK_SUM_LIMIT)
         most = rank_counts(h & self.not_matta, self.r).max(axis=1).reshape(m, n)
-        tris = three & ((most >= 3) | ((most >= 2) & h[:, self.matta].reshape(m, n)))
+        tris = three & ((most >= 3) | ((most >= 2) & h[:, self.matta_card].reshape(m, n)))
         return by_sum, tris
 
     def _next_knocker(self, state: Any, g: npt.NDArray[np.intp], after: npt.NDArray[np.intp]) -> None:
@@ -197,6 +220,14 @@ class CirullaHook:
             mask[gk, d + 1] = by_sum[ar, seat]
             mask[gk, d + 2] = tris[ar, seat]
         return mask
+
+    def legal_actions(
+        self, state: Any, actions: npt.NDArray[np.int64], running: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """``(legal, in_range)`` (B,): each running game's action is legal; it is a valid action id at all."""
+        in_range = (actions >= 0) & (actions < self.rules.num_actions)
+        safe = np.where(in_range, actions, 0)
+        return running & in_range & self.legal_mask(state)[np.arange(state.batch_size), safe], in_range
 
     # ----------------------------------------------------------------------------------------------- step
 

@@ -15,8 +15,11 @@ Action space: one ``Discrete(rules.num_actions)`` space whose ids below ``num_ca
   picked so far. As soon as the picked cards determine a single capture, it is completed automatically. Every legal
   capture is reachable, and every pick sequence ends in a legal capture.
 
-Cirulla (``rules.cirulla``, RULES.md section 6; docs/rules.md) is one hook, ``scopa_env.cirulla.CirullaHook``
-(``tables_for(rules).cirulla``, None in the other variants), which the core calls where the rules differ:
+Variant families: every ``Rules`` has one hook (``tables_for(rules).variant``, made by ``scopa_env.variant``:
+``ScopaHook``, the plain game's, or ``scopa_env.cirulla.CirullaHook``), which the core calls where the families
+differ: the PLAY and CHOOSE phases (``legal_actions``, ``legal_mask``, ``resolve``), a new hand, every deal, the
+knocks, the end of a hand, the step's info, and the words of its errors. The core's steps never ask which family
+the rules are in. Cirulla's (RULES.md section 6; docs/rules.md), as its hook plays it:
 
 - ``KNOCK`` phase (``Phase.KNOCK``): right after every deal (after any initial-table take), each seat whose three
   cards qualify decides once, in play order from the player after the dealer, before any card of the deal is
@@ -60,12 +63,12 @@ import numpy.typing as npt
 
 from scopa_env.arrays import rank_counts, rows_any
 from scopa_env.captures import capture_table
-from scopa_env.cirulla import CirullaHook
 from scopa_env.errors import ScopaEnvError
 from scopa_env.moves import MoveClasses, MoveKind, enumerate_moves, expand_captures
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import match_winners, point_fields, score_hands
 from scopa_env.shuffle import derive_seed, first_dealer, shuffled_decks
+from scopa_env.variant import VariantHook, hook_class
 
 __all__ = [
     "MAX_BATCH",
@@ -316,8 +319,14 @@ class _Tables:
         self.rank_bits = (1 << self.rank).astype(np.int32)  # (D,)
         self.num_point_fields = len(point_fields(rules))
         self.ace_mask = self.rank == self.ace_rank
-        self.cirulla = CirullaHook(rules, self, play=_PLAY, choose=_CHOOSE, knock=_KNOCK) if rules.cirulla else None
-        """Cirulla's part of the rules (``scopa_env.cirulla``), called where they differ; None in other variants."""
+        self.variant: VariantHook = hook_class(rules)(rules, self, play=_PLAY, choose=_CHOOSE, knock=_KNOCK)
+        """The rules' family (``scopa_env.variant``: the plain game's, or cirulla's), called where they differ."""
+
+    @property
+    def cirulla(self) -> VariantHook | None:
+        """``variant`` when it is cirulla's, else None: kept for ``agents.play.match`` until it reads
+        ``variant.family``."""
+        return self.variant if self.variant.family == "cirulla" else None
 
 
 _TABLES: dict[Rules, _Tables] = {}
@@ -459,12 +468,10 @@ def _start_hands(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
         state.table[idx[:, None], decks[:, :k]] = True
     state.stock_pos[idx] = k
     state.deal_no[idx] = 0
-    if tb.cirulla is not None:
-        tb.cirulla.start_hands(state, idx)
+    tb.variant.start_hands(state, idx)
     _deal_round(rules, state, idx)
     state.current[idx] = (state.dealer[idx] + 1) % rules.num_players
-    if tb.cirulla is not None:
-        tb.cirulla.after_deal(state, idx)
+    tb.variant.after_deal(state, idx)
 
 
 def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
@@ -483,35 +490,10 @@ def _deal_round(rules: Rules, state: State, idx: npt.NDArray[np.intp]) -> None:
 # --------------------------------------------------------------------------------------------------- legality
 
 
-def _choose_mask(rules: Rules, state: State, g: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """(n, D) pickable table cards for games ``g`` in the CHOOSE phase."""
-    tb = tables_for(rules)
-    card = state.pending[g].astype(np.int64)
-    table = state.table[g]
-    rank = tb.rank[card]
-    same_rank = table & (tb.rank[None, :] == rank[:, None])
-    equal = same_rank.any(axis=1)
-    avail = table & ~state.picked[g]
-    counts = rank_counts(avail, tb.r)
-    target = tb.value[card] - (state.picked[g] * tb.value).sum(axis=1)
-    _, union, _ = tb.ctable.lookup(counts, target)
-    by_sum = avail & ((union[:, None] & tb.rank_bits[None, :]) != 0)
-    return np.where(equal[:, None], same_rank, by_sum)
-
-
 def legal_action_mask(rules: Rules | str, state: State) -> npt.NDArray[np.bool_]:
     """(B, num_actions) bool: the legal actions of every game (all False for finished games)."""
     rules = get_rules(rules)
-    tb = checked_tables(rules, state)
-    if tb.cirulla is not None:
-        return tb.cirulla.legal_mask(state)
-    b = state.batch_size
-    mask = state.hands[np.arange(b), state.current].copy()
-    mask[state.phase != Phase.PLAY] = False
-    g = np.flatnonzero(state.phase == Phase.CHOOSE)
-    if g.size:
-        mask[g] = _choose_mask(rules, state, g)
-    return mask
+    return checked_tables(rules, state).variant.legal_mask(state)
 
 
 # --------------------------------------------------------------------------------------------------- step
@@ -532,9 +514,10 @@ def step(
     With ``autoreset=True`` a game whose match ends is restarted with a seed derived from its old one
     (``info.reset``); the finished match's results are in the info.
 
-    The phases of a step, each its own function: the actions checked (``_legal_actions``); the card played or the
-    table card picked, and the move completed when its capture is known (``_play_or_pick``, or cirulla's
-    ``CirullaHook.resolve`` and its knocks); the completed moves applied to the table and piles
+    The phases of a step, each its own function: the actions checked (the family hook's ``legal_actions``); the
+    card played or the table card picked, and the move completed when its capture is known (the hook's
+    ``resolve``: ``variant.ScopaHook``'s plain captures, or cirulla's, and its knocks); the completed moves
+    applied to the table and piles
     (``_apply_moves``); then the end of a deal (``_deal_next_round``) or of a hand (``_end_hands``: scoring, the
     match's end, the next hand); last the automatic reset of finished matches.
     """
@@ -544,21 +527,17 @@ def step(
         raise ValueError(f"on_illegal must be 'raise' or 'report', got {on_illegal!r}")
     if not isinstance(autoreset, (bool, np.bool_)):
         raise TypeError(f"autoreset must be True or False, got {autoreset!r}")
-    action_ids = _action_array(rules, state, actions)
+    action_ids = _action_array(rules, tb, state, actions)
     running = state.phase != Phase.DONE
-    legal, in_range = _legal_actions(rules, tb, state, action_ids, running)
+    legal, in_range = tb.variant.legal_actions(state, action_ids, running)
     illegal = running & ~legal
     if illegal.any() and on_illegal == "raise":
         _raise_illegal(rules, state, action_ids, illegal, in_range)
 
-    if tb.cirulla is not None:
-        card, capture, captures, done, ace_all, knocked = tb.cirulla.resolve(state, action_ids, legal)
-        info = _new_info(rules, tb, state, legal, illegal, done, card, capture)
-        if knocked.size:
-            tb.cirulla.apply_knocks(state, knocked, action_ids[knocked] - tb.d, info)
-    else:
-        card, capture, captures, done, ace_all = _play_or_pick(rules, tb, state, action_ids, legal)
-        info = _new_info(rules, tb, state, legal, illegal, done, card, capture)
+    card, capture, captures, done, ace_all, knocked = tb.variant.resolve(state, action_ids, legal)
+    info = _new_info(rules, tb, state, legal, illegal, done, card, capture)
+    if knocked.size:
+        tb.variant.apply_knocks(state, knocked, action_ids[knocked] - tb.d, info)
 
     moved = np.flatnonzero(done)
     if moved.size:
@@ -575,41 +554,20 @@ def step(
             _new_matches(rules, state, finished, derive_seed(state.seed[finished]))
             info.reset[finished] = True
             info.new_hand[finished] = True
-    if tb.cirulla is not None:
-        tb.cirulla.new_hand_info(state, info)
+    tb.variant.new_hand_info(state, info)
     return info
 
 
-def _action_array(rules: Rules, state: State, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
+def _action_array(rules: Rules, tb: _Tables, state: State, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """``step``'s ``actions`` as (B,) int64, else a ``ValueError`` (shape) or ``TypeError`` (not integers)."""
     b = state.batch_size
     act = np.asarray(actions)
     if act.shape != (b,):
         raise ValueError(f"actions must have shape ({b},) (one per game), got {act.shape}")
     if act.dtype.kind not in "iu":
-        ids = f"card ids 0..{rules.num_cards - 1}" if not rules.cirulla else f"action ids 0..{rules.num_actions - 1}"
+        ids = f"{tb.variant.action_words} 0..{rules.num_actions - 1}"
         raise TypeError(f"actions must be integers ({ids}), got dtype {act.dtype}")
     return act.astype(np.int64)
-
-
-def _legal_actions(
-    rules: Rules, tb: _Tables, state: State, actions: npt.NDArray[np.int64], running: npt.NDArray[np.bool_]
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """``(legal, in_range)`` (B,): each running game's action is legal; it is a valid action id at all."""
-    ar = np.arange(state.batch_size)
-    if tb.cirulla is not None:
-        in_range = (actions >= 0) & (actions < rules.num_actions)
-        safe = np.where(in_range, actions, 0)
-        return running & in_range & tb.cirulla.legal_mask(state)[ar, safe], in_range
-    in_range = (actions >= 0) & (actions < tb.d)
-    safe = np.where(in_range, actions, 0)
-    seat = np.maximum(state.current, 0)
-    legal = running & in_range & state.hands[ar, seat, safe] & (state.phase == Phase.PLAY)
-    choosing = np.flatnonzero(state.phase == Phase.CHOOSE)
-    if choosing.size:
-        pickable = _choose_mask(rules, state, choosing)
-        legal[choosing] = in_range[choosing] & pickable[np.arange(choosing.size), safe[choosing]]
-    return legal, in_range
 
 
 def _raise_illegal(
@@ -625,73 +583,11 @@ def _raise_illegal(
     legal = [f"{c} ({action_name(rules, c)})" for c in np.flatnonzero(mask[i]).tolist()]
     what = f"{actions[i]} ({action_name(rules, int(actions[i]))})" if in_range[i] else str(actions[i])
     phase = Phase(int(state.phase[i])).name
-    variant = f" ({rules.name})" if rules.cirulla else ""
+    variant = tables_for(rules).variant.variant_label
     raise IllegalActionError(
         f"game {i}{variant}: action {what} is illegal for seat {int(state.current[i])} in phase {phase}; "
         f"legal actions: {', '.join(legal)}"
     )
-
-
-def _play_or_pick(
-    rules: Rules, tb: _Tables, state: State, actions: npt.NDArray[np.int64], legal: npt.NDArray[np.bool_]
-) -> tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
-]:
-    """The PLAY and CHOOSE phases of the legal actions (the classic captures): a card played leaves the hand and
-    becomes pending; a table card chosen is picked. Then the move completes when its capture is known (a lay, the
-    one equal-rank or sum capture, the ace taking all), else the game goes on choosing (CHOOSE phase).
-
-    Returns ``(card, capture, captures, done, ace_all)`` (B,): the card of each game's move, the table cards it
-    takes (where completed), it completed as a capture, it completed, it was an ace taking all."""
-    b = state.batch_size
-    ar = np.arange(b)
-    plays = legal & (state.phase == Phase.PLAY)
-    picks = legal & (state.phase == Phase.CHOOSE)
-    card = np.where(plays, actions, state.pending).astype(np.int64)
-    card = np.where(legal, card, 0)
-    # Play: the card leaves the hand and becomes pending.
-    played = np.flatnonzero(plays)
-    state.hands[played, state.current[played], actions[played]] = False
-    state.pending[played] = actions[played]
-    picking = np.flatnonzero(picks)
-    state.picked[picking, actions[picking]] = True
-
-    # Resolve: complete (capture or lay), or wait for picks.
-    table = state.table
-    counts = rank_counts(table, tb.r)
-    rank = tb.rank[card]
-    value = tb.value[card]
-    n_equal = counts[ar, rank]
-    equal = plays & (n_equal > 0)
-    ace_all = plays & ~equal & (rank == tb.ace_rank) & table.any(axis=1) if rules.ace_takes_all else np.zeros(b, bool)
-    by_sum = (plays & ~equal & ~ace_all) | picks
-    target = np.where(by_sum, value, 0)
-    if picking.size:  # cards already picked count towards the capture
-        counts[picking] -= rank_counts(state.picked[picking], tb.r)
-        target[picking] -= (state.picked[picking] * tb.value).sum(axis=1)
-    summing = np.flatnonzero(by_sum)
-    nparts, union, unique = tb.ctable.lookup(counts[summing], target[summing])
-    lay = np.zeros(b, dtype=np.bool_)
-    lay[summing[nparts == 0]] = True
-    lay &= plays
-    sum_rows = (target[summing] == 0) | unique
-    sum_done = np.zeros(b, dtype=np.bool_)
-    sum_done[summing[sum_rows]] = True
-    equal_done = equal & (n_equal == 1)
-    capture = np.zeros((b, tb.d), dtype=np.bool_)
-    if sum_rows.any():
-        summed = summing[sum_rows]
-        in_union = (union[sum_rows, None] & tb.rank_bits[None, :]) != 0
-        capture[summed] = state.picked[summed] | (in_union & table[summed])
-    equal_games = np.flatnonzero(equal_done)
-    if equal_games.size:
-        capture[equal_games] = table[equal_games] & (tb.rank[None, :] == rank[equal_games, None])
-    if ace_all.any():
-        capture[ace_all] = table[ace_all]
-    captures = sum_done | equal_done | ace_all
-    done = captures | lay
-    state.phase[legal & ~done] = Phase.CHOOSE
-    return card, capture, captures, done, ace_all
 
 
 def _new_info(
@@ -780,8 +676,7 @@ def _deal_next_round(rules: Rules, tb: _Tables, state: State, games: npt.NDArray
     """The end of a deal in ``games`` (every hand empty, cards left in the stock): the next round of cards."""
     state.deal_no[games] += 1
     _deal_round(rules, state, games)
-    if tb.cirulla is not None:
-        tb.cirulla.after_deal(state, games)
+    tb.variant.after_deal(state, games)
 
 
 def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepInfo) -> None:
@@ -794,8 +689,7 @@ def _end_hands(rules: Rules, state: State, g: npt.NDArray[np.intp], info: StepIn
     gl = g[has]
     state.piles[gl, last[has]] |= left[has]
     state.table[g] = False
-    hook = tables_for(rules).cirulla
-    knock_points = hook.knock_points(state, g) if hook is not None else None
+    knock_points = tables_for(rules).variant.knock_points(state, g)
     points = score_hands(rules, state.piles[g], state.scope[g], knock_points)
     info.hand_points[g] = points
     info.hand_over[g] = True

@@ -38,6 +38,7 @@ from scopa_env.errors import ScopaEnvError
 from scopa_env.moves import FIFTEEN_TOTAL, MAX_PER_RANK, move_tables
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import GRANDE, NAPOLI_RUN, point_fields
+from scopa_env.variant import hook_class
 
 __all__ = ["Kernel", "KernelUnavailableError", "drop_stale_search_cache", "jit", "kernel_for", "pack_states"]
 
@@ -161,12 +162,14 @@ def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int6
     """``rc`` (the rules as int64 constants) and ``pc`` (the capture partitions) of a variant; see ``_kernel_jit``."""
     deck = rules.deck
     r, d = deck.num_ranks, deck.num_cards
+    family = hook_class(rules)  # the variant family (scopa_env.variant): its flag and its wild card below
+    cirulla = family.family == "cirulla"
     rc = np.zeros(mod.RC_SIZE, dtype=np.int64)
     rc[mod.R_N], rc[mod.R_S], rc[mod.R_D], rc[mod.R_R] = rules.num_players, rules.num_sides, d, r
     rc[mod.R_TABLE] = rules.table_cards
     rc[mod.R_NDEALS] = rules.num_deals
     rc[mod.R_TARGET] = rules.target
-    flags = (
+    flags = (  # the rules' flags as the kernel's table of constants (one int each)
         (mod.R_ACE_ALL, rules.ace_takes_all),
         (mod.R_SIMPLE_PRIM, rules.simple_primiera),
         (mod.R_VOID_KINGS, rules.void_on_kings),
@@ -177,14 +180,14 @@ def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int6
         (mod.R_VOID_ACES, rules.void_on_aces),
         (mod.R_NAPOLI, rules.napoli_grande),
         (mod.R_MAJORITY, rules.majority_needed),
-        (mod.R_CIRULLA, rules.cirulla),
+        (mod.R_CIRULLA, cirulla),
     )
     for at, on in flags:
         rc[at] = int(bool(on))
     rc[mod.R_SETTE] = deck.settebello
     rc[mod.R_SEVEN] = deck.ranks.index("7")
     rc[mod.R_KING] = deck.king_rank
-    rc[mod.R_MATTA] = parse_card("7c", deck) if rules.cirulla else 0
+    rc[mod.R_MATTA] = parse_card(family.matta, deck) if family.matta is not None else 0
     rc[mod.R_MAXHAND] = rules.max_hand_size
     rc[mod.R_NFIELDS] = len(point_fields(rules))
     rc[mod.R_NACTIONS] = rules.num_actions
@@ -193,7 +196,7 @@ def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int6
     rc[mod.R_PRIM : mod.R_PRIM + r] = deck.primiera[:r]
     for k in range(r):
         rc[mod.R_RANKMASK + k] = sum(1 << (suit * r + k) for suit in range(4))
-    if rules.cirulla:
+    if cirulla:
         rc[mod.R_RUN : mod.R_RUN + len(NAPOLI_RUN)] = [deck.ranks.index(x) for x in NAPOLI_RUN]
         rc[mod.R_NAP : mod.R_NAP + 3] = [deck.ranks.index(x) for x in "A23"]
         rc[mod.R_GRANDE : mod.R_GRANDE + 3] = [deck.ranks.index(x) for x in GRANDE]

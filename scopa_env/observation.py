@@ -2,8 +2,9 @@
 
 ``observe(rules, state)`` is the vector the networks read; ``observation_layout(rules)`` names its blocks and
 ``observation_size`` is its length; ``observation_version`` is recorded in checkpoints and bots (``OBS_VERSION``,
-or ``CIRULLA_OBS_VERSION`` under cirulla's rules, whose blocks ``scopa_env.cirulla`` fills). The compiled kernel
-(``scopa_env._kernel_jit``) computes the same numbers for one game (``tests/test_kernel.py``).
+or ``CIRULLA_OBS_VERSION`` under cirulla's rules): the family hook of the rules (``scopa_env.variant``) says which,
+and adds its blocks (cirulla's, ``scopa_env.cirulla``). The compiled kernel (``scopa_env._kernel_jit``) computes
+the same numbers for one game (``tests/test_kernel.py``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ CIRULLA_OBS_VERSION = 3
 
 
 def observation_version(rules: Rules | str) -> int:
-    """The observation version of a variant: ``OBS_VERSION`` (2), or 3 under cirulla's rules."""
-    return CIRULLA_OBS_VERSION if get_rules(rules).cirulla else OBS_VERSION
+    """The observation version of a variant: ``OBS_VERSION`` (2), or 3 under cirulla's rules (its family's)."""
+    return tables_for(get_rules(rules)).variant.obs_version
 
 
 def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
@@ -68,9 +69,7 @@ def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
             "sum + v after a lay) / 40",
         ),
     ]
-    hook = tables_for(rules).cirulla
-    if hook is not None:
-        blocks = hook.observation_blocks(blocks)
+    blocks = tables_for(rules).variant.observation_blocks(blocks)
     out, pos = [], 0
     for name, size, meaning in blocks:
         out.append((name, pos, pos + size, meaning))
@@ -147,9 +146,8 @@ def observe(rules: Rules | str, state: State, seats: npt.ArrayLike | None = None
     obs[:, pos] = state.phase == Phase.CHOOSE
     pos += 1
     play_features(rules, state.table, out=obs[:, pos : pos + 1 + 4 * tb.r])
-    if tb.cirulla is not None:
-        unseen = (4 * d, 5 * d)  # the ``unseen`` block (observation_layout's fifth)
-        tb.cirulla.observe_blocks(state, seat, side_rows, obs, unseen, pos + 1 + 4 * tb.r)
+    unseen = (4 * d, 5 * d)  # the ``unseen`` block (observation_layout's fifth)
+    tb.variant.observe_blocks(state, seat, side_rows, obs, unseen, pos + 1 + 4 * tb.r)
     return obs
 
 
@@ -233,8 +231,8 @@ def play_features(
     ``out``: a (B, 1 + 4R) float32 array (or view, such as the observation's columns) to write into.
     """
     tb = tables_for(rules)
-    if rules.fifteens and tb.cirulla is not None:
-        return tb.cirulla.play_features(table, out)
+    if rules.fifteens:  # cirulla's captures (only its family has fifteens)
+        return tb.variant.play_features(table, out)  # type: ignore[union-attr]
     b, r = table.shape[0], tb.r
     deck = rules.deck
     sette_on_table = table[:, deck.settebello]

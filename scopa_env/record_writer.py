@@ -58,6 +58,8 @@ class RecordWriter:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.fields = point_fields(rules)
+        self.table_take = "table_take" in core.tables_for(rules).variant.state_fields
+        """Hands record their initial-table take (``null`` if none): the family's state has one (cirulla)."""
         self.records: list[dict[str, Any] | None] = []
         self.finished: list[dict[str, Any]] = []
 
@@ -79,7 +81,7 @@ class RecordWriter:
         rules = self.rules
         dealer = int(state.dealer[g])
         hand: dict[str, Any] = {"dealer": dealer, "deals": deals_from_deck(rules, state.deck[g], dealer)}
-        if rules.cirulla:
+        if self.table_take:
             hand["table_take"] = None
             scope = int(state.table_take[g])
             if scope:

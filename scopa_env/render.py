@@ -5,7 +5,8 @@ print(render_text(rules, state, game=0, seat=0))
 Cirulla adds what everyone sees of its rules: the knock decision being made (KNOCK phase, with the knocks the seat
 may choose), the cards a knock revealed (shown in place of ``##`` in that seat's hand), each side's knock points,
 the initial table taken by the dealer's side, and ``stop`` when the capture being chosen may stop at the cards
-picked. Other variants' pictures are unchanged.
+picked. These lines come from the state itself (its cirulla fields, all zero in other variants; the KNOCK phase;
+a ``stop`` action in the legal mask), so other variants' pictures are unchanged and no family is tested here.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def render_text(
     score_txt = "  ".join(
         f"{_side_name(rules, s)}: {int(state.scores[g, s])}"
         + (f" (+{int(state.scope[g, s])} scope)" if state.scope[g, s] else "")
-        + (f" (+{int(state.knock_points[g, s])} knocks)" if rules.cirulla and state.knock_points[g, s] else "")
+        + (f" (+{int(state.knock_points[g, s])} knocks)" if state.knock_points[g, s] else "")
         for s in range(rules.num_sides)
     )
     lines.append(f"scores (to {rules.target}): {score_txt}")
@@ -73,7 +74,7 @@ def render_text(
         pile = state.piles[g, s]
         n_coins = int(pile[: deck.num_ranks].sum())
         lines.append(f"  pile {_side_name(rules, s)}: {int(pile.sum())} cards, {n_coins} coins")
-    if rules.cirulla and state.table_take[g]:
+    if state.table_take[g]:
         taken = state.deck[g, : rules.table_cards].astype(np.int64)
         scope = int(state.table_take[g])
         lines.append(
@@ -84,10 +85,11 @@ def render_text(
     if state.pending[g] >= 0:
         picked = pretty_cards(state.picked[g], deck, color)
         line = f"  choosing the capture for {pretty_card(int(state.pending[g]), deck, color)} (picked: {picked})"
-        if rules.cirulla and core.legal_action_mask(rules, state.take([g]))[0, core.stop_action(rules)]:
+        mask = core.legal_action_mask(rules, state.take([g]))[0]
+        if core.stop_action(rules) < mask.size and mask[core.stop_action(rules)]:
             line += "; may stop here and take just the picked cards"
         lines.append(line)
-    if rules.cirulla and state.phase[g] == core.Phase.KNOCK:
+    if state.phase[g] == core.Phase.KNOCK:
         mask = core.legal_action_mask(rules, state.take([g]))[0]
         kinds = [k for a, k in ((1, "knock for 3 (sum)"), (2, "knock for 10 (tris)")) if mask[rules.num_cards + a]]
         lines.append(f"  KNOCK: player {cur} decides: no knock, {' or '.join(kinds)}")
@@ -96,13 +98,13 @@ def render_text(
         who = f"player {p}" + (" (you)" if p == seat else "") + (" *to act*" if p == cur and not done else "")
         if p == seat:
             cards = pretty_cards(state.hands[g, p], deck, color)
-        elif rules.cirulla and state.revealed[g, p].any():
+        elif state.revealed[g, p].any():
             shown = state.revealed[g, p]
             hidden = n - int(shown.sum())
             cards = " ".join([pretty_cards(shown, deck, color), *["##"] * hidden]) + " (knocked)"
         else:
             cards = ("## " * n).strip() or "-"
-        if rules.cirulla and p == seat and state.revealed[g, p].any():
+        if p == seat and state.revealed[g, p].any():
             cards += " (knocked: everyone sees them)"
         lines.append(f"  {who}: {cards}")
     if done:

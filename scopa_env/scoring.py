@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env.rules import CATEGORIES, Rules
+from scopa_env.cirulla import CirullaHook
+from scopa_env.rules import Rules
+from scopa_env.variant import ScopaHook, hook_class
 
 __all__ = [
     "CIRULLA_POINT_FIELDS",
@@ -26,11 +28,12 @@ __all__ = [
     "score_hands",
 ]
 
-POINT_FIELDS = (*CATEGORIES, "total")
-"""Last axis of ``score_hands``' result."""
+POINT_FIELDS = ScopaHook.point_fields
+"""Last axis of ``score_hands``' result: ``carte denari settebello primiera scope total``."""
 NUM_POINT_FIELDS = len(POINT_FIELDS)
-CIRULLA_POINT_FIELDS = (*CATEGORIES, "napoli", "grande", "knocks", "total")
-"""Last axis of ``score_hands``' result under cirulla's rules (``rules.cirulla``)."""
+CIRULLA_POINT_FIELDS = CirullaHook.point_fields
+"""Last axis of ``score_hands``' result under cirulla's rules: ``POINT_FIELDS`` with napoli, grande and knocks before
+the total."""
 NAPOLI_RUN = ("4", "5", "6", "7", "J", "Q", "K")
 """Coins that extend a napoli (Ad 2d 3d), in order: each further one in unbroken sequence scores 1 more."""
 GRANDE = ("J", "Q", "K")
@@ -39,8 +42,9 @@ GRANDE = ("J", "Q", "K")
 
 def point_fields(rules: Rules) -> tuple[str, ...]:
     """Names of the last axis of ``score_hands``' result (and of the core's ``StepInfo.hand_points``) for ``rules``:
-    ``carte denari settebello primiera scope total``, or for cirulla ``... scope napoli grande knocks total``."""
-    return CIRULLA_POINT_FIELDS if rules.cirulla else POINT_FIELDS
+    ``carte denari settebello primiera scope total``, or for cirulla ``... scope napoli grande knocks total``: its
+    family's (``scopa_env.variant``)."""
+    return hook_class(rules).point_fields
 
 
 def _award(rules: Rules, values: npt.NDArray[np.integer], majority_of: int | None = None) -> npt.NDArray[np.int16]:
@@ -77,13 +81,14 @@ def score_hands(
     else:
         best = (by_suit * deck.primiera[:r]).max(axis=3)  # (n, S, 4)
         prim_values = np.where((best > 0).all(axis=2), best.sum(axis=2), 0)
-    out = np.zeros((n, num_sides, len(point_fields(rules))), dtype=np.int16)
+    fields = point_fields(rules)
+    out = np.zeros((n, num_sides, len(fields)), dtype=np.int16)
     out[:, :, 0] = _award(rules, carte, num_cards)
     out[:, :, 1] = _award(rules, denari, r)
     out[:, :, 2] = _award(rules, settebello)
     out[:, :, 3] = _award(rules, prim_values)
     out[:, :, 4] = scope
-    if rules.cirulla:
+    if "napoli" in fields:  # cirulla's fields
         coins = by_suit[:, :, 0, :]  # (n, S, R)
         if rules.napoli_grande:
             ranks = deck.ranks

@@ -22,7 +22,8 @@ The JSON object (``state_to_dict`` gives it as a dict; cards in RULES.md notatio
 the table cards picked so far) or ``DONE`` (``winner`` is the winning side); ``last_capturer`` is a side or null;
 ``rules_key`` is ``core.rules_key`` of the variant (a save made under other rules is refused).
 
-Cirulla (``cirulla``, ``cirulla-3``, ``cirulla-4``) saves three more keys, after ``winner``: ``revealed`` (per seat,
+Cirulla (``cirulla``, ``cirulla-3``, ``cirulla-4``) saves three more keys (its family's ``state_fields``,
+``scopa_env.variant``), after ``winner``: ``revealed`` (per seat,
 the cards shown by a knock and still in that hand), ``knock_points`` (per side, this hand) and ``table_take`` (the
 scope of this hand's initial-table take, 0..2); ``phase`` may also be ``KNOCK`` (the seat ``current`` decides
 whether to knock), and in ``CHOOSE`` the picked cards may be a whole capture inside a larger one (``stop``
@@ -117,9 +118,12 @@ def state_to_dict(rules: Rules | str, state: State, game: int = 0) -> dict[str, 
         "scores": [int(x) for x in state.scores[g]],
         "winner": winner if winner >= 0 else None,
     }
-    if rules.cirulla:
+    extra = core.tables_for(rules).variant.state_fields  # the family's: cirulla's three, else none
+    if "revealed" in extra:
         out["revealed"] = [cards(state.revealed[g, s]) for s in range(rules.num_players)]
+    if "knock_points" in extra:
         out["knock_points"] = [int(x) for x in state.knock_points[g]]
+    if "table_take" in extra:
         out["table_take"] = int(state.table_take[g])
     return out
 

@@ -472,3 +472,52 @@ def test_variant_names_are_resolved_at_the_edges() -> None:
     assert not inside, (
         f"functions inside that take a variant name (take Rules; resolve names at the edge with get_rules): {inside}"
     )
+
+
+# --------------------------------------------------------------------------------------------------- variant families
+
+FAMILY_TESTERS = {
+    "scopa_env/rules.py": "defines the flag (Rules.cirulla) and the action count it adds",
+    "scopa_env/cirulla.py": "the cirulla family: CirullaHook.covers(rules)",
+    "scopa_env/reference.py": "the independent oracle: shares no code with the engine, so it tests the rules itself",
+    # Pending: modules another change is editing; each still tests the flag (or reads the core's ``cirulla`` alias)
+    # and moves to the family hook (``core.tables_for(rules).variant``) when it is free.
+    "scopa_env/aec.py": "pending",
+    "scopa_env/gym.py": "pending",
+    "scopa_env/single.py": "pending",
+    "scopa_env/parallel.py": "pending",
+    "scopa_env/scopa_v0.py": "pending",
+    "agents/play/match.py": "pending: reads core.tables_for(rules).cirulla (the core's alias of the hook)",
+}
+"""The modules that may ask whether rules are cirulla's (``.cirulla``); everything else asks the rules' family hook
+(``scopa_env.variant``: ``core.tables_for(rules).variant``, ``variant.hook_class(rules)``) or the data it gives."""
+
+
+def _family_tests(source: str) -> list[int]:
+    """Lines of ``source`` that read an attribute ``cirulla`` (``rules.cirulla``, ``tb.cirulla``), the module
+    ``scopa_env.cirulla`` aside."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "cirulla"
+        and not (isinstance(node.value, ast.Name) and node.value.id == "scopa_env")  # the module
+    ]
+
+
+def test_the_family_rule_sees_a_family_test() -> None:
+    code = "if rules.cirulla:\n    t = tables_for(rules).cirulla\nimport scopa_env.cirulla\nm = scopa_env.cirulla.X\n"
+    assert _family_tests(code) == [1, 2]
+
+
+def test_only_the_families_ask_which_family_the_rules_are_in() -> None:
+    """Variant families (cirulla) live behind one hook in their own module: the core and the faces call the rules'
+    hook (``scopa_env.variant``) instead of testing ``rules.cirulla``; only ``FAMILY_TESTERS`` may."""
+    files = [p for pkg in (*PACKAGES, "bench") for p in sorted((ROOT / pkg).rglob("*.py"))]
+    files += [ROOT / "train.py", ROOT / "evaluate.py"]
+    found = []
+    for path in files:
+        rel = str(path.relative_to(ROOT))
+        if rel not in FAMILY_TESTERS:
+            found += [f"{rel}:{line}" for line in _family_tests(path.read_text())]
+    assert not found, f"modules testing .cirulla (ask core.tables_for(rules).variant instead): {found}"
