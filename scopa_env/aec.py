@@ -208,6 +208,7 @@ from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
 from scopa_env.single import SingleGame, game_from_state, new_game
 from scopa_env.state_io import state_from_json
+from scopa_env.variant import hook_class
 
 __all__ = [
     "REWARD_MODES",
@@ -247,9 +248,9 @@ def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[
     plays_per_side = max(len(side) for side in rules.sides) * sum(rules.deal_sizes)
     hand_points = len(CATEGORIES) - 1 + plays_per_side
     knock_high = max(len(side) for side in rules.sides) * rules.num_deals  # knock points / 10
-    if rules.cirulla:
-        plays_per_side += 2  # the initial table's take: up to two scope
-        hand_points += 2 + 10 + 5 + 10 * knock_high  # that take, napoli (Ad..Kd), grande, the knocks
+    family = hook_class(rules)  # cirulla: the initial table's take, napoli, grande, the knocks
+    plays_per_side += family.extra_scope
+    hand_points += family.extra_hand_points(knock_high)
     high = np.ones(size, dtype=np.float32)
     for name, start, stop, _ in layout:
         if name == "scores":

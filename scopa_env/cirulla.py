@@ -83,6 +83,16 @@ class CirullaHook:
     matta: str | None = MATTA
     action_words = "action ids"
     """What the action ids are (the cards, then ``stop``, ``knock-sum``, ``knock-tris``), in errors."""
+    single_learner = False
+    """The Gymnasium env runs cirulla on the batched core: ``SingleLearnerGame``'s own RandomAgent draws know no
+    knocks nor fifteens' picks."""
+    extra_scope = 2
+    """The initial table's take: up to two scope beyond one per play."""
+
+    @staticmethod
+    def extra_hand_points(knock_high: int) -> int:
+        """That take's two scope, napoli (Ad..Kd: 10), grande (5) and the knocks (``knock_high`` x 10)."""
+        return 2 + 10 + 5 + 10 * knock_high
 
     @classmethod
     def covers(cls, rules: Rules) -> bool:

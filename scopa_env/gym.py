@@ -73,6 +73,7 @@ from scopa_env.render import render_text
 from scopa_env.rules import Rules, get_rules
 from scopa_env.shuffle import derive_seed
 from scopa_env.single import next_seed
+from scopa_env.variant import hook_class
 
 # The engine both envs drive (``LearnerGames`` and its types) lives in ``scopa_env.learner``; re-exported here.
 __all__ = [
@@ -142,7 +143,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
         # cirulla on the batched core: SingleLearnerGame's own RandomAgent draws know no knocks nor fifteens' picks
-        games_class = LearnerGames if self.rules.cirulla else self._games_class
+        single = hook_class(self.rules).single_learner
+        games_class = self._games_class if single else LearnerGames
         self.games = games_class(
             self.rules,
             1,

@@ -52,6 +52,17 @@ class ScopaHook:
     """The wild card: none."""
     action_words = "card ids"
     """What the action ids are (the card ids, ``0..num_cards - 1``), in the errors of bad actions."""
+    single_learner = True
+    """The single-game Gymnasium env may run on ``learner.SingleLearnerGame`` (its RandomAgent draws know the
+    family's moves)."""
+    extra_scope = 0
+    """Scope a side may make in a hand beyond one per play (the observation's bounds): none."""
+
+    @staticmethod
+    def extra_hand_points(knock_high: int) -> int:
+        """Points a side may make in a hand beyond the categories and its scope (the observation's bounds): none.
+        ``knock_high``: knock points / 10 a side may reach."""
+        return 0
 
     def __init__(self, rules: Rules, tables: Any, *, play: int, choose: int, knock: int) -> None:
         self.rules = rules

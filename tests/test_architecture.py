@@ -482,8 +482,6 @@ FAMILY_TESTERS = {
     "scopa_env/reference.py": "the independent oracle: shares no code with the engine, so it tests the rules itself",
     # Pending: modules another change is editing; each still tests the flag (or reads the core's ``cirulla`` alias)
     # and moves to the family hook (``core.tables_for(rules).variant``) when it is free.
-    "scopa_env/aec.py": "pending",
-    "scopa_env/gym.py": "pending",
     "scopa_env/single.py": "pending",
     "scopa_env/parallel.py": "pending",
     "scopa_env/scopa_v0.py": "pending",
