@@ -251,8 +251,8 @@ def test_endgame_option_plays_the_exact_solver_in_open_endgames_only() -> None:
 
     rules = get_rules("classic")
     shipped = str(ROOT / "agents" / "bots" / "classic")
-    plain = make_agent(f"bot:path={shipped},endgame=0", rules)
-    exact = make_agent(f"bot:path={shipped},endgame=8", rules)
+    plain = make_agent(f"bot:path={shipped},search=false,endgame=0", rules)  # its network (its default: pimc)
+    exact = make_agent(f"bot:path={shipped},search=false,endgame=8", rules)
     obs, mask = check_endgame_option(rules, plain, exact)
     with pytest.raises(AgentSpecError, match="endgame must be >= 0"):
         make_agent(f"bot:path={shipped},endgame=-1", rules)

@@ -25,13 +25,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agents.nets.bot import SHIPPED_BOTS
 from agents.play.web.game import WebGame
 from agents.play.web.registry import GameRegistry, ServerConfig, default_bots
 from agents.play.web.server import MAX_JSON_DEPTH, WebServer, _parse_move, json_depth_exceeds, make_server
 from scopa_env.cards import format_card
 from scopa_env.scoring import CIRULLA_POINT_FIELDS
 
-BOTS = {"bot-classic": default_bots()["bot-classic"], "expert": "expert", "greedy": "greedy", "random": "random"}
+BOTS = {
+    "bot-classic": default_bots()["bot-classic"],  # classic's shipped bot: a pimc search
+    "fast-classic": f"bot:path={SHIPPED_BOTS / 'classic'},search=false",  # its network alone
+    "expert": "expert",
+    "greedy": "greedy",
+    "random": "random",
+}
 
 
 @contextmanager
@@ -204,11 +211,17 @@ def test_a_chosen_capture_is_the_one_played(server: WebServer) -> None:
 
 
 def test_hints_from_the_bot(server: WebServer) -> None:
-    view = call(server, "POST", "/api/games", {"variant": "classic", "seed": 2})[1]  # default: the shipped bot
+    # a network bot's hint carries its probabilities
+    view = call(server, "POST", "/api/games", {"variant": "classic", "opponent": "fast-classic", "seed": 2})[1]
     status, hint = call(server, "POST", f"/api/games/{view['id']}/hint", {})
-    assert status == 200 and hint["bot"] == "bot-classic"
+    assert status == 200 and hint["bot"] == "fast-classic"
     assert hint["card"]["code"] in view["moves"]
     assert hint["options"] and abs(sum(o["prob"] for o in hint["options"]) - 1) < 1e-3
+    # classic's shipped bot is a pimc search: its hint is its move, without probabilities (as a rule-based bot's)
+    view = call(server, "POST", "/api/games", {"variant": "classic", "seed": 2})[1]  # default: the shipped bot
+    status, hint = call(server, "POST", f"/api/games/{view['id']}/hint", {})
+    assert status == 200 and hint["bot"] == "bot-classic" and hint["options"] == []
+    assert hint["card"]["code"] in view["moves"]
     view = call(server, "POST", "/api/games", {"variant": "classic", "opponent": "expert", "seed": 2})[1]
     status, hint = call(server, "POST", f"/api/games/{view['id']}/hint", {})
     assert status == 200 and hint["options"] == [] and hint["card"]["code"] in view["moves"]
