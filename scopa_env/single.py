@@ -314,6 +314,14 @@ class SingleGame:
             table_take=np.array([st[m.TTAKE]], dtype=np.int8),
         )
 
+    def copy(self) -> SingleGame:
+        """A copy of this game (its own state: stepping one leaves the other as it was)."""
+        g = SingleGame.__new__(SingleGame)
+        g.rules, g._c = self.rules, self._c
+        g._st = self._st.copy()
+        g._info = np.zeros_like(self._info)
+        return g
+
     @property
     def done(self) -> bool:
         """The match is over."""

@@ -17,6 +17,7 @@ Fast by default (a few games per variant); ``-m slow`` plays 10,000 games and ch
 
 from __future__ import annotations
 
+import io
 import sys
 
 import numpy as np
@@ -336,6 +337,70 @@ def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: p
     before = calls["play_then_random"]
     gym_env.step(int(np.flatnonzero(gym_env.action_masks())[0]))
     assert calls["play_then_random"] == before + 1  # the learner's move and the opponent's replies
+
+
+def test_the_human_match_of_the_web_and_terminal_games_plays_on_single_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agents.play.match.HumanMatch`` (the core of the terminal and the browser game) plays its game on a
+    ``SingleGame``: the person's moves, their legality, the bots' steps and the hands' ends go through the kernel, and
+    the batched core is never stepped nor asked for legal moves (a bot gets the core's ``State`` of the game only to
+    decide)."""
+    from agents.play.match import HumanMatch
+    from agents.play.terminal import Match, Terminal
+    from agents.play.web.game import WebGame
+    from scopa_env.policy import RandomAgent
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the human match called the batched core's step or legal moves")
+
+    for name in ("step", "legal_moves", "legal_move_lists", "move_actions"):
+        monkeypatch.setattr(core, name, refused)
+    k = kernel_for("cirulla")
+    plays = {"n": 0}
+    real = k.mod.play
+
+    def counted(*args: object) -> object:
+        plays["n"] += 1
+        return real(*args)
+
+    monkeypatch.setattr(k.mod, "play", counted)
+    monkeypatch.setattr(single, "_CONSTS", {})
+    rules = get_rules("cirulla")
+    events: list[object] = []
+    match = HumanMatch(rules, 0, {1: RandomAgent(rules, 1)}, 5, listener=events.append)
+    assert isinstance(match.game, SingleGame)
+    match.start()
+    while True:
+        match.play_bots()
+        if match.done:
+            break
+        if match.knock_options():
+            match.knock("none")
+        else:
+            match.play(*match.moves()[-1])
+    assert match.winner >= 0 and plays["n"] > 20
+    assert sum(type(e).__name__ == "HandOver" for e in events) == match.hands_over >= 1
+    term = Terminal(io.StringIO(""), io.StringIO())
+    assert isinstance(Match(rules, term, 0, {1: RandomAgent(rules, 1)}, None, 5).match.game, SingleGame)
+    web = WebGame("g", rules, 0, {1: RandomAgent(rules, 1)}, {1: "random"}, None, 5)
+    assert isinstance(web.match.game, SingleGame)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_whole_moves_on_the_kernel_equal_the_core_legal_moves(variant: str) -> None:
+    """The person's legal moves in the human match (``agents.play.match.whole_moves``: each card and capture played
+    out on copies of the ``SingleGame``) are ``core.legal_moves`` of the same position, in the same order."""
+    from agents.play.match import whole_moves
+
+    rng = np.random.default_rng(7)
+    for seed in range(2):
+        game = SingleGame(variant, seed)
+        while not game.done:
+            if game.phase == core.Phase.PLAY:
+                assert whole_moves(game) == core.legal_moves(variant, game.to_state(), 0)
+            else:
+                assert whole_moves(game) == []
+            legal = np.flatnonzero(game.mask())
+            game.step(int(rng.choice(legal)))
 
 
 def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

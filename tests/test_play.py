@@ -195,6 +195,7 @@ def test_move_in_one_go_and_illegal_capture_named() -> None:
     assert "2b captures nothing here; type just '2b' to lay it" in text
     assert "Ks cannot take 3s; its legal captures: [3s 7c]" in text
     assert "you: 7♦ (7d) taking 7♥ (7c)" in text
+    st = match.state  # a copy of the game now: the position set up was copied into the match's SingleGame
     assert st.piles[0, 0].sum() == 2 and not st.table[0, 6]
 
 

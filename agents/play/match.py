@@ -1,6 +1,7 @@
 """One match between a person and bots: the core that the terminal game and the browser game are faces of.
 
-``HumanMatch`` holds the match (one game on the batched core, ``scopa_env.core``), whose turn it is, the person's
+``HumanMatch`` holds the match (one game on the compiled single-game engine, ``scopa_env.single.SingleGame``),
+whose turn it is, the person's
 decisions in the form a person makes them (a card, then one of its captures: ``moves``, ``captures``; Cirulla's
 knock: ``knock_options``, named ``none``, ``sum``, ``tris``), carries a decision out whole (``play``, ``knock``),
 lets the bots play until the person is to act or the match is over (``play_bots``, the one game loop's ``decide``),
@@ -14,8 +15,12 @@ Cirulla's initial table taken by the dealer's side), ``Knock`` (every knock deci
 hand's points), ``MatchOver`` and ``BotFallback`` (a bot chose an illegal action: the first legal one is played).
 The faces word them: ``agents.play.terminal`` prints lines, ``agents.play.web.game`` logs JSON for the page. Nothing
 here reads input or writes output, and nothing here names a variant: what differs in Cirulla comes from its rules
-(``Rules.knocks``, ``fifteens``, ``ace_takes_all``, ``table_take``) through the core and its hook
-(``scopa_env.cirulla.CirullaHook``).
+(``Rules.knocks``, ``fifteens``, ``ace_takes_all``, ``table_take``) through the engine.
+
+The person's moves, their legality, every step, the ends of hands and of the match and the scores run on the
+``SingleGame``; a bot gets the batched core's ``State`` (``SingleGame.to_state``, a batch of one) in its
+``ActBatch`` at its own turns only, since the policies (``scopa_env.policy.Policy``) read that; the faces'
+pictures read it too (``state``).
 
     match = HumanMatch(rules, human=0, seat_agents={1: bot}, seed=7, listener=print)
     match.start()            # HandStart of the first hand
@@ -36,9 +41,10 @@ from agents.errors import ScopaError
 from agents.play.hints import MoveProb, move_probabilities, probs_function
 from scopa_env import cirulla, core
 from scopa_env.cards import format_card
-from scopa_env.driver import decide
+from scopa_env.policy import ActBatch
 from scopa_env.rules import Rules
-from scopa_env.shuffle import derive_seed
+from scopa_env.single import SingleGame, SingleStep, cards_of, next_seed
+from scopa_env.variant import hook_class
 
 if TYPE_CHECKING:
     from scopa_env.policy import Policy
@@ -60,10 +66,13 @@ __all__ = [
     "capture_kind",
 ]
 
-_ONE = np.zeros(1, dtype=np.int64)
-"""``decide``'s actor for the one game of a match: the one agent asked (index 0)."""
+_GAMES = np.arange(1)
+"""``ActBatch.games`` of a bot's decision: game 0 of the batch of one (``driver.decide``'s rows)."""
+_NO_OBS = np.zeros((1, 0), dtype=np.float32)
+"""The observations of a bot that reads none (``Policy.needs_obs`` False), as ``driver.decide`` passes them."""
+_PLAY, _CHOOSE, _KNOCK = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.KNOCK)
 MAX_BOT_STEPS = 10_000
-"""A bound on the core steps of one bot stretch (a match of any variant needs far fewer)."""
+"""A bound on the engine steps of one bot stretch (a match of any variant needs far fewer)."""
 KNOCK_CHOICES = ("none", "sum", "tris")
 """Cirulla's knock decisions as a person names them, in ``cirulla.KnockKind`` order (``none``: no knock)."""
 
@@ -93,8 +102,50 @@ def capture_kind(rules: Rules, card: int, capture: frozenset[int], table: npt.ND
     return "sum"
 
 
-def _cards(mask: npt.NDArray[np.bool_]) -> frozenset[int]:
-    return frozenset(int(c) for c in np.flatnonzero(mask))
+def _cards(bits: int) -> frozenset[int]:
+    """The cards of a bit mask (bit ``c`` for card ``c``)."""
+    return frozenset(_ids(bits))
+
+
+def _ids(bits: int) -> list[int]:
+    """The set bits of ``bits``, lowest first."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
+def whole_moves(game: SingleGame) -> list[tuple[int, frozenset[int]]]:
+    """The whole moves of the seat to act in ``game`` (PLAY phase), ``(card, captured cards)`` sorted by card, then
+    capture, as ``core.legal_moves`` lists them: each legal card played on a copy, each capture completed by
+    picking its cards in increasing id order (the order ``core.move_actions`` carries a move out in; cirulla's
+    ``stop`` where the picked cards are a capture themselves). Empty outside the PLAY phase."""
+    if game.phase != _PLAY:
+        return []
+    d = game.rules.num_cards
+    found: set[tuple[int, int]] = set()
+    for card in _ids(game.legal_bits()):
+        first = game.copy()
+        done = first.step(card)
+        if done.move_done:
+            found.add((card, done.capture))
+            continue
+        stack = [first]
+        while stack:
+            g = stack.pop()
+            picked = g.picked
+            legal = g.legal_bits()
+            for a in _ids(legal >> picked.bit_length() << picked.bit_length()):
+                nxt = g.copy()
+                done = nxt.step(a)
+                if done.move_done:
+                    found.add((card, done.capture))
+                elif a < d:
+                    stack.append(nxt)
+    moves = [(card, _cards(cap)) for card, cap in found]
+    return sorted(moves, key=lambda m: (m[0], sorted(m[1])))
 
 
 # --------------------------------------------------------------------------------------------------- events
@@ -207,8 +258,9 @@ class Advice:
 class HumanMatch:
     """A match: the person at seat ``human``, a policy at every other seat (``seat_agents``), dealt from ``seed``.
 
-    ``listener`` is told every ``Event``. The state (``state``, one game of the batched core) may be replaced, e.g.
-    by a test setting up a position.
+    ``listener`` is told every ``Event``. The game is ``game`` (a ``SingleGame``); ``state`` is it as a ``core.State``
+    batch of one, a new copy at every read (for pictures and tests), and setting ``state`` replaces the game with a
+    copy of the one given (e.g. a test setting up a position: read ``state`` again to see the moves played on it).
     """
 
     def __init__(
@@ -224,21 +276,31 @@ class HumanMatch:
         self.human_side = rules.seat_side[human]
         self.seat_agents = seat_agents
         self.listener = listener
-        self.seed = np.array([seed], dtype=np.uint64)
+        self.seed = int(seed)
+        """This match's seed (``rematch`` moves along its chain: ``single.next_seed``)."""
         self.matches = 0
-        self.family = "cirulla" if core.tables_for(rules).cirulla is not None else "scopa"
-        """The family of the rules: ``cirulla`` where the core plays them through its Cirulla hook
-        (``scopa_env.cirulla.CirullaHook``), else ``scopa``; the faces pick their extra words by it."""
+        self.family = hook_class(rules).family
+        """The family of the rules (``scopa_env.variant``: ``cirulla`` for cirulla's hook,
+        ``scopa_env.cirulla.CirullaHook``, else ``scopa``); the faces pick their extra words by it."""
         self._knock_actions = (core.stop_action(rules), core.knock_sum_action(rules), core.knock_tris_action(rules))
-        """The core actions of ``KNOCK_CHOICES``."""
+        """The engine's actions of ``KNOCK_CHOICES``."""
         self._new_match()
 
     def _new_match(self) -> None:
-        self.state = core.reset(self.rules, self.seed)
+        self.game = SingleGame(self.rules, self.seed)
         self.matches += 1
         self.hands_over = 0
         self._deal_no = 0
-        self._table_before = np.zeros(self.rules.num_cards, dtype=np.bool_)
+        self._table_before = 0
+
+    @property
+    def state(self) -> core.State:
+        """The game as a ``core.State`` batch of one (``SingleGame.to_state``: a copy; changing it changes nothing)."""
+        return self.game.to_state()
+
+    @state.setter
+    def state(self, state: core.State) -> None:
+        self.game = SingleGame.from_state(self.rules, state)
 
     def start(self) -> None:
         """Tell the listener the first hand of the match (``HandStart``)."""
@@ -247,9 +309,9 @@ class HumanMatch:
     def rematch(self) -> None:
         """The next match of the seed chain: the seed derived from this match's, every bot reseeded from it (the same
         seats and bots); ``start`` it."""
-        self.seed = derive_seed(self.seed)
+        self.seed = next_seed(self.seed)
         for agent in {id(a): a for a in self.seat_agents.values()}.values():
-            agent.seed(int(self.seed[0] % np.uint64(2**32)))
+            agent.seed(self.seed % 2**32)
         self._new_match()
 
     # ------------------------------------------------------------------ whose turn
@@ -257,17 +319,17 @@ class HumanMatch:
     @property
     def done(self) -> bool:
         """The match is over."""
-        return bool(self.state.done[0])
+        return self.game.done
 
     @property
     def winner(self) -> int:
         """The winning side (-1 before the end)."""
-        return int(self.state.winner[0])
+        return self.game.winner
 
     @property
     def current(self) -> int:
         """The seat to act."""
-        return int(self.state.current[0])
+        return self.game.current
 
     @property
     def persons_turn(self) -> bool:
@@ -277,26 +339,29 @@ class HumanMatch:
     def knock_options(self) -> list[str]:
         """The person's legal knock decisions now (``KNOCK_CHOICES``: ``none`` is always among them), or an empty
         list when they have no knock to decide."""
-        if not self.persons_turn or int(self.state.phase[0]) != core.Phase.KNOCK:
+        if not self.persons_turn or self.game.phase != _KNOCK:
             return []
-        mask = core.legal_action_mask(self.rules, self.state)[0]
-        return [k for k, a in zip(KNOCK_CHOICES, self._knock_actions, strict=True) if mask[a]]
+        legal = self.game.legal_bits()
+        return [k for k, a in zip(KNOCK_CHOICES, self._knock_actions, strict=True) if legal >> a & 1]
 
     def moves(self) -> list[tuple[int, frozenset[int]]]:
         """The person's legal moves now, ``(card, captured cards)`` sorted by card, then capture (a lay: an empty
         set); empty when it is not their turn, they have a knock to decide, or the match is over."""
         if not self.persons_turn:
             return []
-        return core.legal_moves(self.rules, self.state, 0)
+        return whole_moves(self.game)
 
     def captures(self, card: int) -> list[frozenset[int]]:
         """Every legal capture of ``card`` on the table now, in ``moves`` order; ``[]``: the card is laid."""
-        table = [int(c) for c in np.flatnonzero(self.state.table[0])]
-        return core.enumerate_captures(self.rules, table, card)
+        return core.enumerate_captures(self.rules, _ids(self.game.table), card)
 
     def capture_kind(self, card: int, capture: frozenset[int]) -> str:
         """``capture_kind`` of a move on the table now."""
-        return capture_kind(self.rules, card, capture, self.state.table[0])
+        return capture_kind(self.rules, card, capture, cards_of(self.game.table, self.rules.num_cards))
+
+    def holds(self, seat: int, card: int) -> bool:
+        """Whether ``seat`` holds ``card`` now."""
+        return 0 <= card < self.rules.num_cards and bool(self.game.hands[seat] >> card & 1)
 
     # ------------------------------------------------------------------ the person's decisions
 
@@ -314,69 +379,77 @@ class HumanMatch:
             raise MoveError("there is no knock to decide now: play a card")
         if choice not in options:
             raise MoveError(f"you cannot knock {choice!r} now; your choices: {options}")
-        self._step(np.array([self._knock_actions[KNOCK_CHOICES.index(choice)]], dtype=np.int64))
+        self._step(self._knock_actions[KNOCK_CHOICES.index(choice)])
 
     def play(self, card: int, capture: frozenset[int]) -> None:
-        """Play the person's whole move: the card, then the capture-choice picks that make ``capture``.
+        """Play the person's whole move: the card, then the capture-choice picks that make ``capture`` (the lowest
+        card not picked yet first, cirulla's ``stop`` once every card is picked, as ``core.move_actions``).
 
         Raises ``MoveError`` (with a message for the person) when the move is not legal now."""
         self._check_turn()
         knocks = self.knock_options()
         if knocks:
             raise MoveError(f"first decide whether to knock (POST .../knock); your choices: {knocks}")
-        st = self.state
-        legal = core.legal_moves(self.rules, st, 0)
+        legal = whole_moves(self.game)
         if (card, capture) not in legal:
             deck = self.rules.deck
-            if not st.hands[0, self.human, card]:
+            if not self.holds(self.human, card):
                 raise MoveError(f"you don't hold {format_card(card, deck)}")
             options = [sorted(format_card(c, deck) for c in cap) for k, cap in legal if k == card]
             raise MoveError(
                 f"{format_card(card, deck)} cannot take {sorted(format_card(c, deck) for c in capture)}; "
                 f"its legal captures: {options if any(options) else 'none (lay it: an empty capture)'}"
             )
-        cap_mask = np.zeros((1, self.rules.num_cards), dtype=np.bool_)
-        cap_mask[0, list(capture)] = True
-        while True:
-            info = self._step(core.move_actions(self.state, np.array([card]), cap_mask))
-            if info.move_done[0]:
-                return
+        take = sum(1 << c for c in capture)
+        action = card
+        while not self._step(action).move_done:
+            todo = take & ~self.game.picked
+            action = (todo & -todo).bit_length() - 1 if todo else self.rules.num_cards
 
     # ------------------------------------------------------------------ the bots
 
+    def _decide(self, game: SingleGame, agent: Policy) -> int:
+        """``agent``'s action for the seat to act in ``game``: its ``ActBatch`` built from the game (the core's
+        ``State`` of it, the legal mask, the observation when the agent reads one), as ``driver.decide`` builds it."""
+        obs = game.observe()[None] if getattr(agent, "needs_obs", True) else _NO_OBS
+        acts = np.empty(1, dtype=np.int64)
+        acts[:] = agent.act(ActBatch(self.rules, obs, game.mask()[None], game.to_state(), _GAMES))
+        return int(acts[0])
+
     def play_bots(self) -> None:
         """Let the bots act until it is the person's turn or the match is over."""
+        game = self.game
         for _ in range(MAX_BOT_STEPS):
-            if self.done or self.current == self.human:
+            if game.done or game.current == self.human:
                 return
-            seat = self.current
+            seat = game.current
             agent = self.seat_agents[seat]
-            action = decide(self.rules, self.state, [agent], _ONE)
-            mask = core.legal_action_mask(self.rules, self.state)
-            if not (0 <= action[0] < mask.shape[1] and mask[0, action[0]]):  # a broken bot must not stop the game
-                legal = np.flatnonzero(mask[0])[:1].astype(np.int64)
-                self._tell(BotFallback(seat, agent.name, int(action[0]), int(legal[0])))
-                action = legal
+            action = self._decide(game, agent)
+            legal = game.legal_bits()
+            if not (0 <= action < self.rules.num_actions and legal >> action & 1):  # a broken bot must not stop it
+                first = (legal & -legal).bit_length() - 1
+                self._tell(BotFallback(seat, agent.name, action, first))
+                action = first
             self._step(action)
         raise RuntimeError(f"the bots made {MAX_BOT_STEPS} steps without reaching the person's turn")
 
     def bot_move(self, agent: Policy) -> tuple[int, frozenset[int]]:
         """The whole move ``agent`` would make for the seat to act, played out on a copy of the game."""
-        st = self.state.copy()
+        game = self.game.copy()
         while True:
-            info = core.step(self.rules, st, decide(self.rules, st, [agent], _ONE))
-            if info.move_done[0]:
-                return int(info.card[0]), _cards(info.capture[0])
+            done = game.step(self._decide(game, agent))
+            if done.move_done:
+                return done.card, _cards(done.capture)
 
     def advice(self, agent: Policy) -> Advice:
         """``agent``'s advice for the position of the seat to act (the person's, when asked on their turn)."""
-        if int(self.state.phase[0]) == core.Phase.KNOCK:
-            action = int(decide(self.rules, self.state.copy(), [agent], _ONE)[0])
+        if self.game.phase == _KNOCK:
+            action = self._decide(self.game.copy(), agent)
             names = dict(zip(self._knock_actions, KNOCK_CHOICES, strict=True))
             return Advice(knock=names.get(action))
         probs_fn = probs_function(agent)
         if probs_fn is not None:
-            return Advice(probs=move_probabilities(probs_fn, self.rules, self.state, 0))
+            return Advice(probs=move_probabilities(probs_fn, self.rules, self.game.to_state(), 0))
         return Advice(move=self.bot_move(agent))
 
     # ------------------------------------------------------------------ steps and events
@@ -386,50 +459,43 @@ class HumanMatch:
             self.listener(event)
 
     def _hand_start(self, new_match: bool) -> HandStart:
-        st = self.state
-        dealer = int(st.dealer[0])
-        scope = int(st.table_take[0])
-        side = int(st.last_capturer[0])
-        taken = _cards(st.piles[0, side]) if scope > 0 else frozenset()
-        return HandStart(
-            int(st.hand_no[0]) + 1, dealer, (dealer + 1) % self.rules.num_players, new_match, scope, taken, side
-        )
+        game = self.game
+        dealer = game.dealer
+        scope = game.table_take
+        side = game.last_capturer
+        taken = _cards(game.piles[side]) if scope > 0 else frozenset()
+        return HandStart(game.hand_no + 1, dealer, (dealer + 1) % self.rules.num_players, new_match, scope, taken, side)
 
-    def _step(self, action: npt.NDArray[np.int64]) -> core.StepInfo:
-        """One core step of the match, told to the listener."""
-        st, rules = self.state, self.rules
-        phase = int(st.phase[0])
-        if phase == core.Phase.PLAY:
-            self._table_before = st.table[0].copy()
-        info = core.step(rules, st, action)
-        seat = int(info.seat[0])
-        if phase == core.Phase.KNOCK and info.acted[0]:
-            kind = int(info.knock[0])
-            cards = _cards(st.revealed[0, seat]) if kind else frozenset()
+    def _step(self, action: int) -> SingleStep:
+        """One engine step of the match (``SingleGame.step``), told to the listener."""
+        game, rules = self.game, self.rules
+        phase = game.phase
+        if phase == _PLAY:
+            self._table_before = game.table
+        done = game.step(action)
+        seat = done.seat
+        if phase == _KNOCK:
+            kind = action - rules.num_cards
+            cards = _cards(game.revealed[seat]) if kind else frozenset()
             self._tell(Knock(seat, KNOCK_CHOICES[kind], int(cirulla.KNOCK_POINTS[kind]), cards))
-        if info.move_done[0]:
-            card = int(info.card[0])
-            capture = _cards(info.capture[0])
-            move_kind = capture_kind(rules, card, capture, self._table_before)
-            self._tell(Move(seat, card, capture, bool(info.scopa[0]), move_kind, _cards(self._table_before)))
-        if info.move_done[0] and not info.hand_over[0] and int(st.deal_no[0]) != self._deal_no:
-            self._deal_no = int(st.deal_no[0])
-            left = rules.num_cards - int(st.stock_pos[0])
+        if done.move_done:
+            capture = _cards(done.capture)
+            before = cards_of(self._table_before, rules.num_cards)
+            move_kind = capture_kind(rules, done.card, capture, before)
+            self._tell(Move(seat, done.card, capture, done.scopa, move_kind, _cards(self._table_before)))
+        if done.move_done and not done.hand_over and game.deal_no != self._deal_no:
+            self._deal_no = game.deal_no
+            left = rules.num_cards - game.stock_pos
             self._tell(NewDeal(self._deal_no, rules.deal_sizes[self._deal_no], left))
-        if info.hand_over[0]:
+        if done.hand_over:
+            assert done.hand_points is not None
             self.hands_over += 1
             self._deal_no = 0
-            self._tell(
-                HandOver(
-                    self.hands_over,
-                    info.leftover[0].copy(),
-                    int(info.leftover_side[0]),
-                    info.hand_points[0].copy(),
-                    info.final_scores[0].copy(),
-                )
-            )
-        if info.match_over[0]:
-            self._tell(MatchOver(int(info.winner[0]), info.final_scores[0].copy()))
-        elif info.new_hand[0]:
+            leftover = cards_of(done.leftover, rules.num_cards).copy()
+            scores = np.array(game.scores, dtype=np.int16)
+            self._tell(HandOver(self.hands_over, leftover, done.leftover_side, done.hand_points, scores))
+        if done.match_over:
+            self._tell(MatchOver(done.winner, np.array(game.scores, dtype=np.int16)))
+        elif done.new_hand:
             self._tell(self._hand_start(new_match=False))
-        return info
+        return done
