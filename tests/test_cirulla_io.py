@@ -367,6 +367,7 @@ def test_every_capture_is_selectable_the_one_inside_a_fifteen_too(choice: str, t
     rules, st = _cirulla_position(["5c Kd 2d", "Ab Ac 4s"], "5d 2s 3b", core.Phase.PLAY)
     match, out = _match(rules, st, f"5c\n{choice}\n")
     match._human_turn()
+    st = match.state  # the game now (the match plays on a copy of the position set up)
     text = out.getvalue()
     assert "can capture in 2 ways:" in text
     assert "1) 5♦  (5d)\n" in text and "2) 2♠ 3♣ 5♦  (2s 3b 5d) -- fifteen\n" in text
@@ -384,6 +385,7 @@ def test_the_knock_prompt_offers_only_the_legal_knocks(hand: str, legal: str, ty
     rules, st = _cirulla_position([hand, "Kb Qb Jb"], "5d 2s", core.Phase.KNOCK)
     match, out = _match(rules, st, typed)
     match._human_knock()
+    st = match.state  # the game now (the match plays on a copy of the position set up)
     text = out.getvalue()
     assert f"knock> [{'/'.join(legal)}]" in text
     assert ("0) no knock" in text) and ("1) knock for 3" in text) == ("1" in legal)
