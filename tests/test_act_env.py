@@ -82,7 +82,7 @@ def test_gymnasium_env_and_vector_envs() -> None:
 
 
 def test_act_observation_for_state_free_agents() -> None:
-    spec = BOT + ",endgame=0"  # the shipped bot's policy alone (its exact end-game solver needs the state)
+    spec = BOT + ",search=false,endgame=0"  # the shipped bot's network alone (its pimc search needs the state)
     env = scopa_v0.raw_env(variant="classic")
     env.reset(seed=5)
     obs = env.observe(env.agent_selection)
