@@ -322,12 +322,6 @@ class _Tables:
         self.variant: VariantHook = hook_class(rules)(rules, self, play=_PLAY, choose=_CHOOSE, knock=_KNOCK)
         """The rules' family (``scopa_env.variant``: the plain game's, or cirulla's), called where they differ."""
 
-    @property
-    def cirulla(self) -> VariantHook | None:
-        """``variant`` when it is cirulla's, else None: kept for ``agents.play.match`` until it reads
-        ``variant.family``."""
-        return self.variant if self.variant.family == "cirulla" else None
-
 
 _TABLES: dict[Rules, _Tables] = {}
 _RULES_NAMES: dict[int, str] = {}

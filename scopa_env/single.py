@@ -461,7 +461,7 @@ class SingleGame:
         legal_bits = self.legal_bits()
         legal = [f"{x} ({core.action_name(rules, x)})" for x in range(rules.num_actions) if legal_bits >> x & 1]
         what = f"{act} ({core.action_name(rules, act)})" if 0 <= act < rules.num_actions else str(act)
-        variant = f" ({rules.name})" if rules.cirulla else ""
+        variant = core.tables_for(rules).variant.variant_label  # the family's label: cirulla names its variant
         raise core.IllegalActionError(
             f"game 0{variant}: action {what} is illegal for seat {self.current} in phase "
             f"{core.Phase(self.phase).name}; legal actions: {', '.join(legal)}"

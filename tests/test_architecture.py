@@ -480,12 +480,6 @@ FAMILY_TESTERS = {
     "scopa_env/rules.py": "defines the flag (Rules.cirulla) and the action count it adds",
     "scopa_env/cirulla.py": "the cirulla family: CirullaHook.covers(rules)",
     "scopa_env/reference.py": "the independent oracle: shares no code with the engine, so it tests the rules itself",
-    # Pending: modules another change is editing; each still tests the flag (or reads the core's ``cirulla`` alias)
-    # and moves to the family hook (``core.tables_for(rules).variant``) when it is free.
-    "scopa_env/single.py": "pending",
-    "scopa_env/parallel.py": "pending",
-    "scopa_env/scopa_v0.py": "pending",
-    "agents/play/match.py": "pending: reads core.tables_for(rules).cirulla (the core's alias of the hook)",
 }
 """The modules that may ask whether rules are cirulla's (``.cirulla``); everything else asks the rules' family hook
 (``scopa_env.variant``: ``core.tables_for(rules).variant``, ``variant.hook_class(rules)``) or the data it gives."""
