@@ -30,10 +30,12 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from agents.config import add_field_options, parse_options, setting
 from scopa_env.rules import get_rules, variant_names
 
 __all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
@@ -111,28 +113,35 @@ def _positive(kind: Callable[[str], float | int], what: str) -> Callable[[str], 
     return parse
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    variants: str = setting(
+        "classic,scopa-a-quattro",
+        "comma-separated variants to time with performance_benchmark (default: classic,scopa-a-quattro)",
+        show_default=False,
+    )
+    rounds: int = setting(
+        3,
+        "rounds of 5 s per env, alternating the envs; medians are reported (default 3)",
+        parse=_positive(int, "a whole number of rounds >= 1"),
+        show_default=False,
+    )
+    gym_seconds: float = setting(
+        3.0,
+        "seconds of the Gymnasium env's loop per round (default 3)",
+        parse=_positive(float, "a number of seconds > 0"),
+        show_default=False,
+    )
+    no_gym: bool = setting(False, "skip the Gymnasium env", negatable=False, show_default=False)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_game.py") -> int:
     """Run the benchmark (see the module docstring); 0 on success, 2 with one ``error:`` line on bad input."""
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--variants",
-        default="classic,scopa-a-quattro",
-        help="comma-separated variants to time with performance_benchmark (default: classic,scopa-a-quattro)",
-    )
-    p.add_argument(
-        "--rounds",
-        type=_positive(int, "a whole number of rounds >= 1"),
-        default=3,
-        help="rounds of 5 s per env, alternating the envs; medians are reported (default 3)",
-    )
-    p.add_argument(
-        "--gym-seconds",
-        type=_positive(float, "a number of seconds > 0"),
-        default=3.0,
-        help="seconds of the Gymnasium env's loop per round (default 3)",
-    )
-    p.add_argument("--no-gym", action="store_true", help="skip the Gymnasium env")
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     if not variants:
         p.error("--variants: give at least one variant")

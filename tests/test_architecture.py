@@ -513,3 +513,46 @@ def test_only_the_families_ask_which_family_the_rules_are_in() -> None:
         if rel not in FAMILY_TESTERS:
             found += [f"{rel}:{line}" for line in _family_tests(path.read_text())]
     assert not found, f"modules testing .cirulla (ask core.tables_for(rules).variant instead): {found}"
+
+
+# ------------------------------------------------------------------------------------------- one settings machinery
+
+PLAIN_ARGPARSE = {
+    "scopa_env/record.py": "the env layer may not import agents (agents.config holds the machinery)",
+}
+"""The command lines that may build their options by hand; every other one declares them as a dataclass
+(``agents.config.setting``) and builds its parser with ``agents.config.add_field_options``."""
+
+
+def _calls(source: str, name: str) -> list[int]:
+    """Lines of ``source`` calling ``name`` (``name(...)`` or ``x.name(...)``)."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == name)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+        )
+    ]
+
+
+def test_the_settings_rule_sees_a_parser() -> None:
+    code = "p = argparse.ArgumentParser()\nq = ArgumentParser()\nadd_field_options(p, Options)\n"
+    assert _calls(code, "ArgumentParser") == [1, 2] and _calls(code, "add_field_options") == [3]
+
+
+def test_every_command_line_uses_the_settings_machinery() -> None:
+    files = [p for pkg in (*PACKAGES, "bench") for p in sorted((ROOT / pkg).rglob("*.py"))]
+    files += [ROOT / "train.py", ROOT / "evaluate.py"]
+    by_hand = []
+    for path in files:
+        rel = str(path.relative_to(ROOT))
+        source = path.read_text()
+        if rel not in PLAIN_ARGPARSE and _calls(source, "ArgumentParser") and not _calls(source, "add_field_options"):
+            by_hand.append(rel)
+    assert not by_hand, (
+        f"command lines building their options by hand (declare a dataclass of agents.config.setting fields and "
+        f"use add_field_options / parse_options): {by_hand}"
+    )
+    assert all(_calls((ROOT / rel).read_text(), "ArgumentParser") for rel in PLAIN_ARGPARSE), "stale PLAIN_ARGPARSE"

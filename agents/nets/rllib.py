@@ -22,6 +22,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import torch
 from torch import nn
 
 from agents.base import AgentSpecError, register_agent
+from agents.config import add_field_options, parse_options, setting
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.mlp import ACTIVATIONS
 from agents.nets.weights import RLLIB_FORMAT, RLLIB_META_FILE, RLLIB_WEIGHTS_FILE, read_rllib_module
@@ -175,6 +177,15 @@ def _make(rules: Rules, seed: int | None = None, path: str = "") -> NeuralPolicy
     return load_rllib_policy(str(path), rules, seed)
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.config``: each field's doc is its help)."""
+
+    checkpoint: Path = setting(doc="the folder algo.save() wrote", option="checkpoint")
+    module: str = setting("shared", "the module id (default: shared, masked_ppo_config's)", show_default=False)
+    variant: str = setting("classic", "the variant it was trained on (default: classic)", show_default=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.nets.rllib CHECKPOINT_DIR``: add the loadable files to an RLlib checkpoint."""
     parser = argparse.ArgumentParser(
@@ -183,10 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "to an RLlib checkpoint saved by algo.save(). This restores the checkpoint's module with RLlib, which "
         "unpickles it: run it only on checkpoints you made or trust.",
     )
-    parser.add_argument("checkpoint", help="the folder algo.save() wrote")
-    parser.add_argument("--module", default="shared", help="the module id (default: shared, masked_ppo_config's)")
-    parser.add_argument("--variant", default="classic", help="the variant it was trained on (default: classic)")
-    ns = parser.parse_args(argv)
+    add_field_options(parser, Options, typed=True, once=False)
+    ns = parse_options(parser, Options, argv)
     root = Path(ns.checkpoint)
     module_dir = root / "learner_group" / "learner" / "rl_module" / ns.module
     if not module_dir.is_dir():
