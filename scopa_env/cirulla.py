@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from scopa_env.arrays import low_bits, rank_counts
 from scopa_env.cards import parse_card
+from scopa_env.hook_base import HookBase
 from scopa_env.moves import FIFTEEN_TOTAL, MoveKind, enumerate_moves, expand_captures
 from scopa_env.rules import CATEGORIES, Rules
 
@@ -67,11 +68,11 @@ CIRULLA_POINT_FIELDS = (*CATEGORIES, "napoli", "grande", "knocks", "total")
 """Last axis of ``scoring.score_hands``' result under cirulla's rules (``scoring.CIRULLA_POINT_FIELDS``)."""
 
 
-class CirullaHook:
+class CirullaHook(HookBase):
     """Cirulla's part of the batched core for one ``Rules`` (``covers(rules)``): its constants and steps.
 
-    ``tables``: the core's per-rules tables (``d``, ``r``, ``value``, ``rank``, ``side_of``, ``ace_rank``,
-    ``ace_mask``); ``play``, ``choose``, ``knock``: the core's ``Phase`` numbers.
+    ``tables``: the core's per-rules tables (``HookBase``'s, then ``side_of``, ``ace_mask``); ``play``, ``choose``,
+    ``knock``: the core's ``Phase`` numbers.
     """
 
     family = "cirulla"
@@ -100,14 +101,9 @@ class CirullaHook:
         return rules.cirulla
 
     def __init__(self, rules: Rules, tables: Any, *, play: int, choose: int, knock: int) -> None:
-        self.rules = rules
-        self.d, self.r = tables.d, tables.r
-        self.value = tables.value
-        self.rank = tables.rank
+        super().__init__(rules, tables, play=play, choose=choose, knock=knock)
         self.side_of = tables.side_of
-        self.ace_rank = tables.ace_rank
         self.ace_mask = tables.ace_mask
-        self.play, self.choose, self.knock = play, choose, knock
         self.variant_label = f" ({rules.name})"
         """Said after ``game i`` in an illegal action's error: the variant's name."""
         self.matta_card = parse_card(MATTA, rules.deck)

@@ -15,8 +15,9 @@ the data below) instead of testing which family the rules are in:
   uses beyond the plain game's, which saved states and records hold), ``matta`` (the wild card, if any),
   ``action_words`` (how errors call the action ids) and ``variant_label`` (the variant named in illegal-action errors).
 
-A family is a class with ``ScopaHook``'s methods and data (``VariantHook``, duck-typed) and a ``covers(rules)``
-class method. This module sits below the core and never imports it: the state it is given is the core's ``State``
+A family is a class deriving from ``scopa_env.hook_base.HookBase`` (the tables it keeps, its phase numbers, the
+data each family sets) with ``ScopaHook``'s methods (``VariantHook``, duck-typed) and a ``covers(rules)`` class
+method. This module sits below the core and never imports it: the state it is given is the core's ``State``
 (typed ``Any`` here) and the phase numbers are the core's, passed to the hook when the core makes it.
 """
 
@@ -29,16 +30,17 @@ import numpy.typing as npt
 
 from scopa_env.arrays import rank_counts
 from scopa_env.cirulla import CirullaHook
+from scopa_env.hook_base import HookBase
 from scopa_env.rules import CATEGORIES, Rules
 
 __all__ = ["FAMILIES", "ScopaHook", "VariantHook", "hook_class"]
 
 
-class ScopaHook:
+class ScopaHook(HookBase):
     """The plain game's part of the batched core for one ``Rules``: its captures, its data, no-op extra steps.
 
-    ``tables``: the core's per-rules tables (``d``, ``r``, ``value``, ``rank``, ``ace_rank``, ``ctable``,
-    ``rank_bits``); ``play``, ``choose``, ``knock``: the core's ``Phase`` numbers.
+    ``tables``: the core's per-rules tables (``HookBase``'s, then ``ctable``, ``rank_bits``); ``play``, ``choose``,
+    ``knock``: the core's ``Phase`` numbers.
     """
 
     family = "scopa"
@@ -65,16 +67,9 @@ class ScopaHook:
         return 0
 
     def __init__(self, rules: Rules, tables: Any, *, play: int, choose: int, knock: int) -> None:
-        self.rules = rules
-        self.d, self.r = tables.d, tables.r
-        self.value = tables.value
-        self.rank = tables.rank
-        self.ace_rank = tables.ace_rank
+        super().__init__(rules, tables, play=play, choose=choose, knock=knock)  # variant_label: nothing
         self.ctable = tables.ctable
         self.rank_bits = tables.rank_bits
-        self.play, self.choose, self.knock = play, choose, knock
-        self.variant_label = ""
-        """Said after ``game i`` in an illegal action's error: nothing (the plain game)."""
 
     # ----------------------------------------------------------------------------------------------- deals
 
