@@ -10,8 +10,10 @@ whose turn it is, and each agent acts once on its whole group::
 
 One decision round (legal mask, observation only if an acting policy reads it, one ``Policy.act`` per acting
 policy) is ``decide``. It is the same round everywhere a policy acts on the core: ``play`` (tournaments, the
-trainer's evaluation, imitation's teacher games, game records), ``scopa_env.learner.LearnerGames`` (the opponents
-of the envs, the league) and the terminal game's agent moves (``agents.play``).
+trainer's evaluation, imitation's teacher games, game records) and ``scopa_env.learner.LearnerGames`` (the opponents
+of the envs, the league; ``SingleLearnerGame`` too, on a batch of one). The terminal and browser games do not call
+it: their match (``agents.play.match.HumanMatch``) runs on the single-game engine and builds a bot's ``ActBatch``
+itself, the same way, at the bot's turns.
 
 Hooks, all optional:
 

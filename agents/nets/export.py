@@ -12,8 +12,9 @@ The exported network is the policy half of the SB3 ``MlpPolicy``: ``pi_features_
 ``mlp_extractor.policy_net`` (Linear + activation layers) and ``action_net``; masked probabilities are the softmax
 of the logits with illegal actions set to ``MASKED_LOGIT``, exactly as sb3-contrib's ``MaskableCategorical``.
 
-The checkpoint is read with ``agents.nets.checkpoint``: its ``scopa_meta.json`` member gives the variant, observation
-version and training steps, and is checked against this code.
+The checkpoint is read through ``agents.nets.weights``, the one module that opens network files: its
+``scopa_meta.json`` member gives the variant, observation version and training steps, and is checked against this
+code; ``agents.nets.checkpoint.load_checkpoint_policy`` builds the torch policy from the weights read there.
 
 Every argument is checked before any work (``--tolerance`` a number >= 0, ``--check-rows`` 16..1048576, ``--out``
 a new or empty directory whose place can be written, the checkpoint and ``--ratings`` files readable): a bad one
@@ -744,8 +745,9 @@ def export_checkpoint(
     ``"endgame"``; default: the checkpoint's, i.e. its run's ``endgame``, 0 for older checkpoints).
     Arguments are checked first (``check_arguments``: ``ExportArgumentError``, a ``ValueError``), before any work.
 
-    The checkpoint is read with ``agents.nets.checkpoint`` (its ``scopa_meta.json`` gives the variant, observation
-    version and steps, and is checked against this code). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for
+    The checkpoint is read through ``agents.nets.weights`` (its ``scopa_meta.json`` gives the variant, observation
+    version and steps, and is checked against this code; ``agents.nets.checkpoint.load_checkpoint_policy`` builds
+    the torch policy from its weights). Raises ``ExportError`` (or ``agents.base.AgentSpecError`` for
     an unusable checkpoint) without leaving partial files in ``out``.
     """
     rating_files = check_arguments(

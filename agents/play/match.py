@@ -1,13 +1,12 @@
 """One match between a person and bots: the core that the terminal game and the browser game are faces of.
 
 ``HumanMatch`` holds the match (one game on the compiled single-game engine, ``scopa_env.single.SingleGame``),
-whose turn it is, the person's
-decisions in the form a person makes them (a card, then one of its captures: ``moves``, ``captures``; Cirulla's
-knock: ``knock_options``, named ``none``, ``sum``, ``tris``), carries a decision out whole (``play``, ``knock``),
-lets the bots play until the person is to act or the match is over (``play_bots``, the one game loop's ``decide``),
-gives a bot's advice for the person's position (``advice``) and starts the next match of the seed chain
-(``rematch``). The kind of a move (``capture_kind``: a lay, equal rank, a sum, a fifteen, an ace taking all) is
-derived here once.
+whose turn it is, the person's decisions in the form a person makes them (a card, then one of its captures:
+``moves``, ``captures``; Cirulla's knock: ``knock_options``, named ``none``, ``sum``, ``tris``), carries a decision
+out whole (``play``, ``knock``), lets the bots play until the person is to act or the match is over (``play_bots``;
+a bot's ``ActBatch`` built as ``scopa_env.driver.decide`` builds it), gives a bot's advice for the person's
+position (``advice``) and starts the next match of the seed chain (``rematch``). The kind of a move
+(``capture_kind``: a lay, equal rank, a sum, a fifteen, an ace taking all) is derived here once.
 
 What happens is told to a listener, in the order it happens, as events: ``HandStart`` (a match's first hand too, with
 Cirulla's initial table taken by the dealer's side), ``Knock`` (every knock decision, ``none`` included), ``Move``
