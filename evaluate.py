@@ -30,7 +30,6 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.config import StoreOnce, add_field_options, field_types, given_fields  # noqa: E402
 from agents.errors import TournamentError  # noqa: E402
 from agents.evaluation.report import print_report  # noqa: E402
 from agents.evaluation.tournament import (  # noqa: E402
@@ -42,6 +41,7 @@ from agents.evaluation.tournament import (  # noqa: E402
     setting_hint,
 )
 from agents.signals import exit_status, signal_name  # noqa: E402
+from scopa_env.settings import StoreOnce, add_field_options, field_types, given_fields  # noqa: E402
 
 
 def _option_value(name: str, text: str) -> Any:
@@ -75,7 +75,7 @@ def _path(text: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser: one option per ``EvalConfig`` field (``agents.config.add_field_options``: its doc is the help),
+    """The parser: one option per ``EvalConfig`` field (``scopa_env.settings.add_field_options``: its doc is the help),
     ``--hands N`` / ``--matches N`` for ``mode`` and ``deals``, and the options of the command itself."""
     p = argparse.ArgumentParser(
         prog="evaluate.py",

@@ -35,8 +35,8 @@ that continues it (``agents.training.trainer.train_command``); ``--resume`` cont
 as an uninterrupted one for the same seed, up to floating-point noise.
 
 This file is the command line only; the parts live in ``agents.training``: ``train_config`` (``TrainConfig``, config
-files; the machinery is ``agents.config``'s, shared with evaluate.py), ``trainer`` (``Trainer``, ``duplicate_eval``)
-and ``run_dir`` (run directories, checkpoint files, ``code_version``). Import them from there.
+files; the machinery is in ``scopa_env.settings``, shared with evaluate.py), ``trainer`` (``Trainer``,
+``duplicate_eval``) and ``run_dir`` (run directories, checkpoint files, ``code_version``). Import them from there.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.config import ConfigError, StoreOnce, add_field_options, cli_overrides
 from agents.signals import StopSignals, exit_status
 from agents.training.run_dir import RunDirError
 from agents.training.train_config import (
@@ -58,6 +57,7 @@ from agents.training.train_config import (
     load_config,
 )
 from agents.training.trainer import Trainer, train_command
+from scopa_env.settings import ConfigError, StoreOnce, add_field_options, cli_overrides
 
 __all__ = ["build_parser", "main", "parse_cli"]
 

@@ -25,12 +25,12 @@ import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
-from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
 from scopa_env.driver import play  # noqa: E402
 from scopa_env.policy import ActBatch, Policy  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 __all__ = ["TimedPolicy", "bench_agent", "check_spec", "main", "shown"]
 
@@ -100,7 +100,7 @@ def check_spec(p: argparse.ArgumentParser, flag: str, spec: str, rules: Rules) -
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
     agents: str = setting(

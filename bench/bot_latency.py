@@ -39,12 +39,12 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from agents.nets.bot import Bot  # noqa: E402
 from scopa_bench.env_speed import MAX_SEED  # noqa: E402
 from scopa_env import core  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 SHIPPED = ROOT / "agents" / "bots" / "classic"
 SAMPLE_ROWS = 4096
@@ -215,7 +215,7 @@ def _check_bot(parser: argparse.ArgumentParser, text: str | None) -> Path:
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     bot: str | None = setting(None, f"export directory (default {SHIPPED.relative_to(ROOT)})", show_default=False)
     synthetic: str | None = setting(

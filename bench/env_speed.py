@@ -31,10 +31,10 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from scopa_env import core, observation  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 __all__ = ["MAX_BATCH", "MAX_SEED", "bench_core", "bench_reference", "bench_vec_env", "command", "main"]
 
@@ -198,7 +198,7 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
     batch: int = setting(4096, "games advanced per call (1..2**20)", parse=int_arg(1, MAX_BATCH), show_default=False)

@@ -32,9 +32,9 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 from scopa_env.shell import shown_path  # noqa: E402
 
 __all__ = ["DEFAULT_AGENTS", "board_rows", "main", "write_doc", "write_plot"]
@@ -220,7 +220,7 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     variants: list[str] | None = setting(
         None,

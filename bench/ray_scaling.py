@@ -25,7 +25,7 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.config import add_field_options, parse_options, setting  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 
 def _positive(text: str) -> int:
@@ -50,7 +50,7 @@ def _positive_big(text: str) -> int:
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     workers: list[int] = setting(
         doc="worker counts to measure (1 2)",

@@ -33,12 +33,12 @@ pin_blas_threads(force=True)  # before numpy loads: one BLAS thread (the search'
 import numpy as np  # noqa: E402
 
 from agents.base import AgentSpecError, make_agent  # noqa: E402
-from agents.config import add_field_options, parse_options, setting  # noqa: E402
 from agents.evaluation.ratings import wilson_interval  # noqa: E402
 from scopa_env import core, observation  # noqa: E402
 from scopa_env.policy import ActBatch  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 DEFAULT_NET = "bot:path=agents/bots/classic"
 DEFAULT_SEARCH = "bot:path=agents/bots/classic-search"
@@ -83,7 +83,7 @@ def measure(search: str, net: str, hands: int, seed: int) -> dict[str, dict[str,
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     search: str = setting(DEFAULT_SEARCH, f"the search's agent spec (default {DEFAULT_SEARCH})", show_default=False)
     net: str = setting(DEFAULT_NET, f"the network that plays the hands (default {DEFAULT_NET})", show_default=False)

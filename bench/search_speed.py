@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.config import add_field_options, parse_options, setting
 from scopa_env import core
 from scopa_env.rules import Rules, get_rules, variant_names
+from scopa_env.settings import add_field_options, parse_options, setting
 
 __all__ = ["main"]
 
@@ -204,7 +204,7 @@ def bench_single(variant: str, rounds: int, rev: str) -> dict[str, Any] | None:
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     variants: str = setting("classic,scopone-scientifico", "comma-separated variants", show_default=False)
     positions: int = setting(30, "positions timed per variant and search", parse=int, show_default=False)

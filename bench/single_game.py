@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.config import add_field_options, parse_options, setting
 from scopa_env.rules import get_rules, variant_names
+from scopa_env.settings import add_field_options, parse_options, setting
 
 __all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
 
@@ -115,7 +115,7 @@ def _positive(kind: Callable[[str], float | int], what: str) -> Callable[[str], 
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     variants: str = setting(
         "classic,scopa-a-quattro",

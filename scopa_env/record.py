@@ -33,6 +33,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -46,12 +47,14 @@ from scopa_env.policy import ActBatch, Policy, uniform_capture_picks, uniform_le
 from scopa_env.record_check import RecordFileError, check_file
 from scopa_env.record_writer import RecordWriter, deals_from_deck
 from scopa_env.rules import Rules, get_rules, variant_names
+from scopa_env.settings import add_field_options, parse_options, setting
 from scopa_env.shuffle import splitmix64
 
 __all__ = [
     "MAX_BATCH",
     "MAX_GAMES",
     "MAX_SEED",
+    "Options",
     "PerGameRandomAgent",
     "RecordFileError",
     "RecordWriter",
@@ -240,6 +243,31 @@ WRITE_ARGS = ("variant", "games", "seed", "batch")
 """Arguments of writing, which ``--check`` does not take."""
 
 
+@dataclass
+class Options:
+    """The command line's options (``scopa_env.settings``: each field's doc is its help). A writing option left out
+    is None, so that ``--check`` can refuse the ones given; ``main`` fills in the defaults the docs name."""
+
+    variant: str | None = setting(None, f"variant to write (default classic; one of {', '.join(variant_names())})")
+    games: int | None = setting(
+        None, "number of complete matches to write, 1..10**8 (default 10)", parse=int_arg(1, MAX_GAMES)
+    )
+    seed: int | None = setting(
+        None, "seed of the first game, 0..2**64-1; game i uses seed + i (default 0)", parse=int_arg(0, MAX_SEED)
+    )
+    batch: int | None = setting(
+        None, "games played at once, 1..65536: speed only (default 256)", parse=int_arg(1, MAX_BATCH)
+    )
+    out: Path | None = setting(None, "output .jsonl file (one record per line), written when complete")
+    check: Path | None = setting(None, "replay FILE's records and report the first wrong line", metavar="FILE")
+    allow_unfinished: bool = setting(
+        False,
+        'with --check: accept unfinished matches ("winner": null) not marked "unfinished": true',
+        negatable=False,
+        show_default=False,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m scopa_env.record",
@@ -248,27 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         'path that is not a records file. Unfinished matches ("winner": null) are errors unless the record says '
         '"unfinished": true or --allow-unfinished is given.',
     )
-    p.add_argument(
-        "--variant",
-        help=f"variant to write (default classic; one of {', '.join(variant_names())})",
-    )
-    p.add_argument(
-        "--games", type=int_arg(1, MAX_GAMES), help="number of complete matches to write, 1..10**8 (default 10)"
-    )
-    p.add_argument(
-        "--seed", type=int_arg(0, MAX_SEED), help="seed of the first game, 0..2**64-1; game i uses seed + i (default 0)"
-    )
-    p.add_argument(
-        "--batch", type=int_arg(1, MAX_BATCH), help="games played at once, 1..65536: speed only (default 256)"
-    )
-    p.add_argument("--out", type=Path, help="output .jsonl file (one record per line), written when complete")
-    p.add_argument("--check", type=Path, metavar="FILE", help="replay FILE's records and report the first wrong line")
-    p.add_argument(
-        "--allow-unfinished",
-        action="store_true",
-        help='with --check: accept unfinished matches ("winner": null) not marked "unfinished": true',
-    )
-    args = p.parse_args(argv)
+    add_field_options(p, Options, typed=True, once=False)
+    args = parse_options(p, Options, argv)
     given = [f"--{k}" for k in WRITE_ARGS if getattr(args, k) is not None]
     if args.check is not None:
         if args.out is not None or given:

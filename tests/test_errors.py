@@ -19,6 +19,7 @@ from agents.errors import ScopaError
 from scopa_env.core import IllegalActionError
 from scopa_env.errors import ScopaEnvError
 from scopa_env.kernel import KernelUnavailableError
+from scopa_env.settings import ConfigError, YamlFileError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_ERRORS = {"StopTraining", "EndOfInput", "QuitGame", "SignalStop", "TournamentInterrupted"}
@@ -67,13 +68,15 @@ def test_every_error_class_of_the_envs_derives_from_scopa_env_error() -> None:
             if not issubclass(cls, ScopaEnvError):
                 strays.append(f"{name}.{cls_name}")
     assert not strays, f"error classes that do not derive from scopa_env.errors.ScopaEnvError: {strays}"
-    assert {"IllegalActionError", "RecordError", "StateFormatError", "KernelUnavailableError"} <= set(found)
+    expected = {"IllegalActionError", "RecordError", "StateFormatError", "KernelUnavailableError", "ConfigError"}
+    assert expected <= set(found)
 
 
 def test_one_except_catches_every_error_of_the_project() -> None:
     """The agents' base derives from the envs' root; the envs' errors keep their built-in bases."""
     assert issubclass(ScopaError, ScopaEnvError) and issubclass(AgentSpecError, ScopaEnvError)
     assert issubclass(IllegalActionError, ValueError) and issubclass(KernelUnavailableError, RuntimeError)
+    assert issubclass(ConfigError, ValueError) and issubclass(YamlFileError, ScopaEnvError)  # the settings' errors
     for error in (AgentSpecError("bad spec"), IllegalActionError("bad action")):
         with pytest.raises(ScopaEnvError):
             raise error

@@ -14,7 +14,6 @@ import torch
 
 import train
 from agents.base import make_agent
-from agents.config import ConfigError
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.weights import read_checkpoint_meta
 from agents.training.duplicate_eval import duplicate_eval, rotation_lineups
@@ -30,6 +29,7 @@ from agents.training.trainer import Trainer
 from scopa_env import core, observation
 from scopa_env.driver import play
 from scopa_env.rules import get_rules
+from scopa_env.settings import ConfigError
 from tests.helpers import checkpoint_weights, same_weights
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +134,7 @@ def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, ma
 
 
 def test_field_docs_come_from_the_fields_not_the_source() -> None:
-    from agents.config import field_docs
+    from scopa_env.settings import field_docs
 
     for f in dataclasses.fields(TrainConfig):
         assert f.metadata["doc"] and field_docs(TrainConfig)[f.name] == " ".join(f.metadata["doc"].split())

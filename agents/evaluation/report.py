@@ -15,10 +15,10 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from agents.config import short_commit
 from agents.evaluation.deals import Deals
 from agents.evaluation.entries import AgentEntry
 from agents.evaluation.ratings import PairingStats, RatingTable, SPRTResult, pairing_stats
+from agents.git_info import short_commit
 from scopa_env.atomic import atomic_open, atomic_write_text
 
 __all__ = [

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents.base import AgentSpecError, looks_like_path, parse_spec
-from agents.config import YamlFileError, read_yaml_mapping, setting
 from agents.errors import TournamentError
 from agents.evaluation.deals import MODES, Deals
 from agents.evaluation.entries import AgentEntry, build_agent, import_plugins, make_entries
@@ -56,6 +55,7 @@ from agents.evaluation.schedule import (
 from agents.signals import SignalStop, StopSignals
 from scopa_env.driver import play
 from scopa_env.rules import Rules, get_rules, variant_names
+from scopa_env.settings import YamlFileError, read_yaml_mapping, setting
 
 if TYPE_CHECKING:
     from agents.evaluation.cluster import RayTaskRunner
@@ -452,7 +452,7 @@ class EvalConfig:
 
     @staticmethod
     def from_yaml(path: str | Path, overrides: dict[str, Any] | None = None, trust_plugins: bool = False) -> EvalConfig:
-        """Read the settings from a YAML file (``agents.config.read_yaml_mapping``: ``yaml.safe_load``, plain data
+        """Read the settings from a YAML file (``scopa_env.settings.read_yaml_mapping``: ``yaml.safe_load``, plain data
         only, no Python objects), with ``overrides`` (settings given on the command line) on top. Every value goes
         through ``check_setting``; a bad key or value of the file is reported as the file's.
 

@@ -42,13 +42,13 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, path_kind
-from agents.config import add_field_options, parse_options, setting
 from agents.nets.bot import Bot, new_card, write_card, write_numpy_export
 from agents.nets.mlp import ExportError, extract_mlp
 from agents.nets.weights import ONNX, WEIGHTS, file_sha256, read_checkpoint_meta
 from scopa_env import core, observation
 from scopa_env.policy import MASKED_LOGIT
 from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.settings import add_field_options, parse_options, setting
 
 if TYPE_CHECKING:
     import torch
@@ -857,7 +857,7 @@ def _main_search_only(parser: argparse.ArgumentParser, args: Any) -> int:
 
 @dataclass
 class ExportOptions:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     checkpoint: Path = setting(
         doc="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search), "

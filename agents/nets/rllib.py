@@ -30,12 +30,12 @@ import torch
 from torch import nn
 
 from agents.base import AgentSpecError, register_agent
-from agents.config import add_field_options, parse_options, setting
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.mlp import ACTIVATIONS
 from agents.nets.weights import RLLIB_FORMAT, RLLIB_META_FILE, RLLIB_WEIGHTS_FILE, read_rllib_module
 from scopa_env import observation
 from scopa_env.rules import Rules, get_rules
+from scopa_env.settings import add_field_options, parse_options, setting
 
 __all__ = [
     "RLLIB_ACTIVATIONS",
@@ -179,7 +179,7 @@ def _make(rules: Rules, seed: int | None = None, path: str = "") -> NeuralPolicy
 
 @dataclass
 class Options:
-    """The command line's options (``agents.config``: each field's doc is its help)."""
+    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
     checkpoint: Path = setting(doc="the folder algo.save() wrote", option="checkpoint")
     module: str = setting("shared", "the module id (default: shared, masked_ppo_config's)", show_default=False)

@@ -38,12 +38,12 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, AgentSpecError, path_kind
-from agents.config import ConfigError
 from agents.errors import ScopaError
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from scopa_env import observation
 from scopa_env.rules import Rules
+from scopa_env.settings import ConfigError
 from scopa_env.shell import python_command
 
 __all__ = [

@@ -43,7 +43,6 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import make_agent
-from agents.config import add_field_options, parse_options, setting
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
 from agents.play.hints import MoveProb
@@ -65,6 +64,7 @@ from scopa_env.record import MAX_SEED, int_arg
 from scopa_env.render import pretty_card, pretty_cards, render_text
 from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.scoring import point_fields
+from scopa_env.settings import add_field_options, parse_options, setting
 
 if TYPE_CHECKING:
     from scopa_env.policy import Policy
@@ -238,7 +238,7 @@ def default_opponent(rules: Rules) -> tuple[str, list[str]]:
 
 @dataclass
 class PlayConfig:
-    """Options of one terminal session: the command line's flags (``agents.config``: each field's doc is its help).
+    """Options of one terminal session: the command line's flags (``scopa_env.settings``: each field's doc is its help).
 
     ``opponent`` None: the shipped bot of the variant, else expert / greedy / random; ``partner`` None: the opponent
     spec; ``seed`` None: a fresh one, said at the start (rematches use the next seeds of its chain); ``color``

@@ -41,7 +41,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import path_kind
-from agents.config import (
+from agents.signals import StopSignals, exit_status, signal_name
+from scopa_env.atomic import write_atomic
+from scopa_env.rules import get_rules
+from scopa_env.settings import (
     ConfigError,
     YamlFileError,
     add_field_options,
@@ -51,9 +54,6 @@ from agents.config import (
     read_yaml_mapping,
     setting,
 )
-from agents.signals import StopSignals, exit_status, signal_name
-from scopa_env.atomic import write_atomic
-from scopa_env.rules import get_rules
 from scopa_env.shell import python_command
 
 __all__ = ["ExItConfig", "ExpertIteration", "main"]

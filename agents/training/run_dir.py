@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentSpecError
-from agents.config import git
 from agents.errors import ScopaError
+from agents.git_info import git
 from agents.training import safe_state
 from scopa_env import observation
 from scopa_env.shell import TRAIN_PY, python_command

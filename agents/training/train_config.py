@@ -1,8 +1,8 @@
 """``train.py``'s settings: ``TrainConfig`` (one typed field per setting, each with its one-line doc), the shipped
 configs (``configs/*.yaml``, installed as ``scopa_configs``) and reading a config file with command-line overrides.
 
-The machinery (conversion, YAML, the command-line options, the commented YAML dump) is ``agents.config``'s, shared
-with ``evaluate.py``'s ``EvalConfig``.
+The machinery (conversion, YAML, the command-line options, the commented YAML dump) is in ``scopa_env.settings``,
+shared with ``evaluate.py``'s ``EvalConfig``.
 
     cfg = load_config("configs/smoke.yaml", {"total_steps": "2e4"})
     print(config_yaml(cfg))
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import config as _config
-from agents.config import ConfigError, YamlFileError, read_yaml_mapping, setting
 from agents.nets.mlp import ACTIVATIONS
+from scopa_env import settings as _settings
 from scopa_env.rules import Rules, get_rules
+from scopa_env.settings import ConfigError, YamlFileError, read_yaml_mapping, setting
 
 __all__ = [
     "CONFIG_DIR",
@@ -350,13 +350,13 @@ class TrainConfig:
 
 
 def field_docs(cls: type = TrainConfig) -> dict[str, str]:
-    """The one-line doc of each config field (``agents.config.field_docs``)."""
-    return _config.field_docs(cls)
+    """The one-line doc of each config field (``scopa_env.settings.field_docs``)."""
+    return _settings.field_docs(cls)
 
 
 def convert_value(key: str, raw: Any) -> Any:
     """``raw`` (from YAML or the command line) converted to the type of config field ``key``."""
-    return _config.convert_value(TrainConfig, key, raw)
+    return _settings.convert_value(TrainConfig, key, raw)
 
 
 RENAMED = {
@@ -384,12 +384,12 @@ def config_from_dict(values: dict[str, Any], source: str = "config") -> TrainCon
     if old:
         moves = ", ".join(f"{k!r} is now {RENAMED[k]!r}" for k in old)
         raise ConfigError(f"{source}: renamed config key(s): {moves}; rename them (same meaning, same values)")
-    return _config.config_from_dict(TrainConfig, values, source)
+    return _settings.config_from_dict(TrainConfig, values, source)
 
 
 def config_yaml(cfg: TrainConfig) -> str:
     """The config as YAML, one commented line per field (its doc), in field order."""
-    return _config.config_yaml(cfg)
+    return _settings.config_yaml(cfg)
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
@@ -423,4 +423,4 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     """The config of a YAML file (default ``configs/default.yaml``) with ``overrides`` applied on top; an error is
     blamed on the file, or on "command line" when the file alone is fine."""
     source = str(path or DEFAULT_CONFIG)
-    return _config.load_config(TrainConfig, read_yaml(path or DEFAULT_CONFIG), source, overrides)
+    return _settings.load_config(TrainConfig, read_yaml(path or DEFAULT_CONFIG), source, overrides)

@@ -25,7 +25,6 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import AgentSpecError, make_agent
-from agents.config import ConfigError
 from agents.nets.mlp import ACTIVATIONS
 from agents.nets.weights import warm_start_weights
 from agents.signals import StopSignals, signal_name
@@ -59,6 +58,7 @@ from agents.training.train_config import (
 from scopa_env import observation
 from scopa_env.policy import Policy
 from scopa_env.rules import Rules
+from scopa_env.settings import ConfigError
 from scopa_env.shell import TRAIN_PY, python_path, shell_command
 
 __all__ = [

@@ -45,7 +45,6 @@ from dataclasses import dataclass, fields
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agents.config import add_field_options, parse_options, setting
 from agents.play.match import KNOCK_CHOICES, MoveError
 from agents.play.web.game import WebGame
 from agents.play.web.registry import (
@@ -57,6 +56,7 @@ from agents.play.web.registry import (
 )
 from scopa_env import kernel
 from scopa_env.cards import parse_card
+from scopa_env.settings import add_field_options, parse_options, setting
 
 try:  # the web extra; without it ``scopa-web`` says how to install it (``_require_web``)
     import anyio
@@ -631,7 +631,7 @@ _LIMITS = (
 
 @dataclass
 class WebOptions:
-    """The command line's options (``agents.config``: each field's doc is its help); ``main`` makes the
+    """The command line's options (``scopa_env.settings``: each field's doc is its help); ``main`` makes the
     ``ServerConfig`` from them."""
 
     host: str = setting("127.0.0.1", "address to bind (default 127.0.0.1: this machine only)", show_default=False)

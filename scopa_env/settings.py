@@ -2,9 +2,13 @@
 
 A script's settings are one dataclass: ``agents.training.train_config.TrainConfig`` for ``train.py``,
 ``agents.evaluation.tournament.EvalConfig`` for ``evaluate.py``, ``agents.training.expert_iteration.ExItConfig`` for
-expert iteration. Each field is declared with ``setting(default, "one line of doc")``: the doc lives in the field's
-metadata (``field_docs``), not in the source, so it is there however the module was loaded (``python -m cProfile
-train.py --help``, a zip, a frozen app). This module holds the machinery they share:
+expert iteration, an ``Options`` dataclass for each of the smaller commands (the recorder ``python -m
+scopa_env.record``, the terminal game, the web server, the exporter, the bench scripts). Each field is declared with
+``setting(default, "one line of doc")``: the doc lives in the field's metadata (``field_docs``), not in the source,
+so it is there however the module was loaded (``python -m cProfile train.py --help``, a zip, a frozen app). This
+module holds the machinery they share; it is in the env layer, below ``agents``, so that every command, the
+recorder included, builds its options the one way. Its errors, ``ConfigError`` (a ``ValueError``) and
+``YamlFileError``, derive from ``scopa_env.errors.ScopaEnvError`` like every error of the env layer:
 
 - ``read_yaml_mapping``: the one YAML reader (``yaml.safe_load``: plain data, never Python objects or code), its
   failures sorted into ``YamlFileError.kind`` so that each script words them its own way;
@@ -16,8 +20,8 @@ train.py --help``, a zip, a frozen app). This module holds the machinery they sh
   ``--progress/--no-progress`` for a bool, ``nargs`` for a list; a field's ``setting(option=..., metavar=...,
   repeat=...)`` names its flag), only the options given becoming overrides (``given_fields``); with ``convert`` each
   value is checked as argparse reads it (``evaluate.py``: ``EvalConfig``'s own checks);
-- ``parse_options``: the commands whose settings are their options alone (``python -m agents.play``, the web
-  server, the exporter) declare them as a dataclass too, each field's ``setting(parse=..., choices=...,
+- ``parse_options``: the commands whose settings are their options alone (the recorder, ``python -m agents.play``,
+  the web server, the exporter) declare them as a dataclass too, each field's ``setting(parse=..., choices=...,
   show_default=False)`` keeping the option's own type check, help and messages, and get the dataclass back;
 - ``StoreOnce`` / ``BooleanOnce`` / ``SwitchOnce``: argparse actions refusing an option given twice (``--seed 1 --seed
   2``, ``--progress --no-progress``) instead of letting the last one silently win (the commands of
@@ -39,7 +43,6 @@ import argparse
 import dataclasses
 import functools
 import math
-import subprocess
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,10 +50,9 @@ from typing import Any, TypeVar
 
 import yaml
 
-from agents.errors import ScopaError
+from scopa_env.errors import ScopaEnvError
 
 __all__ = [
-    "ROOT",
     "BooleanOnce",
     "ConfigError",
     "StoreOnce",
@@ -63,13 +65,11 @@ __all__ = [
     "convert_value",
     "field_docs",
     "field_types",
-    "git",
     "given_fields",
     "load_config",
     "parse_options",
     "read_yaml_mapping",
     "setting",
-    "short_commit",
     "to_bool",
     "to_float",
     "to_int",
@@ -78,27 +78,7 @@ __all__ = [
 C = TypeVar("C")
 
 
-ROOT = Path(__file__).resolve().parents[1]
-"""The folder holding ``train.py`` and ``agents/``: git is asked about the repository it is in."""
-
-
-def git(*args: str, timeout: float = 20) -> str | None:
-    """The output of ``git ARGS`` run in the project's folder; None without git, outside a repository or on error."""
-    try:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, timeout=timeout, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.decode(errors="replace")
-
-
-@functools.lru_cache(maxsize=1)
-def short_commit() -> str | None:
-    """The abbreviated commit of the code (``git rev-parse --short HEAD``), or None; ``results.json`` records it."""
-    out = git("rev-parse", "--short", "HEAD", timeout=5)
-    return (out.strip() or None) if out is not None else None
-
-
-class ConfigError(ScopaError, ValueError):
+class ConfigError(ScopaEnvError, ValueError):
     """A config file or option that is invalid: unknown key, bad value, or a conflict with a resumed run."""
 
 
@@ -291,7 +271,7 @@ def config_yaml(cfg: Any) -> str:
 # --------------------------------------------------------------------------------------------------- YAML files
 
 
-class YamlFileError(ScopaError):
+class YamlFileError(ScopaEnvError):
     """A YAML config file that cannot be used. ``kind`` says why, for the caller to word it:
 
     ``folder`` (a directory), ``missing``, ``too_big`` (over ``max_bytes``), ``unreadable`` (``detail``: the
