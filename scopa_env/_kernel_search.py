@@ -26,10 +26,12 @@ from scopa_env._kernel_jit import (
     CURRENT,
     DEAL_NO,
     DECK,
+    DMAX,
     DONE,
     HAND_NO,
     HANDS,
     I_HAND_OVER,
+    I_MATCH_OVER,
     I_POINTS,
     INFO_SIZE,
     KNOCK,
@@ -41,6 +43,7 @@ from scopa_env._kernel_jit import (
     PILES,
     PLAY,
     R_ACE_ALL,
+    R_CIRULLA,
     R_D,
     R_FF_L,
     R_FF_P,
@@ -150,13 +153,95 @@ def random_card(rc: np.ndarray, st: np.ndarray, key: int) -> int:
     return best
 
 
+_SUB_STREAM = np.uint64(0xC4A5E)  # policy._SUB_STREAM: the CHOOSE-phase picks' stream
+_PICK_TIE = 1e-9
+"""Relative gap under which two picks' keys count as tied (``random_pick`` then leaves the pick to numpy)."""
+
+
 @njit(cache=True)
-def play_random(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int, seats: int, info: np.ndarray) -> bool:
+def random_pick(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int) -> int:
+    """``RandomAgent``'s capture pick in the CHOOSE phase (``policy.uniform_capture_picks`` on the picks' stream of
+    the position, as ``RandomAgent.act`` draws it): each candidate card's weight is the number of captures whose
+    lowest card beyond the picks is that card (uniform over the legal cards when the pending card's rank is on the
+    table), and the pick is the argmax of ``u ** (1 / weight)``, ``u`` the card's draw. Returns -1, leaving the pick
+    to the Python one (numpy's power, whose last bit may differ from libm's), when the two best keys are within a
+    relative ``_PICK_TIE`` of each other, when no card has a weight, and for the fifteens' rules (cirulla's picks
+    are drawn elsewhere)."""
+    if rc[R_FIFTEENS] or rc[R_CIRULLA]:
+        return -1
+    r = rc[R_R]
+    table, picked, pending = st[TABLE], st[PICKED], st[PENDING]
+    weights = np.zeros(DMAX, dtype=np.float64)
+    same = table & rc[R_RANKMASK + pending % r]
+    if same:  # single cards of the pending card's rank: uniform over the legal picks
+        cands = legal_bits(rc, pc, st)
+        rest = cands
+        while rest:
+            weights[lowbit(rest)] = 1.0
+            rest &= rest - 1
+    else:
+        target = pending % r + 1
+        p = picked
+        top = -1
+        while p:
+            x = lowbit(p)
+            target -= x % r + 1
+            top = x
+            p &= p - 1
+        cands = table & ~picked
+        counts = np.zeros(target + 1, dtype=np.float64)  # subsets of the available cards above k adding up to t
+        counts[0] = 1.0
+        for k in range(rc[R_D] - 1, -1, -1):  # the available cards, from the highest id down
+            if not (cands >> k) & 1:
+                continue
+            v = k % r + 1
+            if v > target:
+                continue
+            if k > top:
+                weights[k] = counts[target - v]
+            for t in range(target, v - 1, -1):
+                counts[t] += counts[t - v]
+    base = _splitmix((position_key(rc, st, key) ^ _SUB_STREAM) + _GOLDEN)  # position_random(h, 1, D, sub=True)
+    best, best_key, second = -1, -1.0, -1.0
+    rest = cands
+    while rest:
+        x = lowbit(rest)
+        rest &= rest - 1
+        w = weights[x]
+        if w <= 0:
+            continue
+        z = base + np.uint64(x + 1) * _GOLDEN
+        z = (z ^ (z >> _U31)) * _M2
+        z ^= z >> np.uint64(29)
+        u = np.float64(z >> np.uint64(11)) * 1.1102230246251565e-16  # 2 ** -53
+        k = u ** (1.0 / w)
+        if k > best_key:
+            best, second, best_key = x, best_key, k
+        elif k > second:
+            second = k
+    if best < 0 or second >= best_key * (1.0 - _PICK_TIE):
+        return -1
+    return best
+
+
+@njit(cache=True)
+def play_random(
+    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int, seats: int, info: np.ndarray, picks: bool
+) -> bool:
     """``RandomAgent`` (``key``) plays the seats of the bit mask ``seats`` while one of them is to act in the PLAY
-    phase (``random_card``, then ``step``); stops after a move that ends the hand (``info`` holds it) and returns
-    whether one did."""
-    while st[PHASE] == PLAY and (seats >> st[CURRENT]) & 1:
-        step(rc, pc, st, random_card(rc, st, key), info)
+    phase (``random_card``, then ``step``), and with ``picks`` in the CHOOSE phase too (``random_pick``, up to a pick
+    it leaves to Python); stops after a move that ends the hand (``info`` holds it) and returns whether one did."""
+    while (seats >> st[CURRENT]) & 1:
+        phase = st[PHASE]
+        if phase == PLAY:
+            action = random_card(rc, st, key)
+        elif phase == CHOOSE and picks:
+            action = random_pick(rc, pc, st, key)
+            if action < 0:
+                return False
+        else:
+            return False
+        step(rc, pc, st, action, info)
         if info[I_HAND_OVER]:
             return True
     return False
@@ -173,17 +258,31 @@ def play_then_random(
     seats: int,
     out: np.ndarray,
     mask: np.ndarray,
-) -> tuple[int, bool, int, bool]:
+    through: bool,
+) -> tuple[int, bool, int, bool, bool]:
     """``ScopaEnv``'s step against a ``RandomAgent``: ``step`` of the learner's ``action``, then ``play_random`` for
-    the seats of ``seats``. Stops after a move that ends the hand (``info`` holds it) or at a decision that is not a
-    random card play; stopped at a seat outside ``seats`` with the hand going on, writes that seat's observation
-    into ``out`` and its legal actions into ``mask``. Returns (``step``'s code, a hand ended, the legal actions'
-    bits where it stopped, observed)."""
+    the seats of ``seats``, their capture picks included (``play_random`` with ``picks``). Stops after a move that
+    ends the hand (``info`` holds it) or at a decision that is not a random card play nor a pick it makes; stopped
+    at a seat outside ``seats`` with the hand going on, writes that seat's observation into ``out`` and its legal
+    actions into ``mask``. With ``through``, the first hand that ends without ending the match does not stop it:
+    its step info is kept in ``info[INFO_SIZE : 2 * INFO_SIZE]`` (``info`` must be that long) and play goes on in
+    the next hand. Returns (``step``'s code, a hand ended where it stopped, the legal actions' bits where it
+    stopped, 0 after a hand ended; observed; a hand's info was kept)."""
     code = step(rc, pc, st, action, info)
-    if code < 0 or info[I_HAND_OVER]:
-        return code, code >= 0, 0, False
-    if play_random(rc, pc, st, key, seats, info):
-        return code, True, 0, False
+    if code < 0:
+        return code, False, 0, False, False
+    kept = False
+    ended = info[I_HAND_OVER] != 0
+    while True:
+        if ended:
+            if kept or not through or info[I_MATCH_OVER]:
+                return code, True, 0, False, kept
+            for i in range(INFO_SIZE):
+                info[INFO_SIZE + i] = info[i]
+            kept = True
+        ended = play_random(rc, pc, st, key, seats, info, True)
+        if not ended:
+            break
     seat = st[CURRENT]
     observed = not (seats >> seat) & 1
     bits = legal_bits(rc, pc, st)
@@ -191,7 +290,7 @@ def play_then_random(
         observe(rc, st, seat, out)
         for a in range(rc[R_NACTIONS]):
             mask[a] = (bits >> a) & 1
-    return code, False, bits, observed
+    return code, False, bits, observed, kept
 
 
 # ----------------------------------------------------------------------------------------------- plies left

@@ -137,7 +137,7 @@ def _warm_up(mod: ModuleType) -> None:
         mod.observe(k.rc, st, int(st[mod.CURRENT]), out)
         mod.observe_masked(k.rc, k.pc, st, int(st[mod.CURRENT]), out, True, np.zeros(k.rules.num_actions, np.int8))
         mod.position_key(k.rc, st, 1)
-        mod.play_random(k.rc, k.pc, st.copy(), 1, 0, info)
+        mod.play_random(k.rc, k.pc, st.copy(), 1, 0, info, True)
         mod.is_open(k.rc, st)
         for dtype in (np.bool_, np.int8):
             mod.legal_mask(k.rc, k.pc, st, np.zeros(k.rules.num_actions, dtype=dtype))

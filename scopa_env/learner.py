@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core, observation
 from scopa_env.driver import decide
-from scopa_env.policy import _SUB_STREAM, Policy, RandomAgent, _splitmix_int, resolve_policy
+from scopa_env.policy import Policy, RandomAgent, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
@@ -117,31 +117,14 @@ def _as_policy(spec: OpponentSpec, rules: Rules, what: str) -> Policy:
 
 
 _PLAY = int(core.Phase.PLAY)
+_CHOOSE = int(core.Phase.CHOOSE)
+_empty, _F32, _BOOL = np.empty, np.dtype(np.float32), np.dtype(np.bool_)
 _STATE_FIELDS = tuple(f.name for f in fields(core.State))
 
 
 def _take(state: core.State, idx: npt.NDArray[np.intp]) -> core.State:
     """The games ``idx`` of ``state`` as a new state (like ``State.take``, with one copy instead of two)."""
     return core.State(**{name: getattr(state, name)[idx] for name in _STATE_FIELDS})
-
-
-_GOLDEN, _M64 = 0x9E3779B97F4A7C15, (1 << 64) - 1  # policy.position_random's SplitMix64 constants
-
-
-def _draws_at(h: int, cards: int, d: int) -> list[float]:
-    """``policy.position_random(h, 1, d, sub=True)`` at the cards of the bit mask ``cards``, 0.0 at the others: the
-    same numbers where they are read (each is a hash of ``h`` and its index alone), without hashing the whole deck."""
-    base = _splitmix_int(((h ^ _SUB_STREAM) + _GOLDEN) & _M64)  # position_random's base for call 1
-    out = [0.0] * d
-    while cards:
-        low = cards & -cards
-        cards ^= low
-        x = low.bit_length() - 1
-        z = (base + (x + 1) * _GOLDEN) & _M64
-        z = ((z ^ (z >> 31)) * 0x94D049BB133111EB) & _M64
-        z ^= z >> 29
-        out[x] = (z >> 11) * 2.0**-53
-    return out
 
 
 def _policy_seed(seq: np.random.SeedSequence) -> int:
@@ -573,12 +556,13 @@ class SingleLearnerGame(LearnerGames):
     is a ``SingleGame``: the learner's moves, observations and masks cost no batched core call. The opponents and
     ``mask_filter`` still see a ``core.State``, built for them at each of their decisions; ``state`` is such a copy
     (assigning a ``core.State`` of one game replaces the game). A ``scopa_env.policy.RandomAgent`` (the class
-    itself, not a subclass) is played without one: its card draws (``uniform_legal``) are made in compiled code
-    (``SingleGame.play_random``; with the learner's move and its next observation in one call when it plays every
-    other seat: ``SingleGame.play_then_random``) and its capture picks (``uniform_capture_picks``) in Python, from
-    the same position-keyed stream, so they are the same numbers. ``mask`` is read-only (rebuilt after
-    every step). ``scopa_env.gym.ScopaEnv`` plays on it, on ``play_legal`` when the action is a legal card id;
-    ``tests/test_single.py`` plays the same episodes on both engines and compares every result.
+    itself, not a subclass) is played without one: its card draws (``uniform_legal``) and capture picks
+    (``uniform_capture_picks``) are made in compiled code from the same position-keyed stream, so they are the same
+    numbers (``SingleGame.play_random``; with the learner's move and its next observation in one call when it plays
+    every other seat: ``play_then_random``, which ``play_legal`` also lets play on past the end of a hand that cannot
+    end the episode); a pick between two near-tied keys is left to ``RandomAgent.act``. ``mask`` is read-only
+    (rebuilt after every step). ``scopa_env.gym.ScopaEnv`` plays on it, on ``play_legal`` when the action is a legal
+    card id; ``tests/test_single.py`` plays the same episodes on both engines and compares every result.
     """
 
     def __init__(self, rules: Rules | str, num_games: int = 1, *args: Any, **kwargs: Any) -> None:
@@ -598,9 +582,19 @@ class SingleLearnerGame(LearnerGames):
         """The learner's observation made by the last ``step_legal``'s compiled call (``play_legal`` hands it over)."""
         self._mask_ready: npt.NDArray[np.bool_] | None = None
         """Its (D,) legal actions, made in the same call: ``learner_mask`` hands them over once."""
+        self._fast: tuple[RandomAgent, int, Any, npt.NDArray[np.int64], npt.NDArray[np.int64], int, int] | None = None
+        """With ``_against_random`` a ``RandomAgent``: (it, its seats, ``play_then_random``'s compiled entry point,
+        ``rc``, ``pc``, the observation's and the mask's sizes), for ``play_legal``'s path in one call."""
+        self._through = False
+        """Whether the hand now played can end without ending the episode (unless it ends the match): then
+        ``play_legal``'s compiled call may play on past its end (``episode="match"``, more hands than it to go)."""
+        self._key_of: tuple[object, int] = (object(), 0)
+        """(a ``RandomAgent.key`` object, its 64 bits as the int64 the kernel takes): converted once per key."""
+        self._seat_side = get_rules(rules).seat_side  # (a property that builds its tuple at every read)
         super().__init__(rules, 1, *args, **kwargs)
         self._actor_row: list[int] = self.seat_actor[0].tolist()
         self._d = self.rules.num_cards
+        self._num_sides = self.rules.num_sides
 
     @property  # type: ignore[override]
     def state(self) -> core.State:
@@ -648,7 +642,7 @@ class SingleLearnerGame(LearnerGames):
 
     def start_seed(self, seed: int) -> None:
         """``start([0], [seed])``: a new episode with the game of ``seed`` (an int in [0, 2**64))."""
-        self.game = SingleGame(self.rules, seed)
+        self.game = self.game.restarted(seed)
         self._assign_one()
         self._ending_one = None
         self._single_ends = []
@@ -666,11 +660,11 @@ class SingleLearnerGame(LearnerGames):
         if mode == "rotate":
             seat = int(self.episodes[0]) % n
         elif mode == "random":
-            seat = int(self.rng.integers(n, size=1)[0])
+            seat = int(self.rng.integers(n))  # the same draw as integers(n, size=1)[0], and the same stream after
         else:
             seat = int(mode)
         opp = 0 if len(self._pool) == 1 else int(self.rng.choice(len(self._pool), size=1, p=self._pool_probs)[0])
-        side = rules.seat_side[seat]
+        side = self._seat_side[seat]
         team = rules.sides[side]
         actor = self._pool[opp]
         if self._partner < 0:
@@ -679,10 +673,15 @@ class SingleLearnerGame(LearnerGames):
             row = [-1 if i == seat else self._partner if i in team else actor for i in range(n)]
         self._actor_row = row
         others = {a for a in row if a >= 0}
-        self._against_random = None
+        self._against_random = self._fast = None
         if len(others) == 1:  # one policy plays every other seat: a RandomAgent among them plays in compiled code
             actor = others.pop()
-            self._against_random = (actor, sum(1 << i for i, a in enumerate(row) if a == actor))
+            seats = sum(1 << i for i, a in enumerate(row) if a == actor)
+            self._against_random = (actor, seats)
+            policy = self._actors[actor]
+            if type(policy) is RandomAgent:
+                c = self.game._c
+                self._fast = (policy, seats, c.play_then_random, c.rc, c.pc, c.obs_size, c.a)
         self.seat = seat
         """The learner's seat (``learner_seat[0]`` as an int)."""
         self.seat_actor[0] = row
@@ -694,6 +693,7 @@ class SingleLearnerGame(LearnerGames):
         self.hands[0] = 0
         self.margin[0] = 0
         self.finished[0] = False
+        self._through = self.episode == "match" and 1 < self.max_hands
 
     def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
         act = np.asarray(actions)
@@ -722,7 +722,7 @@ class SingleLearnerGame(LearnerGames):
         if against is not None and self.mask_filter is None:
             policy = self._actors[against[0]]
             if type(policy) is RandomAgent:  # the learner's move and the opponent's cards in one compiled call
-                ended, bits, obs, mask = game.play_then_random(action, int(policy.key), against[1])
+                ended, bits, obs, mask = game.play_then_random(action, self._key(policy), against[1])
                 if obs is not None:  # the hand goes on at a seat the policy does not play: the learner's decision
                     self._mask_array = None  # as below
                     self._mask_bits = bits
@@ -740,6 +740,16 @@ class SingleLearnerGame(LearnerGames):
         self._set_learner_mask()
         return self._reward
 
+    def _key(self, policy: RandomAgent) -> int:
+        """``policy.key`` (64 bits) as the int64 the kernel takes, converted once per key object."""
+        key = policy.key
+        seen, k = self._key_of
+        if seen is not key:
+            k = int(key)
+            k = k - (1 << 64) if k >> 63 else k
+            self._key_of = (key, k)
+        return k
+
     def play_legal(
         self, action: int
     ) -> tuple[npt.NDArray[np.float32], float, list[tuple[npt.NDArray[np.float32], bool, int, int, int, int]]] | None:
@@ -748,6 +758,40 @@ class SingleLearnerGame(LearnerGames):
         compiled call when it could be; the reward; ``last_ends``)."""
         if not (0 <= action < self._d and self._mask_bits >> action & 1):
             return None
+        fast = self._fast
+        if fast is not None and self.mask_filter is None:
+            # step_legal's RandomAgent branch, inlined (the hot path of ScopaEnv.step: the same calls and results)
+            policy, seats, play_then_random, rc, pc, obs_size, num_actions = fast
+            game = self.game
+            key_of = self._key_of
+            key = key_of[1] if key_of[0] is policy.key else self._key(policy)
+            out = _empty(obs_size, _F32)
+            mask = _empty(num_actions, _BOOL)
+            # through: a hand that ends may be played past when accounting it cannot end the episode
+            code, over, bits, seen, kept = play_then_random(
+                rc, pc, game._st, action, game._info, key, seats, out, mask, self._through
+            )
+            if code < 0:  # not reached: the action is legal
+                game._raise_illegal(action)
+            self._single_ends = []
+            self._reward = 0.0
+            self._mask_array = None
+            if kept:  # the hand that ended on the way, its step info kept after the last step's
+                self._account_kernel_hand(game._c.mod.INFO_SIZE)
+            if seen:  # the hand goes on at the learner's decision
+                self._observed = None
+                self._mask_bits = bits
+                self._mask_ready = mask
+                return out, self._reward, self._single_ends
+            self._observed = self._mask_ready = None
+            if over:
+                self._account_kernel_hand(0)
+            self._play_others()
+            self._set_learner_mask()
+            ends = self._single_ends
+            if ends:
+                return ends[0][0], self._reward, ends
+            return self.game.observe(), self._reward, ends
         reward = self.step_legal(action)
         ends = self._single_ends
         if ends:
@@ -826,102 +870,57 @@ class SingleLearnerGame(LearnerGames):
             if actor < 0 or finished:
                 return
             policy = actors[actor]
-            if type(policy) is RandomAgent:
-                # RandomAgent.act drawn here: the same numbers from its position-keyed stream, no core.State needed
-                if game.phase == _PLAY:  # uniform_legal's cards, compiled, up to a decision of another kind
-                    seats = sum(1 << i for i, x in enumerate(row) if x == actor)
-                    ended = game.play_random(int(policy.key), seats)
-                    if ended is not None:  # the hand is over
-                        self._account_single(ended)
+            if type(policy) is RandomAgent and game.phase in (_PLAY, _CHOOSE):
+                # RandomAgent.act drawn here, compiled: uniform_legal's cards and uniform_capture_picks' picks, the
+                # same numbers from its position-keyed stream, no core.State needed; up to a decision of another seat
+                # or kind, or a pick between two near-tied keys, which RandomAgent.act makes below (numpy's power)
+                seats = sum(1 << i for i, x in enumerate(row) if x == actor)
+                ended = game.play_random(self._key(policy), seats, True)
+                if ended is not None:  # the hand is over
+                    self._account_single(ended)
                     continue
-                c = game._c
-                key = int(policy.key)
-                h = int(c.mod.position_key(c.rc, game._st, key - (1 << 64) if key >> 63 else key))
-                action = self._random_pick(h)
-            else:
-                acts = np.array([actor], dtype=np.int32)
-                action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
+                if not (seats >> game.current & 1 and game.phase == _CHOOSE):
+                    continue
+            acts = np.array([actor], dtype=np.int32)
+            action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
             info = game.play(action)
             if info.__class__ is SingleStep:  # the hand is over
                 self._account_single(info)  # type: ignore[arg-type]
 
-    def _random_pick(self, h: int) -> int:
-        """``RandomAgent.act`` in the CHOOSE phase: ``uniform_capture_picks`` on the (D,) numbers of the picks'
-        stream of the position key ``h`` (``position_random(h, 1, D, sub=True)``, drawn at the candidate cards only:
-        ``_draws_at``)."""
+    def _account_kernel_hand(self, at: int) -> None:
+        """``_account_single`` of a hand the game's last compiled call ended, read from its step info at ``at`` in
+        ``game._info`` (0: the last step's, what ``SingleGame._hand_over`` reads; ``INFO_SIZE``: the hand
+        ``play_then_random`` played through), without building the ``SingleStep``."""
         game = self.game
-        c, d = game._c, self._d
-        value, table, picked, pending = c.value, game.table, game.picked, game.pending
-        weights = [0.0] * d
-        if table & c.rank_cards[c.rank[pending]]:  # equal: uniform over the mask
-            cands = rest = game.legal_bits()
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                weights[low.bit_length() - 1] = 1.0
-        else:
-            target = value[pending]
-            p = picked
-            while p:
-                low = p & -p
-                target -= value[low.bit_length() - 1]
-                p ^= low
-            top = picked.bit_length() - 1  # -1 with no picks
-            cands = avail = table & ~picked
-            counts = [0.0] * (target + 1)  # counts[t]: subsets of the available cards above k adding up to t
-            counts[0] = 1.0
-            rest = avail
-            while rest:  # the available cards, from the highest id down
-                k = rest.bit_length() - 1
-                rest ^= 1 << k
-                v = value[k]
-                if v > target:
-                    continue
-                if k > top:
-                    weights[k] = counts[target - v]
-                counts = counts[:v] + [counts[t] + counts[t - v] for t in range(v, target + 1)]
-        # uniform_capture_picks' weighted draw: the same numpy power on the same (1, D) rows (element by element:
-        # the numbers of the cards never read do not change the others), then its argmax with -1 for the cards of
-        # weight 0 (the first of equal keys; card 0 if no card has a weight)
-        draw = _draws_at(h, cands, d)
-        inv_row = [1.0] * d  # weight 0: not drawn
-        rest = cands  # every card of weight > 0 is one of them
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            x = low.bit_length() - 1
-            if weights[x] > 0:
-                inv_row[x] = 1.0 / weights[x]
-        inv = np.array([inv_row], dtype=np.float64)
-        keys = (np.array([draw], dtype=np.float64) ** inv)[0].tolist()
-        best, best_key = 0, -1.0
-        while cands:  # every card of weight > 0 is one of them
-            low = cands & -cands
-            x = low.bit_length() - 1
-            if weights[x] > 0 and keys[x] > best_key:
-                best, best_key = x, keys[x]
-            cands ^= low
-        return best
+        c = game._c
+        m, f = c.mod, c.num_fields
+        info = game._info[at : at + m.I_POINTS + self._num_sides * f].tolist()
+        self._account_hand(info[m.I_POINTS + f - 1 :: f], bool(info[m.I_MATCH_OVER]), info[m.I_WINNER])
 
     def _account_single(self, info: SingleStep) -> None:
         """``LearnerGames._account`` for the one game."""
         if not info.hand_over:
             return
         assert info.hand_points is not None
+        self._account_hand(info.hand_points[:, -1].tolist(), info.match_over, info.winner)
+
+    def _account_hand(self, points: list[int], match_over: bool, winner: int) -> None:
+        """``_account_single`` of a hand that ended: the sides' ``points`` of the hand, whether the match is over and
+        its winner."""
         side = int(self.learner_side[0])
-        points = info.hand_points[:, -1].tolist()
         margin = points[side] - max(x for i, x in enumerate(points) if i != side)  # margin_vs_best_other
         self.margin[0] += margin
         self.hands[0] += 1
+        self._through = self.episode == "match" and int(self.hands[0]) + 1 < self.max_hands
         if self.reward == "points":
             self._reward += margin
         if self.episode == "hand":
             ended, truncated, result = True, False, (margin > 0) - (margin < 0)
         else:
-            over = info.match_over
+            over = match_over
             truncated = not over and int(self.hands[0]) >= self.max_hands
             ended = over or truncated
-            result = (1 if info.winner == side else -1) if over else 0
+            result = (1 if winner == side else -1) if over else 0
         if not ended:
             return
         if self.reward == "match":

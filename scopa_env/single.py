@@ -120,8 +120,8 @@ class _Consts:
         obs, mask8, mask = np.zeros(1, np.float32), np.zeros(1, np.int8), np.zeros(1, np.bool_)
         self.play = _compiled(mod.play, rc, pc, st, 0, info)
         self.play_observed = _compiled(mod.play_observed, rc, pc, st, 0, info, 0, obs, mask8)
-        self.play_random = _compiled(mod.play_random, rc, pc, st, 0, 0, info)
-        self.play_then_random = _compiled(mod.play_then_random, rc, pc, st, 0, info, 0, 0, obs, mask)
+        self.play_random = _compiled(mod.play_random, rc, pc, st, 0, 0, info, True)
+        self.play_then_random = _compiled(mod.play_then_random, rc, pc, st, 0, info, 0, 0, obs, mask, True)
         self.legal_bits = _compiled(mod.legal_bits, rc, pc, st)
         self.observe = _compiled(mod.observe, rc, st, 0, obs)
         self.observe_masked = _compiled(mod.observe_masked, rc, pc, st, 0, obs, True, mask8)
@@ -206,7 +206,7 @@ class SingleGame:
         self._st[c.mod.PENDING] = -1
         self._st[c.mod.LAST] = -1
         self._st[c.mod.WINNER] = -1
-        self._info = np.zeros(c.mod.INFO_SIZE, dtype=np.int64)
+        self._info = np.zeros(2 * c.mod.INFO_SIZE, dtype=np.int64)  # the second half: play_then_random's kept hand
         if seed is not None:
             self.new_match(seed)
 
@@ -243,6 +243,18 @@ class SingleGame:
         seed = _match_seed(seed)
         c = self._c
         c.new_match(c.rc, self._st, seed & 0xFFFFFFFF, seed >> 32)
+
+    def restarted(self, seed: int) -> SingleGame:
+        """A new game of the same rules, at the start of the match of ``seed``: ``SingleGame(rules, seed)`` without
+        looking the rules up again."""
+        seed = _match_seed(seed)
+        c = self._c
+        g = SingleGame.__new__(SingleGame)
+        g.rules, g._c = self.rules, c
+        g._st = np.zeros(c.mod.STATE_SIZE, dtype=np.int64)  # new_match sets every field
+        g._info = np.zeros(2 * c.mod.INFO_SIZE, dtype=np.int64)
+        c.new_match(c.rc, g._st, seed & 0xFFFFFFFF, seed >> 32)
+        return g
 
     @classmethod
     def from_state(cls, rules: Rules | str, state: core.State, game: int = 0) -> SingleGame:
@@ -403,14 +415,16 @@ class SingleGame:
             self._raise_illegal(act)
         return (self._hand_over() if over else None), out, mask, seat
 
-    def play_random(self, key: int, seats: int) -> SingleStep | None:
+    def play_random(self, key: int, seats: int, picks: bool = False) -> SingleStep | None:
         """``RandomAgent`` with key ``key`` (its ``key`` attribute, 64 bits) plays for the seats of the bit mask
         ``seats`` while one of them is to act in the PLAY phase, its cards drawn as ``RandomAgent.act`` draws them
         (the same position-keyed numbers) and played as ``play`` plays them; compiled in one call. Stops after a
-        move that ends the hand and returns its ``SingleStep``, else None. Capture picks are left to the caller."""
+        move that ends the hand and returns its ``SingleStep``, else None. Capture picks are left to the caller;
+        with ``picks``, it makes them too (``uniform_capture_picks``' draws) but for a near tie of two picks' keys
+        (numpy's power decides those: ``RandomAgent.act``), where it stops in the CHOOSE phase."""
         c = self._c
         key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
-        if c.play_random(c.rc, c.pc, self._st, key, seats, self._info):
+        if c.play_random(c.rc, c.pc, self._st, key, seats, self._info, bool(picks)):
             return self._hand_over()
         return None
 
@@ -429,7 +443,9 @@ class SingleGame:
         out = _empty(c.obs_size, _F32)
         mask = _empty(c.a, _BOOL)
         key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
-        code, over, bits, seen = c.play_then_random(c.rc, c.pc, self._st, act, self._info, key, seats, out, mask)
+        code, over, bits, seen, _ = c.play_then_random(
+            c.rc, c.pc, self._st, act, self._info, key, seats, out, mask, False
+        )
         if code < 0:
             self._raise_illegal(act)
         if over:

@@ -3,6 +3,7 @@
 - ``random_card`` / ``play_random`` / ``position_key``: ``RandomAgent``'s cards drawn in compiled code equal the
   Python-int draws (``policy.position_key`` / ``position_random``, themselves equal to ``PositionStreams``: see
   tests/test_hostile_inputs.py) and the argmax ``uniform_legal`` takes, position after position, on several variants.
+- ``random_pick``: ``RandomAgent``'s capture picks drawn in compiled code equal ``RandomAgent.act``'s on the core.
 - ``SingleGame.observe_masked``: ``observe`` and ``mask_int8`` (or zeros) in one call.
 - ``kernel.drop_stale_search_cache``: the players' disk cache goes when the rules' source is newer.
 
@@ -112,6 +113,42 @@ def test_play_random_plays_what_the_python_loop_played(variant: str) -> None:
                 fast.play(a)
                 slow.play(a)
             assert np.array_equal(fast._st, slow._st)
+
+
+@pytest.mark.parametrize("variant", ("classic", "scopone-scientifico", "simple-8", "scopa-d-assi"))
+def test_compiled_capture_picks_are_the_random_agents(variant: str) -> None:
+    """``random_pick`` (``RandomAgent``'s capture pick, compiled) picks what ``RandomAgent.act`` picks on the core
+    (``uniform_capture_picks`` on the position's stream) at every CHOOSE decision of games whose picks the agent
+    makes, and ``play_random(..., picks=True)`` plays them. It leaves a pick to the agent (-1) only for two keys within
+    a relative 1e-9, which these games never meet."""
+    from scopa_env.driver import decide
+    from scopa_env.policy import RandomAgent
+
+    k = kernel_for(variant)
+    m = k.mod
+    agents = [RandomAgent(variant, seed=s) for s in (1, 2)]
+    keys = [int(a.key) for a in agents]
+    rng = np.random.default_rng(5)
+    checked = 0
+    for seed in range(40):
+        game = SingleGame(variant, seed)
+        while not game.done:
+            if game.phase == int(core.Phase.CHOOSE):
+                state, one = game.to_state(), np.zeros(1, np.intp)
+                for i, key in enumerate(keys):
+                    want = int(decide(game.rules, state, agents, np.array([i]), one, check=True)[0])
+                    assert int(m.random_pick(k.rc, k.pc, game._st, key)) == want
+                fast, seat = game.copy(), game.current
+                fast.play_random(keys[0], 1 << seat, picks=True)  # the picks up to the end of the move
+                game.play(int(decide(game.rules, state, agents, np.array([0]), one)[0]))
+                while game.current == seat and game.phase == int(core.Phase.CHOOSE):
+                    game.play(int(decide(game.rules, game.to_state(), agents, np.array([0]), one)[0]))
+                assert np.array_equal(fast._st, game._st)
+                checked += 1
+                continue
+            legal = [a for a in range(game.rules.num_actions) if game.legal_bits() >> a & 1]
+            game.play(int(rng.choice(legal)))
+    assert checked > 50
 
 
 @pytest.mark.parametrize("variant", ("classic", "cirulla", "scopa-a-quattro"))

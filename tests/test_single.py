@@ -264,21 +264,6 @@ def test_fused_wrapper_iterates_agents_like_pettingzoos() -> None:
         assert counts == [2, 2]
 
 
-def test_random_agents_capture_picks_draw_the_streams_numbers() -> None:
-    """``SingleLearnerGame`` draws a ``RandomAgent``'s capture picks at the candidate cards only: the same numbers
-    as ``policy.position_random`` there."""
-    from scopa_env.learner import _draws_at
-    from scopa_env.policy import position_random
-
-    rng = np.random.default_rng(9)
-    for _ in range(2000):
-        h, d = int(rng.integers(2**63)) * 2 + int(rng.integers(2)), int(rng.choice([40, 43, 52]))
-        cards = int(rng.integers(2**62)) & ((1 << d) - 1)
-        full, part = position_random(h, 1, d, sub=True), _draws_at(h, cards, d)
-        assert [part[x] for x in range(d) if cards >> x & 1] == [full[x] for x in range(d) if cards >> x & 1]
-        assert all(part[x] == 0.0 for x in range(d) if not cards >> x & 1)
-
-
 # --------------------------------------------------------------------------------------------------- the Gymnasium env
 
 
@@ -293,6 +278,7 @@ class _BatchedScopaEnv(ScopaEnv):
         ("classic", {"reward": "points", "episode": "hand", "learner_seat": "rotate"}),
         ("scopa-a-quattro", {"partner": "random", "learner_seat": 1}),
         ("simple-3", {"reward": "points", "max_hands": 2}),
+        ("classic", {"reward": "points", "max_hands": 3, "learner_seat": 0}),
         ("scopone-scientifico", {"opponents": ["random", "random"], "probs": [0.3, 0.7]}),
     ],
 )
