@@ -192,6 +192,8 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
     cols = min(3, n)
     rows_n = math.ceil(n / cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.4 * rows_n), squeeze=False)
+    colours: dict[str, str] = {}  # one colour per agent in every panel, in order of first appearance
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (variant, board) in zip(axes.flat, boards.items(), strict=False):
         for row in board_rows(board["results"], board["costs"]):
             if row["ms"] is None:
@@ -203,6 +205,7 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
                 yerr=[[row["rating"] - row["low"]], [row["high"] - row["rating"]]],
                 fmt="o",
                 capsize=3,
+                color=colours.setdefault(row["agent"], palette[len(colours) % len(palette)]),
             )
             ax.annotate(row["agent"], (ms, row["rating"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
         ax.set_xscale("log")
