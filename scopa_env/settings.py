@@ -326,7 +326,7 @@ class StoreOnce(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-class SwitchOnce(argparse.Action):
+class SwitchOnce(StoreOnce):
     """``store_true``, refusing the switch given twice."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
@@ -335,8 +335,7 @@ class SwitchOnce(argparse.Action):
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: str | None = None
     ) -> None:
-        _once(self, parser, namespace, option)
-        setattr(namespace, self.dest, True)
+        super().__call__(parser, namespace, True, option)
 
 
 class BooleanOnce(argparse.BooleanOptionalAction):
