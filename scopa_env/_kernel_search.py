@@ -144,13 +144,20 @@ def random_card(rc: np.ndarray, st: np.ndarray, key: int) -> int:
     while hand:
         x = lowbit(hand)
         hand &= hand - 1
-        z = base + np.uint64(x + 1) * _GOLDEN
-        z = (z ^ (z >> _U31)) * _M2
-        z ^= z >> np.uint64(29)
-        z >>= np.uint64(11)
+        z = card_draw(base, x)
         if best < 0 or z > top:
             best, top = x, z
     return best
+
+
+@njit(cache=True)
+def card_draw(base: np.uint64, x: int) -> np.uint64:
+    """Card ``x``'s number of ``policy.position_random``'s row whose base is ``base``, as its 53-bit integer (the
+    float is it times 2 ** -53)."""
+    z = base + np.uint64(x + 1) * _GOLDEN
+    z = (z ^ (z >> _U31)) * _M2
+    z ^= z >> np.uint64(29)
+    return z >> np.uint64(11)
 
 
 _SUB_STREAM = np.uint64(0xC4A5E)  # policy._SUB_STREAM: the CHOOSE-phase picks' stream
@@ -210,10 +217,7 @@ def random_pick(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int) -> int
         w = weights[x]
         if w <= 0:
             continue
-        z = base + np.uint64(x + 1) * _GOLDEN
-        z = (z ^ (z >> _U31)) * _M2
-        z ^= z >> np.uint64(29)
-        u = np.float64(z >> np.uint64(11)) * 1.1102230246251565e-16  # 2 ** -53
+        u = np.float64(card_draw(base, x)) * 1.1102230246251565e-16  # 2 ** -53
         k = u ** (1.0 / w)
         if k > best_key:
             best, second, best_key = x, best_key, k

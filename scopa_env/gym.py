@@ -250,13 +250,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(num_actions,) bool: the learner's legal actions (all False once the episode is over)."""
-        single = self._single
-        if single is not None:
-            ready = single._mask_ready  # learner_mask's common case: made by the last step's compiled call
-            if ready is not None:
-                single._mask_ready = None
-                return ready
-            return single.learner_mask()
+        if self._single is not None:
+            return self._single.learner_mask()
         return self.games.mask[0].copy()
 
     def render(self) -> str | None:  # type: ignore[override]  # gymnasium 1.2 types frames, not ansi text

@@ -24,7 +24,7 @@ from scopa_env.policy import Policy, RandomAgent, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
-from scopa_env.single import SingleGame, SingleStep, bits_of, next_seed
+from scopa_env.single import SingleGame, SingleStep, bits_of, int64_key, next_seed
 
 __all__ = [
     "EPISODE_MODES",
@@ -745,8 +745,7 @@ class SingleLearnerGame(LearnerGames):
         key = policy.key
         seen, k = self._key_of
         if seen is not key:
-            k = int(key)
-            k = k - (1 << 64) if k >> 63 else k
+            k = int64_key(int(key))
             self._key_of = (key, k)
         return k
 

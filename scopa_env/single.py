@@ -33,7 +33,7 @@ from scopa_env import core
 from scopa_env.kernel import kernel_for
 from scopa_env.rules import Rules, get_rules
 
-__all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "game_from_state", "new_game", "next_seed"]
+__all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "game_from_state", "int64_key", "new_game", "next_seed"]
 
 _PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.Phase.DONE)
 _MASK_CACHE_LIMIT = 1 << 16
@@ -184,6 +184,11 @@ def _field(at: int, doc: str) -> property:
     return property(lambda self: int(self._st[at]), put, doc=doc)
 
 
+def int64_key(key: int) -> int:
+    """A ``RandomAgent.key`` (64 bits) as the int64 with the same bits, which the kernel's random play takes."""
+    return key - (1 << 64) if key >> 63 else key
+
+
 def _fields(at: int, count: str, doc: str) -> property:
     """A list attribute of the game (``count``: the rules' attribute giving its length), as Python ints."""
     return property(lambda self: self._st[at : at + getattr(self._c.rules, count)].tolist(), doc=doc)
@@ -249,11 +254,15 @@ class SingleGame:
         looking the rules up again."""
         seed = _match_seed(seed)
         c = self._c
-        g = SingleGame.__new__(SingleGame)
-        g.rules, g._c = self.rules, c
-        g._st = np.zeros(c.mod.STATE_SIZE, dtype=np.int64)  # new_match sets every field
-        g._info = np.zeros(2 * c.mod.INFO_SIZE, dtype=np.int64)
+        g = self._around(np.zeros(c.mod.STATE_SIZE, dtype=np.int64))  # new_match sets every field
         c.new_match(c.rc, g._st, seed & 0xFFFFFFFF, seed >> 32)
+        return g
+
+    def _around(self, st: npt.NDArray[np.int64]) -> SingleGame:
+        """A game of the same rules on the kernel state ``st`` (not copied), with its own step info."""
+        g = SingleGame.__new__(SingleGame)
+        g.rules, g._c, g._st = self.rules, self._c, st
+        g._info = np.zeros_like(self._info)  # both halves: play_then_random's kept hand
         return g
 
     @classmethod
@@ -328,11 +337,7 @@ class SingleGame:
 
     def copy(self) -> SingleGame:
         """A copy of this game (its own state: stepping one leaves the other as it was)."""
-        g = SingleGame.__new__(SingleGame)
-        g.rules, g._c = self.rules, self._c
-        g._st = self._st.copy()
-        g._info = np.zeros_like(self._info)
-        return g
+        return self._around(self._st.copy())
 
     @property
     def done(self) -> bool:
@@ -423,7 +428,7 @@ class SingleGame:
         with ``picks``, it makes them too (``uniform_capture_picks``' draws) but for a near tie of two picks' keys
         (numpy's power decides those: ``RandomAgent.act``), where it stops in the CHOOSE phase."""
         c = self._c
-        key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
+        key = int64_key(key)
         if c.play_random(c.rc, c.pc, self._st, key, seats, self._info, bool(picks)):
             return self._hand_over()
         return None
@@ -442,7 +447,7 @@ class SingleGame:
             self._raise_illegal(act)
         out = _empty(c.obs_size, _F32)
         mask = _empty(c.a, _BOOL)
-        key = key - (1 << 64) if key >> 63 else key  # the same 64 bits as an int64
+        key = int64_key(key)
         code, over, bits, seen, _ = c.play_then_random(
             c.rc, c.pc, self._st, act, self._info, key, seats, out, mask, False
         )
