@@ -693,7 +693,7 @@ class SingleLearnerGame(LearnerGames):
         self.hands[0] = 0
         self.margin[0] = 0
         self.finished[0] = False
-        self._through = self.episode == "match" and 1 < self.max_hands
+        self._update_through()
 
     def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], EpisodeEnds, npt.NDArray[np.bool_]]:
         act = np.asarray(actions)
@@ -903,6 +903,10 @@ class SingleLearnerGame(LearnerGames):
         assert info.hand_points is not None
         self._account_hand(info.hand_points[:, -1].tolist(), info.match_over, info.winner)
 
+    def _update_through(self) -> None:
+        """``_through`` for the hand about to be played: the episode is a match with more hands than it to go."""
+        self._through = self.episode == "match" and int(self.hands[0]) + 1 < self.max_hands
+
     def _account_hand(self, points: list[int], match_over: bool, winner: int) -> None:
         """``_account_single`` of a hand that ended: the sides' ``points`` of the hand, whether the match is over and
         its winner."""
@@ -910,7 +914,7 @@ class SingleLearnerGame(LearnerGames):
         margin = points[side] - max(x for i, x in enumerate(points) if i != side)  # margin_vs_best_other
         self.margin[0] += margin
         self.hands[0] += 1
-        self._through = self.episode == "match" and int(self.hands[0]) + 1 < self.max_hands
+        self._update_through()
         if self.reward == "points":
             self._reward += margin
         if self.episode == "hand":
