@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from agents.base import AgentSpecError, load_network, register_agent
 from agents.baselines.features import (
+    Moves,
     act_with_knocks,
     require_state,
 )
@@ -44,6 +45,7 @@ from agents.search.endgame import (
 from agents.search.expert import expert_moves
 from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
 from agents.search.lookahead import (
+    KernelMoves,
     RolloutPolicy,
     WorldSampler,
     _move_margins,
@@ -144,17 +146,22 @@ class PIMCAgent(Policy):
         return actions
 
     def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """The action that starts each game's move of best mean margin (plus prior)."""
+        return _best_actions(state, games, self.search(state, games))
+
+    def search(
+        self, state: core.State, games: npt.NDArray[np.intp]
+    ) -> tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+        """The search of each game's decision: candidates (first world's), mean margins (n, width), first index.
+
+        The margins include the prior; ``-inf`` pads rows with fewer candidates (as ``AZAgent.search``)."""
         rules = self.rules
         remaining = remaining_plies(rules, state, games)
         exact = remaining <= self.endgame
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
         prior = np.where(exact, 0.0, self.prior)
-        return _best_actions(
-            state,
-            games,
-            _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler),
-        )
+        return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler)
 
 
 @register_agent(
