@@ -25,7 +25,7 @@ from scopa_env import core, observation
 from scopa_env.core import Phase
 from scopa_env.driver import play
 from scopa_env.policy import ActBatch
-from scopa_env.rules import CIRULLA_VARIANTS, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from tests.helpers import SCOPA_VARIANTS
 from tests.test_search import decisions, random_positions, reshuffle_hidden
 
@@ -129,6 +129,16 @@ def test_az_options_are_checked(tmp_path: Path) -> None:
         load_net(rules, quattro)
 
 
+def assert_checkpoint_and_export_agree(rules: Rules, st: core.State, checkpoint: Path, export: Path) -> None:
+    """The fast faces: the torch checkpoint and its exported numpy bot choose the same actions on ``st``'s
+    positions."""
+    rows = np.flatnonzero(st.phase != Phase.DONE)
+    batch = ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+    torch_net = make_agent(f"neural:path={checkpoint}", rules, seed=0)
+    numpy_bot = make_agent(f"bot:path={export},prefer=numpy", rules, seed=0)
+    assert np.array_equal(torch_net.act(batch), numpy_bot.act(batch))
+
+
 def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_path: Path) -> None:
     from agents.training.expert_iteration import main
 
@@ -144,12 +154,7 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
     assert (run / "last.zip").is_file() and (run / "eval.png").is_file() and (run / "nets" / "iter_1").is_dir()
     rules = get_rules("classic")
     st = random_positions(rules, 16, 5, seed=3)
-    rows = np.flatnonzero(st.phase != Phase.DONE)
-    batch = ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
-    # The fast faces: the torch checkpoint and the exported numpy bot choose the same actions.
-    torch_net = make_agent(f"neural:path={run / 'last.zip'}", rules, seed=0)
-    numpy_bot = make_agent(f"bot:path={run / 'nets' / 'iter_1'},prefer=numpy", rules, seed=0)
-    assert np.array_equal(torch_net.act(batch), numpy_bot.act(batch))
+    assert_checkpoint_and_export_agree(rules, st, run / "last.zip", run / "nets" / "iter_1")
     # The search faces: az on the checkpoint and az on the exported directory search alike, move for move.
     za = decisions(make_agent(f"az:path={run / 'last.zip'},worlds=3", rules, seed=4), rules, st, seed=4, calls=1)
     zb = decisions(make_agent(f"az:path={run / 'nets' / 'iter_1'},worlds=3", rules, seed=4), rules, st, 4, calls=1)

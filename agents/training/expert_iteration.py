@@ -60,6 +60,10 @@ __all__ = ["ExItConfig", "ExpertIteration", "main"]
 
 Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
 
+DATA_FIELDS = ("obs", "mask", "action", "ret", "values")
+"""The arrays of an iteration's data (``data/iter_K.npz``); ``values`` (the teacher's action values) only with
+``soft_temperature`` or ``explore``."""
+
 
 @dataclasses.dataclass
 class ExItConfig:
@@ -70,7 +74,16 @@ class ExItConfig:
         "agents/bots/classic", "network to start from: a bot export directory or a train.py checkpoint (.zip)"
     )
     teacher: str = setting(
-        "az:worlds=16,prior=0.5", "the search that labels the positions (an az spec; path= is set to the network)"
+        "az:worlds=16,prior=0.5",
+        "the search that labels the positions: an az spec (path= is set to the network) or a pimc spec",
+    )
+    soft_temperature: float = setting(
+        0.0,
+        "0: fit the actor to the teacher's moves (argmax); T > 0: to the softmax at T of the teacher's action "
+        "values (its mean margins plus prior: the search's calculation, not only its choice)",
+    )
+    explore: float = setting(
+        0.0, "share of the self-play decisions played by the current network instead of the teacher (DAgger)"
     )
     iterations: int = setting(6, "iterations in all (a leg may stop earlier: max_minutes)")
     hands: int = setting(2000, "hands of search self-play per iteration (fresh deals every iteration)")
@@ -99,10 +112,21 @@ class ExItConfig:
                 raise ConfigError(f"{key} must be >= 1, got {getattr(self, key)}")
         if self.learning_rate <= 0 or self.max_minutes <= 0 or self.value_coef < 0:
             raise ConfigError("learning_rate and max_minutes must be > 0 and value_coef >= 0")
-        if not self.teacher.startswith("az"):
-            raise ConfigError(f"teacher must be an az spec (az:worlds=16,...), got {self.teacher!r}")
-        if "path=" in self.teacher:
+        if self.teacher.split(":", 1)[0] not in ("az", "pimc"):
+            raise ConfigError(
+                f"teacher must be an az or a pimc spec (az:worlds=16,..., pimc:worlds=256,...), got {self.teacher!r}"
+            )
+        if self.teacher.startswith("az") and "path=" in self.teacher:
             raise ConfigError("teacher: leave path= out; the run sets it to the current network every iteration")
+        if self.soft_temperature < 0 or not 0.0 <= self.explore <= 1.0:
+            raise ConfigError(
+                f"soft_temperature must be >= 0 and explore in [0, 1], got {self.soft_temperature} and {self.explore}"
+            )
+
+    @property
+    def labels(self) -> bool:
+        """Whether the self-play keeps the teacher's action values (soft targets) or plays the network's moves."""
+        return self.soft_temperature > 0 or self.explore > 0
 
 
 # --------------------------------------------------------------------------------------------------- networks
@@ -183,8 +207,17 @@ def save_policy_checkpoint(policy: Any, path: Path, meta: dict[str, Any]) -> Pat
 # --------------------------------------------------------------------------------------------------- self-play
 
 
-def _selfplay_chunk(variant: str, teacher: str, seed: int, lo: int, hi: int) -> tuple[npt.NDArray[Any], ...]:
-    """Hands ``lo`` to ``hi - 1`` of one iteration's self-play (a worker task; the teacher is cached per process)."""
+def _selfplay_chunk(
+    variant: str, teacher: str, seed: int, lo: int, hi: int, student: str | None = None, explore: float = 0.0
+) -> tuple[npt.NDArray[Any], ...]:
+    """Hands ``lo`` to ``hi - 1`` of one iteration's self-play (a worker task; the teacher is cached per process).
+
+    With ``student`` (an agent spec) the teacher's action values are kept as well (``search_labels``) and the
+    student plays a share ``explore`` of the decisions."""
+    if student is not None:
+        from agents.training.search_labels import labelled_hands
+
+        return labelled_hands(variant, teacher, student, explore, seed, lo, hi)
     from agents.training.imitation import teacher_batch_remote
 
     return teacher_batch_remote(variant, teacher, seed, lo, hi)
@@ -232,10 +265,15 @@ class ExpertIteration:
 
     def _selfplay(self, net_dir: Path, k: int) -> dict[str, npt.NDArray[Any]]:
         cfg = self.cfg
-        teacher = f"{cfg.teacher}{',' if ':' in cfg.teacher else ':'}path={net_dir}"
+        teacher = cfg.teacher
+        if teacher.startswith("az"):
+            teacher = f"{teacher}{',' if ':' in teacher else ':'}path={net_dir}"
         seed = cfg.seed * 1_000_003 + (k + 1) * 10_000_000
         starts = list(range(0, cfg.hands, cfg.chunk))
-        args = [(cfg.variant, teacher, seed, lo, min(cfg.hands, lo + cfg.chunk)) for lo in starts]
+        extra: tuple[Any, ...] = ()
+        if cfg.labels:
+            extra = (f"bot:path={net_dir},prefer=numpy,endgame={cfg.eval_endgame}", cfg.explore)
+        args = [(cfg.variant, teacher, seed, lo, min(cfg.hands, lo + cfg.chunk), *extra) for lo in starts]
         t0 = time.perf_counter()
         from tqdm import tqdm
 
@@ -259,7 +297,7 @@ class ExpertIteration:
                     except BaseException:  # stopped: drop the queued chunks (the running ones end on their own)
                         pool.shutdown(wait=False, cancel_futures=True)
                         raise
-        data = {name: np.concatenate([c[i] for c in chunks]) for i, name in enumerate(("obs", "mask", "action", "ret"))}
+        data = {name: np.concatenate([c[i] for c in chunks]) for i, name in enumerate(DATA_FIELDS[: len(chunks[0])])}
         n = len(data["action"])
         self.log(
             f"iteration {k}: {cfg.hands} hands of search self-play, {n} decisions, {time.perf_counter() - t0:.0f} s"
@@ -275,17 +313,26 @@ class ExpertIteration:
             path = self.run_dir / "data" / f"iter_{j}.npz"
             if path.exists():
                 with np.load(path) as z:
-                    parts.append({name: z[name] for name in ("obs", "mask", "action", "ret")})
+                    parts.append({name: z[name] for name in DATA_FIELDS if name in z.files})
         data = TeacherData(
             np.concatenate([p["obs"] for p in parts]).astype(np.float32),
             np.concatenate([p["mask"] for p in parts]),
             np.concatenate([p["action"] for p in parts]).astype(np.int64),
             np.concatenate([p["ret"] for p in parts]).astype(np.float32),
         )
+        targets = None
+        if cfg.soft_temperature > 0:
+            from agents.training.search_labels import soft_targets
+
+            if any("values" not in p for p in parts):
+                raise ConfigError("soft_temperature > 0 needs the teacher's action values; this window has none")
+            values = np.concatenate([p["values"] for p in parts])
+            targets = soft_targets(values, data.mask, data.action, cfg.soft_temperature)
         t0 = time.perf_counter()
         stats = pretrain_policy(
             policy,
             data,
+            targets=targets,
             epochs=cfg.epochs,
             batch_size=cfg.batch_size,
             learning_rate=cfg.learning_rate,

@@ -196,12 +196,17 @@ def _teacher_chunks_on_ray(
 
 
 def _teacher_games(
-    rules: Rules, agent: Policy, seeds: npt.NDArray[np.uint64], progress: Callable[[int], None] | None
+    rules: Rules,
+    agent: Policy,
+    seeds: npt.NDArray[np.uint64],
+    progress: Callable[[int], None] | None,
+    on_act: Callable[[], None] | None = None,
 ) -> tuple[npt.NDArray[Any], ...]:
     """(obs, mask, action, return) of every decision of one hand per seed, on the game driver.
 
     The driver's decision hook captures each decision (observation, mask, action, the acting side) and its step
-    hook the hand margins of the games whose hand ended.
+    hook the hand margins of the games whose hand ended. ``on_act()`` is called with each decision captured (after
+    the agent's call), so a caller can keep what the agent computed for it (``search_labels.labelled_hands``).
     """
     side_of = np.array(rules.seat_side)
     b = seeds.size
@@ -214,6 +219,8 @@ def _teacher_games(
         act_l.append(d.actions)
         game_l.append(d.games)
         side_l.append(side_of[d.state.current[d.games]])
+        if on_act is not None:
+            on_act()
 
     def hand_margins(state: core.State, info: core.StepInfo, finished: npt.NDArray[np.bool_]) -> None:
         ended = np.flatnonzero(info.hand_over & finished)
@@ -303,16 +310,20 @@ def pretrain_policy(
     value_coef: float = 0.5,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    targets: npt.NDArray[np.float32] | None = None,
 ) -> dict[str, float]:
     """Fit an SB3 ``MaskableActorCriticPolicy`` to teacher data; returns the last epoch's mean losses and accuracy.
 
-    ``progress(rows)`` is called after each minibatch (``epochs * len(data)`` rows in all)."""
+    ``targets``: (n, A) distributions over actions to fit instead of ``data.action`` (soft cross-entropy; the
+    accuracy is then the share of rows whose most probable action is the target's). ``progress(rows)`` is called
+    after each minibatch (``epochs * len(data)`` rows in all)."""
     device = policy.device
     gen = torch.Generator().manual_seed(seed)
     obs = torch.as_tensor(data.obs)
     mask = torch.as_tensor(data.mask)
     act = torch.as_tensor(data.action)
     ret = torch.as_tensor(data.ret)
+    soft = None if targets is None else torch.as_tensor(targets)
     opt = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     policy.set_training_mode(True)
     stats: dict[str, float] = {}
@@ -325,7 +336,12 @@ def pretrain_policy(
             idx = perm[lo : lo + batch_size]
             o, m, a, r = obs[idx].to(device), mask[idx].to(device), act[idx].to(device), ret[idx].to(device)
             logits, values = policy_heads(policy, o, m)
-            p_loss = F.cross_entropy(logits, a)
+            if soft is not None:
+                t = soft[idx].to(device)
+                p_loss = -(t * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+                a = t.argmax(dim=1)
+            else:
+                p_loss = F.cross_entropy(logits, a)
             v_loss = F.mse_loss(values, r)
             loss = p_loss + value_coef * v_loss
             opt.zero_grad()
