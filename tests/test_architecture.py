@@ -336,6 +336,8 @@ OTHER_READERS = {
     "from bytes the loader took out of the checkpoint (agents.training.run_dir)",
     ("agents/training/expert_iteration.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), not "
     "weights",
+    ("agents/training/distil.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), read for a "
+    "fresh network's fit, not weights",
 }
 """Reads of the kinds below outside the loader, each with why it is no weight file."""
 _READERS = {"torch", "np", "numpy", "onnx", "pickle", "safetensors"}

@@ -93,7 +93,25 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> No
     with np.load(run / "data" / "iter_0.npz") as z:
         assert z["values"].shape == z["mask"].shape and np.isfinite(z["values"]).any(axis=1).all()
     assert json.loads((run / "state.json").read_text())["iteration"] == 1
+    # A fresh network fitted to the run's labels (agents.training.distil) is a bot that plays legal moves.
+    from agents.training import distil
+
+    out = tmp_path / "distilled"
+    assert distil.main([str(run), "--arch", "8,8", "--epochs", "1", "--threads", "1", "--out", str(out)]) == 0
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["architecture"]["hidden"] == [8, 8] and card["distilled"]["rows"] == len(
+        np.load(run / "data" / "iter_0.npz")["action"]
+    )
     rules = get_rules("classic")
+    bot = make_agent(f"bot:path={out}", rules, seed=0)
+    st = random_positions(rules, 8, 3, seed=4)
+    rows = np.flatnonzero(st.phase != Phase.DONE)
+    from scopa_env import observation
+    from scopa_env.policy import ActBatch
+
+    mask = core.legal_action_mask(rules, st)[rows]
+    acts = bot.act(ActBatch(rules, observation.observe(rules, st)[rows], mask, st, rows))
+    assert mask[np.arange(rows.size), acts].all()
     assert_checkpoint_and_export_agree(
         rules, random_positions(rules, 8, 3, seed=2), run / "last.zip", run / "nets" / "iter_1"
     )
@@ -114,3 +132,15 @@ def test_expert_iteration_refuses_bad_label_settings(
 
     assert main([*args, "--run-root", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_distil_refuses_runs_without_action_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.training import distil
+
+    assert distil.main([str(tmp_path)]) == 2
+    assert "no config.yaml" in capsys.readouterr().err
+    (tmp_path / "config.yaml").write_text("variant: classic\n")
+    (tmp_path / "data").mkdir()
+    np.savez(tmp_path / "data" / "iter_0.npz", obs=np.zeros((1, 3)), mask=np.ones((1, 2), bool), action=[0], ret=[0.0])
+    assert distil.main([str(tmp_path)]) == 2
+    assert "no action values" in capsys.readouterr().err

@@ -1,0 +1,189 @@
+"""Fit a fresh network, of any size, to the soft search targets that expert-iteration runs have labelled.
+
+An expert-iteration run with ``soft_temperature`` (``configs/scopone_exit.yaml``) keeps every decision's observation,
+legal mask and the teacher's action values in ``RUN/data/iter_K.npz``. Its own network is fine-tuned on a sliding
+window of them; this command fits a new network (``arch``: hidden sizes) on all of them at once, from scratch, with
+the soft cross-entropy of ``search_labels.soft_targets`` and a cosine learning-rate schedule, holds out ``holdout``
+of the rows to report the fit, and writes a torch-free bot directory (``policy.npz`` and ``model_card.json``) that
+``bot:path=DIR``, ``evaluate.py`` and ``agents.nets.export`` (for ONNX and a full model card) read.
+
+    python -m agents.training.distil runs/scopone-scientifico__scopone-exit__0 --arch 512,512,512 --out runs/distil
+    python evaluate.py --variant scopone-scientifico --gauntlet "d=bot:path=runs/distil,endgame=8" --agents pimc
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from scopa_env.rules import get_rules
+from scopa_env.settings import ConfigError, add_field_options, parse_options, setting
+
+__all__ = ["DistilOptions", "fit_network", "load_labels", "main"]
+
+
+@dataclasses.dataclass
+class DistilOptions:
+    """The command line's options (``python -m agents.training.distil --help``)."""
+
+    runs: list[Path] = setting(
+        doc="expert-iteration run directories whose data/iter_K.npz hold the teacher's action values",
+        option="runs",
+        parse=Path,
+        nargs="+",
+        show_default=False,
+    )
+    out: Path = setting(Path("runs/distil"), "bot directory to write (policy.npz, model_card.json)", parse=Path)
+    arch: str = setting("512,512,512", "hidden layer sizes, comma-separated")
+    epochs: int = setting(10, "passes over the rows")
+    temperature: float = setting(0.3, "softmax temperature of the soft targets (the teacher's values in points)")
+    learning_rate: float = setting(1e-3, "Adam's learning rate at the start (cosine decay to 0 over the epochs)")
+    batch_size: int = setting(1024, "rows per gradient step")
+    holdout: float = setting(0.05, "share of the rows held out to report the fit")
+    threads: int = setting(2, "torch threads")
+    seed: int = setting(0, "seed of the network's initial weights, the split and the order of the rows")
+    name: str = setting("distil", "the bot's name in its model card")
+
+
+def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
+    """The variant and the concatenated rows (``obs``, ``mask``, ``action``, ``values``) of the runs' data files."""
+    import yaml
+
+    variant = None
+    parts: list[dict[str, npt.NDArray[Any]]] = []
+    for run in runs:
+        config = run / "config.yaml"
+        if not config.is_file():
+            raise ConfigError(
+                f"{run}: no config.yaml; give expert-iteration run directories (runs/<variant>__<name>__0)"
+            )
+        v = str(yaml.safe_load(config.read_text(encoding="utf-8"))["variant"])
+        if variant is not None and v != variant:
+            raise ConfigError(f"{run} is a {v} run, the others {variant}: fit one variant at a time")
+        variant = v
+        files = sorted((run / "data").glob("iter_*.npz"))
+        for path in files:
+            with np.load(path, allow_pickle=False) as z:  # data, not weights: arrays only
+                if "values" not in z.files:
+                    raise ConfigError(
+                        f"{path} holds no action values: the run needs soft_temperature > 0 or explore > 0"
+                    )
+                parts.append({k: z[k] for k in ("obs", "mask", "action", "values")})
+    if variant is None or not parts:
+        raise ConfigError(f"no data/iter_K.npz in {', '.join(map(str, runs))}")
+    return variant, {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def fit_network(
+    variant: str, data: dict[str, npt.NDArray[Any]], opts: DistilOptions, log: Any = print
+) -> tuple[Any, dict[str, float]]:
+    """A fresh SB3 actor-critic policy with hidden sizes ``opts.arch``, its actor fitted to the soft targets; returns
+    it and the last epoch's held-out loss and agreement (the share of rows whose most probable action is the
+    target's)."""
+    import torch
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from agents.training.imitation import TeacherData, policy_heads, pretrain_policy
+    from agents.training.search_labels import soft_targets
+    from scopa_env import observation
+
+    rules = get_rules(variant)
+    torch.manual_seed(opts.seed)
+    torch.set_num_threads(opts.threads)
+    hidden = [int(x) for x in opts.arch.split(",")]
+    policy = MaskableActorCriticPolicy(
+        spaces.Box(low=-np.inf, high=np.inf, shape=(observation.observation_size(rules),), dtype=np.float32),
+        spaces.Discrete(rules.num_actions),
+        lambda _: 0.0,
+        net_arch={"pi": hidden, "vf": hidden},
+        activation_fn=torch.nn.ReLU,
+    )
+    targets = soft_targets(data["values"], data["mask"], data["action"], opts.temperature)
+    n = int(data["action"].shape[0])
+    order = np.random.default_rng(opts.seed).permutation(n)
+    held, train = order[: int(n * opts.holdout)], order[int(n * opts.holdout) :]
+    rows = TeacherData(
+        data["obs"][train].astype(np.float32),
+        data["mask"][train],
+        data["action"][train].astype(np.int64),
+        np.zeros(train.size, dtype=np.float32),
+    )
+    stats: dict[str, float] = {}
+    for epoch in range(opts.epochs):
+        t0 = time.perf_counter()
+        lr = opts.learning_rate * 0.5 * (1 + math.cos(math.pi * epoch / opts.epochs))
+        fit = pretrain_policy(
+            policy, rows, epochs=1, batch_size=opts.batch_size, learning_rate=lr, value_coef=0.0,
+            seed=opts.seed + epoch, targets=targets[train],
+        )  # fmt: skip
+        stats = {"train_loss": fit["policy_loss"], "train_agreement": fit["accuracy"]}
+        if held.size:
+            with torch.no_grad():
+                logits, _ = policy_heads(
+                    policy, torch.as_tensor(data["obs"][held].astype(np.float32)), torch.as_tensor(data["mask"][held])
+                )
+                t = torch.as_tensor(targets[held])
+                stats["held_out_loss"] = float(-(t * torch.log_softmax(logits, 1)).sum(1).mean())
+                stats["held_out_agreement"] = float((logits.argmax(1) == t.argmax(1)).float().mean())
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in stats.items())
+        log(f"epoch {epoch + 1}/{opts.epochs} (learning rate {lr:.1e}): {shown} ({time.perf_counter() - t0:.0f} s)")
+    return policy, stats
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.training.distil",
+        description="Fit a fresh network to the soft search targets of expert-iteration runs; write a bot directory.",
+    )
+    add_field_options(parser, DistilOptions, typed=True, once=False)
+    opts = parse_options(parser, DistilOptions, list(argv) if argv is not None else None)
+    try:
+        if not all(int(x) > 0 for x in opts.arch.split(",")):
+            raise ValueError
+    except ValueError:
+        parser.error(f"--arch: positive hidden sizes separated by commas (512,512,512), got {opts.arch!r}")
+    if opts.epochs < 1 or opts.temperature <= 0 or opts.learning_rate <= 0 or not 0 <= opts.holdout < 1:
+        parser.error("--epochs must be >= 1, --temperature and --learning-rate > 0, --holdout in [0, 1)")
+    try:
+        variant, data = load_labels(opts.runs)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from agents.threads import pin_blas_threads
+
+    pin_blas_threads()
+    print(f"{variant}: {len(data['action']):,} labelled decisions from {len(opts.runs)} run(s)", flush=True)
+    policy, stats = fit_network(variant, data, opts, log=lambda s: print(s, flush=True))
+    from agents.nets.bot import new_card, write_numpy_export
+    from agents.training.expert_iteration import _actor_layers
+
+    layers, activation = _actor_layers(policy)
+    card = new_card(
+        get_rules(variant),
+        layers,
+        activation,
+        name=opts.name,
+        distilled={
+            "runs": [str(r) for r in opts.runs],
+            "rows": len(data["action"]),
+            **{k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(opts).items() if k != "runs"},
+            **{k: round(v, 4) for k, v in stats.items()},
+        },
+    )
+    out = write_numpy_export(opts.out, card, layers, activation)
+    print(f"wrote {out}: play it with bot:path={out} (add endgame=N for the exact end game)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
