@@ -28,7 +28,7 @@ import numpy.typing as npt
 from scopa_env.rules import get_rules
 from scopa_env.settings import ConfigError, add_field_options, parse_options, setting
 
-__all__ = ["DistilOptions", "fit_network", "load_labels", "main"]
+__all__ = ["DistilOptions", "fit_network", "load_labels", "main", "save_distilled_checkpoint"]
 
 
 @dataclasses.dataclass
@@ -52,6 +52,7 @@ class DistilOptions:
     threads: int = setting(2, "torch threads")
     seed: int = setting(0, "seed of the network's initial weights, the split and the order of the rows")
     name: str = setting("distil", "the bot's name in its model card")
+    endgame: int = setting(8, "open end-game plies the bot solves exactly by default (its card's endgame; 0: off)")
 
 
 def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
@@ -140,6 +141,17 @@ def fit_network(
     return policy, stats
 
 
+def save_distilled_checkpoint(policy: Any, path: Path, variant: str, rows: int, endgame: int) -> Path:
+    """The fitted policy as a ``train.py``-format checkpoint (weights and JSON only), which ``agents.nets.export``
+    turns into a full bot directory (ONNX included)."""
+    from agents.nets.checkpoint import checkpoint_meta
+    from agents.training.expert_iteration import _activation_name, save_policy_checkpoint
+
+    config = {"activation": _activation_name(policy), "algorithm": "distil", "endgame": endgame}
+    meta = checkpoint_meta(variant, rows, kind="distil", endgame=endgame, config=config)
+    return save_policy_checkpoint(policy, path, meta)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agents.training.distil",
@@ -152,8 +164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError
     except ValueError:
         parser.error(f"--arch: positive hidden sizes separated by commas (512,512,512), got {opts.arch!r}")
-    if opts.epochs < 1 or opts.temperature <= 0 or opts.learning_rate <= 0 or not 0 <= opts.holdout < 1:
-        parser.error("--epochs must be >= 1, --temperature and --learning-rate > 0, --holdout in [0, 1)")
+    if (
+        opts.epochs < 1
+        or opts.endgame < 0
+        or opts.temperature <= 0
+        or opts.learning_rate <= 0
+        or not 0 <= opts.holdout < 1
+    ):
+        parser.error(
+            "--epochs must be >= 1, --endgame >= 0, --temperature and --learning-rate > 0, --holdout in [0, 1)"
+        )
     try:
         variant, data = load_labels(opts.runs)
     except ConfigError as e:
@@ -173,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         layers,
         activation,
         name=opts.name,
+        endgame=opts.endgame,
         distilled={
             "runs": [str(r) for r in opts.runs],
             "rows": len(data["action"]),
@@ -181,7 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
     )
     out = write_numpy_export(opts.out, card, layers, activation)
-    print(f"wrote {out}: play it with bot:path={out} (add endgame=N for the exact end game)")
+    checkpoint = save_distilled_checkpoint(policy, out / "checkpoint.zip", variant, len(data["action"]), opts.endgame)
+    print(
+        f"wrote {out}: play it with bot:path={out}; {checkpoint} is the same network as a train.py checkpoint, for "
+        f"ONNX and a full model card: python -m agents.nets.export {checkpoint} --out BOT_DIR"
+    )
     return 0
 
 
