@@ -54,7 +54,13 @@ def test_default_yaml_spells_out_the_dataclass_defaults() -> None:
     assert set(read_yaml(DEFAULT_CONFIG)) == {f.name for f in dataclasses.fields(TrainConfig)}
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs").glob("*.yaml") if p.stem != "exit"))
+EXIT_CONFIGS = ("exit", "scopone_exit")
+"""The configs of ``python -m agents.training.expert_iteration`` (the others are ``train.py``'s)."""
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.stem for p in (ROOT / "configs").glob("*.yaml") if p.stem not in EXIT_CONFIGS)
+)
 def test_shipped_configs_load(name: str) -> None:
     cfg = load_config(ROOT / "configs" / f"{name}.yaml")
     assert cfg.rollout_size % cfg.batch_size == 0
@@ -62,6 +68,17 @@ def test_shipped_configs_load(name: str) -> None:
         assert max(len(s) for s in cfg.rules.sides) == 2 and cfg.partner == "self"
     if name.startswith("cirulla"):
         assert cfg.rules.cirulla and cfg.endgame > 0
+
+
+@pytest.mark.parametrize("name", EXIT_CONFIGS)
+def test_shipped_expert_iteration_configs_load(name: str) -> None:
+    from agents.training.expert_iteration import ExItConfig
+    from scopa_env.settings import load_config as load_settings
+    from scopa_env.settings import read_yaml_mapping
+
+    path = ROOT / "configs" / f"{name}.yaml"
+    cfg = load_settings(ExItConfig, read_yaml_mapping(path), str(path), {})
+    assert (ROOT / cfg.init).exists() and cfg.teacher.split(":")[0] in ("az", "pimc")
 
 
 def test_every_field_has_a_docstring_line() -> None:
