@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.settings import add_field_options, parse_options, path_arguments, setting
 
 __all__ = ["fit_slope", "main", "read_margin"]
 
@@ -80,13 +80,7 @@ def fit_slope(points: list[tuple[float, float, float]]) -> tuple[float, float]:
 class Options:
     """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
-    results: list[Path] = setting(
-        doc="evaluate.py results.json of oracle-pimc:see=p vs pimc",
-        option="results",
-        parse=Path,
-        nargs="+",
-        show_default=False,
-    )
+    results: list[Path] = path_arguments("results", "evaluate.py results.json of oracle-pimc:see=p vs pimc")
     mark: list[str] = setting(
         doc="a bot's margin vs pimc: evaluate.py results.json or a bot's model_card.json",
         default_factory=list,

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.settings import add_field_options, parse_options, path_arguments
 
 
 def _mean_ci(xs: list[float]) -> tuple[float, float]:
@@ -58,13 +58,7 @@ def scope_stats(paths: list[Path]) -> dict[str, dict[str, tuple[float, float]]]:
 class Options:
     """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
 
-    records: list[Path] = setting(
-        doc="game records (.jsonl) written by evaluate.py --records",
-        option="records",
-        parse=Path,
-        nargs="+",
-        show_default=False,
-    )
+    records: list[Path] = path_arguments("records", "game records (.jsonl) written by evaluate.py --records")
 
 
 def main(argv: list[str] | None = None) -> None:

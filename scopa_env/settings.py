@@ -68,6 +68,7 @@ __all__ = [
     "given_fields",
     "load_config",
     "parse_options",
+    "path_arguments",
     "read_yaml_mapping",
     "setting",
     "to_bool",
@@ -125,6 +126,12 @@ def setting(
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def path_arguments(name: str, doc: str) -> Any:
+    """A ``list[Path]`` field given as the command's positional argument ``name``: one or more paths (the files or
+    run directories a command reads)."""
+    return setting(doc=doc, option=name, parse=Path, nargs="+", show_default=False)
 
 
 def field_docs(cls: type) -> dict[str, str]:

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env.rules import get_rules
-from scopa_env.settings import ConfigError, add_field_options, parse_options, setting
+from scopa_env.settings import ConfigError, add_field_options, parse_options, path_arguments, setting
 
 __all__ = ["DistilOptions", "fit_network", "load_labels", "main", "save_distilled_checkpoint"]
 
@@ -35,12 +35,8 @@ __all__ = ["DistilOptions", "fit_network", "load_labels", "main", "save_distille
 class DistilOptions:
     """The command line's options (``python -m agents.training.distil --help``)."""
 
-    runs: list[Path] = setting(
-        doc="expert-iteration run directories whose data/iter_K.npz hold the teacher's action values",
-        option="runs",
-        parse=Path,
-        nargs="+",
-        show_default=False,
+    runs: list[Path] = path_arguments(
+        "runs", "expert-iteration run directories whose data/iter_K.npz hold the teacher's action values"
     )
     out: Path = setting(Path("runs/distil"), "bot directory to write (policy.npz, model_card.json)", parse=Path)
     arch: str = setting("512,512,512", "hidden layer sizes, comma-separated")
