@@ -218,12 +218,25 @@ def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
     return sizes
 
 
-def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules, path: str | Path) -> Any:
-    """The SB3 ``MaskableActorCriticPolicy`` of a checkpoint, rebuilt from its weights (layer sizes from the tensors)
-    and its activation (a ``torch.nn`` class name) rather than from SB3's pickled ``data``."""
+def new_policy(rules: Rules, net_arch: dict[str, list[int]], activation: str) -> Any:
+    """An untrained SB3 ``MaskableActorCriticPolicy`` for ``rules``' observations and actions: hidden sizes
+    ``net_arch`` (``{"pi": [...], "vf": [...]}``), ``activation`` a ``torch.nn`` class name (``ReLU``)."""
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+    size = observation.observation_size(rules)
+    return MaskableActorCriticPolicy(
+        spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32),
+        spaces.Discrete(rules.num_actions),
+        lambda _: 0.0,
+        net_arch=net_arch,
+        activation_fn=getattr(nn, activation),
+    )
+
+
+def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules, path: str | Path) -> Any:
+    """The SB3 ``MaskableActorCriticPolicy`` of a checkpoint, rebuilt from its weights (layer sizes from the tensors)
+    and its activation (a ``torch.nn`` class name) rather than from SB3's pickled ``data``."""
     where = f"checkpoint {str(path)!r}"
     if activation not in TORCH_ACTIVATIONS:
         raise AgentSpecError(f"{where}: activation {activation!r} is not one of {', '.join(TORCH_ACTIVATIONS)}")
@@ -234,16 +247,8 @@ def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules, pa
         "pi": _layer_sizes(state, "mlp_extractor.policy_net"),
         "vf": _layer_sizes(state, "mlp_extractor.value_net"),
     }
-    size = observation.observation_size(rules)
-    obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
     try:
-        policy = MaskableActorCriticPolicy(
-            obs_space,
-            spaces.Discrete(rules.num_actions),
-            lambda _: 0.0,
-            net_arch=net_arch,
-            activation_fn=getattr(nn, activation),
-        )
+        policy = new_policy(rules, net_arch, activation)
         policy.load_state_dict(state)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

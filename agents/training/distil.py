@@ -87,24 +87,16 @@ def fit_network(
     it and the last epoch's held-out loss and agreement (the share of rows whose most probable action is the
     target's)."""
     import torch
-    from gymnasium import spaces
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+    from agents.nets.checkpoint import new_policy
     from agents.training.imitation import TeacherData, policy_heads, pretrain_policy
     from agents.training.search_labels import soft_targets
-    from scopa_env import observation
 
     rules = get_rules(variant)
     torch.manual_seed(opts.seed)
     torch.set_num_threads(opts.threads)
     hidden = [int(x) for x in opts.arch.split(",")]
-    policy = MaskableActorCriticPolicy(
-        spaces.Box(low=-np.inf, high=np.inf, shape=(observation.observation_size(rules),), dtype=np.float32),
-        spaces.Discrete(rules.num_actions),
-        lambda _: 0.0,
-        net_arch={"pi": hidden, "vf": hidden},
-        activation_fn=torch.nn.ReLU,
-    )
+    policy = new_policy(rules, {"pi": hidden, "vf": hidden}, "ReLU")
     targets = soft_targets(data["values"], data["mask"], data["action"], opts.temperature)
     n = int(data["action"].shape[0])
     order = np.random.default_rng(opts.seed).permutation(n)

@@ -138,13 +138,10 @@ def _init_policy(cfg: ExItConfig) -> Any:
     ``cfg.init`` is read by ``agents.nets.weights``: a checkpoint's state dict (actor and critic), or a bot's network
     (``open_network``: the actor only, the critic then starts with the actor's hidden sizes)."""
     import torch
-    from gymnasium import spaces
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from agents.nets.checkpoint import policy_from_weights
+    from agents.nets.checkpoint import new_policy, policy_from_weights
     from agents.nets.mlp import ACTIVATIONS
     from agents.nets.weights import check_meta, open_network, read_activation, read_checkpoint_meta, read_weights
-    from scopa_env import observation
 
     rules = get_rules(cfg.variant)
     src = Path(cfg.init)
@@ -154,16 +151,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
         return policy_from_weights(read_weights(src), read_activation(src, meta), rules, src)
     bot = open_network(rules, src)
     hidden = [int(w.shape[1]) for w, _ in bot.layers[:-1]]
-    activation = ACTIVATIONS[bot.activation].torch
-    size = observation.observation_size(rules)
-    obs_space = spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32)
-    policy = MaskableActorCriticPolicy(
-        obs_space,
-        spaces.Discrete(rules.num_actions),
-        lambda _: 0.0,
-        net_arch={"pi": hidden, "vf": hidden},
-        activation_fn=getattr(torch.nn, activation),
-    )
+    policy = new_policy(rules, {"pi": hidden, "vf": hidden}, ACTIVATIONS[bot.activation].torch)
     linears: list[Any] = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
     linears.append(policy.action_net)
     with torch.no_grad():
