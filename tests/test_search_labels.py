@@ -117,10 +117,41 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> No
     )
 
 
+def test_expert_iteration_collect_only_keeps_the_network_and_every_iterations_data(tmp_path: Path) -> None:
+    """``epochs: 0``: pure DAgger labelling. The student stays as it started (one export, no fit), no iteration's data
+    is dropped from the window, ``eval_deals: 0`` evaluates nothing, and a resumed leg goes on the same way."""
+    from agents.training.expert_iteration import main
+
+    argv = [
+        "--hands", "2", "--chunk", "2", "--workers", "1", "--iterations", "2", "--window", "1", "--epochs", "0",
+        "--eval-deals", "0", "--teacher", "pimc:worlds=2", "--soft-temperature", "0.3", "--explore", "1",
+        "--run-root", str(tmp_path), "--name", "collect", "--no-progress",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    run = tmp_path / "classic__collect__0"
+    assert sorted(p.name for p in (run / "data").iterdir()) == ["iter_0.npz", "iter_1.npz"]
+    assert [p.name for p in (run / "nets").iterdir()] == ["iter_0"]
+    records = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert [r["margins"] for r in records] == [{}, {}, {}] and not (run / "eval.png").exists()
+    config = (run / "config.yaml").read_text().replace("iterations: 2", "iterations: 3")
+    (run / "config.yaml").write_text(config)
+    assert main(["--resume", str(run)]) == 0
+    assert len(list((run / "data").iterdir())) == 3
+    # the student's weights are the start's: the checkpoint's actor equals the first export's
+    assert_checkpoint_and_export_agree(
+        get_rules("classic"),
+        random_positions(get_rules("classic"), 8, 3, seed=2),
+        run / "last.zip",
+        run / "nets" / "iter_0",
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--teacher", "greedy"], "az or a pimc spec"),
+        (["--teacher", "pimc", "--epochs", "0"], "collects the teacher's action values"),
+        (["--teacher", "pimc", "--epochs", "-1"], "epochs must be >= 0"),
         (["--teacher", "pimc", "--soft-temperature", "-1"], "soft_temperature"),
         (["--teacher", "pimc", "--explore", "1.5"], "explore"),
     ],

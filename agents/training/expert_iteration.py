@@ -13,7 +13,9 @@ One iteration:
 
 The run directory holds everything needed to resume (``--resume RUN``): ``state.json`` (iterations done, wall
 clock), ``last.zip`` (a ``train.py``-format checkpoint: weights and JSON metadata only, loaded without running code),
-the data of the window (``data/iter_K.npz``) and the exported networks. ``max_minutes`` stops a leg after the
+the data of the window (``data/iter_K.npz``) and the exported networks. ``epochs: 0`` only collects: the network
+stays as it started (pure DAgger labelling with ``explore``) and every iteration's data is kept, for
+``python -m agents.training.distil``; ``eval_deals: 0`` skips the evaluations. ``max_minutes`` stops a leg after the
 iteration that crosses it, so long recipes run as resumed legs of at most 2.5 hours (``configs/exit.yaml``).
 Ctrl-C, SIGTERM and SIGHUP stop a leg (exit status 130, 143, 129) keeping every finished iteration; the one that
 was running is redone by the next leg.
@@ -90,11 +92,13 @@ class ExItConfig:
     chunk: int = setting(50, "hands per self-play task (the unit of work of a worker)")
     workers: int = setting(2, "processes playing the self-play (1: this process)")
     window: int = setting(2, "newest iterations of data the network is fitted on")
-    epochs: int = setting(2, "passes over the window's data per iteration")
+    epochs: int = setting(
+        2, "passes over the window's data per iteration (0: collect only: the network stays fixed, all data kept)"
+    )
     learning_rate: float = setting(3e-4, "Adam learning rate of the distillation")
     batch_size: int = setting(1024, "rows per gradient step")
     value_coef: float = setting(0.5, "weight of the critic's loss")
-    eval_deals: int = setting(400, "duplicate deals of each evaluation (both seatings)")
+    eval_deals: int = setting(400, "duplicate deals of each evaluation (both seatings; 0: no evaluation)")
     eval_opponents: list[str] = setting(
         default_factory=lambda: ["greedy", "expert", "pimc"], doc="opponents of the network in every evaluation"
     )
@@ -107,9 +111,17 @@ class ExItConfig:
 
     def __post_init__(self) -> None:
         get_rules(self.variant)
-        for key in ("iterations", "hands", "chunk", "workers", "window", "epochs", "batch_size", "eval_deals"):
+        for key in ("iterations", "hands", "chunk", "workers", "window", "batch_size"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"{key} must be >= 1, got {getattr(self, key)}")
+        for key in ("epochs", "eval_deals"):
+            if getattr(self, key) < 0:
+                raise ConfigError(
+                    f"{key} must be >= 0 (0: {'collect only' if key == 'epochs' else 'no evaluation'}), "
+                    f"got {getattr(self, key)}"
+                )
+        if self.epochs == 0 and not self.labels:
+            raise ConfigError("epochs: 0 collects the teacher's action values: set soft_temperature > 0 or explore > 0")
         if self.learning_rate <= 0 or self.max_minutes <= 0 or self.value_coef < 0:
             raise ConfigError("learning_rate and max_minutes must be > 0 and value_coef >= 0")
         if self.teacher.split(":", 1)[0] not in ("az", "pimc"):
@@ -339,7 +351,9 @@ class ExpertIteration:
         from agents.training.duplicate_eval import EVAL_CHUNK, duplicate_eval
 
         cfg = self.cfg
-        margins = {}
+        margins: dict[str, Any] = {}
+        if cfg.eval_deals == 0:
+            return margins
         agent = make_agent(f"bot:path={net_dir},prefer=numpy,endgame={cfg.eval_endgame}", self.rules, seed=cfg.seed)
         for spec in cfg.eval_opponents:
             opponent = make_agent(spec, self.rules, seed=cfg.seed)
@@ -374,11 +388,15 @@ class ExpertIteration:
             self._check_stop()
             (self.run_dir / "data").mkdir(exist_ok=True)
             np.savez_compressed(self.run_dir / "data" / f"iter_{k}.npz", **data)  # type: ignore[arg-type]
-            stale = self.run_dir / "data" / f"iter_{k - cfg.window}.npz"
-            stale.unlink(missing_ok=True)
-            fit = self._fit(policy, k)
             positions = int(self.state["positions"]) + len(data["action"])
-            exported = new_net = self._export(policy, k + 1)
+            if cfg.epochs == 0:  # collect only: the network stays as it is, and every iteration's data is kept
+                fit: dict[str, float] = {"rows": float(len(data["action"]))}
+                exported = new_net = net
+            else:
+                stale = self.run_dir / "data" / f"iter_{k - cfg.window}.npz"
+                stale.unlink(missing_ok=True)
+                fit = self._fit(policy, k)
+                exported = new_net = self._export(policy, k + 1)
             elapsed = wall0 + time.perf_counter() - leg_start
             margins = self._evaluate(new_net, k + 1)
             self._check_stop()  # a signal whose exception was lost: this iteration is not kept either
@@ -389,11 +407,12 @@ class ExpertIteration:
             self.state = {"iteration": k + 1, "positions": positions, "wall_s": elapsed}
             write_atomic(self.state_path, json.dumps(self.state, indent=1).encode())
             append_jsonl(self.run_dir / "eval.jsonl", record)
-            plot_eval_curves(
-                read_eval_log(self.run_dir / "eval.jsonl"),
-                self.run_dir / "eval.png",
-                title=f"{self.run_dir.name}: network alone",
-            )
+            if margins:
+                plot_eval_curves(
+                    read_eval_log(self.run_dir / "eval.jsonl"),
+                    self.run_dir / "eval.png",
+                    title=f"{self.run_dir.name}: network alone",
+                )
             if (time.perf_counter() - leg_start) / 60 >= cfg.max_minutes and self.state["iteration"] < cfg.iterations:
                 self.log(f"leg over ({cfg.max_minutes:g} minutes); resume with --resume {self.run_dir}")
                 return 0
