@@ -115,6 +115,15 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> No
     assert_checkpoint_and_export_agree(
         rules, random_positions(rules, 8, 3, seed=2), run / "last.zip", run / "nets" / "iter_1"
     )
+    # With the sweep inputs the bot is still a plain MLP over the observation: the hand-set layers come first, and
+    # its checkpoint (what agents.nets.export reads) and its numpy export agree.
+    swept = tmp_path / "swept"
+    argv = [str(run), "--arch", "8", "--epochs", "1", "--threads", "1", "--inputs", "sweep", "--out", str(swept)]
+    assert distil.main(argv) == 0
+    card = json.loads((swept / "model_card.json").read_text())
+    assert card["architecture"]["input"] == observation.observation_size(rules) and card["architecture"]["hidden"][-1] == 8
+    assert card["distilled"]["inputs"] == "sweep"
+    assert_checkpoint_and_export_agree(rules, random_positions(rules, 8, 3, seed=2), swept / "checkpoint.zip", swept)
 
 
 def test_expert_iteration_collect_only_keeps_the_network_and_every_iterations_data(tmp_path: Path) -> None:

@@ -218,13 +218,14 @@ def _layer_sizes(state: dict[str, Any], prefix: str) -> list[int]:
     return sizes
 
 
-def new_policy(rules: Rules, net_arch: dict[str, list[int]], activation: str) -> Any:
+def new_policy(rules: Rules, net_arch: dict[str, list[int]], activation: str, inputs: int | None = None) -> Any:
     """An untrained SB3 ``MaskableActorCriticPolicy`` for ``rules``' observations and actions: hidden sizes
-    ``net_arch`` (``{"pi": [...], "vf": [...]}``), ``activation`` a ``torch.nn`` class name (``ReLU``)."""
+    ``net_arch`` (``{"pi": [...], "vf": [...]}``), ``activation`` a ``torch.nn`` class name (``ReLU``); ``inputs``:
+    another input width than the observation's (a network over derived inputs, ``agents.nets.sweep_inputs``)."""
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    size = observation.observation_size(rules)
+    size = observation.observation_size(rules) if inputs is None else inputs
     return MaskableActorCriticPolicy(
         spaces.Box(low=-np.inf, high=np.inf, shape=(size,), dtype=np.float32),
         spaces.Discrete(rules.num_actions),

@@ -7,6 +7,10 @@ the soft cross-entropy of ``search_labels.soft_targets`` and a cosine learning-r
 of the rows to report the fit, and writes a torch-free bot directory (``policy.npz`` and ``model_card.json``) that
 ``bot:path=DIR``, ``evaluate.py`` and ``agents.nets.export`` (for ONNX and a full model card) read.
 
+``inputs: sweep`` fits the network on the observation plus ``agents.nets.sweep_inputs`` (per card value, the unseen
+cards that could sweep the table that play leaves) and folds their computation into three hand-set first layers:
+the bot is still a plain MLP over the observation.
+
     python -m agents.training.distil runs/scopone-scientifico__scopone-exit__0 --arch 512,512,512 --out runs/distil
     python evaluate.py --variant scopone-scientifico --gauntlet "d=bot:path=runs/distil,endgame=8" --agents pimc
 """
@@ -49,6 +53,12 @@ class DistilOptions:
     seed: int = setting(0, "seed of the network's initial weights, the split and the order of the rows")
     name: str = setting("distil", "the bot's name in its model card")
     endgame: int = setting(8, "open end-game plies the bot solves exactly by default (its card's endgame; 0: off)")
+    inputs: str = setting(
+        "obs",
+        "obs: the observation; sweep: plus, per card value, the unseen cards that could sweep the table the play "
+        "leaves and the unseen cards by rank (agents.nets.sweep_inputs), computed by three hand-set first layers",
+        choices=("obs", "sweep"),
+    )
 
 
 def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
@@ -96,7 +106,11 @@ def fit_network(
     torch.manual_seed(opts.seed)
     torch.set_num_threads(opts.threads)
     hidden = [int(x) for x in opts.arch.split(",")]
-    policy = new_policy(rules, {"pi": hidden, "vf": hidden}, "ReLU")
+    if opts.inputs == "sweep":
+        from agents.nets.sweep_inputs import sweep_inputs
+
+        data = {**data, "obs": np.concatenate([data["obs"], sweep_inputs(rules, data["obs"])], axis=1)}
+    policy = new_policy(rules, {"pi": hidden, "vf": hidden}, "ReLU", inputs=int(data["obs"].shape[1]))
     targets = soft_targets(data["values"], data["mask"], data["action"], opts.temperature)
     n = int(data["action"].shape[0])
     order = np.random.default_rng(opts.seed).permutation(n)
@@ -126,7 +140,35 @@ def fit_network(
                 stats["held_out_agreement"] = float((logits.argmax(1) == t.argmax(1)).float().mean())
         shown = ", ".join(f"{k} {v:.3f}" for k, v in stats.items())
         log(f"epoch {epoch + 1}/{opts.epochs} (learning rate {lr:.1e}): {shown} ({time.perf_counter() - t0:.0f} s)")
+    if opts.inputs == "sweep":
+        policy = _fold_sweep_inputs(rules, policy, data["obs"][held[:4096] if held.size else train[:4096]])
     return policy, stats
+
+
+def _fold_sweep_inputs(rules: Any, fitted: Any, probe: npt.NDArray[np.float32]) -> Any:
+    """The fitted policy (over ``[obs, sweep_inputs]``) as a policy over the observation alone: the hand-set sweep
+    layers in front (``agents.nets.sweep_inputs.compose``); checked on ``probe`` rows (augmented observations)."""
+    import torch
+
+    from agents.nets.checkpoint import new_policy
+    from agents.nets.mlp import ExportError
+    from agents.nets.sweep_inputs import compose
+    from agents.training.expert_iteration import _actor_layers
+
+    layers = compose(rules, _actor_layers(fitted)[0])
+    policy = new_policy(rules, {"pi": [int(w.shape[0]) for w, _ in layers[:-1]], "vf": [64, 64]}, "ReLU")
+    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+    with torch.no_grad():
+        for linear, (w, b) in zip(linears, layers, strict=True):
+            linear.weight.copy_(torch.as_tensor(w))
+            linear.bias.copy_(torch.as_tensor(b))
+        size = probe.shape[1] - 2 * rules.deck.num_ranks
+        want = fitted.action_net(fitted.mlp_extractor.forward_actor(torch.as_tensor(probe)))
+        got = policy.action_net(policy.mlp_extractor.forward_actor(torch.as_tensor(probe[:, :size])))
+    gap = float((want - got).abs().max()) if len(probe) else 0.0
+    if gap > 1e-3 * max(1.0, float(want.abs().max())):
+        raise ExportError(f"the folded sweep layers change the network's logits by up to {gap:.2g}")
+    return policy
 
 
 def save_distilled_checkpoint(policy: Any, path: Path, variant: str, rows: int, endgame: int) -> Path:
