@@ -121,7 +121,8 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> No
     argv = [str(run), "--arch", "8", "--epochs", "1", "--threads", "1", "--inputs", "sweep", "--out", str(swept)]
     assert distil.main(argv) == 0
     card = json.loads((swept / "model_card.json").read_text())
-    assert card["architecture"]["input"] == observation.observation_size(rules) and card["architecture"]["hidden"][-1] == 8
+    assert card["architecture"]["input"] == observation.observation_size(rules)
+    assert card["architecture"]["hidden"][-1] == 8
     assert card["distilled"]["inputs"] == "sweep"
     assert_checkpoint_and_export_agree(rules, random_positions(rules, 8, 3, seed=2), swept / "checkpoint.zip", swept)
 
