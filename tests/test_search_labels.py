@@ -118,7 +118,8 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> No
     # With the sweep inputs the bot is still a plain MLP over the observation: the hand-set layers come first, and
     # its checkpoint (what agents.nets.export reads) and its numpy export agree.
     swept = tmp_path / "swept"
-    argv = [str(run), "--arch", "8", "--epochs", "1", "--threads", "1", "--inputs", "sweep", "--out", str(swept)]
+    argv = [str(run), "--arch", "8", "--epochs", "1", "--threads", "1", "--inputs", "sweep", "--augment"]
+    argv += ["--out", str(swept)]
     assert distil.main(argv) == 0
     card = json.loads((swept / "model_card.json").read_text())
     assert card["architecture"]["input"] == observation.observation_size(rules)

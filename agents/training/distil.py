@@ -59,6 +59,11 @@ class DistilOptions:
         "leaves and the unseen cards by rank (agents.nets.sweep_inputs), computed by three hand-set first layers",
         choices=("obs", "sweep"),
     )
+    augment: bool = setting(
+        False,
+        "each epoch, every row under one of the 6 permutations of the three non-coin suits, drawn at random (a "
+        "symmetry of the game: agents.training.suit_symmetry)",
+    )
 
 
 def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
@@ -125,10 +130,19 @@ def fit_network(
     for epoch in range(opts.epochs):
         t0 = time.perf_counter()
         lr = opts.learning_rate * 0.5 * (1 + math.cos(math.pi * epoch / opts.epochs))
+        epoch_rows, epoch_targets = rows, targets[train]
+        if opts.augment:
+            from agents.training.suit_symmetry import permute_rows
+
+            arrays = {"obs": rows.obs, "mask": rows.mask, "action": rows.action, "targets": epoch_targets}
+            moved = permute_rows(rules, arrays, np.random.default_rng([opts.seed, epoch]))
+            epoch_rows = TeacherData(moved["obs"], moved["mask"], moved["action"], rows.ret)
+            epoch_targets = moved["targets"]
         fit = pretrain_policy(
-            policy, rows, epochs=1, batch_size=opts.batch_size, learning_rate=lr, value_coef=0.0,
-            seed=opts.seed + epoch, targets=targets[train],
+            policy, epoch_rows, epochs=1, batch_size=opts.batch_size, learning_rate=lr, value_coef=0.0,
+            seed=opts.seed + epoch, targets=epoch_targets,
         )  # fmt: skip
+        del epoch_rows, epoch_targets
         stats = {"train_loss": fit["policy_loss"], "train_agreement": fit["accuracy"]}
         if held.size:
             with torch.no_grad():
