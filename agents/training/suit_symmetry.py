@@ -13,6 +13,7 @@ pending, picked, unseen, every side's pile) are relabelled, the rest (scores, co
 from __future__ import annotations
 
 from itertools import permutations
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -58,8 +59,8 @@ def columns(rules: Rules, perm: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 
 def permute_rows(
-    rules: Rules, arrays: dict[str, npt.NDArray[np.generic]], rng: np.random.Generator
-) -> dict[str, npt.NDArray[np.generic]]:
+    rules: Rules, arrays: dict[str, npt.NDArray[Any]], rng: np.random.Generator
+) -> dict[str, npt.NDArray[Any]]:
     """New arrays, each row relabelled by one of the ``suit_permutations`` drawn at random: ``obs`` by ``columns``
     (columns past the observation's, such as ``agents.nets.sweep_inputs``, must be suit-blind: they stay),
     the per-action arrays (``mask``, ``targets``, anything else of width ``num_actions``) by the card relabelling,
