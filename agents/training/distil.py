@@ -9,7 +9,8 @@ of the rows to report the fit, and writes a torch-free bot directory (``policy.n
 
 ``inputs: sweep`` fits the network on the observation plus ``agents.nets.sweep_inputs`` (per card value, the unseen
 cards that could sweep the table that play leaves) and folds their computation into three hand-set first layers:
-the bot is still a plain MLP over the observation.
+the bot is still a plain MLP over the observation. ``augment`` fits every epoch's rows under a random relabelling
+of the three non-coin suits (``agents.training.suit_symmetry``).
 
     python -m agents.training.distil runs/scopone-scientifico__scopone-exit__0 --arch 512,512,512 --out runs/distil
     python evaluate.py --variant scopone-scientifico --gauntlet "d=bot:path=runs/distil,endgame=8" --agents pimc
