@@ -387,7 +387,9 @@ class ExpertIteration:
             data = self._selfplay(net, k)
             self._check_stop()
             (self.run_dir / "data").mkdir(exist_ok=True)
-            np.savez_compressed(self.run_dir / "data" / f"iter_{k}.npz", **data)  # type: ignore[arg-type]
+            buf = io.BytesIO()  # written whole or not at all: a leg stopped mid-write leaves no damaged iter_K.npz
+            np.savez_compressed(buf, **data)  # type: ignore[arg-type]
+            write_atomic(self.run_dir / "data" / f"iter_{k}.npz", buf.getvalue())
             positions = int(self.state["positions"]) + len(data["action"])
             if cfg.epochs == 0:  # collect only: the network stays as it is, and every iteration's data is kept
                 fit: dict[str, float] = {"rows": float(len(data["action"]))}
