@@ -19,6 +19,7 @@ from scopa_env.rules import Rules, get_rules
 __all__ = [
     "CIRULLA_OBS_VERSION",
     "OBS_VERSION",
+    "PLAY_SUM_SCALE",
     "observation_layout",
     "observation_size",
     "observation_version",
@@ -218,6 +219,10 @@ def _subset_sums(counts: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
     return sub.table[key].astype(np.uint64)
 
 
+PLAY_SUM_SCALE = 40.0
+"""``table_sum`` and the ``plays`` block's sums after a play are capture values divided by this."""
+
+
 def play_features(
     rules: Rules, table: npt.NDArray[np.bool_], out: npt.NDArray[np.float32] | None = None
 ) -> npt.NDArray[np.float32]:
@@ -268,10 +273,10 @@ def play_features(
         scopa[:, 0] &= ~ace_all
     if out is None:
         out = np.empty((b, 1 + 4 * r), dtype=np.float32)
-    out[:, 0] = total / 40.0
+    out[:, 0] = total / PLAY_SUM_SCALE
     per_value = out[:, 1:].reshape(b, r, 4)  # a view: the four features of each value side by side
     per_value[:, :, 0] = captures.astype(np.float32)  # cast first: a bool -> float cast into a strided view is slow
     per_value[:, :, 1] = scopa.astype(np.float32)
     per_value[:, :, 2] = sette.astype(np.float32)
-    np.divide(after, 40.0, out=per_value[:, :, 3])
+    np.divide(after, PLAY_SUM_SCALE, out=per_value[:, :, 3])
     return out

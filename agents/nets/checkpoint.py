@@ -235,6 +235,26 @@ def new_policy(rules: Rules, net_arch: dict[str, list[int]], activation: str, in
     )
 
 
+def policy_from_layers(
+    rules: Rules,
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    activation: str,
+    vf: list[int] | None = None,
+) -> Any:
+    """A ``new_policy`` whose actor holds ``layers`` (``(weight (out, in), bias)``, as ``mlp.extract_mlp`` gives
+    them; the hidden sizes follow from them) and whose critic is untrained, with hidden sizes ``vf`` (default: the
+    actor's)."""
+    hidden = [int(w.shape[0]) for w, _ in layers[:-1]]
+    policy = new_policy(rules, {"pi": hidden, "vf": hidden if vf is None else vf}, activation)
+    linears: list[Any] = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+    linears.append(policy.action_net)
+    with torch.no_grad():
+        for lin, (w, b) in zip(linears, layers, strict=True):
+            lin.weight.copy_(torch.as_tensor(w))
+            lin.bias.copy_(torch.as_tensor(b))
+    return policy
+
+
 def policy_from_weights(state: dict[str, Any], activation: str, rules: Rules, path: str | Path) -> Any:
     """The SB3 ``MaskableActorCriticPolicy`` of a checkpoint, rebuilt from its weights (layer sizes from the tensors)
     and its activation (a ``torch.nn`` class name) rather than from SB3's pickled ``data``."""

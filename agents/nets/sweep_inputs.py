@@ -23,13 +23,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from agents.nets.weights import Layers
 from scopa_env import observation
+from scopa_env.observation import PLAY_SUM_SCALE
 from scopa_env.rules import Rules
 
 __all__ = ["compose", "sweep_input_size", "sweep_inputs", "sweep_layers"]
-
-Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
-PLAY_SCALE = 40.0  # observation.play_features divides the table's sums by 40
 SUM_SHARPNESS = 2.0  # sums are whole numbers: an indicator 1 - 2|a - r| is 1 at a = r and <= -1 elsewhere
 
 
@@ -62,7 +61,7 @@ def sweep_inputs(rules: Rules, obs: npt.NDArray[np.floating]) -> npt.NDArray[np.
         raise ValueError(f"obs must be (n, {size}) {rules.name} observations, got shape {obs.shape}")
     counts = np.zeros((obs.shape[0], r), dtype=np.float32)
     np.add.at(counts.T, rank, obs[:, unseen : unseen + rules.num_cards].T)
-    after = np.rint(obs[:, plays : plays + 4 * r].reshape(-1, r, 4)[:, :, 3] * PLAY_SCALE).astype(np.int64)
+    after = np.rint(obs[:, plays : plays + 4 * r].reshape(-1, r, 4)[:, :, 3] * PLAY_SUM_SCALE).astype(np.int64)
     takes = (after >= 1) & (after <= r)  # values are 1..R: a card of value `after` takes the whole table
     exposure = np.where(takes, np.take_along_axis(counts, np.clip(after - 1, 0, r - 1), axis=1), 0.0)
     return np.concatenate([exposure, counts], axis=1).astype(np.float32) / np.float32(suits)
@@ -84,8 +83,8 @@ def sweep_layers(rules: Rules) -> Layers:
     for v in range(r):
         for s in range(1, r + 1):
             up, down = d + r + 2 * (v * r + s - 1), d + r + 2 * (v * r + s - 1) + 1
-            w1[up, plays + 4 * v + 3], b1[up] = PLAY_SCALE, -s
-            w1[down, plays + 4 * v + 3], b1[down] = -PLAY_SCALE, s
+            w1[up, plays + 4 * v + 3], b1[up] = PLAY_SUM_SCALE, -s
+            w1[down, plays + 4 * v + 3], b1[down] = -PLAY_SUM_SCALE, s
     # layer 2: x; counts; [a_v == s] = relu(1 - 2 relu(a_v - s) - 2 relu(s - a_v))
     w2 = np.zeros((d + r + r * r, d + r + 2 * r * r), dtype=np.float32)
     b2 = np.zeros(d + r + r * r, dtype=np.float32)

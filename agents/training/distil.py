@@ -105,7 +105,7 @@ def fit_network(
     import torch
 
     from agents.nets.checkpoint import new_policy
-    from agents.training.imitation import TeacherData, policy_heads, pretrain_policy
+    from agents.training.imitation import TeacherData, policy_heads, pretrain_policy, soft_cross_entropy
     from agents.training.search_labels import soft_targets
 
     rules = get_rules(variant)
@@ -122,16 +122,19 @@ def fit_network(
     order = np.random.default_rng(opts.seed).permutation(n)
     held, train = order[: int(n * opts.holdout)], order[int(n * opts.holdout) :]
     rows = TeacherData(
-        data["obs"][train].astype(np.float32),
+        data["obs"][train].astype(np.float32, copy=False),  # the indexing copies already
         data["mask"][train],
-        data["action"][train].astype(np.int64),
+        data["action"][train].astype(np.int64, copy=False),
         np.zeros(train.size, dtype=np.float32),
     )
+    train_targets = targets[train]
+    held_obs = torch.as_tensor(data["obs"][held].astype(np.float32, copy=False))
+    held_mask, held_targets = torch.as_tensor(data["mask"][held]), torch.as_tensor(targets[held])
     stats: dict[str, float] = {}
     for epoch in range(opts.epochs):
         t0 = time.perf_counter()
         lr = opts.learning_rate * 0.5 * (1 + math.cos(math.pi * epoch / opts.epochs))
-        epoch_rows, epoch_targets = rows, targets[train]
+        epoch_rows, epoch_targets = rows, train_targets
         if opts.augment:
             from agents.training.suit_symmetry import permute_rows
 
@@ -147,12 +150,9 @@ def fit_network(
         stats = {"train_loss": fit["policy_loss"], "train_agreement": fit["accuracy"]}
         if held.size:
             with torch.no_grad():
-                logits, _ = policy_heads(
-                    policy, torch.as_tensor(data["obs"][held].astype(np.float32)), torch.as_tensor(data["mask"][held])
-                )
-                t = torch.as_tensor(targets[held])
-                stats["held_out_loss"] = float(-(t * torch.log_softmax(logits, 1)).sum(1).mean())
-                stats["held_out_agreement"] = float((logits.argmax(1) == t.argmax(1)).float().mean())
+                logits, _ = policy_heads(policy, held_obs, held_mask)
+                stats["held_out_loss"] = float(soft_cross_entropy(logits, held_targets))
+                stats["held_out_agreement"] = float((logits.argmax(1) == held_targets.argmax(1)).float().mean())
         shown = ", ".join(f"{k} {v:.3f}" for k, v in stats.items())
         log(f"epoch {epoch + 1}/{opts.epochs} (learning rate {lr:.1e}): {shown} ({time.perf_counter() - t0:.0f} s)")
     if opts.inputs == "sweep":
@@ -165,19 +165,14 @@ def _fold_sweep_inputs(rules: Any, fitted: Any, probe: npt.NDArray[np.float32]) 
     layers in front (``agents.nets.sweep_inputs.compose``); checked on ``probe`` rows (augmented observations)."""
     import torch
 
-    from agents.nets.checkpoint import new_policy
+    from agents.nets.checkpoint import policy_from_layers
     from agents.nets.mlp import ExportError
-    from agents.nets.sweep_inputs import compose
+    from agents.nets.sweep_inputs import compose, sweep_input_size
     from agents.training.expert_iteration import _actor_layers
 
-    layers = compose(rules, _actor_layers(fitted)[0])
-    policy = new_policy(rules, {"pi": [int(w.shape[0]) for w, _ in layers[:-1]], "vf": [64, 64]}, "ReLU")
-    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+    policy = policy_from_layers(rules, compose(rules, _actor_layers(fitted)[0]), "ReLU", vf=[64, 64])
     with torch.no_grad():
-        for linear, (w, b) in zip(linears, layers, strict=True):
-            linear.weight.copy_(torch.as_tensor(w))
-            linear.bias.copy_(torch.as_tensor(b))
-        size = probe.shape[1] - 2 * rules.deck.num_ranks
+        size = probe.shape[1] - sweep_input_size(rules)
         want = fitted.action_net(fitted.mlp_extractor.forward_actor(torch.as_tensor(probe)))
         got = policy.action_net(policy.mlp_extractor.forward_actor(torch.as_tensor(probe[:, :size])))
     gap = float((want - got).abs().max()) if len(probe) else 0.0

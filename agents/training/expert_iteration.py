@@ -149,9 +149,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
 
     ``cfg.init`` is read by ``agents.nets.weights``: a checkpoint's state dict (actor and critic), or a bot's network
     (``open_network``: the actor only, the critic then starts with the actor's hidden sizes)."""
-    import torch
-
-    from agents.nets.checkpoint import new_policy, policy_from_weights
+    from agents.nets.checkpoint import policy_from_layers, policy_from_weights
     from agents.nets.mlp import ACTIVATIONS
     from agents.nets.weights import check_meta, open_network, read_activation, read_checkpoint_meta, read_weights
 
@@ -161,16 +159,8 @@ def _init_policy(cfg: ExItConfig) -> Any:
         meta = read_checkpoint_meta(src)
         check_meta(meta, rules, src)
         return policy_from_weights(read_weights(src), read_activation(src, meta), rules, src)
-    bot = open_network(rules, src)
-    hidden = [int(w.shape[1]) for w, _ in bot.layers[:-1]]
-    policy = new_policy(rules, {"pi": hidden, "vf": hidden}, ACTIVATIONS[bot.activation].torch)
-    linears: list[Any] = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
-    linears.append(policy.action_net)
-    with torch.no_grad():
-        for lin, (w, b) in zip(linears, bot.layers, strict=True):
-            lin.weight.copy_(torch.as_tensor(w.T))
-            lin.bias.copy_(torch.as_tensor(b))
-    return policy
+    bot = open_network(rules, src)  # its layers are (weight (in, out), bias)
+    return policy_from_layers(rules, [(w.T, b) for w, b in bot.layers], ACTIVATIONS[bot.activation].torch)
 
 
 def _actor_layers(policy: Any) -> tuple[Layers, str]:

@@ -45,6 +45,7 @@ __all__ = [
     "policy_heads",
     "pretrain_policy",
     "progress_bar",
+    "soft_cross_entropy",
 ]
 
 LINE_INTERVAL_S = 30.0
@@ -236,6 +237,11 @@ def _teacher_games(
     return np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l), margin[games, sides]
 
 
+def soft_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The mean cross-entropy of ``logits`` (n, A) against distributions ``targets`` (n, A)."""
+    return -(targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+
+
 def policy_heads(policy: Any, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """An SB3 actor-critic policy's masked logits (illegal actions at ``MASKED_LOGIT``) and values for a batch."""
     pi_latent, vf_latent = policy.mlp_extractor(policy.extract_features(obs))
@@ -338,7 +344,7 @@ def pretrain_policy(
             logits, values = policy_heads(policy, o, m)
             if soft is not None:
                 t = soft[idx].to(device)
-                p_loss = -(t * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+                p_loss = soft_cross_entropy(logits, t)
                 a = t.argmax(dim=1)
             else:
                 p_loss = F.cross_entropy(logits, a)
