@@ -24,6 +24,7 @@ from agents.baselines.features import (
 )
 from agents.baselines.greedy import greedy_moves
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
+from agents.nets.weights import Layers
 from agents.search.endgame import _best_actions
 from agents.search.lookahead import KernelMoves, RolloutPolicy, _move_margins
 from scopa_env import observation
@@ -32,8 +33,6 @@ from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["PRIOR_FLOOR", "AZAgent", "NetEvaluator", "net_rollout_policy", "one_blas_thread"]
-
-Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
 
 PRIOR_FLOOR = -5.0
 """Lowest log-probability the prior adds (a move the network all but rules out is not pushed further down)."""

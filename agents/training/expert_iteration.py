@@ -37,7 +37,7 @@ import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -58,9 +58,10 @@ from scopa_env.settings import (
 )
 from scopa_env.shell import python_command
 
-__all__ = ["ExItConfig", "ExpertIteration", "main"]
+if TYPE_CHECKING:
+    from agents.nets.weights import Layers
 
-Layers = list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
+__all__ = ["ExItConfig", "ExpertIteration", "main"]
 
 DATA_FIELDS = ("obs", "mask", "action", "ret", "values")
 """The arrays of an iteration's data (``data/iter_K.npz``); ``values`` (the teacher's action values) only with
