@@ -332,8 +332,6 @@ def test_the_architecture_map_names_only_files_that_exist() -> None:
 WEIGHTS_LOADER = "agents/nets/weights.py"
 """The one module that opens a network's files (checkpoints, bot directories, RLlib modules)."""
 OTHER_READERS = {
-    ("agents/training/safe_state.py", "np.load"): "the trainer's resume state, its own pickle-free format, decoded "
-    "from bytes the loader took out of the checkpoint (agents.training.run_dir)",
     ("agents/training/expert_iteration.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), not "
     "weights",
     ("agents/training/distil.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), read for a "

@@ -232,6 +232,83 @@ def test_a_resume_state_with_values_of_the_wrong_kind_is_passed_over(
     assert "no intact checkpoint" in err and "Traceback" not in err
 
 
+def _npz_claiming(shape: tuple[int, ...], name: str = "w0", extra: dict | None = None) -> bytes:
+    """An .npz whose member ``name`` has a header claiming ``shape`` (float32) over 1,000 zero bytes of data."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        for key, value in (extra or {}).items():
+            with archive.open(f"{key}.npy", "w") as member:
+                np.lib.format.write_array(member, np.asarray(value))
+        with archive.open(f"{name}.npy", "w") as member:
+            np.lib.format.write_array_header_1_0(member, {"descr": "<f4", "fortran_order": False, "shape": shape})
+            member.write(bytes(1000))
+    return buf.getvalue()
+
+
+def test_an_npz_is_read_only_after_every_member_size_is_checked(tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    import numpy as np
+
+    from agents.nets.weights import read_npz
+
+    with pytest.raises(ValueError, match=r"member 'w0.npy' claims an array of shape \(200000, 200000\)"):
+        read_npz(_npz_claiming((200000, 200000)))  # 149 GiB claimed: refused before numpy allocates it
+    with pytest.raises(ValueError, match=r"would take more than 999 bytes \(reached at member 'w0.npy'"):
+        read_npz(_npz_claiming((250,)), max_bytes=999)
+    buf = io.BytesIO()
+    np.savez(buf, a=np.array([1, None], dtype=object))
+    with pytest.raises(ValueError, match=r"'a.npy' holds Python objects"):
+        read_npz(buf.getvalue())
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        archive.writestr("run.py", "print('hi')")
+    with pytest.raises(ValueError, match=r"member 'run.py' is not a .npy array"):
+        read_npz(buf.getvalue())
+    with pytest.raises(ValueError, match=r"not a readable .npz archive"):
+        read_npz(b"PK\x03\x04 not really a zip")
+    arrays = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.array("relu")}
+    np.savez_compressed(tmp_path / "ok.npz", **arrays)  # deflated members are read too
+    got = read_npz(tmp_path / "ok.npz")
+    assert sorted(got) == ["a", "b"] and np.array_equal(got["a"], arrays["a"]) and str(got["b"]) == "relu"
+
+
+def test_a_bot_whose_weights_claim_a_huge_layer_is_refused(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from agents.nets.bot import Bot
+    from agents.nets.weights import BotError
+
+    bot = Path(shutil.copytree(Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic", tmp_path / "bot"))
+    (bot / "policy.npz").write_bytes(_npz_claiming((200000, 200000), extra={"activation": "relu", "num_layers": 1}))
+    card = json.loads((bot / "model_card.json").read_text())
+    card.get("files", {}).pop("policy.npz", None)  # a crafted bot would carry a matching sha256
+    (bot / "model_card.json").write_text(json.dumps(card))
+    with pytest.raises(BotError, match=r"cannot read the weights .*policy.npz: member 'w0.npy' claims an array"):
+        Bot.load(bot, prefer="numpy")
+
+
+def test_a_resume_state_claiming_a_huge_array_is_passed_over(
+    smoke_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    import train
+
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
+    _rewrite_member(run / "last.zip", "scopa_resume.npz", lambda raw: _npz_claiming((200000, 200000), "a0"))
+    assert train.main(["--resume", str(run), "--total-steps", "4096"]) == 0  # the intact step file at 4,096
+    err = capsys.readouterr().err
+    assert "last.zip" in err and "claims an array" in err and "Traceback" not in err
+
+
 # ------------------------------------------------------------------------------------------------------ export
 
 

@@ -11,8 +11,9 @@ Three formats, each read without running code from the file:
   never SB3's pickled ``data``), the activation as text (``read_activation``), the warm start's weights
   (``warm_start_weights``);
 - a bot export directory (``agents.nets.bot``): the model card (``read_card``: JSON, its ``search`` checked by
-  ``check_search``), ``policy.npz`` (``np.load(allow_pickle=False)``), ``policy.onnx`` (``onnx_session``: built-in
-  CPU kernels only), each checked against the sha256 its card records (``read_bot_files``);
+  ``check_search``), ``policy.npz`` (``read_npz``: ``np.load(allow_pickle=False)`` once every member's size is
+  checked), ``policy.onnx`` (``onnx_session``: built-in CPU kernels only), each checked against the sha256 its card
+  records (``read_bot_files``);
 - an RLlib module saved by ``agents.nets.rllib`` (``read_rllib_module``: its JSON card and
   ``torch.load(weights_only=True)``; RLlib's own pickles are never opened).
 
@@ -50,6 +51,8 @@ __all__ = [
     "CARD_FORMAT",
     "CARD_VERSION",
     "CHECKPOINT_FORMAT",
+    "MAX_NPZ_BYTES",
+    "MAX_WEIGHT_BYTES",
     "META_NAME",
     "ONNX",
     "OPTIMIZER_MEMBER",
@@ -78,6 +81,7 @@ __all__ = [
     "read_bot_files",
     "read_card",
     "read_checkpoint_meta",
+    "read_npz",
     "read_rllib_module",
     "read_torch_member",
     "read_weights",
@@ -450,6 +454,69 @@ def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
         )
 
 
+MAX_NPZ_BYTES = 1 << 31
+"""The default ceiling of ``read_npz``: 2 GiB of arrays (a scopa network's weights or a training state are far
+smaller)."""
+MAX_WEIGHT_BYTES = 1 << 30
+"""The ceiling of a bot's ``policy.npz``: 1 GiB of weights (the largest shipped bot holds 8.6 MB)."""
+
+
+def _header(member: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype of the ``.npy`` stream ``member``, read from its header only."""
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+    else:
+        raise ValueError(f".npy format version {version[0]}.{version[1]}; this reader takes 1.0 and 2.0")
+    return shape, dtype
+
+
+def read_npz(source: str | Path | bytes, *, max_bytes: int = MAX_NPZ_BYTES) -> dict[str, npt.NDArray[Any]]:
+    """Every array of the ``.npz`` file (or bytes) ``source``, by member name, after checking all their sizes.
+
+    Raises ``ValueError`` (message naming the member and what is wrong) for a file that is not a zip archive, a
+    member that is not a ``.npy`` array (or is encrypted, or compressed in a way zipfile cannot read), an object
+    array, a header that claims more bytes than its member holds, and arrays of more than ``max_bytes`` in all;
+    ``OSError`` when the file cannot be read."""
+    raw: Any = io.BytesIO(source) if isinstance(source, bytes) else source
+    try:
+        with zipfile.ZipFile(raw) as archive:
+            total = 0
+            for info in archive.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise ValueError(f"member {info.filename!r} is not a .npy array")
+                with archive.open(info) as member:
+                    try:
+                        shape, dtype = _header(member)
+                    except ValueError as e:
+                        raise ValueError(f"member {info.filename!r}: {e}") from None
+                    header_size = member.tell()
+                if dtype.hasobject:
+                    raise ValueError(f"member {info.filename!r} holds Python objects ({dtype}), not numbers")
+                nbytes = dtype.itemsize
+                for n in shape:
+                    nbytes *= int(n)
+                if header_size + nbytes > info.file_size:
+                    raise ValueError(
+                        f"member {info.filename!r} claims an array of shape {shape} ({nbytes:,} bytes) but holds "
+                        f"{info.file_size:,} bytes (damaged or crafted)"
+                    )
+                total += nbytes
+                if total > max_bytes:
+                    raise ValueError(
+                        f"its arrays would take more than {max_bytes:,} bytes (reached at member {info.filename!r}, "
+                        f"shape {shape}), more than a file of this kind holds (damaged or crafted)"
+                    )
+        if isinstance(raw, io.BytesIO):
+            raw.seek(0)
+        with np.load(raw, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as e:
+        raise ValueError(f"not a readable .npz archive ({e})") from None
+
+
 def _read_npz(
     path: Path, obs_size: int, num_cards: int
 ) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
@@ -459,9 +526,8 @@ def _read_npz(
             f"{path} is missing; export the checkpoint again with '{python_command('-m', 'agents.nets.export')}'"
         )
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as e:
+        arrays = read_npz(path, max_bytes=MAX_WEIGHT_BYTES)
+    except (OSError, ValueError) as e:
         raise BotError(f"cannot read the weights {path}: {e}") from None
     if "activation" not in arrays or "num_layers" not in arrays:
         raise BotError(f"{path} lacks 'activation' or 'num_layers'; export the checkpoint again")

@@ -2,7 +2,8 @@
 
 ``pickle`` (and anything built on it: ``torch.load`` without ``weights_only``, SB3's ``load``) rebuilds objects by
 calling whatever callables the file names, so a crafted file runs arbitrary code. This module writes the same kind
-of object tree as plain data instead, in one ``.npz`` (read with ``allow_pickle=False``):
+of object tree as plain data instead, in one ``.npz`` (read with ``agents.nets.weights.read_npz``:
+``allow_pickle=False``, every member's size checked before it is allocated):
 
 - ``__tree__``: the tree as JSON (UTF-8 bytes): numbers, strings, lists, dicts and tagged nodes;
 - ``a0``, ``a1``, ...: every numpy array and torch tensor of the tree, as ``.npy`` members.
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from agents.errors import ScopaError
+from agents.nets.weights import read_npz
 
 __all__ = ["ALLOWED_OUTSIDE_CLASSES", "StateFileError", "dumps", "loads"]
 
@@ -269,7 +271,7 @@ class _Reader:
         return obj
 
     def _array(self, key: Any) -> np.ndarray:
-        if not isinstance(key, str) or key == "__tree__" or key not in self.arrays.files:
+        if not isinstance(key, str) or key == "__tree__" or key not in self.arrays:
             raise StateFileError(f"the state file lacks array {key!r}")
         a = self.arrays[key]
         return np.array(a)  # writable, own memory
@@ -405,15 +407,15 @@ def loads(data: bytes) -> Any:
 
     Reading never calls anything the file names: see the module docstring."""
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
-            if "__tree__" not in arrays.files:
-                raise StateFileError("not a state file (no __tree__ member)")
-            tree = json.loads(arrays["__tree__"].tobytes().decode("utf-8"))
-            if not isinstance(tree, dict) or "root" not in tree:
-                raise StateFileError("not a state file (no root)")
-            if tree.get("format") != FORMAT:
-                raise StateFileError(f"state format {tree.get('format')!r}; this code reads format {FORMAT}")
-            return _Reader(arrays).dec(tree["root"])
+        arrays = read_npz(data)
+        if "__tree__" not in arrays:
+            raise StateFileError("not a state file (no __tree__ member)")
+        tree = json.loads(arrays["__tree__"].tobytes().decode("utf-8"))
+        if not isinstance(tree, dict) or "root" not in tree:
+            raise StateFileError("not a state file (no root)")
+        if tree.get("format") != FORMAT:
+            raise StateFileError(f"state format {tree.get('format')!r}; this code reads format {FORMAT}")
+        return _Reader(arrays).dec(tree["root"])
     except StateFileError:
         raise
     except RecursionError:
