@@ -295,6 +295,31 @@ def test_a_bot_whose_weights_claim_a_huge_layer_is_refused(tmp_path: Path) -> No
         Bot.load(bot, prefer="numpy")
 
 
+def _claim_size(path: Path, member: str, size: int) -> None:
+    """Make the zip ``path``'s central directory say ``member`` expands to ``size`` bytes (a zip bomb's record)."""
+    data = bytearray(path.read_bytes())
+    i = data.find(b"PK\x01\x02")
+    while data[i + 46 : i + 46 + int.from_bytes(data[i + 28 : i + 30], "little")] != member.encode():
+        i = data.find(b"PK\x01\x02", i + 4)
+        assert i >= 0, f"no {member} in {path}"
+    data[i + 24 : i + 28] = size.to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("member", ["policy.pth", "scopa_meta.json"])
+def test_a_checkpoint_member_that_would_expand_past_its_ceiling_is_refused(
+    smoke_run: Path, tmp_path: Path, member: str
+) -> None:
+    import shutil
+
+    from agents.base import AgentSpecError, make_agent
+
+    ckpt = Path(shutil.copy(smoke_run / "best.zip", tmp_path / "best.zip"))
+    _claim_size(ckpt, member, 0xF0000000)
+    with pytest.raises(AgentSpecError, match=rf"its {member} would expand to 4,026,531,840 bytes, more than"):
+        make_agent(str(ckpt), "classic")
+
+
 def test_a_resume_state_claiming_a_huge_array_is_passed_over(
     smoke_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

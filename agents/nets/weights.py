@@ -51,6 +51,7 @@ __all__ = [
     "CARD_FORMAT",
     "CARD_VERSION",
     "CHECKPOINT_FORMAT",
+    "MAX_JSON_MEMBER_BYTES",
     "MAX_NPZ_BYTES",
     "MAX_WEIGHT_BYTES",
     "META_NAME",
@@ -81,6 +82,7 @@ __all__ = [
     "read_bot_files",
     "read_card",
     "read_checkpoint_meta",
+    "read_member",
     "read_npz",
     "read_rllib_module",
     "read_torch_member",
@@ -121,6 +123,28 @@ def open_checkpoint(path: str | Path) -> zipfile.ZipFile:
         return zipfile.ZipFile(p)
     except (zipfile.BadZipFile, OSError) as e:
         raise AgentSpecError(f"checkpoint {str(p)!r} cannot be opened ({e}); use another checkpoint of the run") from e
+
+
+MAX_NPZ_BYTES = 1 << 31
+"""The default ceiling of ``read_npz`` and ``read_member``: 2 GiB (a scopa network's weights or a training state are
+far smaller)."""
+MAX_WEIGHT_BYTES = 1 << 30
+"""The ceiling of a bot's ``policy.npz``: 1 GiB of weights (the largest shipped bot holds 8.6 MB)."""
+MAX_JSON_MEMBER_BYTES = 1 << 26
+"""The ceiling of a checkpoint's JSON members (``scopa_meta.json``, SB3's ``data``): 64 MiB."""
+
+
+def read_member(archive: zipfile.ZipFile, member: str, path: str | Path, max_bytes: int = MAX_NPZ_BYTES) -> bytes:
+    """The bytes of the checkpoint ``path``'s zip ``member``, refused (``AgentSpecError``) when the archive says they
+    expand to more than ``max_bytes``: a deflated member of a crafted file can expand a thousandfold, and the zip
+    reader never returns more than the size the archive records."""
+    size = archive.getinfo(member).file_size
+    if size > max_bytes:
+        raise AgentSpecError(
+            f"checkpoint {str(path)!r}: its {member} would expand to {size:,} bytes, more than {max_bytes:,} "
+            "(damaged or crafted); use another checkpoint of the run"
+        )
+    return archive.read(member)
 
 
 _META_WHOLE_NUMBERS = ("format", "obs_version", "obs_size", "num_cards", "num_players", "steps", "endgame")
@@ -175,7 +199,7 @@ def read_checkpoint_meta(path: str | Path) -> dict[str, Any]:
                 "observation version are unknown; use a checkpoint from a train.py run directory"
             )
         try:
-            meta = json.loads(archive.read(META_NAME))
+            meta = json.loads(read_member(archive, META_NAME, path, MAX_JSON_MEMBER_BYTES))
         except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError) as e:
             raise AgentSpecError(
                 f"checkpoint {str(path)!r}: its {META_NAME} is unreadable ({e}); the file is corrupt"
@@ -211,8 +235,10 @@ def read_torch_member(path: str | Path, member: str, what: str = "weights") -> A
         if member not in archive.namelist():
             raise AgentSpecError(f"checkpoint {str(path)!r} has no {member}; it is not a train.py checkpoint")
         try:
-            raw = archive.read(member)
+            raw = read_member(archive, member, path)
             return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        except AgentSpecError:
+            raise
         except Exception as e:  # zlib / CRC errors, truncated or foreign members, refused (non-weight) objects
             detail = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
             raise AgentSpecError(
@@ -267,7 +293,11 @@ def read_activation(path: str | Path, meta: dict[str, Any]) -> str:
         name = "Tanh"
         with open_checkpoint(path) as archive:
             try:
-                data = json.loads(archive.read("data")) if "data" in archive.namelist() else {}
+                data = (
+                    json.loads(read_member(archive, "data", path, MAX_JSON_MEMBER_BYTES))
+                    if "data" in archive.namelist()
+                    else {}
+                )
             except (zipfile.BadZipFile, zlib.error, OSError, ValueError, RecursionError):
                 raise AgentSpecError(
                     f"checkpoint {str(path)!r}: its data member is unreadable; the file is corrupt"
@@ -452,13 +482,6 @@ def _check_sha256(directory: Path, card: dict[str, Any], name: str) -> None:
             f"or damaged since the export: copy the export directory again or re-export the checkpoint with "
             f"'{python_command('-m', 'agents.nets.export', 'CHECKPOINT', '--out', Path(directory), '--force')}'"
         )
-
-
-MAX_NPZ_BYTES = 1 << 31
-"""The default ceiling of ``read_npz``: 2 GiB of arrays (a scopa network's weights or a training state are far
-smaller)."""
-MAX_WEIGHT_BYTES = 1 << 30
-"""The ceiling of a bot's ``policy.npz``: 1 GiB of weights (the largest shipped bot holds 8.6 MB)."""
 
 
 def _header(member: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:

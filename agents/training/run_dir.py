@@ -135,7 +135,7 @@ def read_optimizer_state(path: Path) -> dict[str, Any]:
 def read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(metadata, resume state) of a checkpoint, the resume state with the policy's and the optimizer's state dicts
     as ``"policy_state"`` and ``"optim_state"``; ``RunDirError`` saying what is wrong with it."""
-    from agents.nets.weights import POLICY_MEMBER, open_checkpoint, read_checkpoint_meta, read_weights
+    from agents.nets.weights import POLICY_MEMBER, open_checkpoint, read_checkpoint_meta, read_member, read_weights
 
     try:
         meta = read_checkpoint_meta(path)
@@ -149,7 +149,7 @@ def read_resume_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
                         f"{path})"
                     )
                 raise RunDirError(f"{path.name} holds no resume state ({RESUME_MEMBER})")
-            raw = archive.read(RESUME_MEMBER)
+            raw = read_member(archive, RESUME_MEMBER, path)
         blob = safe_state.loads(raw)
         if isinstance(blob, dict):
             blob["policy_state"] = read_weights(path, POLICY_MEMBER)
