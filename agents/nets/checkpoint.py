@@ -42,6 +42,7 @@ from agents.nets.mlp import TORCH_ACTIVATIONS
 from agents.nets.weights import (
     CHECKPOINT_FORMAT,
     META_NAME,
+    Layers,
     check_meta,
     read_activation,
     read_checkpoint_meta,
@@ -237,7 +238,7 @@ def new_policy(rules: Rules, net_arch: dict[str, list[int]], activation: str, in
 
 def policy_from_layers(
     rules: Rules,
-    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    layers: Layers,
     activation: str,
     vf: list[int] | None = None,
 ) -> Any:
