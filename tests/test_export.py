@@ -26,7 +26,8 @@ pytest.importorskip("sb3_contrib")
 from agents.base import MODEL_CARD, AgentSpecError, make_agent  # noqa: E402
 from agents.nets import export  # noqa: E402
 from agents.nets.bot import Bot  # noqa: E402
-from agents.nets.export import check_arguments, export_checkpoint, ratings_from_results, sample_inputs, torch_probs  # noqa: E402
+from agents.nets.card import ratings_from_results  # noqa: E402
+from agents.nets.export import check_arguments, export_checkpoint, sample_inputs, torch_probs  # noqa: E402
 from agents.nets.mlp import ExportError  # noqa: E402
 from agents.nets.weights import ONNX, WEIGHTS  # noqa: E402
 from scopa_env import observation  # noqa: E402
@@ -209,7 +210,7 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
 
 
 def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
-    from agents.nets.export import against_expert
+    from agents.nets.card import against_expert
 
     def pairing(agent: str, opponent: str, deals: int, value: float, low: float, high: float) -> dict:
         return {

@@ -382,7 +382,8 @@ def test_an_export_that_fails_leaves_no_empty_folder(
     ],
 )
 def test_export_cost_refuses_nan(tmp_path: Path, text: str, message: str) -> None:
-    from agents.nets.export import ExportArgumentError, read_provenance
+    from agents.nets.card import read_provenance
+    from agents.nets.mlp import ExportArgumentError
 
     cost = tmp_path / "cost.json"
     cost.write_text(text)
@@ -395,7 +396,8 @@ def test_export_cost_refuses_nan(tmp_path: Path, text: str, message: str) -> Non
 
 @pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "not a regular file"), ("/tmp", "a folder")])
 def test_export_commands_from_a_device_or_folder_says_what_it_is(path: str, kind: str) -> None:
-    from agents.nets.export import ExportArgumentError, read_provenance
+    from agents.nets.card import read_provenance
+    from agents.nets.mlp import ExportArgumentError
 
     if not Path(path).exists():
         pytest.skip(f"{path} does not exist on this system")

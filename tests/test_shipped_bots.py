@@ -15,7 +15,7 @@ import pytest
 from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
 from agents.nets.bot import SHIPPED_BOTS, Bot, shipped_bot, shipped_bot_spec
-from agents.nets.export import against_expert
+from agents.nets.card import against_expert
 from agents.nets.weights import file_sha256
 from agents.play.terminal import default_opponent
 from agents.search.pimc import PIMCAgent

@@ -14,11 +14,24 @@ import numpy.typing as npt
 
 from agents.errors import ScopaError
 
-__all__ = ["ACTIVATIONS", "TORCH_ACTIVATIONS", "Activation", "ExportError", "extract_mlp", "mlp_logits"]
+__all__ = [
+    "ACTIVATIONS",
+    "TORCH_ACTIVATIONS",
+    "Activation",
+    "ExportArgumentError",
+    "ExportError",
+    "extract_mlp",
+    "mlp_logits",
+]
 
 
 class ExportError(ScopaError, RuntimeError):
     """A checkpoint that cannot be exported, or an export that failed its checks."""
+
+
+class ExportArgumentError(ExportError, ValueError):
+    """An argument of an export (``agents.nets.export``, or the model card's evidence in ``agents.nets.card``) that is
+    wrong, found before any work."""
 
 
 def extract_mlp(actor: Any) -> tuple[list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]], str]:
