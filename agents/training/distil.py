@@ -142,6 +142,7 @@ def fit_network(
             moved = permute_rows(rules, arrays, np.random.default_rng([opts.seed, epoch]))
             epoch_rows = TeacherData(moved["obs"], moved["mask"], moved["action"], rows.ret)
             epoch_targets = moved["targets"]
+            del moved, arrays  # one permuted copy of the rows at a time (the last epoch's is freed with epoch_rows)
         fit = pretrain_policy(
             policy, epoch_rows, epochs=1, batch_size=opts.batch_size, learning_rate=lr, value_coef=0.0,
             seed=opts.seed + epoch, targets=epoch_targets,
