@@ -71,6 +71,18 @@ def test_a_search_bot_keeps_its_networks_ratings(search_bot: tuple[Path, Path], 
     assert again["network_from"]["ratings"] == rated and again["network_from"]["path"] == str(tmp_path / "s1")
 
 
+def test_a_bot_made_from_another_leaves_the_sources_verdict_against_expert(
+    search_bot: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``against_expert`` rates the source bot: without ratings of its own the new bot's card has none (SOURCE_ONLY)."""
+    src, _ = search_bot
+    card = json.loads((src / MODEL_CARD).read_text())
+    card["against_expert"] = {"beats_expert": True, "min_deals": 1000, "margins": []}
+    (src / MODEL_CARD).write_text(json.dumps(card))
+    made = export_bot(src, tmp_path / "s1", search="worlds=3", check_rows=16)
+    assert "against_expert" not in made and made["ratings"] == {}
+
+
 def test_a_search_bot_searches_as_az_on_its_network(search_bot: tuple[Path, Path]) -> None:
     src, out = search_bot
     rules = get_rules("classic")

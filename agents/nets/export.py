@@ -399,6 +399,7 @@ SOURCE_ONLY = (
     "created",
     "ratings",
     "more_ratings",
+    "against_expert",
     "note",
     "serves",
     "serves_note",
