@@ -80,7 +80,7 @@ def test_labeller_refuses_a_teacher_without_search_and_explore_without_student()
         SearchLabeller(rules, make_agent("pimc:worlds=2", rules), None, explore=0.5)
 
 
-def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> None:
+def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from agents.training.expert_iteration import main
 
     argv = [
@@ -126,6 +126,22 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path) -> No
     assert card["architecture"]["hidden"][-1] == 8
     assert card["distilled"]["inputs"] == "sweep"
     assert_checkpoint_and_export_agree(rules, random_positions(rules, 8, 3, seed=2), swept / "checkpoint.zip", swept)
+    # --init starts the fit from a network (here the sweep fit, unfolded): with a vanishing learning rate the
+    # network written is the one it started from; one fitted without sweep inputs is refused with --inputs sweep.
+    again = tmp_path / "again"
+    argv = [str(run), "--init", str(swept), "--epochs", "1", "--threads", "1", "--inputs", "sweep"]
+    assert distil.main([*argv, "--learning-rate", "1e-12", "--out", str(again)]) == 0
+    with np.load(swept / "policy.npz") as a, np.load(again / "policy.npz") as b:
+        assert a.files == b.files
+        for k in a.files:
+            if a[k].dtype.kind == "f":
+                np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6)
+            else:
+                assert (a[k] == b[k]).all()
+    assert json.loads((again / "model_card.json").read_text())["distilled"]["init"] == str(swept)
+    assert distil.main([*argv[:2], str(out), *argv[3:], "--out", str(tmp_path / "refused")]) == 2
+    assert "hand-set sweep layers" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
 
 
 def test_expert_iteration_collect_only_keeps_the_network_and_every_iterations_data(tmp_path: Path) -> None:

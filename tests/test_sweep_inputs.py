@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from agents.nets.sweep_inputs import compose, sweep_input_size, sweep_inputs, sweep_layers
+from agents.nets.sweep_inputs import compose, sweep_input_size, sweep_inputs, sweep_layers, unfold
 from scopa_env import core, observation
 from scopa_env.rules import get_rules
 from tests.test_observation import random_positions
@@ -70,6 +70,12 @@ def test_folded_layers_give_the_fitted_networks_logits(variant: str) -> None:
     folded = compose(rules, fitted)
     assert len(folded) == len(sweep_layers(rules)) + len(fitted) and folded[0][0].shape[1] == obs.shape[1]
     np.testing.assert_allclose(run(folded, obs), want, rtol=1e-5, atol=1e-4 * np.abs(want).max())
+    # unfold gives the fitted layers back, for a fit that starts from the folded network (distil --init)
+    back = unfold(rules, folded)
+    assert len(back) == len(fitted)
+    for (w, b), (fw, fb) in zip(back, fitted, strict=True):
+        np.testing.assert_allclose(w, fw, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(b, fb)
 
 
 def test_refuses_what_it_cannot_compute() -> None:
@@ -80,3 +86,5 @@ def test_refuses_what_it_cannot_compute() -> None:
         sweep_inputs(rules, np.zeros((2, 5), dtype=np.float32))
     with pytest.raises(ValueError, match="inputs"):
         compose(rules, [(np.zeros((4, 3), np.float32), np.zeros(4, np.float32))])
+    with pytest.raises(ValueError, match="hand-set sweep layers"):
+        unfold(rules, [(np.zeros((4, 3), np.float32), np.zeros(4, np.float32))] * 5)

@@ -244,9 +244,10 @@ def policy_from_layers(
 ) -> Any:
     """A ``new_policy`` whose actor holds ``layers`` (``(weight (out, in), bias)``, as ``mlp.extract_mlp`` gives
     them; the hidden sizes follow from them) and whose critic is untrained, with hidden sizes ``vf`` (default: the
-    actor's)."""
+    actor's); its input width is the first layer's (the observation's, or wider for derived inputs)."""
     hidden = [int(w.shape[0]) for w, _ in layers[:-1]]
-    policy = new_policy(rules, {"pi": hidden, "vf": hidden if vf is None else vf}, activation)
+    net_arch = {"pi": hidden, "vf": hidden if vf is None else vf}
+    policy = new_policy(rules, net_arch, activation, inputs=int(layers[0][0].shape[1]))
     linears: list[Any] = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
     linears.append(policy.action_net)
     with torch.no_grad():

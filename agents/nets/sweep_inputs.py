@@ -28,7 +28,7 @@ from scopa_env import observation
 from scopa_env.observation import PLAY_SUM_SCALE
 from scopa_env.rules import Rules
 
-__all__ = ["compose", "sweep_input_size", "sweep_inputs", "sweep_layers"]
+__all__ = ["compose", "sweep_input_size", "sweep_inputs", "sweep_layers", "unfold"]
 SUM_SHARPNESS = 2.0  # sums are whole numbers: an indicator 1 - 2|a - r| is 1 at a = r and <= -1 elsewhere
 
 
@@ -117,3 +117,28 @@ def compose(rules: Rules, fitted: Layers) -> Layers:
     folded[:, d : d + r] = w[:, d + r :] / suits  # the unseen counts
     folded[:, d + r :] = np.repeat(w[:, d : d + r], r, axis=1) / suits  # exposure[v] = sum over s of products[v, s]
     return [*sweep_layers(rules), (folded, b.astype(np.float32)), *fitted[1:]]
+
+
+def unfold(rules: Rules, layers: Layers) -> Layers:
+    """The fitted layers (over ``[obs, sweep_inputs]``) of a network that ``compose`` made, so that a fit can start
+    from it (``agents.training.distil --init``): ``unfold(rules, compose(rules, fitted))`` gives ``fitted`` back (up to
+    float rounding). Raises ``ValueError`` for a network whose first three layers are not ``sweep_layers``."""
+    d, _, _, suits, _ = _blocks(rules)
+    r = rules.deck.num_ranks
+    hand_set = sweep_layers(rules)
+    if len(layers) < 5 or any(
+        w.shape != hw.shape or not (np.array_equal(w, hw) and np.array_equal(b, hb))
+        for (w, b), (hw, hb) in zip(layers[:3], hand_set, strict=False)
+    ):
+        raise ValueError("the network does not start with the hand-set sweep layers (not fitted with sweep inputs)")
+    folded, b = layers[3]
+    if folded.shape[1] != d + r + r * r:
+        raise ValueError(f"the fourth layer takes {folded.shape[1]} inputs; the sweep layers give {d + r + r * r}")
+    exposure = folded[:, d + r :].reshape(-1, r, r)  # (out, value, sum): the same column for every sum
+    if not np.allclose(exposure, exposure[:, :, :1], rtol=0, atol=1e-6 * max(1.0, float(np.abs(exposure).max()))):
+        raise ValueError("the fourth layer's exposure columns differ across sums: it is not a folded sweep network")
+    w = np.zeros((folded.shape[0], d + 2 * r), dtype=np.float32)
+    w[:, :d] = folded[:, :d]
+    w[:, d : d + r] = exposure[:, :, 0] * suits
+    w[:, d + r :] = folded[:, d : d + r] * suits
+    return [(w, np.asarray(b, dtype=np.float32)), *layers[4:]]

@@ -10,7 +10,8 @@ of the rows to report the fit, and writes a torch-free bot directory (``policy.n
 ``inputs: sweep`` fits the network on the observation plus ``agents.nets.sweep_inputs`` (per card value, the unseen
 cards that could sweep the table that play leaves) and folds their computation into three hand-set first layers:
 the bot is still a plain MLP over the observation. ``augment`` fits every epoch's rows under a random relabelling
-of the three non-coin suits (``agents.training.suit_symmetry``).
+of the three non-coin suits (``agents.training.suit_symmetry``). ``init`` starts from a network instead of fresh
+weights (a later leg's labels fitted onto the network that collected them, when the earlier legs' labels are gone).
 
     python -m agents.training.distil runs/scopone-scientifico__scopone-exit__0 --arch 512,512,512 --out runs/distil
     python evaluate.py --variant scopone-scientifico --gauntlet "d=bot:path=runs/distil,endgame=8" --agents pimc
@@ -59,6 +60,11 @@ class DistilOptions:
         "obs: the observation; sweep: plus, per card value, the unseen cards that could sweep the table the play "
         "leaves and the unseen cards by rank (agents.nets.sweep_inputs), computed by three hand-set first layers",
         choices=("obs", "sweep"),
+    )
+    init: str = setting(
+        "",
+        "start from this network (a bot directory or a checkpoint .zip of the same variant, a ReLU MLP; with "
+        "--inputs sweep, one fitted with them) instead of fresh weights: its hidden sizes replace --arch",
     )
     augment: bool = setting(
         False,
@@ -116,7 +122,11 @@ def fit_network(
         from agents.nets.sweep_inputs import sweep_inputs
 
         data = {**data, "obs": np.concatenate([data["obs"], sweep_inputs(rules, data["obs"])], axis=1)}
-    policy = new_policy(rules, {"pi": hidden, "vf": hidden}, "ReLU", inputs=int(data["obs"].shape[1]))
+    if opts.init:
+        policy = _init_policy(rules, opts.init, opts.inputs, int(data["obs"].shape[1]))
+        log(f"starting from the network of {opts.init}")
+    else:
+        policy = new_policy(rules, {"pi": hidden, "vf": hidden}, "ReLU", inputs=int(data["obs"].shape[1]))
     targets = soft_targets(data["values"], data["mask"], data["action"], opts.temperature)
     n = int(data["action"].shape[0])
     order = np.random.default_rng(opts.seed).permutation(n)
@@ -159,6 +169,32 @@ def fit_network(
     if opts.inputs == "sweep":
         policy = _fold_sweep_inputs(rules, policy, data["obs"][held[:4096] if held.size else train[:4096]])
     return policy, stats
+
+
+def _init_policy(rules: Any, path: str, inputs: str, width: int) -> Any:
+    """A policy whose actor is the network at ``path`` (``--init``), over the fit's inputs (``width`` wide): a
+    network fitted with sweep inputs is unfolded (``agents.nets.sweep_inputs.unfold``); raises ``ConfigError``."""
+    from agents.errors import ScopaError
+    from agents.nets.checkpoint import policy_from_layers
+    from agents.nets.weights import open_network
+
+    try:
+        net = open_network(rules, path)
+    except (ScopaError, OSError, ValueError) as e:
+        raise ConfigError(f"--init: {e}") from e
+    if net.activation != "relu":
+        raise ConfigError(f"--init: {path} is a {net.activation} network; distil fits ReLU networks")
+    layers = [(w.T, b) for w, b in net.layers]  # the bot's (in, out) weights as torch's (out, in)
+    if inputs == "sweep":
+        from agents.nets.sweep_inputs import unfold
+
+        try:
+            layers = unfold(rules, layers)
+        except ValueError as e:
+            raise ConfigError(f"--init: {path}: {e}; fit it with --inputs obs") from e
+    if layers[0][0].shape[1] != width:
+        raise ConfigError(f"--init: {path} takes {layers[0][0].shape[1]} inputs, the fit's rows {width}")
+    return policy_from_layers(rules, layers, "ReLU")
 
 
 def _fold_sweep_inputs(rules: Any, fitted: Any, probe: npt.NDArray[np.float32]) -> Any:
@@ -224,7 +260,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     pin_blas_threads()
     print(f"{variant}: {len(data['action']):,} labelled decisions from {len(opts.runs)} run(s)", flush=True)
-    policy, stats = fit_network(variant, data, opts, log=lambda s: print(s, flush=True))
+    try:
+        policy, stats = fit_network(variant, data, opts, log=lambda s: print(s, flush=True))
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     from agents.nets.bot import new_card, write_numpy_export
     from agents.training.expert_iteration import _actor_layers
 
