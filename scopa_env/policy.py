@@ -29,7 +29,7 @@ import numpy.typing as npt
 from scopa_env.cards import Deck
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shuffle import splitmix64
+from scopa_env.shuffle import GOLDEN, splitmix64
 
 __all__ = [
     "MASKED_LOGIT",
@@ -171,9 +171,8 @@ def _deck_arrays(deck: Deck) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int6
     return _DECK_ARRAYS[deck.name]
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0x94D049BB133111EB)
-_COLUMNS = np.arange(1, 257, dtype=np.uint64) * _GOLDEN
+_COLUMNS = np.arange(1, 257, dtype=np.uint64) * GOLDEN
 
 
 _M64 = (1 << 64) - 1
@@ -250,7 +249,7 @@ class PositionStreams:
         parts[6] = state.current[g]
         with np.errstate(over="ignore"):
             parts += np.uint64(1)
-            parts *= _GOLDEN
+            parts *= GOLDEN
             h = splitmix64(state.seed[g].astype(np.uint64) ^ np.uint64(key))
             for part in parts:
                 h = splitmix64(h ^ part)
@@ -272,7 +271,7 @@ class PositionStreams:
             raise ValueError(f"PositionStreams holds {self.keys.size} rows, asked for {n}")
         self.calls += np.uint64(1)
         with np.errstate(over="ignore"):
-            base = splitmix64(self.keys + self.calls * _GOLDEN)  # a well-mixed key per row and call
+            base = splitmix64(self.keys + self.calls * GOLDEN)  # a well-mixed key per row and call
             z = base[:, None] + _COLUMNS[:width][None, :]  # one cheap mixing round per column (a Weyl step apart)
             t = z >> np.uint64(31)  # z = (z ^ (z >> 31)) * _MIX; z ^= z >> 29, in place
             z ^= t

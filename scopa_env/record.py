@@ -48,7 +48,7 @@ from scopa_env.record_check import RecordFileError, check_file
 from scopa_env.record_writer import RecordWriter, deals_from_deck
 from scopa_env.rules import Rules, get_rules, variant_names
 from scopa_env.settings import add_field_options, parse_options, setting
-from scopa_env.shuffle import splitmix64
+from scopa_env.shuffle import GOLDEN, splitmix64
 
 __all__ = [
     "MAX_BATCH",
@@ -72,7 +72,6 @@ MAX_BATCH = 65_536
 """The most games ``play_random_records`` plays at once (more only costs memory)."""
 AGENT_STREAM = 0x5C0BA
 """Mixed with each game seed to key that game's random decisions (kept apart from the deal's shuffles)."""
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
@@ -128,8 +127,8 @@ class _GameStreams:
         n, width = shape
         assert n == self.games.size, (n, self.games.size)
         with np.errstate(over="ignore"):
-            base = splitmix64(self.keys[self.games] + self.draws[self.games] * _GOLDEN)
-            bits = splitmix64(base[:, None] + np.arange(1, width + 1, dtype=np.uint64)[None, :] * _GOLDEN)
+            base = splitmix64(self.keys[self.games] + self.draws[self.games] * GOLDEN)
+            bits = splitmix64(base[:, None] + np.arange(1, width + 1, dtype=np.uint64)[None, :] * GOLDEN)
         self.draws[self.games] += np.uint64(1)
         return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["derive_seed", "first_dealer", "shuffled_decks", "splitmix64"]
+__all__ = ["GOLDEN", "derive_seed", "first_dealer", "shuffled_decks", "splitmix64"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+"""splitmix64's increment (2**64 / the golden ratio): also the stride between a key's derived streams."""
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -24,7 +25,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 def splitmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """The SplitMix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
     with np.errstate(over="ignore"):
-        z = x + _GOLDEN
+        z = x + GOLDEN
         z = (z ^ (z >> np.uint64(30))) * _M1
         z = (z ^ (z >> np.uint64(27))) * _M2
         return z ^ (z >> np.uint64(31))
@@ -47,7 +48,7 @@ def shuffled_decks(
     with np.errstate(over="ignore"):
         key = splitmix64(splitmix64(s ^ splitmix64(h * np.uint64(1_000_003) + a)))
         cards = np.arange(num_cards, dtype=np.uint64)
-        keys = splitmix64(key[:, None] + cards[None, :] * _GOLDEN)
+        keys = splitmix64(key[:, None] + cards[None, :] * GOLDEN)
     return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
 
 
