@@ -63,8 +63,8 @@ class DistilOptions:
     )
     init: str = setting(
         "",
-        "start from this network (a bot directory or a checkpoint .zip of the same variant, a ReLU MLP; with "
-        "--inputs sweep, one fitted with them) instead of fresh weights: its hidden sizes replace --arch",
+        "start from this network (a bot directory or a checkpoint .zip of a variant with the same observations, a "
+        "ReLU MLP; with --inputs sweep, one fitted with them) instead of fresh weights: its sizes replace --arch",
     )
     augment: bool = setting(
         False,
@@ -179,7 +179,7 @@ def _init_policy(rules: Any, path: str, inputs: str, width: int) -> Any:
     from agents.nets.weights import open_network
 
     try:
-        net = open_network(rules, path)
+        net = open_network(rules, path, any_variant=True)  # a warm start: another variant of the same shapes will do
     except (ScopaError, OSError, ValueError) as e:
         raise ConfigError(f"--init: {e}") from e
     if net.activation != "relu":
