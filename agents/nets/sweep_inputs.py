@@ -126,9 +126,8 @@ def unfold(rules: Rules, layers: Layers) -> Layers:
     d, _, _, suits, _ = _blocks(rules)
     r = rules.deck.num_ranks
     hand_set = sweep_layers(rules)
-    if len(layers) < 5 or any(
-        w.shape != hw.shape or not (np.array_equal(w, hw) and np.array_equal(b, hb))
-        for (w, b), (hw, hb) in zip(layers[:3], hand_set, strict=False)
+    if len(layers) < 5 or not all(
+        np.array_equal(w, hw) and np.array_equal(b, hb) for (w, b), (hw, hb) in zip(layers[:3], hand_set, strict=True)
     ):
         raise ValueError("the network does not start with the hand-set sweep layers (not fitted with sweep inputs)")
     folded, b = layers[3]

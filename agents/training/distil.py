@@ -123,7 +123,7 @@ def fit_network(
 
         data = {**data, "obs": np.concatenate([data["obs"], sweep_inputs(rules, data["obs"])], axis=1)}
     if opts.init:
-        policy = _init_policy(rules, opts.init, opts.inputs, int(data["obs"].shape[1]))
+        policy = _init_policy(rules, opts.init, opts.inputs)
         log(f"starting from the network of {opts.init}")
     else:
         policy = new_policy(rules, {"pi": hidden, "vf": hidden}, "ReLU", inputs=int(data["obs"].shape[1]))
@@ -171,9 +171,10 @@ def fit_network(
     return policy, stats
 
 
-def _init_policy(rules: Any, path: str, inputs: str, width: int) -> Any:
-    """A policy whose actor is the network at ``path`` (``--init``), over the fit's inputs (``width`` wide): a
-    network fitted with sweep inputs is unfolded (``agents.nets.sweep_inputs.unfold``); raises ``ConfigError``."""
+def _init_policy(rules: Any, path: str, inputs: str) -> Any:
+    """A policy whose actor is the network at ``path`` (``--init``), over the fit's inputs: a network fitted with
+    sweep inputs is unfolded (``agents.nets.sweep_inputs.unfold``); raises ``ConfigError``. Its input width needs no
+    check: ``open_network`` checks it against the observation, and ``unfold`` gives the sweep rows' width."""
     from agents.errors import ScopaError
     from agents.nets.checkpoint import policy_from_layers
     from agents.nets.weights import open_network
@@ -192,8 +193,6 @@ def _init_policy(rules: Any, path: str, inputs: str, width: int) -> Any:
             layers = unfold(rules, layers)
         except ValueError as e:
             raise ConfigError(f"--init: {path}: {e}; fit it with --inputs obs") from e
-    if layers[0][0].shape[1] != width:
-        raise ConfigError(f"--init: {path} takes {layers[0][0].shape[1]} inputs, the fit's rows {width}")
     return policy_from_layers(rules, layers, "ReLU")
 
 
