@@ -336,6 +336,8 @@ OTHER_READERS = {
     "weights",
     ("agents/training/distil.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), read for a "
     "fresh network's fit, not weights",
+    ("agents/training/label_store.py", "np.load"): "a labels file or expert iteration's self-play data, replayed "
+    "into a fit's rows, not weights",
 }
 """Reads of the kinds below outside the loader, each with why it is no weight file."""
 _READERS = {"torch", "np", "numpy", "onnx", "pickle", "safetensors"}

@@ -42,7 +42,9 @@ class DistilOptions:
     """The command line's options (``python -m agents.training.distil --help``)."""
 
     runs: list[Path] = path_arguments(
-        "runs", "expert-iteration run directories whose data/iter_K.npz hold the teacher's action values"
+        "runs",
+        "expert-iteration run directories whose data/iter_K.npz hold the teacher's action values, or labels files "
+        "(python -m agents.training.label_store), in any mix",
     )
     out: Path = setting(Path("runs/distil"), "bot directory to write (policy.npz, model_card.json)", parse=Path)
     arch: str = setting("512,512,512", "hidden layer sizes, comma-separated")
@@ -74,12 +76,22 @@ class DistilOptions:
 
 
 def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
-    """The variant and the concatenated rows (``obs``, ``mask``, ``action``, ``values``) of the runs' data files."""
+    """The variant and the concatenated rows (``obs``, ``mask``, ``action``, ``values``) of the runs' data files and
+    the labels files among ``runs`` (replayed), in the order given."""
     import yaml
 
     variant = None
     parts: list[dict[str, npt.NDArray[Any]]] = []
     for run in runs:
+        if run.is_file():  # a labels file (agents.training.label_store): replayed into the same rows
+            from agents.training.label_store import load_label_file, read_header
+
+            v = str(read_header(run)["variant"])
+            if variant is not None and v != variant:
+                raise ConfigError(f"{run} holds {v} labels, the others {variant}: fit one variant at a time")
+            variant = v
+            parts.append(load_label_file(run, progress=True)[1])
+            continue
         config = run / "config.yaml"
         if not config.is_file():
             raise ConfigError(
