@@ -4,13 +4,15 @@
     python bench/bot_latency.py --bot DIR                      # any export directory
     python bench/bot_latency.py --synthetic 256,256            # an untrained MlpPolicy of that size, exported
 
-Three single-decision calls are timed per backend: ``act`` on one observation and mask (the network alone),
+Four single-decision calls are timed per backend: ``act`` on one observation and mask (the network alone),
 ``probs`` (the same, returning the probabilities) and ``act_state`` (observe the core state, mask and act: the
 one-call helper; for a search bot, ``--bot agents/bots/classic-search``, its search, timed on positions from all
-of a hand, at most 300 calls, while ``act`` and ``probs`` time its network alone). Then ``act`` on batches
-(``--batch``) for throughput. The process is pinned to one core and BLAS / onnxruntime use one thread. Prints a
-table, then one JSON line. Every argument is checked (the bot loaded on both backends) before the process is pinned
-or anything is timed; a bad one exits with status 2 and one ``python bench/bot_latency.py: error: ...`` line.
+of a hand, at most 300 calls, while ``act`` and ``probs`` time its network alone). ``policy`` times the network as
+an agent plays it (``bot:path=DIR,search=false``: its card's exact end game included), at most
+2000 calls on positions from the deal to the hand's last move. Then ``act`` on batches (``--batch``) for throughput.
+The process is pinned to one core and BLAS / onnxruntime use one thread. Prints a table, then one JSON line. Every
+argument is checked (the bot loaded on both backends) before the process is pinned or anything is timed; a bad one
+exits with status 2 and one ``python bench/bot_latency.py: error: ...`` line.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ SEARCH_CALLS = 300
 """The most timed ``act_state`` calls of a search bot (tens of milliseconds each)."""
 SPREAD = 34
 """A search bot's positions are taken after 0..SPREAD-1 moves of a hand."""
+POLICY_CALLS = 2000
+"""The most timed ``policy`` calls (the network as an agent plays it, its end game included)."""
 
 
 def _pin_one_core() -> str:
@@ -105,14 +109,14 @@ def synthetic_bot(hidden: list[int], variant: str, out: Path) -> Path:
     return out / "bot"
 
 
-def game_positions(rules: Any, count: int, seed: int) -> list[core.State]:
-    """``count`` one-game states spread over a hand: game g after ``g % SPREAD`` random legal moves (from the
+def game_positions(rules: Any, count: int, seed: int, spread: int = SPREAD) -> list[core.State]:
+    """``count`` one-game states spread over a hand: game g after ``g % spread`` random legal moves (from the
     deal to late in the hand, where a search bot's cost per move differs most)."""
     rng = np.random.default_rng(seed)
     state = core.reset(rules, np.arange(count, dtype=np.uint64) + np.uint64(seed))
     out: list[core.State | None] = [None] * count
-    for ply in range(SPREAD):
-        for g in range(ply, count, SPREAD):
+    for ply in range(spread):
+        for g in range(ply, count, spread):
             out[g] = state.take([g])
         keys = rng.random((count, rules.num_actions))
         keys[~core.legal_action_mask(rules, state)] = -1.0
@@ -135,6 +139,8 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
         states = core.reset(rules, np.arange(256, dtype=np.uint64) + np.uint64(seed))
         singles = [states.take([g]) for g in range(256)]
     bo, bm = obs[:batch], mask[:batch]
+    # the network as an agent plays it: positions from the deal to the hand's last move (its end game included)
+    whole_hand = game_positions(rules, 400, seed, spread=rules.num_cards) if probe.has_network else []
     results: dict[str, Any] = {}
     for backend in ("numpy", "onnx"):
         bot = Bot.load(bot_dir, prefer=backend)  # type: ignore[arg-type]
@@ -161,6 +167,19 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
             row["act_state"] = time_calls(act_state, min(calls, SEARCH_CALLS), warmup=5)
         else:
             row["act_state"] = time_calls(act_state, calls)
+        if whole_hand:
+            from agents.nets.bot import make_bot_policy
+            from scopa_env.observation import observe
+            from scopa_env.policy import ActBatch
+
+            agent = make_bot_policy(rules, seed, path=str(bot_dir), prefer=backend, search=False)
+            one = np.zeros(1, dtype=np.intp)
+
+            def policy(i: int, a: Any = agent, one: Any = one) -> object:
+                st = whole_hand[i % len(whole_hand)]
+                return a.act(ActBatch(rules, observe(rules, st), core.legal_action_mask(rules, st), st, one))
+
+            row["policy"] = time_calls(policy, min(calls, POLICY_CALLS), warmup=20)
         t = time_calls(act_batch, max(3, calls // 200), warmup=3)
         row["batch"] = {"size": int(bo.shape[0]), **t, "decisions_per_s": bo.shape[0] / (t["median_us"] / 1e6)}
         results[backend] = row
@@ -169,6 +188,7 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
         "search": probe.search,
         "variant": probe.variant,
         "architecture": probe.card.get("architecture"),
+        "policy": f"endgame={probe.card.get('endgame', 0)}" if probe.has_network else None,
         "results": results,
     }
 
@@ -280,12 +300,19 @@ def main(argv: list[str] | None = None) -> int:
             f"a search bot (az {out['search']}): act and probs are its network alone; act_state is its search, "
             f"{min(args.calls, SEARCH_CALLS)} calls on positions from all of a hand"
         )
+    if out["policy"] is not None:
+        print(
+            f"policy: the network as an agent plays it (bot:path=DIR,search=false, {out['policy']}), "
+            f"{min(args.calls, POLICY_CALLS)} calls on positions from the deal to the hand's last move"
+        )
     print(f"{'backend':<8} {'call':<10} {'median':>8} {'p90':>8} {'p99':>8} {'mean':>8}")
     for backend, row in out["results"].items():
         if row is None:
             print(f"{backend:<8} (not available: onnxruntime not installed or no policy.onnx)")
             continue
-        for call in ("act", "probs", "act_state"):
+        for call in ("act", "probs", "act_state", "policy"):
+            if call not in row:
+                continue
             t = row[call]
             print(
                 f"{backend:<8} {call:<10} {t['median_us']:8.1f} {t['p90_us']:8.1f} {t['p99_us']:8.1f} "
