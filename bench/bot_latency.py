@@ -8,7 +8,7 @@ Four single-decision calls are timed per backend: ``act`` on one observation and
 ``probs`` (the same, returning the probabilities) and ``act_state`` (observe the core state, mask and act: the
 one-call helper; for a search bot, ``--bot agents/bots/classic-search``, its search, timed on positions from all
 of a hand, at most 300 calls, while ``act`` and ``probs`` time its network alone). ``policy`` times the network as
-an agent plays it (``bot:path=DIR,search=false``: its card's exact end game included), at most
+an agent plays it (``bot:path=DIR,search=false``: its card's end game included, ``endgame_worlds`` too), at most
 2000 calls on positions from the deal to the hand's last move. Then ``act`` on batches (``--batch``) for throughput.
 The process is pinned to one core and BLAS / onnxruntime use one thread. Prints a table, then one JSON line. Every
 argument is checked (the bot loaded on both backends) before the process is pinned or anything is timed; a bad one
@@ -188,7 +188,11 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
         "search": probe.search,
         "variant": probe.variant,
         "architecture": probe.card.get("architecture"),
-        "policy": f"endgame={probe.card.get('endgame', 0)}" if probe.has_network else None,
+        "policy": (
+            f"endgame={probe.card.get('endgame', 0)}, endgame_worlds={probe.card.get('endgame_worlds', 0)}"
+            if probe.has_network
+            else None
+        ),
         "results": results,
     }
 

@@ -256,6 +256,8 @@ def test_endgame_option_plays_the_exact_solver_in_open_endgames_only() -> None:
     obs, mask = check_endgame_option(rules, plain, exact)
     with pytest.raises(AgentSpecError, match="endgame must be >= 0"):
         make_agent(f"bot:path={shipped},endgame=-1", rules)
+    with pytest.raises(AgentSpecError, match="endgame_worlds is for the network alone: add search=false"):
+        make_agent(f"bot:path={shipped},endgame_worlds=8", rules)
     with pytest.raises(ValueError, match="needs the game state"):
         exact.act(ActBatch(rules, obs[:1], mask[:1]))
 
@@ -393,6 +395,8 @@ def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> Non
         ({"sample": "yes"}, "sample must be true or false"),
         ({"endgame": 2.5}, "endgame must be >= 0 plies"),
         ({"endgame": -1}, "endgame must be >= 0 plies"),
+        ({"endgame_worlds": -2}, "endgame_worlds must be >= 0 sampled deals"),
+        ({"endgame_worlds": 1.5}, "endgame_worlds must be >= 0 sampled deals"),
     ):
         with pytest.raises(AgentSpecError, match=message):
             make_bot_policy(rules, 0, path=str(bot_dir), **opts)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ deliberately cheating agent shows that the check can fail.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -439,3 +440,42 @@ def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() ->
         got = _best_actions(one, row, new.search(one, row))  # type: ignore[attr-defined]
         want = _best_actions(one, row, old.search(one, row))  # type: ignore[attr-defined]
         assert int(got[0]) == int(want[0]), f"position {i}"
+
+
+@pytest.mark.parametrize(
+    ("variant", "spec", "total"),
+    [
+        (
+            "scopone-scientifico",
+            "bot:path=agents/bots/scopone-scientifico,search=false,prefer=numpy,endgame_worlds=4",
+            40,
+        ),
+        (
+            "scopa-a-quattro",
+            "bot:path=agents/bots/scopa-a-quattro,search=false,prefer=numpy,endgame=8,endgame_worlds=3",
+            36,
+        ),
+    ],
+)
+def test_a_bot_with_closed_end_games_is_legal_deterministic_and_blind(variant: str, spec: str, total: int) -> None:
+    """``endgame_worlds``: once at most ``endgame`` plies are left, the bot plays pimc's exact end game over sampled
+    deals; earlier, its network. The positions (``total``: the plies of a hand) reach that window (and some not yet),
+    so both paths are checked."""
+    rules = get_rules(variant)
+    agent = make_agent(spec, rules, seed=0)
+    assert agent.closed is not None  # type: ignore[attr-defined]
+    network = make_agent(re.sub(r"endgame_worlds=\d+", "endgame_worlds=0", spec), rules)  # open-book end games only
+    rng = np.random.default_rng(5)
+    changed = 0
+    for plies in (total - 9, total - 6, total - 3):
+        st = random_positions(rules, 12, plies, seed=plies)
+        rows = np.flatnonzero(st.phase != Phase.DONE)
+        mask = core.legal_action_mask(rules, st)[rows]
+        a = decisions(agent, rules, st, seed=7, calls=2)
+        assert mask[np.arange(rows.size), a[0]].all()
+        assert np.array_equal(a, decisions(make_agent(spec, rules, seed=99), rules, st, seed=7, calls=2))
+        other = reshuffle_hidden(rules, st, rng)
+        assert not np.array_equal(st.hands, other.hands), "the reshuffle changed nothing: the test is void"
+        assert np.array_equal(a, decisions(agent, rules, other, seed=7, calls=2))
+        changed += int((a[0] != decisions(network, rules, st, seed=7, calls=1)[0]).sum())
+    assert changed > 0, "the sampled end game never changed the network's move: the test is void"

@@ -208,7 +208,7 @@ def test_bot_latency_times_a_search_bots_search(search_bot: tuple[Path, Path]) -
     assert out["search"] == {"worlds": 3, "prior": 1.0} and "act_state is its search" in proc.stdout
     assert out["results"]["numpy"]["act_state"]["median_us"] > 0
     # and its network as an agent plays it (search=false, the card's exact end game), from the deal to the last move
-    assert out["policy"] == "endgame=0" and "policy: the network as an agent plays it" in proc.stdout
+    assert out["policy"] == "endgame=0, endgame_worlds=0" and "policy: the network as an agent plays it" in proc.stdout
     assert out["results"]["numpy"]["policy"]["median_us"] > 0
 
 

@@ -534,23 +534,58 @@ class BotPolicy(Policy):
     and the unseen cards are all in the one opponent's hand), with the minimax solver that ``expert`` uses
     (``agents.search.endgame.solve_open``); it needs the game state (the arena and the envs pass it) and only public
     information. The policy's probabilities (``action_probs``, the terminal game's ``hint``) are unchanged.
+
+    ``endgame_worlds=W`` (W > 0) plays closed end games too: once at most ``endgame`` plies are left, every position,
+    open or not, is played by ``pimc``'s exact end game: the move of best mean margin over W deals of the unseen cards
+    consistent with what the seat has seen, each solved to the end of the hand (an open book is one deal). In
+    scopone, where a book opens only at the last two plies, this covers the last two rounds.
     """
 
     name = "bot"
     needs_state = False
 
-    def __init__(self, rules: Rules, bot: Bot, seed: int | None = None, sample: bool = False, endgame: int = 0) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        bot: Bot,
+        seed: int | None = None,
+        sample: bool = False,
+        endgame: int = 0,
+        endgame_worlds: int = 0,
+    ) -> None:
+        for opt, value in (("endgame", endgame), ("endgame_worlds", endgame_worlds)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise AgentSpecError(f"agent bot: {opt} must be >= 0 (0: the policy alone), got {value!r}")
+        self.closed = None
+        if endgame_worlds > 0 and endgame > 0:
+            from agents.search.pimc import PIMCAgent
+
+            self.closed = PIMCAgent(rules, seed, worlds=int(endgame_worlds), endgame=int(endgame), prior=0.0)
         super().__init__(rules, seed)
-        if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:
-            raise AgentSpecError(f"agent bot: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}")
         self.bot = bot
         self.sample = sample
         self.endgame = int(endgame)
+        self.endgame_worlds = int(endgame_worlds)
         self.needs_state = self.endgame > 0
+
+    def seed(self, seed: int | None = None) -> None:
+        super().seed(seed)
+        if getattr(self, "closed", None) is not None:
+            self.closed.seed(seed)  # type: ignore[union-attr]
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         actions = self.bot.act_network(batch.obs, batch.mask, rng=self.rng if self.sample else None)
-        if self.endgame > 0:
+        if self.closed is not None:
+            from agents.baselines.features import require_state
+            from scopa_env.core import remaining_plies
+
+            state, games = require_state(batch, f"bot (endgame={self.endgame},endgame_worlds={self.endgame_worlds})")
+            rows = np.flatnonzero(remaining_plies(self.rules, state, games) <= self.endgame)
+            if rows.size:
+                actions = np.array(actions, dtype=np.int64)
+                sub = ActBatch(self.rules, batch.obs[rows], batch.mask[rows], state, games[rows])
+                actions[rows] = self.closed.act(sub)
+        elif self.endgame > 0:
             from agents.search.endgame import play_exact_endgame
 
             actions = play_exact_endgame(batch, actions, self.endgame, f"bot (endgame={self.endgame})")
@@ -597,7 +632,8 @@ def shipped_bot_spec(rules: Rules | str, root: Path = SHIPPED_BOTS) -> str | Non
 
 @register_agent(
     "bot",
-    "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]; "
+    "exported policy (numpy / onnxruntime): bot:path=DIR[,prefer=numpy][,sample=true][,endgame=N (default: card's)]"
+    "[,endgame_worlds=W (default: card's)]; "
     "bot alone: the shipped bot of the variant; a search bot (agents/bots/classic-search) plays its network inside "
     "az search (search=false: the network alone)",
 )
@@ -611,12 +647,14 @@ def make_bot_policy(
     threads: int = 1,
     endgame: int | None = None,
     search: bool = True,
+    endgame_worlds: int | None = None,
 ) -> Policy:
     """Factory of spec ``bot:path=DIR``: a ``BotPolicy`` for the export directory ``path`` (loads are cached).
 
     Without ``path`` (spec ``bot``), the shipped bot of the variant (``shipped_bot``).
     ``endgame=N``: exact play of the last N plies of an open-book hand end (see ``BotPolicy``); default: the model
-    card's ``"endgame"`` (0 when it has none).
+    card's ``"endgame"`` (0 when it has none). ``endgame_worlds=W``: closed end games too, over W sampled deals (see
+    ``BotPolicy``); default: the card's ``"endgame_worlds"`` (0 when it has none: open books only).
 
     A search bot (its card has ``"search"``) gives its ``az`` search (``Bot.search_policy``; ``endgame=N`` sets the
     search's exact end game); ``search=false`` plays its network alone, as a network-only bot."""
@@ -643,6 +681,13 @@ def make_bot_policy(
         raise AgentSpecError(
             f"agent bot:path={path}: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}"
         )
+    if endgame_worlds is not None and (
+        isinstance(endgame_worlds, bool) or not isinstance(endgame_worlds, (int, np.integer)) or endgame_worlds < 0
+    ):
+        raise AgentSpecError(
+            f"agent bot:path={path}: endgame_worlds must be >= 0 sampled deals (0: open-book end games only), got "
+            f"{endgame_worlds!r}"
+        )
     rules = get_rules(rules)
     d = Path(str(path))
     card_path = d / MODEL_CARD
@@ -661,6 +706,11 @@ def make_bot_policy(
                 f"agent bot:path={path}: a search bot plays the search's best move; sample=true samples a network: "
                 "add search=false to sample its network"
             )
+        if endgame_worlds is not None:
+            raise AgentSpecError(
+                f"agent bot:path={path}: endgame_worlds is for the network alone: add search=false (the search "
+                "already solves its end games over sampled deals)"
+            )
         return bot.search_policy(rules, seed, **({} if endgame is None else {"endgame": int(endgame)}))
     if not bot.has_network:
         raise AgentSpecError(
@@ -669,4 +719,6 @@ def make_bot_policy(
         )
     if endgame is None:
         endgame = int(bot.card.get("endgame", 0))
-    return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame))
+    if endgame_worlds is None:
+        endgame_worlds = int(bot.card.get("endgame_worlds", 0))
+    return BotPolicy(rules, bot, seed, sample=bool(sample), endgame=int(endgame), endgame_worlds=int(endgame_worlds))

@@ -450,6 +450,12 @@ def read_card(directory: Path) -> dict[str, Any]:
     endgame = card.get("endgame", 0)
     if not _is_int(endgame) or endgame < 0:
         raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
+    worlds = card.get("endgame_worlds", 0)
+    if not _is_int(worlds) or not 0 <= worlds <= 1024:
+        raise BotError(
+            f"{path}: 'endgame_worlds' must be a number of sampled deals in 0..1024, got {worlds!r}; set it in "
+            "0..1024 or drop it"
+        )
     if card.get("search") is not None:
         check_search(card["search"], str(path))
     files = card.get("files", {})
