@@ -44,7 +44,7 @@ import json
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +69,9 @@ from agents.nets.weights import (
 from scopa_env import core, observation
 from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
+
+if TYPE_CHECKING:
+    from agents.search.pimc import PIMCAgent
 
 __all__ = [
     "Bot",
@@ -556,7 +559,7 @@ class BotPolicy(Policy):
         for opt, value in (("endgame", endgame), ("endgame_worlds", endgame_worlds)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise AgentSpecError(f"agent bot: {opt} must be >= 0 (0: the policy alone), got {value!r}")
-        self.closed = None
+        self.closed: PIMCAgent | None = None
         if endgame_worlds > 0 and endgame > 0:
             from agents.search.pimc import PIMCAgent
 
@@ -570,8 +573,8 @@ class BotPolicy(Policy):
 
     def seed(self, seed: int | None = None) -> None:
         super().seed(seed)
-        if getattr(self, "closed", None) is not None:
-            self.closed.seed(seed)  # type: ignore[union-attr]
+        if self.closed is not None:  # set before Policy.__init__ seeds
+            self.closed.seed(seed)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         actions = self.bot.act_network(batch.obs, batch.mask, rng=self.rng if self.sample else None)

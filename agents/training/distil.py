@@ -84,13 +84,10 @@ def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]
     parts: list[dict[str, npt.NDArray[Any]]] = []
     for run in runs:
         if run.is_file():  # a labels file (agents.training.label_store): replayed into the same rows
-            from agents.training.label_store import load_label_file, read_header
+            from agents.training.label_store import load_label_file
 
-            v = str(read_header(run)["variant"])
-            if variant is not None and v != variant:
-                raise ConfigError(f"{run} holds {v} labels, the others {variant}: fit one variant at a time")
-            variant = v
-            parts.append(load_label_file(run, progress=True)[1])
+            variant, rows = load_label_file(run, progress=True, variant=variant)
+            parts.append(rows)
             continue
         config = run / "config.yaml"
         if not config.is_file():

@@ -198,6 +198,12 @@ def save_policy_checkpoint(policy: Any, path: Path, meta: dict[str, Any]) -> Pat
 # --------------------------------------------------------------------------------------------------- self-play
 
 
+def iteration_first_deal(seed: int, k: int) -> int:
+    """The deal seed of hand 0 of iteration ``k``'s self-play in a run of ``seed`` (hand ``h`` is this plus ``h``;
+    ``agents.training.label_store`` replays them)."""
+    return seed * 1_000_003 + (k + 1) * 10_000_000
+
+
 def _selfplay_chunk(
     variant: str, teacher: str, seed: int, lo: int, hi: int, student: str | None = None, explore: float = 0.0
 ) -> tuple[npt.NDArray[Any], ...]:
@@ -259,7 +265,7 @@ class ExpertIteration:
         teacher = cfg.teacher
         if teacher.startswith("az"):
             teacher = f"{teacher}{',' if ':' in teacher else ':'}path={net_dir}"
-        seed = cfg.seed * 1_000_003 + (k + 1) * 10_000_000
+        seed = iteration_first_deal(cfg.seed, k)
         starts = list(range(0, cfg.hands, cfg.chunk))
         extra: tuple[Any, ...] = ()
         if cfg.labels:
