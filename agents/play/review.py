@@ -1,0 +1,767 @@
+"""Game review: every move of a recorded game valued in points per hand, the mistakes marked, the better move shown.
+
+    python -m agents.play.review games.jsonl                       # every decision of every game, a table
+    python -m agents.play.review games.jsonl --games 0 --seat 0 --json review.json --plot review.png
+    python -m agents.play.review tournament.jsonl --agent bot --games 0-19   # where a tournament's agent loses points
+
+    review = review_record(record, seats=[0])      # one game (a line of a records file) as a JSON-ready dict
+
+For each decision of a reviewed seat the position is rebuilt from the record and every legal move is valued by the
+search ``pimc`` plays with, from that seat's information only (**honest**, the default): the cards the seat has not
+seen are dealt ``worlds`` times at random into the other hands and the stock (``lookahead.sample_worlds``: only the
+unseen *set* is read, so the values are the same whatever the hidden cards really were), each move is played in every
+world, and the rest of the hand is played by greedy rollouts (``lookahead.kernel_rollout``) or, once at most
+``ENDGAME_PLIES`` moves are left with the stock empty, solved exactly in each world (``lookahead.kernel_search_tree``
+to the end of the hand). Where the seat can deduce every hidden card (``core.is_open``) the one possible world is solved
+and the value is exact. ``open_hands`` (``--open``) values hindsight instead: the real deal is the only world (every
+hand and the stock order known), solved exactly in the end game, played out greedily before it.
+
+A move's value is the points its side makes in the rest of the hand minus the other side's (the mean of the other
+sides' with more than two: ``scoring.margin_vs_mean_of_others``), its mean over the worlds with its standard error;
+every move is valued on the same worlds, so the differences between moves are measured more precisely than the values
+(``loss_se``). ``loss`` is the best move's value minus the played move's. A decision is marked by its loss (``MARKS``):
+a blunder from ``BLUNDER`` points, a mistake from ``MISTAKE``, an inaccuracy from ``INACCURACY``. Where a move loses
+points, the loss is split over the scoring categories (``kind``): the same worlds are played out after the best and
+the played move, and each category's mean margin is compared (cards, coins, settebello, primiera, scope; cirulla's
+napoli, grande and knocks), so the parts add up to the loss; ``kind`` names the largest. docs/review.md explains the
+numbers and the limits (a review is as strong as its search).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import make_agent
+from agents.baselines.features import segment_argmax
+from agents.baselines.greedy import greedy_moves
+from agents.errors import ScopaError
+from agents.search.lookahead import (
+    apply_moves,
+    kernel_rollout,
+    kernel_search_tree,
+    resolve_knocks,
+    sample_worlds,
+)
+from scopa_env import core
+from scopa_env.atomic import atomic_open
+from scopa_env.cards import format_card, format_cards, parse_card
+from scopa_env.core import Phase, State
+from scopa_env.driver import play
+from scopa_env.errors import ScopaEnvError
+from scopa_env.record import MAX_SEED, int_arg
+from scopa_env.record_check import RecordFileError, check_file
+from scopa_env.rules import Rules, get_rules
+from scopa_env.scoring import margin_vs_mean_of_others, point_fields
+from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.state_io import StateFormatError, state_from_record
+
+__all__ = [
+    "BLUNDER",
+    "DEFAULT_WORLDS",
+    "ENDGAME_PLIES",
+    "INACCURACY",
+    "KINDS",
+    "MARKS",
+    "MAX_WORLDS",
+    "MISTAKE",
+    "ReviewError",
+    "ReviewOptions",
+    "agent_seats",
+    "decision_line",
+    "format_review",
+    "loss_report",
+    "main",
+    "move_text",
+    "plot_review",
+    "read_records",
+    "review_record",
+    "review_records",
+    "self_play_records",
+    "value_moves",
+]
+
+DEFAULT_WORLDS = 256
+"""Sampled deals per decision by default: enough that a review's verdict (the best move, the mark) is the same for
+another seed on at least 95% of decisions (``bench/review_accuracy.py``; the measured numbers are in docs/review.md)."""
+MAX_WORLDS = 20_000
+"""The most sampled deals per decision (memory grows with worlds times legal moves)."""
+ENDGAME_PLIES = 6
+"""Once the stock is empty and at most this many moves are left in the hand, each world is solved to its end (pimc's
+default ``endgame``)."""
+BLUNDER, MISTAKE, INACCURACY = 0.8, 0.35, 0.12
+"""The marks' thresholds in points per hand: a scopa or the settebello is one point, so a blunder gives away most of a
+point, a mistake about a third of one, an inaccuracy about an eighth."""
+MARKS: tuple[tuple[str, float], ...] = (("blunder", BLUNDER), ("mistake", MISTAKE), ("inaccuracy", INACCURACY))
+"""Each mark and the loss (points) from which a decision earns it, the worst first."""
+KINDS = {
+    "carte": "cards",
+    "denari": "coins",
+    "settebello": "settebello",
+    "primiera": "primiera",
+    "scope": "scopa",
+    "napoli": "napoli",
+    "grande": "grande",
+    "knocks": "knocks",
+}
+"""The kind of a loss by scoring category (``scoring.point_fields``): most cards, most coins, the settebello, the
+primiera (the sevens), a scopa (sweep) made or conceded; cirulla's napoli, grande and knocks."""
+_TIE = 1e-9
+"""Values this close are equal: the played move counts as best when it ties with the best."""
+
+
+class ReviewError(ScopaError, ValueError):
+    """A record that cannot be reviewed (damaged, foreign, unfinished mid-move) or a review option that does not fit
+    it; the message says what and how to fix it."""
+
+
+# --------------------------------------------------------------------------------------------------- values
+
+
+def move_text(rules: Rules, card: int, capture: frozenset[int] | Sequence[int]) -> str:
+    """A whole move as the review writes it, in the record's card notation: ``7d`` (laid) or ``7d x 3s 4c``."""
+    deck = rules.deck
+    taken = format_cards(sorted(capture), deck)
+    return format_card(card, deck) + (" x " + " ".join(taken) if taken else "")
+
+
+@dataclass
+class MoveValues:
+    """The values of every legal move of one position (``value_moves``)."""
+
+    moves: list[tuple[int, frozenset[int]]]
+    """The legal moves, in ``core.legal_moves``' order."""
+    margins: npt.NDArray[np.float64]
+    """(W, L) each move's margin (points of the mover's side minus the others') in each world."""
+    worlds: State
+    """The W worlds (before the move), for playing the moves out again."""
+    method: str
+    """``exact`` (one world, solved), ``solved`` (each sampled world solved to the end of the hand) or ``rollouts``."""
+
+    @property
+    def value(self) -> npt.NDArray[np.float64]:
+        return np.asarray(self.margins.mean(axis=0))
+
+    @property
+    def se(self) -> npt.NDArray[np.float64]:
+        w = self.margins.shape[0]
+        if w < 2:
+            return np.zeros(self.margins.shape[1])
+        return np.asarray(self.margins.std(axis=0, ddof=1) / math.sqrt(w))
+
+
+def _move_arrays(rules: Rules, moves: Sequence[tuple[int, frozenset[int]]]) -> tuple[npt.NDArray[np.int64], Any]:
+    cards = np.array([c for c, _ in moves], dtype=np.int64)
+    caps = np.zeros((len(moves), rules.num_cards), dtype=np.bool_)
+    for i, (_, cap) in enumerate(moves):
+        caps[i, sorted(cap)] = True
+    return cards, caps
+
+
+def _best_of(rules: Rules, roots: State) -> tuple[Any, npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """Each root solved to the end of its hand (``kernel_search_tree``, max^n): its candidates, the index of the one
+    best for the side to move (the first of equals, as the search backs up) and every candidate's points (m, S)."""
+    moves, vals = kernel_search_tree(rules, roots, np.full(roots.batch_size, rules.num_cards + 1, dtype=np.intp))
+    side_of = np.asarray(rules.seat_side, dtype=np.intp)
+    mover = side_of[roots.current.astype(np.intp)][moves.row]
+    own = margin_vs_mean_of_others(vals)[np.arange(len(moves)), mover]
+    return moves, segment_argmax(own, moves.starts), vals
+
+
+def value_moves(
+    rules: Rules,
+    state: State,
+    worlds: int,
+    rng: np.random.Generator,
+    *,
+    open_hands: bool = False,
+    endgame: int = ENDGAME_PLIES,
+) -> MoveValues:
+    """Value every legal move of game 0 of ``state`` (a PLAY-phase position) for the seat to move (see the module's
+    doc): ``worlds`` sampled deals (one where the seat can deduce every card, or with ``open_hands``), each move played
+    in each world, the rest of the hand rolled out greedily or, in the end game, solved."""
+    games = np.zeros(1, dtype=np.intp)
+    moves = core.legal_moves(rules, state, 0)
+    left = int(core.remaining_plies(rules, state, games)[0])
+    known = open_hands or bool(core.is_open(rules, state, games)[0])
+    solved = left <= endgame
+    if open_hands:
+        world_states = state.take(games)
+        world_states.seed[:] = 0  # hindsight sees this hand's cards, not the later hands'
+    else:
+        world_states, _ = sample_worlds(rules, state, games, 1 if known else worlds, rng)
+    w, n = world_states.batch_size, len(moves)
+    kids = world_states.take(np.repeat(np.arange(w), n))
+    cards, caps = _move_arrays(rules, moves)
+    ended, points = apply_moves(rules, kids, np.tile(cards, w), np.tile(caps, (w, 1)))
+    live = np.flatnonzero(~ended)
+    if live.size:
+        rest = kids.take(live)
+        if solved:
+            found, best, vals = _best_of(rules, rest)
+            points[live] = vals[best]
+        else:
+            points[live] = kernel_rollout(rules, rest)
+    side = rules.seat_side[int(state.current[0])]
+    margins = margin_vs_mean_of_others(points)[:, side].reshape(w, n)
+    method = ("exact" if known else "solved") if solved else "rollouts"
+    return MoveValues(moves, margins, world_states, method)
+
+
+def _play_out(rules: Rules, worlds: State, card: int, capture: frozenset[int], solved: bool) -> Any:
+    """(W, S, F) the hand's points in each world (``point_fields``' categories) after ``(card, capture)``, the rest
+    played as ``value_moves`` values it: greedy (the rollouts' policy, float for float the kernel's) or solved."""
+    st = worlds.take(np.arange(worlds.batch_size))
+    b = st.batch_size
+    cards = np.full(b, card, dtype=np.int64)
+    caps = np.zeros((b, rules.num_cards), dtype=np.bool_)
+    caps[:, sorted(capture)] = True
+    out = np.zeros((b, rules.num_sides, len(point_fields(rules))))
+    running = np.ones(b, dtype=np.bool_)
+    first = True
+    while running.any():
+        pick = np.flatnonzero(running & (st.phase == Phase.PLAY))
+        if pick.size and not first:
+            if solved:
+                found, best, _ = _best_of(rules, st.take(pick))
+            else:
+                found, best = greedy_moves(rules, st, pick)
+            cards[pick], caps[pick] = found.card[best], found.captures(best)
+        first = False
+        info = core.step(rules, st, core.move_actions(st, cards, caps))
+        over = info.hand_over & running
+        out[over] = info.hand_points[over]
+        running &= ~info.hand_over
+        st.phase[~running] = Phase.DONE
+        resolve_knocks(rules, st)
+    return out
+
+
+def _loss_kinds(rules: Rules, mv: MoveValues, best: int, played: int, side: int) -> dict[str, float]:
+    """The loss of ``played`` against ``best`` split over the scoring categories (``KINDS``'s names), over the same
+    worlds: each category's mean margin after the best move minus after the played one."""
+    solved = mv.method != "rollouts"
+    parts = []
+    for j in (best, played):
+        pts = _play_out(rules, mv.worlds, *mv.moves[j], solved)
+        parts.append(np.stack([margin_vs_mean_of_others(pts[:, :, f])[:, side] for f in range(pts.shape[2])], 1))
+    diff = parts[0].mean(axis=0) - parts[1].mean(axis=0)
+    fields = point_fields(rules)[:-1]  # the total last
+    return {KINDS.get(f, f): float(diff[i]) for i, f in enumerate(fields)}
+
+
+def _mark(loss: float) -> str | None:
+    for name, threshold in MARKS:
+        if loss >= threshold:
+            return name
+    return None
+
+
+# --------------------------------------------------------------------------------------------------- a record
+
+
+def _bad_record(problem: str) -> ReviewError:
+    return ReviewError(f"not a game record this program can review: {problem}")
+
+
+def _positions(rules: Rules, record: Mapping[str, Any]) -> Iterator[tuple[int, int, State, Mapping[str, Any]]]:
+    """``(hand, move index in the hand, position before the move, the move)`` for every move of a record the core has
+    replayed whole (``state_from_record``); cirulla's knocks are taken from the hand's ``knocks``."""
+    state = core.reset(rules, np.array([int(record["seed"])], dtype=np.uint64))
+    for h, hand in enumerate(record["hands"]):
+        knocks = list(hand.get("knocks") or [])
+        for m, move in enumerate(hand["moves"]):
+            while state.phase[0] == Phase.KNOCK:
+                seat, deal = int(state.current[0]), int(state.deal_no[0])
+                action = core.stop_action(rules)
+                if knocks and knocks[0]["seat"] == seat and knocks[0]["deal"] == deal:
+                    action = rules.num_cards + {"sum": 1, "tris": 2}[knocks.pop(0)["kind"]]
+                core.step(rules, state, np.array([action], dtype=np.int64))
+            yield h, m, state.take([0]), move
+            card = parse_card(move["card"], rules.deck)
+            cap = np.zeros((1, rules.num_cards), dtype=np.bool_)
+            cap[0, [parse_card(c, rules.deck) for c in move["capture"]]] = True
+            while not core.step(rules, state, core.move_actions(state, [card], cap)).move_done[0]:
+                pass
+
+
+def review_record(
+    game: Mapping[str, Any],
+    *,
+    seats: Sequence[int] | None = None,
+    worlds: int | None = None,
+    open_hands: bool = False,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    index: int = 0,
+) -> dict[str, Any]:
+    """Review one game record (one line of a records file, RULES.md section 8): every move of ``seats`` (None: all)
+    valued, marked and summed up per seat. ``worlds``: sampled deals per decision (None: ``DEFAULT_WORLDS``);
+    ``open_hands``: hindsight (every card known); ``seed`` fixes the sampled deals (decision by decision: a move's
+    values do not depend on which others are reviewed); ``progress(done, total)`` is called after each decision;
+    ``index`` is the game's number in its file (the decisions' ``game``). Returns the JSON-ready review
+    (/tmp/team/REVIEW_API.md's contract; docs/review.md). Raises ``ReviewError`` for a record that does not replay."""
+    return _review([(index, game)], seats, worlds, open_hands, seed, progress)
+
+
+def review_records(
+    games: Sequence[tuple[int, Mapping[str, Any]]],
+    *,
+    seats: Sequence[int] | Callable[[Mapping[str, Any]], Sequence[int]] | None = None,
+    worlds: int | None = None,
+    open_hands: bool = False,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """``review_record`` of several games ``(number, record)`` of one variant, summed up together; ``seats`` may be a
+    function of the record (``agent_seats``: the seats an agent played)."""
+    return _review(games, seats, worlds, open_hands, seed, progress)
+
+
+def _check_record(game: Any) -> Rules:
+    if not isinstance(game, Mapping):
+        raise _bad_record(f"a record is a JSON object, got {type(game).__name__}")
+    try:
+        state_from_record(game)  # every move replayed and checked by the core
+    except StateFormatError as e:
+        raise _bad_record(str(e)) from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
+        raise _bad_record(f"malformed ({type(e).__name__}: {e})") from None
+    return get_rules(game["variant"])
+
+
+def _review(
+    games: Sequence[tuple[int, Mapping[str, Any]]],
+    seats: Sequence[int] | Callable[[Mapping[str, Any]], Sequence[int]] | None,
+    worlds: int | None,
+    open_hands: bool,
+    seed: int,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    worlds = DEFAULT_WORLDS if worlds is None else worlds
+    if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= MAX_WORLDS:
+        raise ReviewError(f"worlds must be a whole number from 1 to {MAX_WORLDS} (sampled deals per decision)")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise ReviewError(f"seed must be a whole number from 0 to 2**64-1, got {seed!r}")
+    rules_seen: Rules | None = None
+    todo: list[tuple[int, Mapping[str, Any], Rules, set[int]]] = []
+    for number, game in games:
+        rules = _check_record(game)
+        if rules_seen is not None and rules != rules_seen:
+            raise ReviewError(f"game {number} is {rules.name}, the earlier ones {rules_seen.name}: review one variant")
+        rules_seen = rules
+        chosen = seats(game) if callable(seats) else seats
+        wanted = set(range(rules.num_players)) if chosen is None else {int(s) for s in chosen}
+        bad = sorted(s for s in wanted if not 0 <= s < rules.num_players)
+        if bad:
+            raise ReviewError(f"seat {bad[0]}: {rules.name} has seats 0..{rules.num_players - 1}")
+        todo.append((number, game, rules, wanted))
+    total = sum(sum(1 for hand in g["hands"] for mv in hand["moves"] if mv["seat"] in w) for _, g, _, w in todo)
+    decisions: list[dict[str, Any]] = []
+    for number, game, rules, wanted in todo:
+        for h, m, state, move in _positions(rules, game):
+            if move["seat"] not in wanted:
+                continue
+            rng = np.random.default_rng([seed, int(game["seed"]), h, m])
+            decisions.append(_decision(rules, state, move, rng, worlds, open_hands, number, h, m))
+            if progress is not None:
+                progress(len(decisions), total)
+    variant = rules_seen.name if rules_seen is not None else None
+    return {
+        "mode": "open" if open_hands else "honest",
+        "variant": variant,
+        "worlds": int(worlds),
+        "seed": int(seed),
+        "thresholds": {name: value for name, value in MARKS},
+        "decisions": decisions,
+        "summary": _summary(decisions),
+    }
+
+
+def _decision(
+    rules: Rules,
+    state: State,
+    move: Mapping[str, Any],
+    rng: np.random.Generator,
+    worlds: int,
+    open_hands: bool,
+    game: int,
+    hand: int,
+    ply: int,
+) -> dict[str, Any]:
+    mv = value_moves(rules, state, worlds, rng, open_hands=open_hands)
+    card = parse_card(move["card"], rules.deck)
+    capture = frozenset(parse_card(c, rules.deck) for c in move["capture"])
+    played = mv.moves.index((card, capture))
+    value, se = mv.value, mv.se
+    best = int(np.argmax(value))
+    if value[played] >= value[best] - _TIE:
+        best = played
+    loss = max(0.0, float(value[best] - value[played]))
+    diff = mv.margins[:, best] - mv.margins[:, played]
+    loss_se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else 0.0
+    kinds: dict[str, float] = {}
+    if best != played:
+        kinds = _loss_kinds(rules, mv, best, played, rules.seat_side[int(move["seat"])])
+    kind = max(kinds, key=lambda k: kinds[k]) if kinds and max(kinds.values()) > 0 else None
+    return {
+        "game": game,
+        "hand": hand,
+        "seat": int(move["seat"]),
+        "ply": ply,
+        "cards_left": int(state.hands[0].sum()) + rules.num_cards - int(state.stock_pos[0]),
+        "played": move_text(rules, card, capture),
+        "best": move_text(rules, *mv.moves[best]),
+        "loss": loss,
+        "loss_se": loss_se,
+        "mark": _mark(loss),
+        "exact": mv.method == "exact",
+        "method": mv.method,
+        "forced": len(mv.moves) == 1,
+        "kind": kind,
+        "kinds": kinds,
+        "moves": [
+            {
+                "move": move_text(rules, c, cap),
+                "card": format_card(c, rules.deck),
+                "capture": format_cards(sorted(cap), rules.deck),
+                "value": float(value[j]),
+                "se": float(se[j]),
+            }
+            for j, (c, cap) in enumerate(mv.moves)
+        ],
+    }
+
+
+def _summary(decisions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per seat: decisions (forced moves left out), points lost per decision and per hand, the three costliest moves,
+    the loss by kind (points over all the seat's reviewed decisions; they add up to its total loss) and the marks."""
+    out: dict[str, Any] = {}
+    for seat in sorted({int(d["seat"]) for d in decisions}):
+        mine = [d for d in decisions if d["seat"] == seat]
+        chosen = [d for d in mine if not d["forced"]]
+        lost = float(sum(d["loss"] for d in mine))
+        hands = len({(d["game"], d["hand"]) for d in mine})
+        by_kind: dict[str, float] = {}
+        for d in mine:
+            for k, v in d["kinds"].items():
+                by_kind[k] = by_kind.get(k, 0.0) + v
+        out[str(seat)] = {
+            "decisions": len(chosen),
+            "hands": hands,
+            "loss": lost,
+            "loss_per_decision": lost / len(chosen) if chosen else 0.0,
+            "loss_per_hand": lost / hands if hands else 0.0,
+            "costliest": sorted(mine, key=lambda d: -d["loss"])[:3],
+            "by_kind": dict(sorted(by_kind.items(), key=lambda kv: -kv[1])),
+            "marks": {name: sum(1 for d in mine if d["mark"] == name) for name, _ in MARKS},
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- files
+
+
+def self_play_records(rules: Rules, spec: str, hands: int, seed: int) -> list[dict[str, Any]]:
+    """Records of ``hands`` one-hand games (deal seeds ``seed, seed + 1, ...``) with the agent ``spec`` (seeded by
+    ``seed``) in every seat: games to review in the tests and the benchmarks."""
+    agent = make_agent(spec, rules, seed=seed)
+    seeds = np.arange(seed, seed + hands, dtype=np.uint64)
+    res = play(rules, [agent], np.zeros((hands, rules.num_players), dtype=np.int64), seeds, mode="hands", record=True)
+    assert res.records is not None
+    return list(res.records)
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of a ``.jsonl`` records file, checked first by the project's record checker (``record_check.
+    check_file``: each line replayed on the reference engine; unfinished games, like a tournament's one-hand games,
+    accepted). ``ReviewError`` with the line and the reason for a file that is not one, or holds a damaged record."""
+    try:
+        n, reason = check_file(path, allow_unfinished=True)
+    except RecordFileError as e:
+        raise ReviewError(str(e)) from None
+    if reason is not None:
+        where = f"{path}:{n}" if n else str(path)
+        raise ReviewError(f"{where}: {reason}")
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _parse_games(text: str) -> list[int]:
+    """``--games``: game numbers from 0 and ranges, ``0``, ``0-9``, ``2,5,7-8``."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)) or len(part) > 40:
+            raise argparse.ArgumentTypeError(
+                f"expected game numbers from 0 and ranges such as 0, 0-9 or 2,5,7-8, got {text[:40]!r}"
+            )
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return sorted(set(out))
+
+
+def agent_seats(record: Mapping[str, Any], label: str) -> list[int]:
+    """The seats ``label`` played in a tournament's record (``evaluate.py --records``: ``agents`` names each side's
+    agent, ``"A + P"`` for an agent with a ``--partner``, who then sits in one seat of its side: the rotation's,
+    ``schedule.game_plan``'s order). Empty when the agent did not play the game."""
+    rules = get_rules(record["variant"])
+    labels = record.get("agents")
+    if not isinstance(labels, list) or len(labels) != rules.num_sides:
+        raise ReviewError("the record names no agents (a tournament's records do: evaluate.py --records FILE)")
+    rotation = int(record.get("eval", {}).get("rotation", 0))
+    seats: list[int] = []
+    for side, name in enumerate(labels):
+        members = rules.sides[side]
+        if name == label:
+            seats.extend(members)
+        elif isinstance(name, str) and name.startswith(f"{label} + "):
+            seats.append(members[rotation % len(members)])
+    return sorted(seats)
+
+
+# --------------------------------------------------------------------------------------------------- output
+
+
+def decision_line(d: Mapping[str, Any], seat_name: Callable[[int], str] | None = None) -> str:
+    """One decision as a line: where, the move played, its loss and mark, the best move when another."""
+    who = seat_name(int(d["seat"])) if seat_name is not None else f"seat {d['seat']}"
+    head = f"game {d['game']} hand {d['hand'] + 1} move {d['ply'] + 1:>2} {who}: {d['played']:<16}"
+    if d["forced"]:
+        return f"{head} (forced)"
+    mark = f" {d['mark']}" if d["mark"] else ""
+    note = "best" if d["played"] == d["best"] else f"best {d['best']}"
+    kind = f", {d['kind']}" if d["kind"] and d["mark"] else ""
+    exact = " exact" if d["exact"] else ""
+    return f"{head} -{d['loss']:.2f} +- {d['loss_se']:.2f}{exact}{mark}  ({note}{kind})"
+
+
+def format_review(review: Mapping[str, Any], seat_name: Callable[[int], str] | None = None) -> str:
+    """The review as text: a line per decision, then each seat's summary."""
+    label = "honest (each seat's own information)" if review["mode"] == "honest" else "open (hindsight: every card known)"
+    lines = [
+        f"review of {review['variant']}, {label}, {review['worlds']} sampled deals a decision, seed {review['seed']}",
+        "values are points per hand (the mover's side minus the other's); -loss +- its standard error",
+    ]
+    lines += [decision_line(d, seat_name) for d in review["decisions"]]
+    for seat, s in review["summary"].items():
+        who = seat_name(int(seat)) if seat_name is not None else f"seat {seat}"
+        marks = ", ".join(f"{n} {s['marks'][n]}" for n, _ in MARKS)
+        lines.append(
+            f"{who}: {s['decisions']} decisions, lost {s['loss_per_decision']:.3f} a decision, "
+            f"{s['loss_per_hand']:.2f} a hand ({marks})"
+        )
+        kinds = ", ".join(f"{k} {v:.2f}" for k, v in s["by_kind"].items() if abs(v) >= 0.005)
+        if kinds:
+            lines.append(f"  lost by kind (points in all): {kinds}")
+        for d in s["costliest"]:
+            if d["loss"] > 0:
+                lines.append(f"  costly: {decision_line(d, seat_name)}")
+    return "\n".join(lines)
+
+
+def plot_review(review: Mapping[str, Any], path: str | Path) -> Path:
+    """PNG of the points lost at each reviewed move, one row per seat, coloured by mark, with the standard errors."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"blunder": "#c0392b", "mistake": "#e67e22", "inaccuracy": "#f1c40f", None: "#7f8c8d"}
+    seats = sorted({int(d["seat"]) for d in review["decisions"]}) or [0]
+    fig, axes = plt.subplots(len(seats), 1, figsize=(9, 2.2 * len(seats) + 0.8), squeeze=False, layout="constrained")
+    for ax, seat in zip(axes[:, 0], seats, strict=True):
+        mine = [d for d in review["decisions"] if d["seat"] == seat]
+        x = np.arange(len(mine))
+        ax.bar(x, [d["loss"] for d in mine], color=[colors[d["mark"]] for d in mine], yerr=[d["loss_se"] for d in mine])
+        for name, value in MARKS:
+            ax.axhline(value, color=colors[name], lw=0.8, ls="--", label=f"{name} {value}")
+        for i in range(1, len(mine)):
+            if (mine[i]["game"], mine[i]["hand"]) != (mine[i - 1]["game"], mine[i - 1]["hand"]):
+                ax.axvline(i - 0.5, color="k", lw=0.5)
+        ax.set_ylabel(f"seat {seat}: points lost")
+        ax.set_xlim(-0.6, max(len(mine), 1) - 0.4)
+    axes[-1, 0].set_xlabel("the seat's moves in order (a line between hands)")
+    axes[0, 0].legend(loc="upper right", fontsize=7)
+    fig.suptitle(f"{review['variant']}: points lost per move ({review['mode']} review, {review['worlds']} deals)")
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+PHASES = ((28, 40, "opening (28+ cards left)"), (13, 27, "middle (13-27)"), (7, 12, "late (7-12)"), (0, 6, "end (0-6)"))
+"""The phases of a hand by the cards still to play (in the hands and the stock), for ``loss_report``."""
+
+
+def _mean_interval(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval (normal approximation; 0 for fewer than two values)."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return 0.0, 0.0
+    half = 1.96 * a.std(ddof=1) / math.sqrt(a.size) if a.size > 1 else 0.0
+    return float(a.mean()), float(half)
+
+
+def loss_report(review: Mapping[str, Any]) -> dict[str, Any]:
+    """Where the reviewed decisions lose points, for bot makers: per decision by phase of the hand (``PHASES``: cards
+    left), and per hand by kind of loss and in all, each a mean with its 95% interval (hands are independent; a
+    hand's decisions are not, so the totals and kinds are measured per hand)."""
+    decisions = [d for d in review["decisions"] if not d["forced"]]
+    phases = []
+    for lo, hi, name in PHASES:
+        losses = [d["loss"] for d in decisions if lo <= d["cards_left"] <= hi]
+        mean, half = _mean_interval(losses)
+        phases.append({"phase": name, "decisions": len(losses), "loss": mean, "interval": half})
+    hands: dict[tuple[int, int], list[Mapping[str, Any]]] = {}
+    for d in review["decisions"]:
+        hands.setdefault((d["game"], d["hand"]), []).append(d)
+    kinds = sorted({k for d in review["decisions"] for k in d["kinds"]})
+    per_hand = {k: [sum(d["kinds"].get(k, 0.0) for d in ds) for ds in hands.values()] for k in kinds}
+    total, half = _mean_interval([sum(d["loss"] for d in ds) for ds in hands.values()])
+    by_kind = {k: dict(zip(("loss", "interval"), _mean_interval(v), strict=True)) for k, v in per_hand.items()}
+    return {
+        "hands": len(hands),
+        "decisions": len(decisions),
+        "loss_per_hand": total,
+        "interval": half,
+        "by_phase": phases,
+        "by_kind": dict(sorted(by_kind.items(), key=lambda kv: -kv[1]["loss"])),
+    }
+
+
+def format_loss_report(report: Mapping[str, Any], who: str) -> str:
+    """``loss_report`` as text."""
+    lines = [
+        f"{who}: {report['loss_per_hand']:.3f} +- {report['interval']:.3f} points lost a hand against the reviewer "
+        f"({report['hands']} hands, {report['decisions']} decisions; 95% intervals)",
+        "  by phase of the hand (points lost a decision):",
+    ]
+    for p in report["by_phase"]:
+        lines.append(f"    {p['phase']:<26} {p['loss']:.3f} +- {p['interval']:.3f}  ({p['decisions']} decisions)")
+    lines.append("  by kind (points lost a hand):")
+    for k, v in report["by_kind"].items():
+        lines.append(f"    {k:<26} {v['loss']:+.3f} +- {v['interval']:.3f}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------- command line
+
+
+@dataclass
+class ReviewOptions:
+    """The command line's options (``python -m agents.play.review --help``)."""
+
+    record: Path = setting(doc="a .jsonl file of game records (scopa-record, evaluate.py --records)", option="record")
+    games: list[list[int]] | None = setting(
+        None, "the games to review, numbered from 0: 0, 0-9, 2,5,7-8 (default every game)", parse=_parse_games,
+        show_default=False,
+    )  # fmt: skip
+    seat: int | None = setting(None, "review this seat's moves only (default every seat)", parse=int_arg(0, 7))
+    agent: str | None = setting(
+        None, "review the moves of the agent labelled LABEL in a tournament's records, with a report of where it "
+        "loses points (by phase of the hand and kind of loss)", metavar="LABEL",
+    )  # fmt: skip
+    worlds: int = setting(
+        DEFAULT_WORLDS, f"sampled deals per decision, 1..{MAX_WORLDS} (more: smaller standard errors, slower)",
+        parse=int_arg(1, MAX_WORLDS),
+    )  # fmt: skip
+    open: bool = setting(
+        False, "hindsight review: value the moves with every hand and the stock known (default: honest, each seat's "
+        "own information)", negatable=False, show_default=False,
+    )  # fmt: skip
+    seed: int = setting(0, "seed of the sampled deals, 0..2**64-1", parse=int_arg(0, MAX_SEED))
+    json: Path | None = setting(None, "write the review as JSON to FILE", metavar="FILE")
+    plot: Path | None = setting(None, "draw the points lost per move to FILE (PNG)", metavar="FILE")
+    progress: bool | None = setting(None, "show a progress bar (default: on a terminal)", show_default=False)
+    quiet: bool = setting(False, "print the summary only, not a line per move", negatable=False, show_default=False)
+
+
+def _bar(enabled: bool) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A tqdm progress bar with its ETA, as ``progress(done, total)``, and its closer."""
+    if not enabled:
+        return (lambda done, total: None), (lambda: None)
+    from tqdm import tqdm
+
+    holder: list[Any] = []
+
+    def update(done: int, total: int) -> None:
+        if not holder:
+            holder.append(tqdm(total=total, desc="reviewing", unit="move", file=sys.stderr, dynamic_ncols=True))
+        holder[0].update(done - holder[0].n)
+
+    return update, (lambda: holder[0].close() if holder else None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; 0 done, 2 bad input (one line saying what and how to fix it), 130 on Ctrl-C."""
+    p = argparse.ArgumentParser(
+        prog="python -m agents.play.review",
+        description="Review recorded games: every move valued in points per hand from the mover's own information "
+        "(or in hindsight with --open), the mistakes marked, the better move shown. docs/review.md explains the "
+        "numbers.",
+        epilog=f"Marks: blunder from {BLUNDER} points lost, mistake from {MISTAKE}, inaccuracy from {INACCURACY}. "
+        "Exit status: 0 done, 2 bad input, 130 interrupted.",
+    )
+    add_field_options(p, ReviewOptions, typed=True, once=False)
+    opts = parse_options(p, ReviewOptions, argv)
+    if opts.agent is not None and opts.seat is not None:
+        p.error("--agent reviews the seats the agent played; drop --seat (or --agent)")
+    for flag, path in (("--json", opts.json), ("--plot", opts.plot)):
+        if path is not None and (path.is_dir() or not path.parent.is_dir()):
+            p.error(f"{flag} {path}: give a file path in an existing folder")
+    progress = sys.stderr.isatty() if opts.progress is None else opts.progress
+    update, close = _bar(progress)
+    try:
+        records = read_records(opts.record)
+        chosen = sorted({g for part in opts.games for g in part}) if opts.games else list(range(len(records)))
+        if chosen and chosen[-1] >= len(records):
+            raise ReviewError(f"--games: {opts.record} holds {len(records)} games, numbered 0..{len(records) - 1}")
+        games = [(i, records[i]) for i in chosen]
+        seats: Sequence[int] | Callable[[Mapping[str, Any]], Sequence[int]] | None = None
+        if opts.agent is not None:
+            label = opts.agent
+            seats = lambda rec: agent_seats(rec, label)  # noqa: E731
+            if not any(seats(rec) for _, rec in games):
+                names = sorted({n for _, rec in games for n in rec.get("agents") or []})
+                raise ReviewError(f"--agent {label!r} played none of these games; the records name {names}")
+        elif opts.seat is not None:
+            seats = [opts.seat]
+        review = review_records(games, seats=seats, worlds=opts.worlds, open_hands=opts.open, seed=opts.seed,
+                                progress=update)  # fmt: skip
+    except (ReviewError, ScopaEnvError) as e:
+        close()
+        print(f"{p.prog}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        close()
+        print(f"{p.prog}: interrupted; nothing written", file=sys.stderr)
+        return 130
+    close()
+    text = format_review(review)
+    if opts.quiet:
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("game "))
+    print(text)
+    if opts.agent is not None:
+        report = loss_report(review)
+        review["report"] = report
+        print(format_loss_report(report, opts.agent))
+    if opts.json is not None:
+        with atomic_open(opts.json, "w") as f:
+            json.dump(review, f, indent=1)
+        print(f"wrote {opts.json}")
+    if opts.plot is not None:
+        print(f"wrote {plot_review(review, opts.plot)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
