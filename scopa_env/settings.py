@@ -10,8 +10,12 @@ module holds the machinery they share; it is in the env layer, below ``agents``,
 recorder included, builds its options the one way. Its errors, ``ConfigError`` (a ``ValueError``) and
 ``YamlFileError``, derive from ``scopa_env.errors.ScopaEnvError`` like every error of the env layer:
 
-- ``read_yaml_mapping``: the one YAML reader (``yaml.safe_load``: plain data, never Python objects or code), its
-  failures sorted into ``YamlFileError.kind`` so that each script words them its own way;
+- ``read_yaml_mapping``: the one YAML reader of every config and run config (``ConfigLoader``, a ``yaml.SafeLoader``
+  that reads plain data only and refuses what a config never needs and an attacker would use: anchors and aliases,
+  repeated keys, integers of more than 20 digits, tags such as ``!!set``, nesting past ``MAX_YAML_DEPTH`` levels, a
+  file over ``MAX_YAML_BYTES``), each failure a ``YamlFileError`` whose ``describe`` is the one sentence every command
+  prints (the file, the line where known, what is wrong, how to fix it); ``short_repr`` quotes a bad value in any
+  message, cut to a short prefix;
 - ``convert_value`` / ``config_from_dict`` / ``load_config`` / ``config_yaml``: values from YAML or the command
   line converted to the field's type (whole numbers also as ``2e7``, booleans as true/yes/on/1, lists from
   ``a,b`` or several arguments, ``float | None`` from null/none), errors naming where the value came from (the
@@ -43,6 +47,7 @@ import argparse
 import dataclasses
 import functools
 import math
+import reprlib
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,8 +58,12 @@ import yaml
 from scopa_env.errors import ScopaEnvError
 
 __all__ = [
+    "MAX_YAML_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_INT",
     "BooleanOnce",
     "ConfigError",
+    "ConfigLoader",
     "StoreOnce",
     "SwitchOnce",
     "YamlFileError",
@@ -71,6 +80,7 @@ __all__ = [
     "path_arguments",
     "read_yaml_mapping",
     "setting",
+    "short_repr",
     "to_bool",
     "to_float",
     "to_int",
@@ -147,39 +157,87 @@ def field_types(cls: type) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------------------------- values
 
+SHOWN_CHARS = 60
+"""The most characters of a value that a message quotes (``short_repr``)."""
+MAX_YAML_INT = 10**20
+"""Every whole number of a config (YAML or command line) is below this in magnitude: 20 digits, more than any setting
+takes (the largest is a 64-bit seed, 2^64 - 1), and small enough to convert and check at once."""
+
+
+class _ShortRepr(reprlib.Repr):
+    """``reprlib.Repr`` that never formats a value whole: strings, lists and mappings cut short, a huge integer
+    named by its size (its digits are never computed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother, self.maxlong = 3, SHOWN_CHARS + 2, SHOWN_CHARS, SHOWN_CHARS
+        self.maxlist = self.maxtuple = self.maxdict = self.maxset = self.maxfrozenset = 8
+
+    def repr_str(self, x: str, level: int) -> str:
+        return repr(x[: self.maxstring])  # a prefix: short_repr marks the cut
+
+    def repr_int(self, x: int, level: int) -> str:
+        return repr(x) if x.bit_length() <= 200 else f"<an integer of {x.bit_length():,} bits>"
+
+
+_SHORT_REPR = _ShortRepr()
+
+
+def short_repr(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for a message, at most ``limit`` characters (a longer one cut, ending in ``...``); the value
+    is never formatted whole, so a huge value costs no more than a small one."""
+    text = _SHORT_REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 def to_int(key: str, raw: Any) -> int:
-    """``raw`` as a whole number: an int, or text / a float holding one (``2e7``, ``20_000_000``)."""
+    """``raw`` as a whole number: an int, or text / a float holding one (``2e7``, ``20_000_000``); below
+    ``MAX_YAML_INT`` in magnitude."""
     if isinstance(raw, bool):
-        raise ConfigError(f"{key} must be an integer, got {raw!r}")
-    if isinstance(raw, int):
-        return raw
+        raise ConfigError(f"{key} must be an integer, got {short_repr(raw)}")
     value: float
-    try:
-        if isinstance(raw, str):
-            try:
-                return int(raw.strip())
-            except ValueError:
-                value = float(raw.strip())
-        else:
-            value = float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be an integer (2e7 and 20_000_000 are fine), got {raw!r}") from None
-    if not math.isfinite(value) or value != int(value):
-        raise ConfigError(f"{key} must be a whole number, got {raw!r}")
-    return int(value)
+    if isinstance(raw, int):
+        number = raw
+    else:
+        try:
+            if isinstance(raw, str):
+                text = raw.strip()
+                if len(text) > 100:  # never convert a huge text (int() of 4,300+ digits is itself an error)
+                    raise ConfigError(f"{key} must be a number of at most 20 digits, got {short_repr(raw)}")
+                try:
+                    number = int(text)
+                except ValueError:
+                    value = float(text)
+                else:
+                    return _bounded(key, number, raw)
+            else:
+                value = float(raw)
+        except (TypeError, ValueError, OverflowError):
+            raise ConfigError(
+                f"{key} must be an integer (2e7 and 20_000_000 are fine), got {short_repr(raw)}"
+            ) from None
+        if not math.isfinite(value) or value != int(value):
+            raise ConfigError(f"{key} must be a whole number, got {short_repr(raw)}")
+        number = int(value)
+    return _bounded(key, number, raw)
+
+
+def _bounded(key: str, number: int, raw: Any) -> int:
+    if not -MAX_YAML_INT < number < MAX_YAML_INT:
+        raise ConfigError(f"{key} must be below 10^20 in magnitude (20 digits), got {short_repr(raw)}")
+    return number
 
 
 def to_float(key: str, raw: Any) -> float:
     """``raw`` as a finite number."""
     if isinstance(raw, bool):
-        raise ConfigError(f"{key} must be a number, got {raw!r}")
+        raise ConfigError(f"{key} must be a number, got {short_repr(raw)}")
     try:
         value = float(raw.strip() if isinstance(raw, str) else raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {raw!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(f"{key} must be a number, got {short_repr(raw)}") from None
     if not math.isfinite(value):
-        raise ConfigError(f"{key} must be finite, got {raw!r}")
+        raise ConfigError(f"{key} must be finite, got {short_repr(raw)}")
     return value
 
 
@@ -187,19 +245,19 @@ def to_bool(key: str, raw: Any) -> bool:
     """``raw`` as a boolean: a bool, or true/yes/on/1, false/no/off/0."""
     if isinstance(raw, bool):
         return raw
-    text = str(raw).strip().lower()
+    text = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else ""
     if text in ("true", "yes", "on", "1"):
         return True
     if text in ("false", "no", "off", "0"):
         return False
-    raise ConfigError(f"{key} must be true or false, got {raw!r}")
+    raise ConfigError(f"{key} must be true or false, got {short_repr(raw)}")
 
 
 def convert_value(cls: type, key: str, raw: Any) -> Any:
     """``raw`` (from YAML or the command line) converted to the type of field ``key`` of the dataclass ``cls``."""
     types = field_types(cls)
     if key not in types:
-        raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(types)}")
+        raise ConfigError(f"unknown config key {short_repr(key)}; valid keys: {', '.join(types)}")
     tp = types[key]
     if tp is int:
         return to_int(key, raw)
@@ -209,7 +267,7 @@ def convert_value(cls: type, key: str, raw: Any) -> Any:
         return to_bool(key, raw)
     if tp is str:
         if raw is None or isinstance(raw, (list, dict)):
-            raise ConfigError(f"{key} must be a string, got {raw!r}")
+            raise ConfigError(f"{key} must be a string, got {short_repr(raw)}")
         return str(raw)
     if tp == (float | None):
         if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("none", "null", "")):
@@ -226,7 +284,7 @@ def convert_value(cls: type, key: str, raw: Any) -> Any:
         if tp == list[int]:
             return [to_int(key, x) for x in items]
         if any(isinstance(x, (list, dict)) or x is None for x in items):
-            raise ConfigError(f"{key} must be a list of strings, got {raw!r}")
+            raise ConfigError(f"{key} must be a list of strings, got {short_repr(raw)}")
         return [str(x).strip() for x in items]
     raise ConfigError(f"config field {key} has an unsupported type {tp}")  # pragma: no cover
 
@@ -238,9 +296,8 @@ def config_from_dict(cls: type[C], values: dict[str, Any], source: str = "config
     valid = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     unknown = [k for k in values if k not in valid]
     if unknown:
-        raise ConfigError(
-            f"{source}: unknown config key(s) {', '.join(map(repr, unknown))}; valid keys: {', '.join(valid)}"
-        )
+        shown = ", ".join(map(short_repr, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise ConfigError(f"{source}: unknown config key(s) {shown}; valid keys: {', '.join(valid)}")
     try:
         return cls(**{k: convert_value(cls, k, v) for k, v in values.items()})
     except ConfigError as e:
@@ -278,39 +335,218 @@ def config_yaml(cfg: Any) -> str:
 # --------------------------------------------------------------------------------------------------- YAML files
 
 
-class YamlFileError(ScopaEnvError):
-    """A YAML config file that cannot be used. ``kind`` says why, for the caller to word it:
+MAX_YAML_BYTES = 1_000_000
+"""The largest YAML file ``read_yaml_mapping`` reads (a config is a few lines, a run's config.yaml about 5 KB)."""
+MAX_YAML_DEPTH = 32
+"""The deepest nesting of lists and mappings a YAML config may have (a config's values nest two levels at most)."""
+YAML_FIX = "give a YAML file of 'key: value' lines (see configs/)"
+"""The fix a ``YamlFileError`` suggests unless its caller gives its own."""
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map"))
 
-    ``folder`` (a directory), ``missing``, ``too_big`` (over ``max_bytes``), ``unreadable`` (``detail``: the
-    ``OSError``), ``not_text`` (not UTF-8), ``bad_yaml`` (``detail``: the ``yaml.YAMLError``), ``too_deep`` (nested
-    past the recursion limit), ``not_mapping`` (``detail``: the data, which is not a dict)."""
+
+class _Refused(yaml.MarkedYAMLError, ScopaEnvError):
+    """A YAML construct that a config may not use (``ConfigLoader``); ``problem`` says which and how to fix it."""
+
+    def __init__(self, node: Any, problem: str) -> None:
+        super().__init__()
+        self.context, self.context_mark, self.note = None, None, None
+        self.problem, self.problem_mark = problem, node.start_mark
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """The YAML loader of every config: ``yaml.SafeLoader`` (plain data, never Python objects or code) refusing, at the
+    node that uses it, what a config never needs and a hostile file would use:
+
+    - an anchor or alias (``&name`` / ``*name``): nine nested aliases of nine make a 350-byte file expand into a
+      billion strings (the "billion laughs"); refused at the first one, before anything is expanded;
+    - a key given twice in one mapping (``seed: 1`` then ``seed: 2``): the last one would silently win, as the
+      command line refuses ``--seed 1 --seed 2``; a merge key (``<<``) likewise;
+    - an integer of ``MAX_YAML_INT`` (10^20) or more in magnitude, checked before it is converted (a number of
+      4,300 digits or more cannot even be converted by Python);
+    - an explicit tag other than the plain ones (``!!str``, ``!!int``, ``!!float``, ``!!bool``, ``!!null``,
+      ``!!seq``, ``!!map``): ``!!set``, ``!!binary``, ``!!omap``, ``!!python/...``, ``!custom``;
+    - lists and mappings nested more than ``MAX_YAML_DEPTH`` levels.
+
+    A date-like value (``2026-01-01``) stays the text it is (no config setting is a date). Use it as
+    ``yaml.load(text, Loader=ConfigLoader)``; ``read_yaml_mapping`` is the file reader built on it."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            name = event.anchor if len(event.anchor) <= 30 else event.anchor[:27] + "..."
+            kind = f"alias *{name}" if isinstance(event, yaml.AliasEvent) else f"anchor &{name}"
+            raise _Refused(
+                event,
+                f"the {kind} is refused: a config may not use YAML anchors and aliases (an alias can expand a few "
+                "hundred bytes into gigabytes); write each value out in full",
+            )
+        tag = getattr(event, "tag", None)
+        if tag not in (None, "!") and tag not in _PLAIN_TAGS:
+            shown = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the tag {short_repr(shown, 40)} is not accepted: a config holds plain values (text, numbers, "
+                "true/false, null, lists and mappings); remove the tag",
+                event.start_mark,
+            )
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if self._depth >= MAX_YAML_DEPTH:
+                raise RecursionError  # read_yaml_mapping: too_deep
+            self._depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+        return super().compose_node(parent, index)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, TypeError, OverflowError):  # ``!!int abc``, ``!!bool maybe``: not yaml.YAMLError
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            shown = short_repr(node.value, 40) if isinstance(node, yaml.ScalarNode) else "this value"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown} is not a valid {tag}; fix the value or remove the tag", node.start_mark
+            ) from None
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise _Refused(key_node, "a merge key (<<) is refused in a config; write the keys out in full")
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # a list or mapping as a key: SafeLoader refuses it (unhashable)
+                key = self.construct_object(key_node, deep=True)
+                if key in seen:
+                    raise _Refused(
+                        key_node,
+                        f"key {short_repr(key, 40)} is given twice in one mapping (first on line {seen[key]}), and "
+                        "the later one would silently win; keep one of them",
+                    )
+                seen[key] = key_node.start_mark.line + 1
+                self._check_ints(value_node, key)  # before anything is converted, naming the setting
+        return super().construct_mapping(node, deep=deep)
+
+    def _check_ints(self, node: Any, key: Any = None) -> None:
+        """Refuse an integer of ``MAX_YAML_INT`` or more in magnitude at or under ``node`` (the value of ``key``)."""
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, yaml.ScalarNode):
+                if n.tag != "tag:yaml.org,2002:int":
+                    continue
+                text = str(n.value).replace("_", "")
+                try:
+                    if len(text) <= 100 and -MAX_YAML_INT < super().construct_yaml_int(n) < MAX_YAML_INT:
+                        continue
+                except ValueError:  # an explicit ``!!int abc``
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"{short_repr(n.value, 40)} is not a valid !!int; fix the value", n.start_mark
+                    ) from None
+                setting = f"{short_repr(key, 40).strip(chr(39))}: " if key is not None else ""
+                raise _Refused(
+                    n,
+                    f"{setting}the integer {short_repr(n.value, 30).strip(chr(39))} is too big: a config's whole "
+                    "numbers are below 10^20 in magnitude (20 digits; the largest setting, a 64-bit seed, is at most "
+                    "2^64 - 1); give a smaller value",
+                )
+            elif isinstance(n, yaml.SequenceNode):
+                todo.extend(n.value)
+            elif isinstance(n, yaml.MappingNode):
+                todo.extend(v for pair in n.value for v in pair)
+
+    def construct_yaml_int(self, node: Any) -> int:
+        self._check_ints(node)
+        return int(super().construct_yaml_int(node))
+
+    def construct_date_text(self, node: Any) -> str:
+        return str(self.construct_scalar(node))
+
+
+ConfigLoader.add_constructor("tag:yaml.org,2002:int", ConfigLoader.construct_yaml_int)
+ConfigLoader.add_constructor("tag:yaml.org,2002:timestamp", ConfigLoader.construct_date_text)
+
+
+class YamlFileError(ScopaEnvError):
+    """A YAML config file that cannot be used. ``kind`` says why (``describe`` words it; ``str()`` is ``describe``
+    with the generic fix):
+
+    ``folder`` (a directory), ``missing``, ``too_big`` (over ``detail`` bytes), ``unreadable`` (``detail``: the
+    ``OSError``), ``not_text`` (not UTF-8), ``bad_yaml`` (``detail``: the ``yaml.YAMLError``), ``refused`` (valid
+    YAML that a config may not use, ``ConfigLoader``: ``detail`` the ``yaml.MarkedYAMLError`` saying which),
+    ``too_deep`` (nested past ``MAX_YAML_DEPTH``), ``not_mapping`` (``detail``: the data, which is not a dict)."""
 
     def __init__(self, path: Path, kind: str, detail: Any = None) -> None:
-        super().__init__(f"config file {path}: {kind}")
-        self.path, self.kind, self.detail = path, kind, detail
+        self.path, self.kind, self.detail = Path(path), kind, detail
+        super().__init__(self.describe())
+
+    @property
+    def line(self) -> int | None:
+        """The line of the file where the problem is (1-based), where known."""
+        mark = getattr(self.detail, "problem_mark", None)
+        return None if mark is None else int(mark.line) + 1
+
+    def describe(self, fix: str = YAML_FIX, what: str = "config file") -> str:
+        """The one sentence for this error, as every command prints it: ``{what} {path}``, what is wrong (the line
+        where known, a value quoted by a short prefix at most) and ``fix``, what to give instead."""
+        head = f"{what} {self.path}"
+        kind, detail = self.kind, self.detail
+        if kind == "folder":
+            return f"{head} is a folder, not a file; {fix}"
+        if kind == "missing":
+            return f"{head} does not exist; check the path, or {fix}"
+        if kind == "too_big":
+            return f"{head} is over {detail:,} bytes, too big for a config; {fix}"
+        if kind == "unreadable":
+            reason = getattr(detail, "strerror", None) or type(detail).__name__
+            return f"{head} cannot be read ({reason}); check the path and its permissions"
+        if kind == "not_text":
+            return f"{head} is not text (not UTF-8); {fix}"
+        if kind == "too_deep":
+            return f"{head} is nested too deeply to be a config (over {MAX_YAML_DEPTH} levels); {fix}"
+        if kind == "not_mapping":
+            return f"{head} must hold a mapping of settings, got {short_repr(detail)} ({type(detail).__name__}); {fix}"
+        mark = getattr(detail, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(detail, "problem", None) or " ".join(str(detail).split())
+        problem = problem if len(problem) <= 300 else problem[:297] + "..."
+        if kind == "refused":
+            return f"{head}, {where}: {problem}" if where else f"{head}: {problem}"
+        return f"{head} is not valid YAML ({where + ': ' if where else ''}{problem}); {fix}"
 
 
-def read_yaml_mapping(path: str | Path, max_bytes: int | None = None) -> dict[str, Any]:
-    """The mapping in the YAML file ``path`` (an empty file: {}), read with ``yaml.safe_load`` (plain data only: no
-    Python objects, no code); ``YamlFileError`` saying why it cannot be used."""
+def read_yaml_mapping(path: str | Path, max_bytes: int = MAX_YAML_BYTES) -> dict[str, Any]:
+    """The mapping in the YAML file ``path`` (an empty file: {}), read with ``ConfigLoader`` (plain data only: no
+    Python objects, no code, no aliases, no repeated keys, integers below 10^20) from at most ``max_bytes`` bytes;
+    ``YamlFileError`` saying why it cannot be used."""
     p = Path(path)
     if p.is_dir():
         raise YamlFileError(p, "folder")
     try:
         with open(p, "rb") as f:
-            raw = f.read() if max_bytes is None else f.read(max_bytes + 1)
+            raw = f.read(max_bytes + 1)
     except FileNotFoundError:
         raise YamlFileError(p, "missing") from None
+    except IsADirectoryError:
+        raise YamlFileError(p, "folder") from None
     except OSError as e:
         raise YamlFileError(p, "unreadable", e) from None
-    if max_bytes is not None and len(raw) > max_bytes:
+    if len(raw) > max_bytes:
         raise YamlFileError(p, "too_big", max_bytes)
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        data = yaml.load(raw.decode("utf-8"), Loader=ConfigLoader)  # ConfigLoader is a SafeLoader
     except UnicodeDecodeError as e:
         raise YamlFileError(p, "not_text", e) from None
     except RecursionError:
         raise YamlFileError(p, "too_deep") from None
+    except _Refused as e:
+        raise YamlFileError(p, "refused", e) from None
     except yaml.YAMLError as e:
         raise YamlFileError(p, "bad_yaml", e) from None
     if data is None:

@@ -55,7 +55,7 @@ from agents.evaluation.schedule import (
 from agents.signals import SignalStop, StopSignals
 from scopa_env.driver import play
 from scopa_env.rules import Rules, get_rules, variant_names
-from scopa_env.settings import YamlFileError, read_yaml_mapping, setting
+from scopa_env.settings import YamlFileError, read_yaml_mapping, setting, short_repr
 
 if TYPE_CHECKING:
     from agents.evaluation.cluster import RayTaskRunner
@@ -121,11 +121,9 @@ def _cores() -> int:
 
 
 def _shown(value: Any) -> str:
-    """A bad value as a message shows it: its repr (cut short) and, for YAML readers, its type."""
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+    """A bad value as a message shows it: its repr cut short (``short_repr``: never formatted whole) and, for YAML
+    readers, its type."""
+    return f"{short_repr(value)} ({type(value).__name__})"
 
 
 def setting_hint(name: str) -> str:
@@ -183,7 +181,7 @@ def _text(name: str, value: Any, what: str = "a string") -> str:
     if not value.strip():
         raise SettingError(name, f"got an empty string; {setting_hint(name)}")
     if "\x00" in value:
-        raise SettingError(name, f"got {value!r}, which holds a NUL character; {setting_hint(name)}")
+        raise SettingError(name, f"got {short_repr(value)}, which holds a NUL character; {setting_hint(name)}")
     return value
 
 
@@ -208,7 +206,9 @@ def _text_list(name: str, value: Any, item: Callable[[str, Any], str]) -> list[s
 def _module_name(name: str, value: Any) -> str:
     text = _text(name, value, "a module name")
     if not all(part.isidentifier() for part in text.split(".")):
-        raise SettingError(name, f"got {text!r}, not a module name (dotted Python names); {setting_hint(name)}")
+        raise SettingError(
+            name, f"got {short_repr(text)}, not a module name (dotted Python names); {setting_hint(name)}"
+        )
     return text
 
 
@@ -238,7 +238,7 @@ def check_setting(name: str, value: Any) -> Any:
         try:
             get_rules(text)
         except ValueError as e:
-            raise SettingError(name, str(e)) from None
+            raise SettingError(name, str(e) if len(text) <= 60 else f"got {_shown(text)}, not a variant name") from None
         return text
     if name == "agents":
         return _text_list(name, value, lambda n, x: _text(n, x, "an agent spec"))
@@ -440,21 +440,21 @@ class EvalConfig:
         known = [f.name for f in fields(EvalConfig)]
         for key in data:
             if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1)
+                close = difflib.get_close_matches(str(key)[:40], known, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 if key in ("hands", "matches"):
                     hint = f"write mode: {key} and deals: N for --{key} N; "
                 raise TournamentError(
-                    f"unknown evaluation setting {key!r}; {hint}the settings are the fields of EvalConfig: "
+                    f"unknown evaluation setting {short_repr(key)}; {hint}the settings are the fields of EvalConfig: "
                     f"{', '.join(known)}"
                 )
         return EvalConfig(**{key: check_setting(key, value) for key, value in data.items()})
 
     @staticmethod
     def from_yaml(path: str | Path, overrides: dict[str, Any] | None = None, trust_plugins: bool = False) -> EvalConfig:
-        """Read the settings from a YAML file (``scopa_env.settings.read_yaml_mapping``: ``yaml.safe_load``, plain data
-        only, no Python objects), with ``overrides`` (settings given on the command line) on top. Every value goes
-        through ``check_setting``; a bad key or value of the file is reported as the file's.
+        """Read the settings from a YAML file (``scopa_env.settings.read_yaml_mapping``: plain data only, no Python
+        objects, aliases, repeated keys or huge integers), with ``overrides`` (settings given on the command line) on
+        top. Every value goes through ``check_setting``; a bad key or value of the file is reported as the file's.
 
         A config file never runs code: its ``plugins`` (modules that would be imported, so their code would run) are
         refused unless ``trust_plugins`` (``evaluate.py --trust-config-plugins``) confirms them; plugins given in
@@ -465,7 +465,7 @@ class EvalConfig:
             data = read_yaml_mapping(path, max_bytes=MAX_CONFIG_BYTES)
         except YamlFileError as e:
             if e.kind != "not_mapping" or e.detail:
-                raise TournamentError(f"config file {path} {_yaml_problem(e, fix)}") from None
+                raise TournamentError(e.describe(fix)) from None
             data = {}  # an empty list, 0 or false: no settings, as an empty file
         try:
             checked = EvalConfig.from_dict(data)  # the file's settings on their own: an error there is the file's
@@ -479,28 +479,6 @@ class EvalConfig:
                 f"({names}), or confirm the file's with --trust-config-plugins if you trust where it came from"
             )
         return EvalConfig.from_dict({**data, **(overrides or {})})
-
-
-def _yaml_problem(e: YamlFileError, fix: str) -> str:
-    """What is wrong with an evaluation config file (``YamlFileError.kind``) and how to fix it."""
-    if e.kind == "folder":
-        return f"is a folder, not a file; {fix}"
-    if e.kind == "too_big":
-        return f"is over {MAX_CONFIG_BYTES:,} bytes; {fix}"
-    if e.kind == "missing":
-        return "does not exist; check the path given to --config"
-    if e.kind == "unreadable":
-        return f"cannot be read ({e.detail.strerror}); check --config"
-    if e.kind == "not_text":
-        return f"is not text (not UTF-8); {fix}"
-    if e.kind == "bad_yaml":
-        mark = getattr(e.detail, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(e.detail, "problem", None) or " ".join(str(e.detail).split())
-        return f"is not valid YAML ({where}{problem}); {fix}"
-    if e.kind == "too_deep":
-        return f"is nested too deeply to be a config; {fix}"
-    return f"must hold a mapping of settings, got {_shown(e.detail)}; {fix}"
 
 
 # --------------------------------------------------------------------------------------------------- the run

@@ -55,6 +55,7 @@ from scopa_env.settings import (
     load_config,
     read_yaml_mapping,
     setting,
+    short_repr,
 )
 from scopa_env.shell import python_command
 
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ExItConfig", "ExpertIteration", "main"]
 
+CONFIG_FIX = "give a YAML file of expert-iteration settings, e.g. configs/exit.yaml"
+"""What a bad ``--config`` file's message asks for instead (``YamlFileError.describe``)."""
 DATA_FIELDS = ("obs", "mask", "action", "ret", "values")
 """The arrays of an iteration's data (``data/iter_K.npz``); ``values`` (the teacher's action values) only with
 ``soft_temperature`` or ``explore``."""
@@ -111,7 +114,15 @@ class ExItConfig:
     progress: bool = setting(True, "print a line per stage")
 
     def __post_init__(self) -> None:
-        get_rules(self.variant)
+        try:
+            get_rules(self.variant)
+        except ValueError as e:
+            text = str(e) if len(self.variant) <= 60 else f"unknown variant {short_repr(self.variant)}"
+            raise ConfigError(f"variant: {text}") from None
+        if not self.name or not all(c.isalnum() or c in "-_." for c in self.name) or "__" in self.name:
+            raise ConfigError(  # the run directory's name, and part of the teacher's path= spec
+                f"name must be letters, digits, '-', '_' or '.' without '__', got {short_repr(self.name)}"
+            )
         for key in ("iterations", "hands", "chunk", "workers", "window", "batch_size"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"{key} must be >= 1, got {getattr(self, key)}")
@@ -127,7 +138,8 @@ class ExItConfig:
             raise ConfigError("learning_rate and max_minutes must be > 0 and value_coef >= 0")
         if self.teacher.split(":", 1)[0] not in ("az", "pimc"):
             raise ConfigError(
-                f"teacher must be an az or a pimc spec (az:worlds=16,..., pimc:worlds=256,...), got {self.teacher!r}"
+                "teacher must be an az or a pimc spec (az:worlds=16,..., pimc:worlds=256,...), got "
+                f"{short_repr(self.teacher)}"
             )
         if self.teacher.startswith("az") and "path=" in self.teacher:
             raise ConfigError("teacher: leave path= out; the run sets it to the current network every iteration")
@@ -454,7 +466,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.config:
             values, source = read_yaml_mapping(args.config), args.config
         cfg = load_config(ExItConfig, values, source, cli_overrides(ExItConfig, args))
-    except (ConfigError, YamlFileError) as e:
+    except YamlFileError as e:
+        fix = "give a run directory of this command" if args.resume else CONFIG_FIX
+        print(f"error: {e.describe(fix, 'run config' if args.resume else 'config file')}", file=sys.stderr)
+        return 2
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     run_dir = Path(args.resume) if args.resume else Path(cfg.run_root) / f"{cfg.variant}__{cfg.name}__{cfg.seed}"

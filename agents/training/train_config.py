@@ -19,7 +19,7 @@ from typing import Any
 from agents.nets.mlp import ACTIVATIONS
 from scopa_env import settings as _settings
 from scopa_env.rules import Rules, get_rules
-from scopa_env.settings import ConfigError, YamlFileError, read_yaml_mapping, setting
+from scopa_env.settings import ConfigError, YamlFileError, read_yaml_mapping, setting, short_repr
 
 __all__ = [
     "CONFIG_DIR",
@@ -225,10 +225,12 @@ class TrainConfig:
         try:
             rules = get_rules(self.variant)
         except ValueError as e:
-            raise ConfigError(f"variant: {e}") from None
+            raise ConfigError(
+                f"variant: {e}" if len(self.variant) <= 60 else f"variant: unknown variant {short_repr(self.variant)}"
+            ) from None
         need(
             bool(self.name) and all(c.isalnum() or c in "-_." for c in self.name) and "__" not in self.name,
-            f"name must be letters, digits, '-', '_' or '.' without '__', got {self.name!r}",
+            f"name must be letters, digits, '-', '_' or '.' without '__', got {short_repr(self.name)}",
         )
         for key in ("total_steps", "num_envs", "n_steps", "batch_size", "n_epochs", "max_hands", "snapshot_every"):
             need(getattr(self, key) >= 1, f"{key} must be a positive integer, got {getattr(self, key)}")
@@ -251,26 +253,28 @@ class TrainConfig:
         need(self.torch_threads >= 0, f"torch_threads must be >= 0 (0: torch's default), got {self.torch_threads}")
         need(
             self.device in ("cpu", "cuda", "auto") or self.device.startswith("cuda:"),
-            f"device: cpu, cuda or auto, not {self.device!r}",
+            f"device: cpu, cuda or auto, not {short_repr(self.device)}",
         )
-        need(self.reward in ("points", "match"), f"reward must be 'points' or 'match', got {self.reward!r}")
-        need(self.episode in ("hand", "match"), f"episode must be 'hand' or 'match', got {self.episode!r}")
+        need(self.reward in ("points", "match"), f"reward must be 'points' or 'match', got {short_repr(self.reward)}")
+        need(self.episode in ("hand", "match"), f"episode must be 'hand' or 'match', got {short_repr(self.episode)}")
         need(
             self.activation in ACTIVATIONS,
             f"activation must be one of {', '.join(ACTIVATIONS)} (the activations that also export to a bot), "
-            f"got {self.activation!r}",
+            f"got {short_repr(self.activation)}",
         )
         seat_ok = self.learner_seat in ("rotate", "random") or (
             self.learner_seat.isdigit() and int(self.learner_seat) < rules.num_players
         )
         need(
             seat_ok,
-            f"learner_seat must be rotate, random or a seat 0..{rules.num_players - 1}, got {self.learner_seat!r}",
+            f"learner_seat must be rotate, random or a seat 0..{rules.num_players - 1}, "
+            f"got {short_repr(self.learner_seat)}",
         )
         teams = max(len(s) for s in rules.sides) > 1
         need(
             self.partner == "self" or teams,
-            f"partner={self.partner!r} needs a team variant; {self.variant!r} has no teams, use partner: self",
+            f"partner={short_repr(self.partner)} needs a team variant; {short_repr(self.variant)} has no teams, use "
+            "partner: self",
         )
         need(
             self.rollout_size % self.batch_size == 0,
@@ -320,8 +324,8 @@ class TrainConfig:
         need(bool(self.eval_opponents), "eval_opponents must name at least one agent (e.g. greedy)")
         need(
             not (self.init_from and self.pretrain_teacher.strip().lower() not in ("", "none")),
-            f"init_from and pretrain_teacher both set the starting weights (init_from {self.init_from!r}, "
-            f"pretrain_teacher {self.pretrain_teacher!r}); with init_from set pretrain_teacher: none "
+            f"init_from and pretrain_teacher both set the starting weights (init_from {short_repr(self.init_from)}, "
+            f"pretrain_teacher {short_repr(self.pretrain_teacher)}); with init_from set pretrain_teacher: none "
             "(--pretrain-teacher none)",
         )
 
@@ -392,31 +396,22 @@ def config_yaml(cfg: TrainConfig) -> str:
     return _settings.config_yaml(cfg)
 
 
+CONFIG_FIX = "give a YAML file of train.py settings, e.g. configs/default.yaml"
+"""What a bad config file's message asks for instead (``YamlFileError.describe``)."""
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML config file (empty file: {}); ``--config strong`` names the shipped
-    ``configs/strong.yaml``. Raises ``ConfigError`` for a missing or bad file."""
+    """The mapping in a YAML config file (empty file: {}), read by ``scopa_env.settings.read_yaml_mapping`` (plain
+    data; no aliases, repeated keys, huge integers or tags); ``--config strong`` names the shipped
+    ``configs/strong.yaml``. Raises ``ConfigError`` (one sentence naming the file and the line) for a missing or bad
+    file."""
     p = Path(path)
     if not p.exists():  # --config strong: the shipped configs/strong.yaml
         p = shipped_config(str(path)) or p
-    if p.is_dir():
-        raise ConfigError(f"config file {str(p)!r} is a directory; give a YAML file, e.g. configs/default.yaml")
-    if not p.is_file():
-        raise ConfigError(f"config file {str(p)!r} does not exist; see configs/ for examples")
     try:
         return read_yaml_mapping(p)
     except YamlFileError as e:
-        what = f"config file {str(p)!r}"
-        if e.kind in ("unreadable", "not_text"):
-            raise ConfigError(f"{what} cannot be read ({e.detail}); give a readable UTF-8 YAML file") from None
-        if e.kind == "too_deep":
-            raise ConfigError(f"{what} nests too deeply to be a config") from None
-        if e.kind == "bad_yaml":
-            raise ConfigError(f"{what} is not valid YAML: {e.detail}") from None
-        if e.kind == "not_mapping":
-            raise ConfigError(f"{what} must hold a mapping of keys to values, got {type(e.detail).__name__}") from None
-        if e.kind == "missing":  # deleted since the check above
-            raise ConfigError(f"{what} does not exist; see configs/ for examples") from None
-        raise ConfigError(f"{what} is a directory; give a YAML file, e.g. configs/default.yaml") from None
+        raise ConfigError(e.describe(CONFIG_FIX)) from None
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
