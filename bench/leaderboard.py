@@ -13,6 +13,10 @@ Writes ``--out/<variant>/`` (the tournament's results.json and tables, and ``cos
 (default ``docs/leaderboard.md``) and ``--plot`` (default ``docs/img/leaderboard.png``: rating against cost per move,
 a panel per variant). A variant whose results are already in ``--out`` is not played again, so a stopped run
 resumes where it stopped (``--fresh`` plays everything again). Every wait shows a progress bar with an ETA.
+
+Everything is checked before the first game: ``--doc`` and ``--plot`` must be files that can be written (the plot's
+suffix an image format: .png, .svg, .pdf, ...), and the results and costs read back from ``--out`` must be whole
+(a damaged ``results.json`` or ``cost.json`` is one error line naming the file; ``--fresh`` plays it again).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import os  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -32,18 +37,37 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from scopa_env.atomic import atomic_open, atomic_write_text  # noqa: E402
+from scopa_env.errors import ScopaEnvError  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting, short_repr  # noqa: E402
 from scopa_env.shell import shown_path  # noqa: E402
 
-__all__ = ["DEFAULT_AGENTS", "board_rows", "main", "write_doc", "write_plot"]
+__all__ = [
+    "DEFAULT_AGENTS",
+    "LeaderboardError",
+    "board_rows",
+    "check_outputs",
+    "main",
+    "read_board",
+    "write_doc",
+    "write_plot",
+]
 
 DEFAULT_AGENTS = ("bot", "pimc", "ismcts", "expert", "greedy", "random")
 """The entrants of every variant (``bot``: the variant's shipped bot, left out where there is none)."""
 DEFAULT_SEED = 20_261_204
 """The leaderboard's deals: seeds no bot was tuned or measured on elsewhere."""
 PROG = "bench/leaderboard.py"
+PLOT_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg", "webp")
+"""The image formats ``--plot`` may be written in (its suffix): matplotlib's own and those of its Pillow."""
+MAX_BOARD_BYTES = 20_000_000
+"""The largest results.json or cost.json read back from ``--out`` (a variant's are a few tens of KB)."""
+
+
+class LeaderboardError(ScopaEnvError, ValueError):
+    """A bad output path, or a damaged results.json / cost.json in ``--out``; the message names the file and the fix."""
 
 
 def _entrants(variant: str, agents: Sequence[str]) -> tuple[list[tuple[str, str]], str | None]:
@@ -97,10 +121,11 @@ def board_rows(results: dict[str, Any], costs: dict[str, Any]) -> list[dict[str,
     for r in results["ratings"]:
         vs_pimc = None
         for p in results["pairings"]:
-            if {p["agent"], p["opponent"]} == {r["agent"], "pimc"} and r["agent"] != "pimc":
+            m = p["margin"]
+            if {p["agent"], p["opponent"]} == {r["agent"], "pimc"} and r["agent"] != "pimc" and None not in m.values():
                 sign = 1.0 if p["agent"] == r["agent"] else -1.0
-                lo, hi = sorted((sign * p["margin"]["low"], sign * p["margin"]["high"]))
-                vs_pimc = {"value": sign * p["margin"]["value"], "low": lo, "high": hi}
+                lo, hi = sorted((sign * m["low"], sign * m["high"]))
+                vs_pimc = {"value": sign * m["value"], "low": lo, "high": hi}
         cost = costs.get(r["agent"], {})
         rows.append(
             {
@@ -112,7 +137,7 @@ def board_rows(results: dict[str, Any], costs: dict[str, Any]) -> list[dict[str,
                 "ms": cost.get("ms_per_decision"),
             }
         )
-    return sorted(rows, key=lambda row: -row["rating"])
+    return sorted(rows, key=lambda row: -math.inf if row["rating"] is None else -row["rating"])
 
 
 def _shown_spec(spec: str) -> str:
@@ -122,7 +147,11 @@ def _shown_spec(spec: str) -> str:
     return re.sub(r"path=([^,]+)", lambda m: "path=" + shown_path(m.group(1)), spec)
 
 
-def _interval(value: float, low: float, high: float, digits: int = 0) -> str:
+def _interval(value: float | None, low: float | None, high: float | None, digits: int = 0) -> str:
+    if value is None:  # not finite (results.json writes null)
+        return "—"
+    if low is None or high is None:
+        return f"{value:+.{digits}f}"
     return f"{value:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
@@ -178,7 +207,7 @@ def write_doc(boards: dict[str, dict[str, Any]], path: Path, plot: Path | None, 
             lines.append(f"| {k} | {row['agent']} | {rating} | {vs_text} | {ms} |")
         lines.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    atomic_write_text(path, "\n".join(lines))
 
 
 def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
@@ -196,7 +225,7 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (variant, board) in zip(axes.flat, boards.items(), strict=False):
         for row in board_rows(board["results"], board["costs"]):
-            if row["ms"] is None:
+            if row["ms"] is None or None in (row["rating"], row["low"], row["high"]):
                 continue
             ms = max(row["ms"], 1e-4)
             ax.errorbar(
@@ -217,8 +246,158 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
         ax.axis("off")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    with atomic_open(path, "wb") as f:  # the format of the suffix (check_outputs), never a guessed name ".png"
+        fig.savefig(f, dpi=110, format=path.suffix[1:].lower())
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------------------------------- checks
+
+
+def check_outputs(doc: Path, plot: Path) -> None:
+    """Refuse, before any game, a ``--doc`` or ``--plot`` that could not be written once the games are played: a
+    folder, a path under a file or an unwritable folder, a plot whose suffix is no image format matplotlib writes,
+    or both the same file. Raises ``LeaderboardError``."""
+    from agents.errors import TournamentError
+    from agents.evaluation.tournament import check_output_file
+
+    if not plot.is_dir() and plot.suffix[1:].lower() not in PLOT_FORMATS:
+        given = f"the suffix {short_repr(plot.suffix)}" if plot.suffix else "no suffix"
+        raise LeaderboardError(
+            f"--plot {plot} has {given}, not an image format; give a file name ending in "
+            f"{', '.join('.' + x for x in PLOT_FORMATS)}"
+        )
+    if os.path.realpath(doc) == os.path.realpath(plot):
+        raise LeaderboardError(f"--doc and --plot are the same file {doc}; give two different files")
+    for path, option, example in ((doc, "--doc", "leaderboard.md"), (plot, "--plot", "leaderboard.png")):
+        try:
+            check_output_file(path, option, example)
+        except TournamentError as e:
+            raise LeaderboardError(str(e)) from None
+
+
+def _board_problem(path: Path, problem: str) -> LeaderboardError:
+    variant_dir = path.parent
+    return LeaderboardError(
+        f"{path}: {problem}; the file is damaged: run with --fresh to play the variant again, or remove {variant_dir}"
+    )
+
+
+def _read_json(path: Path) -> Any:
+    """The JSON in ``path``, read with its size bounded first; ``LeaderboardError`` naming the file otherwise."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BOARD_BYTES + 1)
+    except OSError as e:
+        raise _board_problem(path, f"cannot be read ({e.strerror or type(e).__name__})") from None
+    if len(raw) > MAX_BOARD_BYTES:
+        raise _board_problem(path, f"is over {MAX_BOARD_BYTES:,} bytes, not a leaderboard file")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _board_problem(path, "is not text (not UTF-8)") from None
+    except ValueError as e:  # json.JSONDecodeError
+        raise _board_problem(
+            path, f"is not valid JSON ({getattr(e, 'msg', e)}, line {getattr(e, 'lineno', '?')})"
+        ) from None
+    except RecursionError:
+        raise _board_problem(path, "is not valid JSON (nested too deeply)") from None
+
+
+def _number(x: Any, none: bool = True) -> bool:
+    """A finite number (not a bool), or None where ``none`` (results.json writes a non-finite value as null)."""
+    if x is None:
+        return none
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_results(path: Path, res: Any, variant: str) -> None:
+    from agents.evaluation.report import RESULTS_FORMAT
+
+    if not isinstance(res, dict):
+        raise _board_problem(path, f"must hold a JSON object, got {type(res).__name__}")
+    if res.get("format") != RESULTS_FORMAT:
+        raise _board_problem(path, f"is not an evaluate.py results file (format {short_repr(res.get('format'))})")
+    if res.get("variant") != variant:
+        raise _board_problem(path, f"holds the results of variant {short_repr(res.get('variant'))}, not {variant!r}")
+    ratings, pairings = res.get("ratings"), res.get("pairings")
+    if not isinstance(ratings, list) or not ratings:
+        raise _board_problem(path, "'ratings' must be a non-empty list")
+    for i, r in enumerate(ratings):
+        ok = (
+            isinstance(r, dict)
+            and isinstance(r.get("agent"), str)
+            and all(_number(r.get(k)) for k in ("rating", "low", "high"))
+        )
+        if not ok:
+            raise _board_problem(
+                path, f"ratings[{i}] must be an object with a text 'agent' and numbers 'rating', 'low', 'high'"
+            )
+    if not isinstance(pairings, list):
+        raise _board_problem(path, "'pairings' must be a list")
+    for i, p in enumerate(pairings):
+        m = p.get("margin") if isinstance(p, dict) else None
+        ok = (
+            isinstance(p, dict)
+            and isinstance(p.get("agent"), str)
+            and isinstance(p.get("opponent"), str)
+            and isinstance(m, dict)
+            and all(_number(m.get(k)) for k in ("value", "low", "high"))
+        )
+        if not ok:
+            raise _board_problem(
+                path, f"pairings[{i}] must be an object with text 'agent', 'opponent' and a 'margin' of numbers"
+            )
+    games, deals, config = res.get("games", {}), res.get("deals", {}), res.get("config", {})
+    if not isinstance(games, dict) or not _number(games.get("played")) or isinstance(games.get("played"), float):
+        raise _board_problem(path, "'games' must be an object with a whole number 'played'")
+    if not isinstance(deals, dict) or not _number(deals.get("count")) or isinstance(deals.get("count"), float):
+        raise _board_problem(path, "'deals' must be an object with a whole number 'count'")
+    if not isinstance(config, dict) or not _number(config.get("seed")) or isinstance(config.get("seed"), float):
+        raise _board_problem(path, "'config' must be an object with a whole number 'seed'")
+
+
+def _check_costs(path: Path, cost: Any) -> None:
+    costs = cost.get("costs") if isinstance(cost, dict) else None
+    if not isinstance(costs, dict):
+        raise _board_problem(path, "must hold a JSON object with an object 'costs' (agent: its cost)")
+    if not (cost.get("bot") is None or isinstance(cost.get("bot"), str)):
+        raise _board_problem(path, "'bot' must be the shipped bot's spec (text) or null")
+    for label, c in costs.items():
+        if not isinstance(c, dict) or not _number(c.get("ms_per_decision")) or (c.get("ms_per_decision") or 0) < 0:
+            raise _board_problem(
+                path, f"costs[{short_repr(label)}] must be an object with a number 'ms_per_decision' >= 0"
+            )
+
+
+def read_board(out: Path, variant: str, fresh: bool = False) -> dict[str, Any] | None:
+    """The board of ``variant`` already in ``out`` (its ``results.json`` and ``cost.json``), checked whole: None
+    when it is not there, only partly played or ``fresh`` (it is played again); ``LeaderboardError`` naming the
+    damaged file."""
+    done, cost_path = out / "results.json", out / "cost.json"
+    for path in (done, cost_path):
+        if path.exists() and not path.is_file():
+            raise LeaderboardError(
+                f"{path} is not a file (a folder?); the leaderboard writes it there: move it away or give another --out"
+            )
+    if fresh or not (done.is_file() and cost_path.is_file()):
+        return None
+    res = _read_json(done)
+    if isinstance(res, dict) and res.get("partial") is True:
+        return None  # a tournament that was stopped: played again
+    _check_results(done, res, variant)
+    cost = _read_json(cost_path)
+    _check_costs(cost_path, cost)
+    return {"results": res, "costs": cost["costs"], "bot": cost.get("bot")}
+
+
+def _output_path(text: str) -> Path:
+    """An output file's path as the command line gives it: not empty (``Path("")`` would be the working directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("got an empty path; give the file to write")
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError(f"{short_repr(text)} holds a NUL character; give the file to write")
+    return Path(text)
 
 
 @dataclass
@@ -244,8 +423,13 @@ class Options:
     out: Path = setting(
         Path("runs/leaderboard"), "results folder (default runs/leaderboard)", parse=Path, show_default=False
     )
-    doc: Path = setting(Path("docs/leaderboard.md"), "page to write", parse=Path, show_default=False)
-    plot: Path = setting(Path("docs/img/leaderboard.png"), "plot to write", parse=Path, show_default=False)
+    doc: Path = setting(Path("docs/leaderboard.md"), "page to write", parse=_output_path, show_default=False)
+    plot: Path = setting(
+        Path("docs/img/leaderboard.png"),
+        "plot to write (.png, .svg, .pdf, ...)",
+        parse=_output_path,
+        show_default=False,
+    )
     fresh: bool = setting(
         False, "play every variant again, even those already in --out", negatable=False, show_default=False
     )
@@ -276,28 +460,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     boards: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     try:
+        check_outputs(args.doc, args.plot)  # everything that can be checked is checked before the first game
+        saved = {v: read_board(args.out / v, v, fresh=args.fresh) for v in variants}
         for k, variant in enumerate(variants, 1):
             out = args.out / variant
-            done = out / "results.json"
-            if done.is_file() and (out / "cost.json").is_file() and not args.fresh:
-                res = json.loads(done.read_text())
-                if not res.get("partial"):
-                    cost = json.loads((out / "cost.json").read_text())
-                    boards[variant] = {"results": res, "costs": cost["costs"], "bot": cost.get("bot")}
-                    print(f"[{k}/{len(variants)}] {variant}: already played ({done}); --fresh plays it again")
-                    continue
+            board = saved[variant]
+            if board is not None:
+                boards[variant] = board
+                print(
+                    f"[{k}/{len(variants)}] {variant}: already played ({out / 'results.json'}); --fresh plays it again"
+                )
+                continue
             print(f"[{k}/{len(variants)}] {variant}: {args.deals:,} deals, agents {' '.join(agents)}", flush=True)
             boards[variant] = _play_variant(variant, agents, args.deals, args.seed, args.workers, out, args.cost_games)
     except KeyboardInterrupt:
         print(f"{PROG}: stopped; the finished variants are kept in {args.out} (run again to resume)", file=sys.stderr)
         return 130
-    except ValueError as e:  # TournamentError, AgentSpecError: a bad agent spec
+    except ValueError as e:  # LeaderboardError; TournamentError, AgentSpecError: a bad agent spec
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
-    if args.plot:
-        write_plot(boards, args.plot)
     command = " ".join([".venv/bin/python", PROG, *(argv if argv is not None else sys.argv[1:])])
-    write_doc(boards, args.doc, args.plot, command)
+    try:
+        write_plot(boards, args.plot)
+        write_doc(boards, args.doc, args.plot, command)
+    except (OSError, ValueError, RuntimeError) as e:  # the disk changed during the games: the results are kept
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else short_repr(str(e), 120)
+        print(
+            f"{PROG}: error: cannot write the page or plot ({reason}); the results are kept in "
+            f"{args.out}: run the same command again to write the page (nothing is played again)",
+            file=sys.stderr,
+        )
+        return 1
     print(f"wrote {args.doc} and {args.plot} ({len(boards)} variants, {time.perf_counter() - t0:.0f} s)")
     return 0
 

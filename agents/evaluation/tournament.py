@@ -60,7 +60,15 @@ from scopa_env.settings import YamlFileError, read_yaml_mapping, setting, short_
 if TYPE_CHECKING:
     from agents.evaluation.cluster import RayTaskRunner
 
-__all__ = ["EvalConfig", "SettingError", "TournamentInterrupted", "check_setting", "run_tournament", "setting_hint"]
+__all__ = [
+    "EvalConfig",
+    "SettingError",
+    "TournamentInterrupted",
+    "check_output_file",
+    "check_setting",
+    "run_tournament",
+    "setting_hint",
+]
 
 DEFAULT_DEALS = 1000
 """Deals per pairing when neither a count nor a deal file is given."""
@@ -570,11 +578,12 @@ def _probe_writable_dir(path: Path, what: str) -> None:
         raise TournamentError(f"{what} {path} cannot be checked ({e.strerror}); choose another folder") from None
 
 
-def _probe_writable_file(path: Path, what: str) -> None:
-    """Refuse a file path that is a folder or whose folder cannot be made or written."""
+def check_output_file(path: Path, what: str, example: str = "games.jsonl") -> None:
+    """Refuse, with a ``TournamentError`` naming ``what`` (its option), a file path to write that is a folder or whose
+    folder cannot be made or written (``example``: a file name to suggest inside a folder given instead)."""
     try:
         if path.is_dir():
-            raise TournamentError(f"{what} {path} is a folder; give a file path inside it, e.g. {path / 'games.jsonl'}")
+            raise TournamentError(f"{what} {path} is a folder; give a file path inside it, e.g. {path / example}")
         _check_writable_ancestor(path.parent, path, what, "path")
     except OSError as e:
         raise TournamentError(f"{what} {path} cannot be checked ({e.strerror}); choose another path") from None
@@ -651,7 +660,7 @@ def run_tournament(
         _probe_writable_dir(out_dir, "--out")
     for key, option in (("records", "--records"), ("save_deals", "--save-deals")):
         if getattr(config, key) is not None:
-            _probe_writable_file(Path(getattr(config, key)), option)
+            check_output_file(Path(getattr(config, key)), option)
     rules = get_rules(config.variant)
     with StopSignals(handle_signals, stop=TournamentInterrupted, once=True) as stop:
         try:
