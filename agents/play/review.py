@@ -71,10 +71,14 @@ __all__ = [
     "ENDGAME_PLIES",
     "INACCURACY",
     "KINDS",
+    "KIND_MIN_LOSS",
+    "KIND_WORLDS",
     "MARKS",
     "MAX_WORLDS",
     "MISTAKE",
     "ReviewError",
+    "SETTLE_ROUNDS",
+    "SETTLE_Z",
     "ReviewOptions",
     "agent_seats",
     "decision_line",
@@ -115,6 +119,17 @@ KINDS = {
 }
 """The kind of a loss by scoring category (``scoring.point_fields``): most cards, most coins, the settebello, the
 primiera (the sevens), a scopa (sweep) made or conceded; cirulla's napoli, grande and knocks."""
+SETTLE_Z = 2.0
+"""A decision's verdict is *unsettled* while the played move's gap to the best lies within this many standard errors
+of a mark's threshold, or another move called an inaccuracy lies within this many of the best (``_unsettled``): more
+deals are then sampled (``SETTLE_ROUNDS``)."""
+SETTLE_ROUNDS = 4
+"""How many times an unsettled decision's deals are doubled at most (``worlds`` up to 16 times the default)."""
+KIND_WORLDS = 64
+"""The sampled deals (the first of a decision's) over which a loss is split into its kinds: the parts add up to the
+loss measured on those deals, within the noise of the loss on all of them."""
+KIND_MIN_LOSS = 0.01
+"""Losses smaller than this are not split into kinds (they are noise more than a kind of loss)."""
 _TIE = 1e-9
 """Values this close are equal: the played move counts as best when it ties with the best."""
 
@@ -217,14 +232,48 @@ def value_moves(
     return MoveValues(moves, margins, world_states, method)
 
 
-def _play_out(rules: Rules, worlds: State, card: int, capture: frozenset[int], solved: bool) -> Any:
-    """(W, S, F) the hand's points in each world (``point_fields``' categories) after ``(card, capture)``, the rest
-    played as ``value_moves`` values it: greedy (the rollouts' policy, float for float the kernel's) or solved."""
-    st = worlds.take(np.arange(worlds.batch_size))
+def _unsettled(mv: MoveValues, played: int) -> bool:
+    """Whether the verdict could change with other deals (``SETTLE_Z`` standard errors of each move's gap to the
+    best): the played move's gap near a mark's threshold, or another move that this review calls an inaccuracy (or
+    worse) near enough to the best to be the best in another review."""
+    w = mv.margins.shape[0]
+    if w < 2:
+        return False
+    gaps = mv.margins[:, [int(np.argmax(mv.value))]] - mv.margins  # (W, L): every move's gap in each world
+    gap, band = gaps.mean(axis=0), SETTLE_Z * gaps.std(axis=0, ddof=1) / math.sqrt(w)
+    if any(abs(gap[played] - t) < band[played] for _, t in MARKS):
+        return True
+    return bool(np.any((gap >= INACCURACY) & (gap < band)))
+
+
+def _settled_values(
+    rules: Rules, state: State, played: int, worlds: int, rng: np.random.Generator, open_hands: bool
+) -> MoveValues:
+    """``value_moves`` with ``worlds`` deals, then as many again, and twice that, ... while the verdict is unsettled
+    (``_unsettled``), at most ``SETTLE_ROUNDS`` times: the clear decisions cost the default, the close ones more."""
+    mv = value_moves(rules, state, worlds, rng, open_hands=open_hands)
+    for _ in range(SETTLE_ROUNDS):
+        if mv.method == "exact" or not _unsettled(mv, played):
+            break
+        more = value_moves(rules, state, mv.margins.shape[0], rng, open_hands=open_hands)
+        mv = MoveValues(
+            mv.moves,
+            np.concatenate([mv.margins, more.margins]),
+            State.concat([mv.worlds, more.worlds]),
+            mv.method,
+        )
+    return mv
+
+
+def _play_out(rules: Rules, starts: Sequence[tuple[State, int, frozenset[int]]], solved: bool) -> list[Any]:
+    """For each ``(worlds, card, capture)``: (W, S, F) the hand's points in each world (``point_fields``' categories)
+    after the move, the rest played as ``value_moves`` values it: greedy (the rollouts' policy, float for float the
+    kernel's) or solved. All of them are played together, one core step a ply."""
+    st = State.concat([w for w, _, _ in starts])
+    sizes = [w.batch_size for w, _, _ in starts]
     b = st.batch_size
-    cards = np.full(b, card, dtype=np.int64)
-    caps = np.zeros((b, rules.num_cards), dtype=np.bool_)
-    caps[:, sorted(capture)] = True
+    cards = np.repeat([c for _, c, _ in starts], sizes).astype(np.int64)
+    caps = np.repeat(_move_arrays(rules, [(c, cap) for _, c, cap in starts])[1], sizes, axis=0)
     out = np.zeros((b, rules.num_sides, len(point_fields(rules))))
     running = np.ones(b, dtype=np.bool_)
     first = True
@@ -243,20 +292,44 @@ def _play_out(rules: Rules, worlds: State, card: int, capture: frozenset[int], s
         running &= ~info.hand_over
         st.phase[~running] = Phase.DONE
         resolve_knocks(rules, st)
-    return out
+    return np.split(out, np.cumsum(sizes)[:-1])
 
 
-def _loss_kinds(rules: Rules, mv: MoveValues, best: int, played: int, side: int) -> dict[str, float]:
-    """The loss of ``played`` against ``best`` split over the scoring categories (``KINDS``'s names), over the same
-    worlds: each category's mean margin after the best move minus after the played one."""
-    solved = mv.method != "rollouts"
-    parts = []
-    for j in (best, played):
-        pts = _play_out(rules, mv.worlds, *mv.moves[j], solved)
-        parts.append(np.stack([margin_vs_mean_of_others(pts[:, :, f])[:, side] for f in range(pts.shape[2])], 1))
-    diff = parts[0].mean(axis=0) - parts[1].mean(axis=0)
+@dataclass
+class _Pending:
+    """A decision whose loss is still to be split over the scoring categories (``_split_losses``)."""
+
+    decision: dict[str, Any]
+    values: MoveValues
+    best: int
+    played: int
+    side: int
+
+
+def _split_losses(rules: Rules, pending: Sequence[_Pending]) -> None:
+    """Fill in each pending decision's ``kinds`` (its loss split over the scoring categories, ``KINDS``'s names) and
+    ``kind`` (the largest part): over the decision's own worlds, each category's mean margin after the best move
+    minus after the played one. The decisions of a hand are played out together (rolled out or solved)."""
     fields = point_fields(rules)[:-1]  # the total last
-    return {KINDS.get(f, f): float(diff[i]) for i, f in enumerate(fields)}
+    for solved in (False, True):
+        group = [p for p in pending if (p.values.method != "rollouts") == solved]
+        if not group:
+            continue
+        starts = [
+            (p.values.worlds.take(np.arange(min(KIND_WORLDS, p.values.worlds.batch_size))), *p.values.moves[j])
+            for p in group
+            for j in (p.best, p.played)
+        ]
+        points = _play_out(rules, starts, solved)
+        for i, p in enumerate(group):
+            means = [
+                np.mean([margin_vs_mean_of_others(pts[:, :, f])[:, p.side] for f in range(len(fields))], axis=1)
+                for pts in points[2 * i : 2 * i + 2]
+            ]
+            kinds = {KINDS.get(f, f): float(means[0][k] - means[1][k]) for k, f in enumerate(fields)}
+            p.decision["kinds"] = kinds
+            top = max(kinds, key=lambda k: kinds[k])
+            p.decision["kind"] = top if kinds[top] > 0 else None
 
 
 def _mark(loss: float) -> str | None:
@@ -368,13 +441,21 @@ def _review(
     total = sum(sum(1 for hand in g["hands"] for mv in hand["moves"] if mv["seat"] in w) for _, g, _, w in todo)
     decisions: list[dict[str, Any]] = []
     for number, game, rules, wanted in todo:
+        pending: list[_Pending] = []
         for h, m, state, move in _positions(rules, game):
+            if pending and m == 0:  # a new hand: split the last hand's losses
+                _split_losses(rules, pending)
+                pending = []
             if move["seat"] not in wanted:
                 continue
             rng = np.random.default_rng([seed, int(game["seed"]), h, m])
-            decisions.append(_decision(rules, state, move, rng, worlds, open_hands, number, h, m))
+            decision, todo_split = _decision(rules, state, move, rng, worlds, open_hands, number, h, m)
+            decisions.append(decision)
+            if todo_split is not None:
+                pending.append(todo_split)
             if progress is not None:
                 progress(len(decisions), total)
+        _split_losses(rules, pending)
     variant = rules_seen.name if rules_seen is not None else None
     return {
         "mode": "open" if open_hands else "honest",
@@ -397,11 +478,12 @@ def _decision(
     game: int,
     hand: int,
     ply: int,
-) -> dict[str, Any]:
-    mv = value_moves(rules, state, worlds, rng, open_hands=open_hands)
+) -> tuple[dict[str, Any], _Pending | None]:
+    """One decision reviewed; with the ``_Pending`` split of its loss when the played move is not the best."""
     card = parse_card(move["card"], rules.deck)
     capture = frozenset(parse_card(c, rules.deck) for c in move["capture"])
-    played = mv.moves.index((card, capture))
+    played = core.legal_moves(rules, state, 0).index((card, capture))
+    mv = _settled_values(rules, state, played, worlds, rng, open_hands)
     value, se = mv.value, mv.se
     best = int(np.argmax(value))
     if value[played] >= value[best] - _TIE:
@@ -409,11 +491,7 @@ def _decision(
     loss = max(0.0, float(value[best] - value[played]))
     diff = mv.margins[:, best] - mv.margins[:, played]
     loss_se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else 0.0
-    kinds: dict[str, float] = {}
-    if best != played:
-        kinds = _loss_kinds(rules, mv, best, played, rules.seat_side[int(move["seat"])])
-    kind = max(kinds, key=lambda k: kinds[k]) if kinds and max(kinds.values()) > 0 else None
-    return {
+    decision = {
         "game": game,
         "hand": hand,
         "seat": int(move["seat"]),
@@ -426,9 +504,10 @@ def _decision(
         "mark": _mark(loss),
         "exact": mv.method == "exact",
         "method": mv.method,
+        "worlds": int(mv.margins.shape[0]),
         "forced": len(mv.moves) == 1,
-        "kind": kind,
-        "kinds": kinds,
+        "kind": None,
+        "kinds": {},
         "moves": [
             {
                 "move": move_text(rules, c, cap),
@@ -440,6 +519,9 @@ def _decision(
             for j, (c, cap) in enumerate(mv.moves)
         ],
     }
+    if best == played or loss < KIND_MIN_LOSS:
+        return decision, None
+    return decision, _Pending(decision, mv, best, played, rules.seat_side[int(move["seat"])])
 
 
 def _summary(decisions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
