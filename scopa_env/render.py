@@ -11,7 +11,7 @@ a ``stop`` action in the legal mask), so other variants' pictures are unchanged 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -42,16 +42,26 @@ def pretty_cards(cards: Iterable[int] | np.ndarray, deck: Deck, color: bool = Fa
     return " ".join(pretty_card(c, deck, color) for c in ordered) or "-"
 
 
-def _side_name(rules: Rules, side: int) -> str:
+def _side_name(rules: Rules, side: int, names: Sequence[str] | None = None) -> str:
     seats = rules.sides[side]
+    if names is not None:
+        return " + ".join(names[s] for s in seats)
     return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
 
 
 def render_text(
-    rules: Rules | str, state: core.State, game: int = 0, seat: int | None = None, color: bool = False
+    rules: Rules | str,
+    state: core.State,
+    game: int = 0,
+    seat: int | None = None,
+    color: bool = False,
+    names: Sequence[str] | None = None,
 ) -> str:
-    """A picture of game ``game`` as seen by ``seat`` (default: the seat to act); hides other hands."""
+    """A picture of game ``game`` as seen by ``seat`` (default: the seat to act); hides other hands. ``names``: what
+    to call each seat (a side is its seats' names joined by ``+``; the terminal game's ``you`` and its bots' names),
+    default ``player 0``, ``player 1``, ... with ``(you)`` after ``seat``."""
     rules = get_rules(rules)
+    seat_name = (lambda p: f"player {p}") if names is None else names.__getitem__
     deck = rules.deck
     g = int(game)
     cur = int(state.current[g])
@@ -61,10 +71,10 @@ def render_text(
     stock = rules.num_cards - int(state.stock_pos[g])
     lines.append(
         f"{rules.name}  hand {int(state.hand_no[g]) + 1}  deal {int(state.deal_no[g]) + 1}/{rules.num_deals}  "
-        f"dealer: player {int(state.dealer[g])}  stock: {stock} cards"
+        f"dealer: {seat_name(int(state.dealer[g]))}  stock: {stock} cards"
     )
     score_txt = "  ".join(
-        f"{_side_name(rules, s)}: {int(state.scores[g, s])}"
+        f"{_side_name(rules, s, names)}: {int(state.scores[g, s])}"
         + (f" (+{int(state.scope[g, s])} scope)" if state.scope[g, s] else "")
         + (f" (+{int(state.knock_points[g, s])} knocks)" if state.knock_points[g, s] else "")
         for s in range(rules.num_sides)
@@ -73,14 +83,13 @@ def render_text(
     for s in range(rules.num_sides):
         pile = state.piles[g, s]
         n_coins = int(pile[: deck.num_ranks].sum())
-        lines.append(f"  pile {_side_name(rules, s)}: {int(pile.sum())} cards, {n_coins} coins")
+        lines.append(f"  pile {_side_name(rules, s, names)}: {int(pile.sum())} cards, {n_coins} coins")
     if state.table_take[g]:
         taken = state.deck[g, : rules.table_cards].astype(np.int64)
         scope = int(state.table_take[g])
-        lines.append(
-            f"  initial table {pretty_cards(taken, deck, color)} taken by "
-            f"{_side_name(rules, rules.seat_side[int(state.dealer[g])])} ({scope} scop{'a' if scope == 1 else 'e'})"
-        )
+        taker = _side_name(rules, rules.seat_side[int(state.dealer[g])], names)
+        scopa = "scopa" if scope == 1 else "scope"
+        lines.append(f"  initial table {pretty_cards(taken, deck, color)} taken by {taker} ({scope} {scopa})")
     lines.append(f"TABLE: {pretty_cards(state.table[g], deck, color)}")
     if state.pending[g] >= 0:
         picked = pretty_cards(state.picked[g], deck, color)
@@ -92,10 +101,14 @@ def render_text(
     if state.phase[g] == core.Phase.KNOCK:
         mask = core.legal_action_mask(rules, state.take([g]))[0]
         kinds = [k for a, k in ((1, "knock for 3 (sum)"), (2, "knock for 10 (tris)")) if mask[rules.num_cards + a]]
-        lines.append(f"  KNOCK: player {cur} decides: no knock, {' or '.join(kinds)}")
+        lines.append(f"  KNOCK: {seat_name(cur)} decides: no knock, {' or '.join(kinds)}")
     for p in range(rules.num_players):
         n = int(state.hands[g, p].sum())
-        who = f"player {p}" + (" (you)" if p == seat else "") + (" *to act*" if p == cur and not done else "")
+        who = (
+            seat_name(p)
+            + (" (you)" if p == seat and names is None else "")
+            + (" *to act*" if p == cur and not done else "")
+        )
         if p == seat:
             cards = pretty_cards(state.hands[g, p], deck, color)
         elif state.revealed[g, p].any():
@@ -109,5 +122,5 @@ def render_text(
         lines.append(f"  {who}: {cards}")
     if done:
         w = int(state.winner[g])
-        lines.append(f"match over: {_side_name(rules, w)} wins" if w >= 0 else "match over")
+        lines.append(f"match over: {_side_name(rules, w, names)} wins" if w >= 0 else "match over")
     return "\n".join(lines)

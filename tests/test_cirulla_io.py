@@ -412,7 +412,7 @@ def test_whole_cirulla_matches_from_the_command_line(variant: str, opponent: str
     text = out.getvalue()
     default = play.default_opponent(rules)[0]  # the variant's shipped bot (agents/bots/<variant>)
     assert default == str(SHIPPED_BOTS / variant)
-    assert f"opponents: {opponent or default}" in text
+    assert f"against {opponent or f'Bot (the shipped {variant} bot)'}" in text
     assert "Cirulla:" in text and "knock>" in text and "knocks for" in text
     assert "napoli" in text and "knocks" in text and text.count("match over: ") == 1
     assert "-- fifteen" in text

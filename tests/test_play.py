@@ -59,17 +59,18 @@ def test_whole_match_blind_script_with_bad_input_and_capture_choice() -> None:
     assert "you don't hold" in text
     assert "bad card 'zz'" in text and "unknown rank '9'" in text
     assert "not a choice" in text  # card names typed at the capture prompt re-prompt
-    assert "hand 1 points:" in text and "carte" in text
+    assert "hand 1 points:" in text and "coins" in text and "carte" not in text  # English on every screen
     assert "How to play" in text and "hint: random would play" in text
     assert "scores (to 11):" in text and "no moves yet" in text
     # the hands' point tables add up to the final scores
-    totals = {"you": 0, "player 1": 0}
+    totals = {"you": 0, "random": 0}
     for line in text.splitlines():
         for side in totals:
             if line.startswith(f"  {side}  ") and line.split()[-1].isdigit():
                 totals[side] += int(line.split()[-1])
     final = text.split("final scores: ")[1].splitlines()[0]
-    assert final == f"you {totals['you']}, player 1 {totals['player 1']}"
+    assert final == f"you {totals['you']}, random {totals['random']}"
+    assert not re.search(r"player \d|\(random\)", text)  # seats named the same everywhere: you, random
     assert max(totals.values()) >= 11
 
 
@@ -219,7 +220,7 @@ def test_other_variants_play_to_the_end(variant: str) -> None:
     rc, text = run_text(cycle_script(rules, 400), variant=variant, opponent="random", partner="greedy", seed=2, seat=1)
     assert rc == 0
     assert text.count("match over: ") == 1
-    assert "partner 3 (greedy)" in text and "your team (1+3)" in text
+    assert "\ngreedy: " in text and "your team: you + greedy; against random 0 + random 2" in text
 
 
 def _numpy_bot(directory: Path, rules: Rules, seed: int = 0) -> Path:
@@ -238,7 +239,7 @@ def test_hint_shows_bot_probabilities(tmp_path: Path) -> None:
     bot_dir = _numpy_bot(tmp_path / "bot", rules)
     rc, text = run_text("hint\n", variant="classic", opponent=f"bot:path={bot_dir},prefer=numpy", seed=3)
     assert rc == 0
-    assert "hint from bot:path=" in text and "suggested: " in text
+    assert "hint from bot (its probabilities" in text and "suggested: " in text  # the folder's name
     percents = [float(m.group(1)) for m in re.finditer(r"^\s+\w\w\s+([\d.]+)%", text, flags=re.MULTILINE)]
     assert len(percents) == 3  # one line per card in hand
     assert sum(percents) == pytest.approx(100.0, abs=0.2)
@@ -272,7 +273,8 @@ def test_default_opponent_prefers_the_shipped_bot(tmp_path: Path, monkeypatch: p
     agent = make_agent(spec, rules, 0)
     assert hasattr(agent, "action_probs")
     rc, text = run_text("hint\n", variant="classic", seed=0)
-    assert rc == 0 and f"opponents: {tmp_path / 'classic'}" in text and "suggested:" in text
+    assert rc == 0 and "against Bot (the shipped classic bot)" in text and "hint from Bot" in text
+    assert str(tmp_path) not in text and "suggested:" in text
 
 
 def test_hint_from_a_checkpoint_opponent(tmp_path: Path) -> None:
@@ -281,7 +283,7 @@ def test_hint_from_a_checkpoint_opponent(tmp_path: Path) -> None:
 
     ckpt = make_checkpoint(tmp_path / "best.zip", hidden=(16,), scale=0.5, seed=2)
     rc, text = run_text("hint\nscore\n", variant="classic", opponent=str(ckpt), seed=5)
-    assert rc == 0 and f"hint from {ckpt}" in text
+    assert rc == 0 and f"against best.zip ({ckpt})" in text and "hint from best.zip" in text
     percents = [float(m.group(1)) for m in re.finditer(r"^\s+\w\w\s+([\d.]+)%", text, flags=re.MULTILINE)]
     assert len(percents) == 3 and sum(percents) == pytest.approx(100.0, abs=0.2)
 
@@ -357,7 +359,6 @@ def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.Capture
 
 def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() -> None:
     """``python -m scopa_env.play`` (no import of agents in scopa_env: an entry point) picks the shipped bot."""
-    from agents.nets.bot import SHIPPED_BOTS
     from scopa_env import play as env_play
 
     assert env_play.find_game() is play.main  # the installed project registers agents.play.terminal:main
@@ -369,7 +370,8 @@ def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() 
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"opponents: {SHIPPED_BOTS / 'scopone-scientifico'}" in proc.stdout
+    assert "against Bot (the shipped scopone-scientifico bot)" in proc.stdout
+    assert "your team: you + Bot 2; against Bot 1 + Bot 3" in proc.stdout
     proc = subprocess.run(
         [sys.executable, "-m", "scopa_env.play", "--help"], capture_output=True, text=True, timeout=120
     )

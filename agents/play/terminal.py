@@ -35,8 +35,10 @@ import itertools
 import re
 import secrets
 import sys
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
@@ -44,7 +46,7 @@ import numpy.typing as npt
 
 from agents.base import make_agent
 from agents.errors import ScopaError
-from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
+from agents.nets.bot import SHIPPED_BOTS, shipped_bot, shipped_bot_spec
 from agents.play.hints import MoveProb
 from agents.play.match import (
     KNOCK_CHOICES,
@@ -81,6 +83,8 @@ __all__ = [
     "main",
     "prepare",
     "run",
+    "seat_names",
+    "short_name",
 ]
 
 DEFAULT_FALLBACKS = ("expert", "greedy", "random")
@@ -107,8 +111,8 @@ How to play (docs/rules.md has the full rules):
       d or ♦  coins (denari)       c or h or ♥  cups (coppe)
       s or ♠  swords (spade)       b or ♣       clubs (bastoni); c also reads as clubs when you hold no cup
     of that rank (2c plays your 2♣); holding both, 2c is the cup: type 2b or 2♣ for the club.
-  - A card takes a table card of the same rank; otherwise it must take a set of cards adding up to its value
-    (A=1 ... 7=7, J=8, Q=9, K=10); otherwise it is laid on the table. Clearing the table is a scopa (1 point).
+  - A card takes a table card of the same rank; otherwise it must take a set of cards adding up to its value,
+    {values}; otherwise it is laid on the table. Clearing the table is a scopa (1 point).
   - When a card can capture in several ways you get a numbered list: type the number, or the cards.
     You can also name the capture at once: '7d 3s 4c' plays 7d and takes 3s and 4c.
 Commands:
@@ -133,6 +137,48 @@ _KNOCK_TEXT = ("no knock", "knock for 3 (sum: cards worth 9 or less)", "knock fo
 """The knock prompt's choices, in ``KNOCK_CHOICES`` order (``none``, ``sum``, ``tris``)."""
 _KIND_NOTES = {"fifteen": " -- fifteen", "ace-takes-all": " -- ace takes all"}
 """What a move's line adds for its kind (``capture_kind``)."""
+FIELD_NAMES = {"carte": "cards", "denari": "coins"}
+"""The hand summary's column for a scoring category (``point_fields``) where the English name differs; the game
+terms settebello, primiera, scopa (scope), napoli and grande stay as they are (docs/rules.md's glossary)."""
+RANK_NAMES = {"A": "Ace", "J": "Jack", "Q": "Knight", "K": "King"}
+"""English names of the Italian deck's letter ranks (the record notation's letters: Q is the Knight, cavallo, the 9;
+the browser game names them the same). The 52-card deck's Q is the Queen (``rank_names``)."""
+
+
+def rank_names(deck: Deck) -> str:
+    """The ranks' capture values in words for the help: ``A (Ace)=1, 2=2, ..., Q (Knight)=9, K (King)=10``."""
+    names = {**RANK_NAMES, "Q": "Queen"} if deck.num_ranks > 10 else RANK_NAMES
+    parts = [
+        f"{r} ({names[r]})={v}" if r in names else f"{r}={v}" for r, v in zip(deck.ranks, deck.rank_values, strict=True)
+    ]
+    return ", ".join([*parts[:1], "...", *parts[6:]])
+
+
+def short_name(spec: str, rules: Rules) -> str:
+    """What the game calls the agent of ``spec``: ``Bot`` for the variant's shipped bot, a path by its last part
+    (``runs/x/best.zip`` -> ``best.zip``, ``bot:path=DIR`` -> DIR's name), else the agent's name without its
+    options (``pimc:worlds=8`` -> ``pimc``)."""
+    text = spec.strip()
+    shipped = shipped_bot(rules, SHIPPED_BOTS)
+    name, _, options = text.partition(":")
+    path = dict(o.split("=", 1) for o in options.split(",") if "=" in o).get("path") if name == "bot" else None
+    if text == "bot" or text == shipped_bot_spec(rules, SHIPPED_BOTS):
+        return "Bot"
+    if path is not None or "/" in text or "\\" in text or text.endswith(".zip"):
+        where = Path(path if path is not None else text)
+        if shipped is not None and where.resolve() == shipped.resolve():
+            return "Bot"
+        return where.name or text
+    return name
+
+
+def seat_names(rules: Rules, human: int, names: dict[int, str]) -> list[str]:
+    """Every seat's name: ``you`` for ``human``, the others' ``names`` (``short_name``), with the seat's number when
+    several seats share a name (``Bot 1``, ``Bot 3``)."""
+    counts = Counter(names.values())
+    return [
+        "you" if s == human else names[s] + (f" {s}" if counts[names[s]] > 1 else "") for s in range(rules.num_players)
+    ]
 
 
 def card_readings(token: str, deck: Deck) -> list[int]:
@@ -279,7 +325,11 @@ class Match:
         seat_agents: dict[int, Policy],
         hint_agent: Policy | None,
         seed: int,
+        names: Sequence[str] | None = None,
+        hint_name: str | None = None,
     ) -> None:
+        """``names``: every seat's name (``seat_names``; default: ``you`` and the agents' ``short_name``);
+        ``hint_name``: the hint agent's (default: its ``short_name``)."""
         self.rules = rules
         self.term = term
         self.human = human
@@ -290,6 +340,14 @@ class Match:
         self.hand_log: list[str] = []
         self.past_hands: list[str] = []
         self.human_side = rules.seat_side[human]
+        self.names = (
+            list(names)
+            if names is not None
+            else seat_names(rules, human, {s: short_name(a.name, rules) for s, a in seat_agents.items()})
+        )
+        if hint_name is None:
+            hint_name = short_name(hint_agent.name, rules) if hint_agent is not None else "no agent"
+        self.hint_name = hint_name
 
     @property
     def state(self) -> core.State:
@@ -309,16 +367,12 @@ class Match:
     # ------------------------------------------------------------------ naming
 
     def seat_name(self, seat: int) -> str:
-        if seat == self.human:
-            return "you"
-        tag = "partner" if self.rules.seat_side[seat] == self.human_side else "player"
-        return f"{tag} {seat} ({self.seat_agents[seat].name})"
+        """``you``, or the seat's agent by its short name (``names``)."""
+        return self.names[seat]
 
     def side_name(self, side: int) -> str:
-        seats = self.rules.sides[side]
-        if side == self.human_side:
-            return "you" if len(seats) == 1 else "your team (" + "+".join(str(s) for s in seats) + ")"
-        return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
+        """A side by its seats' names: ``you``, ``Bot``, ``you + Bot 2``, ``Bot 1 + Bot 3``."""
+        return " + ".join(self.names[s] for s in self.rules.sides[side])
 
     def pc(self, cards: Sequence[int] | npt.NDArray[np.bool_] | frozenset[int]) -> str:
         """Pretty cards (suit symbols) with their typing notation."""
@@ -341,7 +395,7 @@ class Match:
     def show_table(self) -> None:
         t = self.term
         t.say("")
-        t.say(render_text(self.rules, self.state, 0, seat=self.human, color=t.color))
+        t.say(render_text(self.rules, self.state, 0, seat=self.human, color=t.color, names=self.names))
         hand = self.state.hands[0, self.human]
         t.say(f"your cards: {self.notation(hand)}")
 
@@ -372,8 +426,7 @@ class Match:
             t.say(line)
 
     def show_help(self) -> None:
-        hint = self.hint_agent.name if self.hint_agent is not None else "no agent"
-        self.term.say(HELP_TEXT.format(ranks=self.deck.ranks, hint=hint))
+        self.term.say(HELP_TEXT.format(ranks=self.deck.ranks, values=rank_names(self.deck), hint=self.hint_name))
         for text in FAMILY_HELP.get(self.match.family, ()):
             self.term.say(text)
 
@@ -387,14 +440,14 @@ class Match:
         try:
             advice = self.match.advice(agent)
             if advice.probs is not None:
-                self._hint_probs(agent.name, advice.probs)
+                self._hint_probs(self.hint_name, advice.probs)
             elif advice.move is not None:
-                t.say(f"hint: {agent.name} would play {self.describe_move(*advice.move)}")
+                t.say(f"hint: {self.hint_name} would play {self.describe_move(*advice.move)}")
             else:
                 text = _KNOCK_TEXT[KNOCK_CHOICES.index(advice.knock)]  # type: ignore[arg-type]
-                t.say(f"hint: {agent.name} would choose: {text}")
+                t.say(f"hint: {self.hint_name} would choose: {text}")
         except Exception as e:  # a hint must never end the game
-            t.say(f"hint unavailable: {agent.name} failed ({type(e).__name__}: {e})")
+            t.say(f"hint unavailable: {self.hint_name} failed ({type(e).__name__}: {e})")
 
     def _hint_probs(self, name: str, moves: list[MoveProb]) -> None:
         by_card: dict[int, list[MoveProb]] = {}
@@ -473,7 +526,8 @@ class Match:
     def announce_hand(self, event: HandStart) -> None:
         """The start of a hand: who deals and plays first; cirulla: an initial table taken by the dealer's side."""
         t = self.term
-        t.say(f"--- hand {event.hand}: player {event.dealer} deals; {self.seat_name(event.first)} to play first ---")
+        deals = "you deal" if event.dealer == self.human else f"{self.seat_name(event.dealer)} deals"
+        t.say(f"--- hand {event.hand}: {deals}; {self.seat_name(event.first)} to play first ---")
         if event.table_take:
             scope = event.table_take
             line = (
@@ -497,7 +551,7 @@ class Match:
         t.say("")
         t.say(f"hand {event.hand} points:")
         width = max(len(self.side_name(s)) for s in range(self.rules.num_sides)) + 2
-        t.say(" " * (width + 2) + " ".join(f"{f:>10}" for f in point_fields(self.rules)))
+        t.say(" " * (width + 2) + " ".join(f"{FIELD_NAMES.get(f, f):>10}" for f in point_fields(self.rules)))
         for s in range(self.rules.num_sides):
             row = " ".join(f"{int(v):>10}" for v in event.points[s])
             t.say(f"  {self.side_name(s):<{width}}{row}")
@@ -678,6 +732,8 @@ class Session:
     notes: list[str]
     seed: int
     """The first match's seed: ``PlayConfig.seed``, or the fresh one drawn when it was None."""
+    names: list[str] = field(default_factory=list)
+    """Every seat's name (``seat_names``): ``you`` and the agents' short names."""
 
 
 def _load(flag: str, spec: str, rules: Rules, seed: int) -> Policy:
@@ -723,7 +779,18 @@ def prepare(config: PlayConfig) -> Session:
     opp = _load("--opponent", opponent, rules, seed)
     mate = opp if partner == opponent else _load("--partner", partner, rules, seed + 1)
     seat_agents = {s: mate if rules.seat_side[s] == human_side else opp for s in range(n) if s != config.seat}
-    return Session(rules, opponent, partner, seat_agents, hint_agent, notes, seed)
+    specs = {s: partner if rules.seat_side[s] == human_side else opponent for s in seat_agents}
+    names = seat_names(rules, config.seat, {s: short_name(spec, rules) for s, spec in specs.items()})
+    return Session(rules, opponent, partner, seat_agents, hint_agent, notes, seed, names)
+
+
+def _agent_text(spec: str, rules: Rules) -> str:
+    """An agent for the header: its short name, and what it is when the name does not say (``Bot (the shipped
+    classic bot)``, ``best.zip (runs/x/best.zip)``, ``pimc (pimc:worlds=8)``)."""
+    name = short_name(spec, rules)
+    if name == "Bot":
+        return f"Bot (the shipped {rules.name} bot)"
+    return name if name == spec.strip() else f"{name} ({spec.strip()})"
 
 
 def fresh_seed() -> int:
@@ -748,15 +815,22 @@ def run(config: PlayConfig, inp: TextIO, out: TextIO, session: Session | None = 
     for note in session.notes:
         term.say(f"note: {note}")
     term.say(f"Scopa: {rules.name} ({rules.description}) -- first to {rules.target} points")
-    term.say(
-        f"you are player {config.seat}; opponents: {session.opponent}"
-        + (f"; your partner: {session.partner}" if any(len(side) > 1 for side in rules.sides) else "")
+    names = session.names or seat_names(
+        rules, config.seat, {s: short_name(a.name, rules) for s, a in seat_agents.items()}
     )
+    term.say(f"you play seat {config.seat} against {_agent_text(session.opponent, rules)}")
+    if any(len(side) > 1 for side in rules.sides):
+        sides = [" + ".join(names[s] for s in side) for side in rules.sides]
+        mine = rules.seat_side[config.seat]
+        term.say(f"your team: {sides[mine]}; against {', '.join(x for i, x in enumerate(sides) if i != mine)}")
+        if session.partner != session.opponent:
+            term.say(f"your partner: {_agent_text(session.partner, rules)}")
     term.say("type a card to play it (e.g. 7d), 'hint' for advice, 'help' for the rules and commands")
     chosen = "" if config.seed is not None else "a fresh deal; "
     term.say(f"seed {session.seed} ({chosen}--seed {session.seed} deals this match again)")
     try:
-        match = Match(rules, term, config.seat, seat_agents, session.hint_agent, session.seed)
+        hint_name = short_name(session.opponent, rules)
+        match = Match(rules, term, config.seat, seat_agents, session.hint_agent, session.seed, names, hint_name)
         while True:
             match.play()
             if not term.ask_yes_no("play again? [y/n]> "):
