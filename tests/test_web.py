@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,18 @@ import pytest
 from agents.nets.bot import SHIPPED_BOTS
 from agents.play.web.game import WebGame
 from agents.play.web.registry import GameRegistry, ServerConfig, default_bots
-from agents.play.web.server import MAX_JSON_DEPTH, WebServer, _parse_move, json_depth_exceeds, make_server
+from agents.play.web.server import (
+    MAX_HEADER_LINE,
+    MAX_HEADERS,
+    MAX_JSON_DEPTH,
+    MAX_REQUEST_LINE,
+    WebServer,
+    _parse_move,
+    json_depth_exceeds,
+    make_server,
+    plural,
+    request_head_problem,
+)
 from scopa_env.cards import format_card
 from scopa_env.scoring import CIRULLA_POINT_FIELDS
 
@@ -656,6 +668,84 @@ def test_slow_or_missing_headers_are_cut_off() -> None:
         assert call(srv, "GET", "/api/info")[0] == 200  # a whole request on time is served
 
 
+def raw_exchange(srv: WebServer, data: bytes, piece: int | None = None) -> bytes:
+    """Send ``data`` on a new connection, at once or in pieces of ``piece`` bytes (each its own TCP segment), and
+    read until the server closes it. The server may close before the rest is sent (a refused head): the send
+    stops there and the answer already sent is read."""
+    with socket.create_connection(("127.0.0.1", port_of(srv)), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            for start in range(0, len(data), piece or len(data)):
+                sock.sendall(data[start : start + (piece or len(data))])
+                if piece:
+                    time.sleep(0.002)
+        except OSError:  # closed by the server after its answer
+            pass
+        return read_all(sock)
+
+
+def _head(line: bytes = b"GET /api/info HTTP/1.1", headers: Sequence[bytes] = ()) -> bytes:
+    return b"\r\n".join([line, b"Host: x", *headers]) + b"\r\n\r\n"
+
+
+HEADS_OVER_THE_LIMITS = {
+    "a 70 KB request line": (_head(b"GET /" + b"a" * 70_000 + b" HTTP/1.1"), 414, b"request line is longer"),
+    "a request line of 8193 bytes": (
+        _head(b"GET /" + b"a" * (MAX_REQUEST_LINE - 13) + b" HTTP/1.1"),
+        414,
+        b"request line is longer",
+    ),
+    "a 17 KB header": (_head(headers=[b"X-A: " + b"b" * 17_000]), 431, b"a header is longer"),
+    "a 64 KB header": (_head(headers=[b"Cookie: " + b"b" * 64_000]), 431, b"a header is longer"),
+    "a folded header of 9 KB": (_head(headers=[b"X-A: b", *[b" " + b"c" * 999] * 9]), 431, b"a header is longer"),
+    "5,000 headers": (_head(headers=[b"X-%d: b" % i for i in range(5000)]), 431, b"more than 100 headers"),
+    "101 headers": (_head(headers=[b"X-%d: b" % i for i in range(100)]), 431, b"more than 100 headers"),
+    "three 6 KB headers": (_head(headers=[b"X-%d: " % i + b"c" * 6000 for i in range(3)]), 431, b"together"),
+}
+
+
+@pytest.mark.parametrize("piece", [None, 1000], ids=["at once", "in pieces"])
+@pytest.mark.parametrize("case", list(HEADS_OVER_THE_LIMITS))
+def test_request_heads_over_the_limits_are_refused(server: WebServer, case: str, piece: int | None) -> None:
+    """docs/web.md's limits on a request's line (414) and headers (431), whether the head arrives in one read or
+    in pieces (h11's own limit sees only a head still incomplete: one read of 64 KB was parsed whole and served)."""
+    data, status, words = HEADS_OVER_THE_LIMITS[case]
+    answer = raw_exchange(server, data, piece)
+    assert answer.startswith(b"HTTP/1.1 %d " % status), answer[:300]
+    assert words in answer and b"connection: close" in answer, answer[:300]
+
+
+@pytest.mark.parametrize("piece", [None, 1000], ids=["at once", "in pieces"])
+def test_request_heads_at_the_limits_are_served(server: WebServer, piece: int | None) -> None:
+    longest_line = _head(b"GET /api/info?" + b"a" * (MAX_REQUEST_LINE - 23) + b" HTTP/1.1", [b"Connection: close"])
+    assert longest_line.index(b"\r\n") == MAX_REQUEST_LINE
+    answer = raw_exchange(server, longest_line, piece)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    most = [b"Connection: close", *[b"X-%d: " % i + b"c" * 100 for i in range(MAX_HEADERS - 2)]]
+    answer = raw_exchange(server, _head(headers=most), piece)  # 100 headers, 11 KB together
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    answer = raw_exchange(server, _head(headers=[b"Connection: close", b"X-A: " + b"b" * (MAX_HEADER_LINE - 5)]))
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+
+
+def test_a_pipelined_head_over_the_limits_is_refused(server: WebServer) -> None:
+    """A request that waits in the buffer behind another is checked too, when its turn comes."""
+    answer = raw_exchange(server, _head() + _head(headers=[b"X-A: " + b"b" * 17_000]))
+    first, second = answer.split(b"HTTP/1.1 ")[1:]
+    assert first.startswith(b"200 ") and second.startswith(b"431 "), answer[:300]
+
+
+def test_request_head_problem_reads_only_about_the_limits() -> None:
+    assert request_head_problem(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + b"X" * 10**6) is None  # a body is not read
+    assert request_head_problem(b"GET /" + b"a" * 100) is None  # still arriving, within the limits
+    assert request_head_problem(b"GET /" + b"a" * 10**7)[0] == 414  # type: ignore[index]
+    assert request_head_problem(b"GET / HTTP/1.1\nX: " + b"b" * 10**7)[0] == 431  # type: ignore[index]
+    started = time.perf_counter()
+    for _ in range(200):
+        request_head_problem(b"GET / HTTP/1.1\r\nX: " + b"b" * 5000 + b"\r\n" + b"b" * 10**6)
+    assert time.perf_counter() - started < 1.0
+
+
 def hold_connection(srv: WebServer) -> socket.socket:
     """A keep-alive connection that made one request (so the server has surely accepted it) and stays open."""
     conn = http.client.HTTPConnection("127.0.0.1", port_of(srv), timeout=60)
@@ -743,6 +833,42 @@ def test_the_open_file_limit_is_raised_or_a_warning_says_how() -> None:
     warning = _raise_file_limit(10**9)  # more than any hard limit allows
     assert warning is not None and "ulimit -n" in warning and "--max-connections" in warning, warning
     assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= soft  # raised as far as allowed, never lowered
+
+
+def test_more_signals_during_the_shutdown_still_exit_0() -> None:
+    """SIGTERM, then SIGINT and SIGTERM again while the command stops (its last game step, made slow here, still
+    running): it finishes its shutdown and exits 0 (these signals were a KeyboardInterrupt traceback, status 130
+    or 143)."""
+    slow_end = (
+        "import sys, time; import agents.play.web.server as s; close = s._Api.close; "
+        "s._Api.close = lambda self: (time.sleep(2.5), close(self))[1]; sys.exit(s.main(sys.argv[1:]))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", slow_end, "--port", "0", "--bot", "r=random"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(2)]
+        assert lines[0].startswith("bot r: random (plays ") and lines[0].rstrip().endswith(" variants)"), lines
+        assert "open http://127.0.0.1:" in lines[1], lines
+        proc.send_signal(signal.SIGTERM)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            time.sleep(0.6)
+            proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped. ciao!" in stdout, (proc.returncode, stdout, stderr)
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_plural() -> None:
+    assert (plural(1, "variant"), plural(17, "variant"), plural(0, "bot")) == ("1 variant", "17 variants", "0 bots")
 
 
 @pytest.mark.parametrize("shutdown_timeout", [10.0, 0.0])

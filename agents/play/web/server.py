@@ -12,7 +12,8 @@ that would block the loop however it were written, and ``agents.play.web.game`` 
 tests and scripts. A slow client costs a connection and a coroutine, never a thread.
 
 Limits (docs/web.md has the table): a request's line and headers must arrive within ``--header-timeout`` seconds
-(a uvicorn protocol subclass, ``_protocol_class``), its body within ``--body-timeout`` seconds of the headers (408
+(a uvicorn protocol subclass, ``_protocol_class``) and stay within their sizes (``MAX_REQUEST_LINE``: 414;
+``MAX_HEADER_LINE``, ``MAX_HEADERS_SIZE``, ``MAX_HEADERS``: 431), its body within ``--body-timeout`` seconds of the headers (408
 and the connection closed), an idle keep-alive connection is closed after ``--keep-alive`` seconds; bodies are at
 most ``--max-body`` bytes (413), JSON objects nested at most ``MAX_JSON_DEPTH`` deep, checked before parsing (400);
 at most ``--max-connections`` open connections get answers (uvicorn's ``limit_concurrency``: 503 beyond), at most
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import signal
 import socket
@@ -42,6 +44,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
+from http import HTTPStatus
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -108,15 +111,41 @@ ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 """Every route takes every method and answers a wrong one with the API's own 404 or 405 message."""
 GAME_ACTIONS = ("move", "knock", "hint", "rematch")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
-_HEADER_TIMEOUT_TEXT = b"the request's headers did not arrive in time (--header-timeout); send them at once"
-HEADER_TIMEOUT_RESPONSE = (
-    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-    b"content-length: " + str(len(_HEADER_TIMEOUT_TEXT)).encode() + b"\r\n\r\n" + _HEADER_TIMEOUT_TEXT
+
+
+def plain_response(status: int, text: str) -> bytes:
+    """A whole plain-text HTTP answer that closes the connection: what the protocol itself sends, before the app."""
+    body = text.encode()
+    return (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+HEADER_TIMEOUT_RESPONSE = plain_response(
+    408, "the request's headers did not arrive in time (--header-timeout); send them at once"
 )
 """What a connection whose request headers came only in part gets when its header deadline passes."""
+MAX_REQUEST_LINE = 8192
+"""Longest request line (method, path and query, version), in bytes; a longer one gets 414 (the page's are under
+200)."""
+MAX_HEADER_LINE = 8192
+"""Longest header (name and value, a folded one's lines together), in bytes; a longer one gets 431."""
+MAX_HEADERS_SIZE = 16384
+"""Most bytes of all the headers of a request together (each header's line and line end); more get 431."""
+MAX_HEADERS = 100
+"""Most headers in a request (a browser sends about 15); more get 431."""
+H11_BUFFER = 2 * (MAX_REQUEST_LINE + MAX_HEADERS_SIZE)
+"""h11's own limit on a request head still incomplete; above the ones checked here, so theirs always speak first."""
 FILES_BESIDES_CONNECTIONS = 128
 """Open files a server needs besides its connections (the listening socket, the bots' files, Python's own)."""
 INSTALL_HINT = "pip install 'scopa[web]' (or: pip install starlette uvicorn)"
+
+
+def plural(count: int, word: str) -> str:
+    """``1 variant``, ``2 variants``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _require_web() -> None:
@@ -387,19 +416,82 @@ def make_app(registry: GameRegistry) -> Starlette:
     return app
 
 
+def request_head_problem(head: bytes) -> tuple[int, str] | None:
+    """The limit that the start of a request breaks, as ``(status, message)``, or None.
+
+    ``head`` is what has come of the request so far: its line and headers, complete or still arriving (whatever
+    follows the blank line that ends them is not looked at). A request line over ``MAX_REQUEST_LINE`` bytes is 414;
+    a header over ``MAX_HEADER_LINE`` bytes (a folded header's lines count together), headers over
+    ``MAX_HEADERS_SIZE`` bytes together or more than ``MAX_HEADERS`` of them are 431. An unfinished line counts with
+    what has come of it, so a request that arrives in pieces is refused as soon as it is over a limit, one that
+    arrives at once as soon as it is read. Reads at most about the limits' bytes, however long ``head`` is."""
+    end = head.find(b"\n", 0, MAX_REQUEST_LINE + 2)
+    length = (end - (end > 0 and head[end - 1] == 0x0D)) if end >= 0 else len(head)
+    if length > MAX_REQUEST_LINE:
+        return 414, f"the request line is longer than {MAX_REQUEST_LINE} bytes (the page's requests are under 200)"
+    count = total = current = 0
+    pos = end + 1 if end >= 0 else len(head)
+    while pos < len(head):
+        end = head.find(b"\n", pos, pos + MAX_HEADERS_SIZE + 2)
+        line_end = end if end >= 0 else min(len(head), pos + MAX_HEADERS_SIZE + 2)
+        length = line_end - pos - (end > pos and head[end - 1] == 0x0D)
+        if end >= 0 and length == 0:
+            return None  # the blank line: the head is complete and within the limits
+        if head[pos] in b" \t":  # an obsolete folded line: more of the header before it
+            current += length
+        else:
+            count, current = count + 1, length
+        total += (end + 1 - pos) if end >= 0 else length
+        if count > MAX_HEADERS:
+            return 431, f"more than {MAX_HEADERS} headers (a browser sends about 15)"
+        if current > MAX_HEADER_LINE:
+            return 431, f"a header is longer than {MAX_HEADER_LINE} bytes"
+        if total > MAX_HEADERS_SIZE:
+            return 431, f"the headers are longer than {MAX_HEADERS_SIZE} bytes together"
+        if end < 0:
+            return None
+        pos = end + 1
+    return None
+
+
 def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol with a deadline on a request's line and headers.
+    """uvicorn's h11 protocol with a deadline on a request's line and headers, and their sizes checked.
 
     uvicorn times out only idle keep-alive connections; a client that sends its headers a byte at a time would hold
     its connection (and a place under ``--max-connections``) forever. Here every request's headers must be complete
     ``header_timeout`` seconds after the connection opens or the previous answer ends; otherwise the connection is
-    closed (after a 408 when part of a request had come). The body has its own deadline (``_Api.body``)."""
+    closed (after a 408 when part of a request had come). The body has its own deadline (``_Api.body``).
+
+    h11 limits only a request head that is still incomplete (``max_incomplete_event_size``): one that arrives in a
+    single read, however large, is parsed whole. So the connection checks the head buffered so far
+    (``request_head_problem``) before each parse of a new request, whether it came at once, in pieces or
+    pipelined behind another, and a head over a limit gets 414 or 431 and the connection is closed."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadLimitConnection(h11.Connection):
+        head_problem: tuple[int, str] | None = None
+
+        def next_event(self) -> Any:
+            if self.their_state is h11.IDLE:  # a new request's line and headers are (partly) in the buffer
+                self.head_problem = request_head_problem(self.trailing_data[0])
+                if self.head_problem is not None:
+                    raise h11.RemoteProtocolError(self.head_problem[1], error_status_hint=self.head_problem[0])
+            return super().next_event()
 
     class HeaderDeadlineProtocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            self.head_limits = HeadLimitConnection(h11.SERVER, H11_BUFFER)
+            self.conn = self.head_limits
             self._header_deadline: asyncio.TimerHandle | None = None
+
+        def send_400_response(self, msg: str) -> None:
+            problem = self.head_limits.head_problem
+            if problem is None:  # a malformed request: uvicorn's plain 400
+                super().send_400_response(msg)
+                return
+            self.transport.write(plain_response(*problem))
+            self.transport.close()
 
         def _arm_header_deadline(self) -> None:
             self._cancel_header_deadline()
@@ -454,6 +546,15 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _cancelled_request_in_one_line(record: logging.LogRecord) -> bool:
+    """A filter on uvicorn's error log: a request cancelled because ``--shutdown-timeout`` ran out is one line,
+    not uvicorn's "Exception in ASGI application" and a traceback (the cancel is the documented behaviour)."""
+    if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+        record.msg = "a request still running when --shutdown-timeout ran out was cancelled"
+        record.args, record.exc_info, record.exc_text = (), None, None
+    return True
+
+
 class WebServer:
     """The browser game's server: the Starlette app (``make_app``) on uvicorn, on a socket bound at construction
     (so ``url`` is known and a busy port fails here).
@@ -494,6 +595,9 @@ class WebServer:
             timeout_graceful_shutdown=config.shutdown_timeout_s,  # type: ignore[arg-type]
         )
         self._server = uvicorn.Server(self.uvicorn_config)
+        error_log = logging.getLogger("uvicorn.error")
+        if _cancelled_request_in_one_line not in error_log.filters:
+            error_log.addFilter(_cancelled_request_in_one_line)
         self._last_sweep = time.monotonic()
         self._serving = threading.Event()
         self._stopped = threading.Event()
@@ -570,9 +674,28 @@ def _bot_arg(text: str) -> tuple[str, str]:
     return name, spec.strip()
 
 
-def _stop_on_sigterm(signum: int, frame: Any) -> None:
-    """SIGTERM, once uvicorn has shut down gracefully and raised it again: stop as Ctrl-C does (status 0)."""
-    raise KeyboardInterrupt
+class _StopOnce:
+    """The command's handler of SIGINT and SIGTERM outside uvicorn's serving (which captures them, shuts down
+    gracefully and raises them again): the first stops the command as Ctrl-C does (``KeyboardInterrupt``, then
+    ``stopped. ciao!`` and status 0) and from then on both signals are ignored (``SIG_IGN``, which also holds while
+    the interpreter exits, when Python handlers are gone), so a second Ctrl-C or SIGTERM during the shutdown
+    changes nothing. Inside uvicorn's shutdown a second Ctrl-C only skips its wait for open connections."""
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.ignore()
+        raise KeyboardInterrupt
+
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM in this (the main) thread."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self)
+
+    @staticmethod
+    def ignore() -> None:
+        """Ignore SIGINT and SIGTERM from now on (the command is stopping; in the main thread only)."""
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
 
 
 def _raise_file_limit(max_connections: int) -> str | None:
@@ -759,26 +882,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = WebServer((args.host, args.port), registry, args.verbose, log_config=LOGGING_CONFIG)
     except OSError as e:
         parser.error(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}")
-    for entry in registry.bots.values():
-        print(f"bot {entry.name}: {entry.spec} (plays {len(entry.variants)} variants)", flush=True)
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: listening on {args.host}: other machines can reach this server", flush=True)
-    warning = _raise_file_limit(config.max_connections)
-    if warning:
-        print(warning, flush=True)
-    try:  # the bots' end-game solver runs on the compiled kernel: load (or compile) it now, not on a player's move
-        kernel.jit()
-    except kernel.KernelUnavailableError as e:
-        print(f"warning: {e}; bots fail at the end of a hand until it is fixed", flush=True)
-    print(f"scopa-web: open {server.url} in a browser (Ctrl-C stops)", flush=True)
+    stop = _StopOnce()
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _stop_on_sigterm)  # after uvicorn's graceful shutdown, stop like Ctrl-C
+        stop.install()
     try:
+        for entry in registry.bots.values():
+            print(f"bot {entry.name}: {entry.spec} (plays {plural(len(entry.variants), 'variant')})", flush=True)
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: listening on {args.host}: other machines can reach this server", flush=True)
+        warning = _raise_file_limit(config.max_connections)
+        if warning:
+            print(warning, flush=True)
+        try:  # the bots' end-game solver runs on the compiled kernel: load (or compile) it now, not on a player's move
+            kernel.jit()
+        except kernel.KernelUnavailableError as e:
+            print(f"warning: {e}; bots fail at the end of a hand until it is fixed", flush=True)
+        print(f"scopa-web: open {server.url} in a browser (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
-        print("\nstopped. ciao!")
+        pass
     finally:
+        stop.ignore()  # from here on a signal changes nothing: the shutdown ends, then status 0
         server.server_close()
+    print("\nstopped. ciao!", flush=True)
     return 0
 
 
