@@ -258,6 +258,11 @@ def test_endgame_option_plays_the_exact_solver_in_open_endgames_only() -> None:
         make_agent(f"bot:path={shipped},endgame=-1", rules)
     with pytest.raises(AgentSpecError, match="endgame_worlds is for the network alone: add search=false"):
         make_agent(f"bot:path={shipped},endgame_worlds=8", rules)
+    for worlds in (1025, 10**9, 2**64):  # the model card's bound, 0..1024 (10**9 deals would ask for 849 GiB)
+        with pytest.raises(AgentSpecError, match=r"endgame_worlds must be >= 0 sampled deals and at most 1024"):
+            make_agent(f"bot:path={shipped},search=false,endgame_worlds={worlds}", rules)
+    with pytest.raises(AgentSpecError, match=r"at most 1024"):
+        BotPolicy(rules, plain.bot, endgame=8, endgame_worlds=10**9)  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="needs the game state"):
         exact.act(ActBatch(rules, obs[:1], mask[:1]))
 
@@ -397,6 +402,9 @@ def test_load_and_spec_options_are_checked(bot_dir: Path, tmp_path: Path) -> Non
         ({"endgame": -1}, "endgame must be >= 0 plies"),
         ({"endgame_worlds": -2}, "endgame_worlds must be >= 0 sampled deals"),
         ({"endgame_worlds": 1.5}, "endgame_worlds must be >= 0 sampled deals"),
+        ({"endgame_worlds": 1025}, r"endgame_worlds must be >= 0 sampled deals and at most 1024"),
+        ({"endgame_worlds": 10**9}, r"at most 1024.*got 1000000000"),
+        ({"endgame_worlds": 2**64}, r"at most 1024.*got 18446744073709551616"),
     ):
         with pytest.raises(AgentSpecError, match=message):
             make_bot_policy(rules, 0, path=str(bot_dir), **opts)  # type: ignore[arg-type]

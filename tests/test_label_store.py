@@ -107,3 +107,20 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert distil.main([str(labels), str(tmp_path / "assi.npz"), "--out", str(tmp_path / "x")]) == 2
     assert "fit one variant at a time" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_committed_labels_files_pass_every_check_before_the_replay() -> None:
+    """The limits that refuse damaged or crafted files (``label_store._check_label_arrays``, the reader's size and
+    expansion bounds) let the committed legs through (checked here without the replay, about 15 s a file)."""
+    from scopa_env.rules import get_rules
+
+    files = sorted((Path(__file__).resolve().parents[1] / "labels").rglob("*.npz"))
+    assert files
+    for path in files:
+        arrays = label_store._read_label_arrays(path)
+        header = label_store._header_of(path, arrays.get("header"))
+        rules = get_rules(header["variant"])
+        label_store._check_label_arrays(path, arrays, header, rules)
+        total = sum(a.nbytes for a in arrays.values())
+        assert total < label_store.LABEL_EXPANSION * path.stat().st_size / 10  # far from the bound
+        assert header["rows"] >= header["hands"] * label_store.min_decisions(rules)

@@ -55,6 +55,7 @@ from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.nets.weights import (
     CARD_FORMAT,
     CARD_VERSION,
+    MAX_WORLDS,
     ONNX,
     WEIGHTS,
     BotError,
@@ -538,10 +539,11 @@ class BotPolicy(Policy):
     (``agents.search.endgame.solve_open``); it needs the game state (the arena and the envs pass it) and only public
     information. The policy's probabilities (``action_probs``, the terminal game's ``hint``) are unchanged.
 
-    ``endgame_worlds=W`` (W > 0) plays closed end games too: once at most ``endgame`` plies are left, every position,
-    open or not, is played by ``pimc``'s exact end game: the move of best mean margin over W deals of the unseen cards
-    consistent with what the seat has seen, each solved to the end of the hand (an open book is one deal). In
-    scopone, where a book opens only at the last two plies, this covers the last two rounds.
+    ``endgame_worlds=W`` (W > 0, at most ``MAX_WORLDS``: 1024, as in a model card) plays closed end games too: once
+    at most ``endgame`` plies are left, every position, open or not, is played by ``pimc``'s exact end game: the move
+    of best mean margin over W deals of the unseen cards consistent with what the seat has seen, each solved to the
+    end of the hand (an open book is one deal). In scopone, where a book opens only at the last two plies, this
+    covers the last two rounds.
     """
 
     name = "bot"
@@ -559,6 +561,11 @@ class BotPolicy(Policy):
         for opt, value in (("endgame", endgame), ("endgame_worlds", endgame_worlds)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise AgentSpecError(f"agent bot: {opt} must be >= 0 (0: the policy alone), got {value!r}")
+        if endgame_worlds > MAX_WORLDS:
+            raise AgentSpecError(
+                f"agent bot: endgame_worlds must be >= 0 sampled deals and at most {MAX_WORLDS} (the model card's "
+                f"bound), got {endgame_worlds!r}"
+            )
         self.closed: PIMCAgent | None = None
         if endgame_worlds > 0 and endgame > 0:
             from agents.search.pimc import PIMCAgent
@@ -685,11 +692,13 @@ def make_bot_policy(
             f"agent bot:path={path}: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}"
         )
     if endgame_worlds is not None and (
-        isinstance(endgame_worlds, bool) or not isinstance(endgame_worlds, (int, np.integer)) or endgame_worlds < 0
+        isinstance(endgame_worlds, bool)
+        or not isinstance(endgame_worlds, (int, np.integer))
+        or not 0 <= endgame_worlds <= MAX_WORLDS
     ):
         raise AgentSpecError(
-            f"agent bot:path={path}: endgame_worlds must be >= 0 sampled deals (0: open-book end games only), got "
-            f"{endgame_worlds!r}"
+            f"agent bot:path={path}: endgame_worlds must be >= 0 sampled deals and at most {MAX_WORLDS}, as in a "
+            f"model card (0: open-book end games only), got {endgame_worlds!r}"
         )
     rules = get_rules(rules)
     d = Path(str(path))

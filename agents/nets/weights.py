@@ -31,6 +31,7 @@ import io
 import json
 import zipfile
 import zlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -54,7 +55,9 @@ __all__ = [
     "MAX_JSON_MEMBER_BYTES",
     "MAX_NPZ_BYTES",
     "MAX_WEIGHT_BYTES",
+    "MAX_WORLDS",
     "META_NAME",
+    "NPZ_SLACK_BYTES",
     "ONNX",
     "OPTIMIZER_MEMBER",
     "POLICY_MEMBER",
@@ -152,14 +155,18 @@ _META_WHOLE_NUMBERS = ("format", "obs_version", "obs_size", "num_cards", "num_pl
 _EOCD = b"PK\x05\x06"  # the zip format's end-of-central-directory record (22 bytes + a comment of up to 64 KiB)
 
 
-def _cut_short(path: str | Path) -> bool:
-    """True when the file does not end with a zip's end record (a copy or download that stopped early): the zip
-    reader may then find an inner archive's end instead (a checkpoint stores its weights as zips of their own)."""
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        size = f.tell()
-        f.seek(max(0, size - 22 - 65535))
-        tail = f.read()
+def _cut_short(source: str | Path | bytes) -> bool:
+    """True when the file (or bytes) does not end with a zip's end record (a copy or download that stopped early):
+    the zip reader may then find an inner archive's end instead (a checkpoint stores its weights as zips of their
+    own)."""
+    if isinstance(source, bytes):
+        tail = source[-22 - 65535 :]
+    else:
+        with open(source, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 22 - 65535))
+            tail = f.read()
     at = tail.rfind(_EOCD)
     while at >= 0:
         if at + 22 <= len(tail) and at + 22 + int.from_bytes(tail[at + 20 : at + 22], "little") == len(tail):
@@ -332,7 +339,10 @@ SEARCH_AGENTS = ("az", "pimc")
 """The searches a search bot may play (its card's ``"search"["agent"]``): ``az`` (the network inside the search: its
 rollouts and prior) or ``pimc`` (``agents.search.pimc``: greedy or expert rollouts and the expert prior; the bot's
 network is then what ``bot:path=DIR,search=false`` plays)."""
-SEARCH_INTS = {"worlds": (1, 1024), "depth": (1, 4), "endgame": (0, 64)}
+MAX_WORLDS = 1024
+"""The most sampled deals a bot may ask for: its search's ``worlds`` and its end game's ``endgame_worlds`` (the card's
+field and the agent spec's option alike)."""
+SEARCH_INTS = {"worlds": (1, MAX_WORLDS), "depth": (1, 4), "endgame": (0, 64)}
 SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
 SEARCH_ROLLOUTS = ("net", "greedy")
 SEARCH_OPTIONS = {
@@ -451,10 +461,10 @@ def read_card(directory: Path) -> dict[str, Any]:
     if not _is_int(endgame) or endgame < 0:
         raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
     worlds = card.get("endgame_worlds", 0)
-    if not _is_int(worlds) or not 0 <= worlds <= 1024:
+    if not _is_int(worlds) or not 0 <= worlds <= MAX_WORLDS:
         raise BotError(
-            f"{path}: 'endgame_worlds' must be a number of sampled deals in 0..1024, got {worlds!r}; set it in "
-            "0..1024 or drop it"
+            f"{path}: 'endgame_worlds' must be a number of sampled deals in 0..{MAX_WORLDS}, got {worlds!r}; set it "
+            f"in 0..{MAX_WORLDS} or drop it"
         )
     if card.get("search") is not None:
         check_search(card["search"], str(path))
@@ -502,18 +512,44 @@ def _header(member: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:
     return shape, dtype
 
 
-def read_npz(source: str | Path | bytes, *, max_bytes: int = MAX_NPZ_BYTES) -> dict[str, npt.NDArray[Any]]:
-    """Every array of the ``.npz`` file (or bytes) ``source``, by member name, after checking all their sizes.
+NPZ_SLACK_BYTES = 1 << 20
+"""What a ``.npz`` read with ``max_ratio`` may expand to beyond that ratio of its size: 1 MiB (a small file's headers
+and short arrays compress far better than its bulk)."""
 
-    Raises ``ValueError`` (message naming the member and what is wrong) for a file that is not a zip archive, a
-    member that is not a ``.npy`` array (or is encrypted, or compressed in a way zipfile cannot read), an object
-    array, a header that claims more bytes than its member holds, and arrays of more than ``max_bytes`` in all;
-    ``OSError`` when the file cannot be read."""
+
+def read_npz(
+    source: str | Path | bytes,
+    *,
+    max_bytes: int = MAX_NPZ_BYTES,
+    max_ratio: float | None = None,
+    members: Collection[str] | None = None,
+) -> dict[str, npt.NDArray[Any]]:
+    """Every array of the ``.npz`` file (or bytes) ``source``, by member name, after checking all their sizes; with
+    ``members``, only those (every member's size is still checked).
+
+    Nothing is decompressed before the checks but each member's ``.npy`` header. Raises ``ValueError`` (message
+    naming the member and what is wrong) for a file that is not a zip archive, two members of one name, a member
+    that is not a ``.npy`` array (or is encrypted, or compressed in a way zipfile cannot read), an object array, a
+    header whose shape is not a list of sizes >= 0 or claims more bytes than its member holds, arrays of more than
+    ``max_bytes`` in all, and (with ``max_ratio``) members that the archive says expand to more than ``max_ratio``
+    times the file's size plus ``NPZ_SLACK_BYTES`` (a zip bomb: a deflated member can expand a thousandfold);
+    ``OSError`` when the file cannot be read (a folder, a missing file)."""
     raw: Any = io.BytesIO(source) if isinstance(source, bytes) else source
+    size = len(source) if isinstance(source, bytes) else Path(source).stat().st_size
     try:
         with zipfile.ZipFile(raw) as archive:
+            infos = archive.infolist()
+            names = [info.filename for info in infos]
+            if len(set(names)) != len(names):
+                raise ValueError("it holds two members of one name (damaged or crafted)")
+            declared = sum(info.file_size for info in infos)
+            if max_ratio is not None and declared > max_ratio * size + NPZ_SLACK_BYTES:
+                raise ValueError(
+                    f"its members would expand to {declared:,} bytes from a file of {size:,}, more than "
+                    f"{max_ratio:g} times its size (a zip bomb, or damaged)"
+                )
             total = 0
-            for info in archive.infolist():
+            for info in infos:
                 if not info.filename.endswith(".npy"):
                     raise ValueError(f"member {info.filename!r} is not a .npy array")
                 with archive.open(info) as member:
@@ -524,6 +560,8 @@ def read_npz(source: str | Path | bytes, *, max_bytes: int = MAX_NPZ_BYTES) -> d
                     header_size = member.tell()
                 if dtype.hasobject:
                     raise ValueError(f"member {info.filename!r} holds Python objects ({dtype}), not numbers")
+                if any(n < 0 for n in shape):
+                    raise ValueError(f"member {info.filename!r} has the shape {shape}, a negative size (crafted)")
                 nbytes = dtype.itemsize
                 for n in shape:
                     nbytes *= int(n)
@@ -538,12 +576,31 @@ def read_npz(source: str | Path | bytes, *, max_bytes: int = MAX_NPZ_BYTES) -> d
                         f"its arrays would take more than {max_bytes:,} bytes (reached at member {info.filename!r}, "
                         f"shape {shape}), more than a file of this kind holds (damaged or crafted)"
                     )
-        if isinstance(raw, io.BytesIO):
-            raw.seek(0)
-        with np.load(raw, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+            arrays = {}
+            for info in infos:
+                name = info.filename.removesuffix(".npy")
+                if members is None or name in members:
+                    with archive.open(info) as member:
+                        arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+            return arrays
     except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as e:
-        raise ValueError(f"not a readable .npz archive ({e})") from None
+        raise ValueError(f"not a readable .npz archive ({_unreadable(source, size, e)})") from None
+
+
+def _unreadable(source: str | Path | bytes, size: int, error: Exception) -> str:
+    """Why the zip reader failed on ``source``, in words: empty, a lone ``.npy`` array, cut short, or its error."""
+    if size == 0:
+        return "the file is empty: 0 bytes"
+    if isinstance(source, bytes):
+        start = source[:6]
+    else:
+        with open(source, "rb") as f:
+            start = f.read(6)
+    if start == b"\x93NUMPY":
+        return "it is a single .npy array, not an .npz archive of named arrays"
+    if start.startswith(b"PK") and _cut_short(source):
+        return "it is cut short: its end is missing, as after a copy or download that stopped early"
+    return f"damaged: {error}" if start.startswith(b"PK") else f"not a zip archive: {error}"
 
 
 def _read_npz(

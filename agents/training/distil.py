@@ -77,35 +77,23 @@ class DistilOptions:
 
 def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
     """The variant and the concatenated rows (``obs``, ``mask``, ``action``, ``values``) of the runs' data files and
-    the labels files among ``runs`` (replayed), in the order given."""
-    import yaml
+    the labels files among ``runs`` (replayed), in the order given. Every file is read as data only, its sizes checked
+    before anything is allocated (``label_store.read_run``, ``read_run_data``, ``load_label_file``); ``ConfigError``
+    names the file and what is wrong."""
+    from agents.training.label_store import load_label_file, read_run, read_run_data
 
     variant = None
     parts: list[dict[str, npt.NDArray[Any]]] = []
     for run in runs:
         if run.is_file():  # a labels file (agents.training.label_store): replayed into the same rows
-            from agents.training.label_store import load_label_file
-
             variant, rows = load_label_file(run, progress=True, variant=variant)
             parts.append(rows)
             continue
-        config = run / "config.yaml"
-        if not config.is_file():
-            raise ConfigError(
-                f"{run}: no config.yaml; give expert-iteration run directories (runs/<variant>__<name>__0)"
-            )
-        v = str(yaml.safe_load(config.read_text(encoding="utf-8"))["variant"])
+        v, files = read_run(run)
         if variant is not None and v != variant:
             raise ConfigError(f"{run} is a {v} run, the others {variant}: fit one variant at a time")
         variant = v
-        files = sorted((run / "data").glob("iter_*.npz"))
-        for path in files:
-            with np.load(path, allow_pickle=False) as z:  # data, not weights: arrays only
-                if "values" not in z.files:
-                    raise ConfigError(
-                        f"{path} holds no action values: the run needs soft_temperature > 0 or explore > 0"
-                    )
-                parts.append({k: z[k] for k in ("obs", "mask", "action", "values")})
+        parts += [read_run_data(path, get_rules(v)) for path, *_ in files]
     if variant is None or not parts:
         raise ConfigError(f"no data/iter_K.npz in {', '.join(map(str, runs))}")
     return variant, {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
