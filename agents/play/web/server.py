@@ -11,16 +11,16 @@ registry under one short lock. Threads rather than an asyncio rewrite of the gam
 that would block the loop however it were written, and ``agents.play.web.game`` stays plain synchronous code usable from
 tests and scripts. A slow client costs a connection and a coroutine, never a thread.
 
-Limits (docs/web.md has the table): a request's line and headers must arrive within ``--header-timeout`` seconds
-(a uvicorn protocol subclass, ``_protocol_class``) and stay within their sizes (``MAX_REQUEST_LINE``: 414;
-``MAX_HEADER_LINE``, ``MAX_HEADERS_SIZE``, ``MAX_HEADERS``: 431), its body within ``--body-timeout`` seconds of the headers (408
-and the connection closed), an idle keep-alive connection is closed after ``--keep-alive`` seconds; bodies are at
-most ``--max-body`` bytes (413), JSON objects nested at most ``MAX_JSON_DEPTH`` deep, checked before parsing (400);
-at most ``--max-connections`` open connections get answers (uvicorn's ``limit_concurrency``: 503 beyond), at most
-``--max-games`` live games (503 beyond). Shutdown is uvicorn's graceful one: the socket stops accepting, idle
-connections close, requests in progress get ``--shutdown-timeout`` seconds to end; a game step already running in
-its thread always finishes (the cancelled request waits for the thread), so no game is left half stepped. Games
-live in memory only: nothing is written to disk.
+Limits (docs/web.md has the table): a request's line and headers must arrive within ``--header-timeout`` seconds (a
+uvicorn protocol subclass, ``_protocol_class``) and stay within their sizes (``MAX_REQUEST_LINE``: 414;
+``MAX_HEADER_LINE``, ``MAX_HEADERS_SIZE``, ``MAX_HEADERS``: 431), its body within ``--body-timeout`` seconds of the
+headers (408 and the connection closed), an idle keep-alive connection is closed after ``--keep-alive`` seconds;
+bodies are at most ``--max-body`` bytes (413), JSON objects nested at most ``MAX_JSON_DEPTH`` deep, checked before
+parsing (400); at most ``--max-connections`` open connections get answers (uvicorn's ``limit_concurrency``: 503
+beyond), at most ``--max-games`` live games (503 beyond). Shutdown is uvicorn's graceful one: the socket stops
+accepting, idle connections close, requests in progress get ``--shutdown-timeout`` seconds to end; a game step
+already running in its thread always finishes (the cancelled request waits for the thread), so no game is left half
+stepped. Games live in memory only: nothing is written to disk.
 
 Safe by default: it binds to 127.0.0.1 unless ``--host`` says otherwise; the page chooses bots only by the names
 the server was started with (``--bot NAME=SPEC``; never a path from the browser); request bodies are size-limited
