@@ -56,34 +56,48 @@ class Options:
     seed: int = setting(20261300, "seed of the first hand and of the first review, 0..2**64-2", parse=int_arg(0, MAX_SEED - 1000))
 
 
-def _same_verdict(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[bool, bool]:
-    """(agrees, strictly the same) for one decision reviewed twice."""
-    if a["mark"] != b["mark"]:
-        return False, False
+def _serious(d: Mapping[str, Any]) -> bool:
+    """Whether a decision is a mistake (a mistake or a blunder)."""
+    return d["mark"] in ("mistake", "blunder")
+
+
+def _same_verdict(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[bool, bool, bool]:
+    """(the verdict agrees, the marks too, strictly the same best move and mark) for one decision reviewed twice."""
     if a["best"] == b["best"]:
-        return True, True
-    va = {m["move"]: m["value"] for m in a["moves"]}
-    vb = {m["move"]: m["value"] for m in b["moves"]}
-    close = va[a["best"]] - va[b["best"]] < INACCURACY and vb[b["best"]] - vb[a["best"]] < INACCURACY
-    return close, False
+        same_best = True
+    else:
+        va = {m["move"]: m["value"] for m in a["moves"]}
+        vb = {m["move"]: m["value"] for m in b["moves"]}
+        same_best = va[a["best"]] - va[b["best"]] < INACCURACY and vb[b["best"]] - vb[a["best"]] < INACCURACY
+    agree = same_best and _serious(a) == _serious(b)
+    marks = same_best and a["mark"] == b["mark"]
+    return agree, marks, marks and a["best"] == b["best"]
 
 
 def agreement(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
     """The verdicts of two reviews of the same decisions compared (``_same_verdict``), with a 95% interval."""
     pairs = [(a, b) for a, b in zip(first["decisions"], second["decisions"], strict=True) if not a["forced"]]
     same = [_same_verdict(a, b) for a, b in pairs]
-    n = len(same)
-    rate = sum(s for s, _ in same) / n if n else 1.0
-    strict = sum(t for _, t in same) / n if n else 1.0
+    n = max(len(same), 1)
+    rate = sum(s[0] for s in same) / n
     ses = [d["loss_se"] for a, b in pairs for d in (a, b)]
     return {
-        "decisions": n,
+        "decisions": len(same),
         "agree": rate,
-        "interval": 1.96 * math.sqrt(rate * (1 - rate) / n) if n else 0.0,
-        "strict": strict,
+        "interval": 1.96 * math.sqrt(rate * (1 - rate) / n),
+        "same_mark": sum(s[1] for s in same) / n,
+        "strict": sum(s[2] for s in same) / n,
         "mean_loss_se": sum(ses) / len(ses) if ses else 0.0,
+        "mean_deals": sum(d["worlds"] for a, b in pairs for d in (a, b)) / max(2 * len(pairs), 1),
         "marked": sum(1 for a, _ in pairs if a["mark"]),
     }
+
+
+def _row(name: str, row: Mapping[str, Any]) -> None:
+    print(
+        f"{name:<24} {row['decisions']:>9} {row['agree']:>7.3f} {row['interval']:>6.3f} {row['same_mark']:>9.3f} "
+        f"{row['strict']:>7.3f} {row['mean_loss_se']:>8.3f} {row['mean_deals']:>6.0f} {row['marked']:>7}"
+    )
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python bench/review_accuracy.py") -> int:
@@ -97,7 +111,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/review_acc
     result: dict[str, Any] = {"variant": rules.name, "worlds": args.worlds, "hands": args.hands}
     firsts: list[dict[str, Any]] = []
     seconds: list[dict[str, Any]] = []
-    print(f"{'agent':<24} {'decisions':>9} {'agree':>7} {'+-':>6} {'strict':>7} {'mean se':>8} {'marked':>7}")
+    print(
+        f"{'agent':<24} {'decisions':>9} {'agree':>7} {'+-':>6} {'same mark':>9} {'strict':>7} {'mean se':>8} "
+        f"{'deals':>6} {'marked':>7}"
+    )
     for spec in specs:
         games = list(enumerate(self_play_records(rules, spec, args.hands, args.seed)))
         a = review_records(games, worlds=args.worlds, seed=args.seed)
@@ -105,17 +122,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/review_acc
         firsts.append(a)
         seconds.append(b)
         result[spec] = row = agreement(a, b)
-        print(
-            f"{spec:<24} {row['decisions']:>9} {row['agree']:>7.3f} {row['interval']:>6.3f} {row['strict']:>7.3f} "
-            f"{row['mean_loss_se']:>8.3f} {row['marked']:>7}"
-        )
+        _row(spec, row)
     everything = agreement(
         {"decisions": [d for r in firsts for d in r["decisions"]]},
         {"decisions": [d for r in seconds for d in r["decisions"]]},
     )
     result["all"] = everything
-    print(f"{'all':<24} {everything['decisions']:>9} {everything['agree']:>7.3f} {everything['interval']:>6.3f} "
-          f"{everything['strict']:>7.3f} {everything['mean_loss_se']:>8.3f} {everything['marked']:>7}")  # fmt: skip
+    _row("all", everything)
     print(json.dumps(result))
     return 0
 
