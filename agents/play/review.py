@@ -45,6 +45,7 @@ from agents.base import make_agent
 from agents.baselines.features import segment_argmax
 from agents.baselines.greedy import greedy_moves
 from agents.errors import ScopaError
+from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, Move, NewDeal
 from agents.search.lookahead import (
     apply_moves,
     kernel_rollout,
@@ -76,9 +77,10 @@ __all__ = [
     "MARKS",
     "MAX_WORLDS",
     "MISTAKE",
-    "ReviewError",
     "SETTLE_ROUNDS",
     "SETTLE_Z",
+    "MatchRecorder",
+    "ReviewError",
     "ReviewOptions",
     "agent_seats",
     "decision_line",
@@ -222,7 +224,7 @@ def value_moves(
     if live.size:
         rest = kids.take(live)
         if solved:
-            found, best, vals = _best_of(rules, rest)
+            _, best, vals = _best_of(rules, rest)
             points[live] = vals[best]
         else:
             points[live] = kernel_rollout(rules, rest)
@@ -376,14 +378,16 @@ def review_record(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     index: int = 0,
+    hands: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Review one game record (one line of a records file, RULES.md section 8): every move of ``seats`` (None: all)
     valued, marked and summed up per seat. ``worlds``: sampled deals per decision (None: ``DEFAULT_WORLDS``);
     ``open_hands``: hindsight (every card known); ``seed`` fixes the sampled deals (decision by decision: a move's
     values do not depend on which others are reviewed); ``progress(done, total)`` is called after each decision;
-    ``index`` is the game's number in its file (the decisions' ``game``). Returns the JSON-ready review
-    (/tmp/team/REVIEW_API.md's contract; docs/review.md). Raises ``ReviewError`` for a record that does not replay."""
-    return _review([(index, game)], seats, worlds, open_hands, seed, progress)
+    ``index`` is the game's number in its file (the decisions' ``game``); ``hands`` the hands to review, from 0
+    (None: all). Returns the JSON-ready review (docs/review.md describes it). Raises ``ReviewError`` for a record that
+    does not replay."""
+    return _review([(index, game)], seats, worlds, open_hands, seed, progress, hands)
 
 
 def review_records(
@@ -419,6 +423,7 @@ def _review(
     open_hands: bool,
     seed: int,
     progress: Callable[[int, int], None] | None,
+    hands: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     worlds = DEFAULT_WORLDS if worlds is None else worlds
     if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= MAX_WORLDS:
@@ -438,7 +443,16 @@ def _review(
         if bad:
             raise ReviewError(f"seat {bad[0]}: {rules.name} has seats 0..{rules.num_players - 1}")
         todo.append((number, game, rules, wanted))
-    total = sum(sum(1 for hand in g["hands"] for mv in hand["moves"] if mv["seat"] in w) for _, g, _, w in todo)
+    keep = None if hands is None else set(hands)
+    total = sum(
+        sum(
+            1
+            for h, hand in enumerate(g["hands"])
+            for mv in hand["moves"]
+            if mv["seat"] in w and (keep is None or h in keep)
+        )
+        for _, g, _, w in todo
+    )
     decisions: list[dict[str, Any]] = []
     for number, game, rules, wanted in todo:
         pending: list[_Pending] = []
@@ -446,7 +460,7 @@ def _review(
             if pending and m == 0:  # a new hand: split the last hand's losses
                 _split_losses(rules, pending)
                 pending = []
-            if move["seat"] not in wanted:
+            if move["seat"] not in wanted or (keep is not None and h not in keep):
                 continue
             rng = np.random.default_rng([seed, int(game["seed"]), h, m])
             decision, todo_split = _decision(rules, state, move, rng, worlds, open_hands, number, h, m)
@@ -610,30 +624,82 @@ def agent_seats(record: Mapping[str, Any], label: str) -> list[int]:
     return sorted(seats)
 
 
+class MatchRecorder:
+    """The game record (RULES.md section 8: the fields a review reads) of a ``match.HumanMatch`` being played, built
+    from its events: call ``note(event)`` from the match's listener. ``record`` is the match so far (the hand being
+    played included), ``finished`` how many of its hands are over; ``review_last_hand`` reviews a seat's moves of the
+    last finished hand (kept until another hand ends: asking again costs nothing)."""
+
+    def __init__(self, match: HumanMatch) -> None:
+        self.match = match
+        self.record: dict[str, Any] | None = None
+        self.finished = 0
+        self._deal = 0
+        self._reviewed: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+
+    def note(self, event: Event) -> None:
+        """Follow one event of the match."""
+        rules = self.match.rules
+        if isinstance(event, HandStart):
+            if event.new_match or self.record is None:
+                self.record = {"variant": rules.name, "seed": self.match.seed, "hands": []}
+                self.finished = 0
+            self.record["hands"].append({"dealer": event.dealer, "knocks": [], "moves": []})
+            self._deal = 0
+            return
+        if self.record is None:
+            return
+        hand = self.record["hands"][-1]
+        if isinstance(event, Move):
+            card, capture = format_card(event.card, rules.deck), format_cards(sorted(event.capture), rules.deck)
+            hand["moves"].append({"seat": event.seat, "card": card, "capture": capture, "scopa": event.scopa})
+        elif isinstance(event, Knock) and event.kind != "none":
+            shown = format_cards(sorted(event.cards), rules.deck)
+            hand["knocks"].append({"seat": event.seat, "deal": self._deal, "kind": event.kind, "cards": shown})
+        elif isinstance(event, NewDeal):
+            self._deal = event.deal
+        elif isinstance(event, HandOver):
+            self.finished += 1
+
+    def review_last_hand(self, seat: int, worlds: int | None = None) -> dict[str, Any] | None:
+        """``review_record`` of ``seat``'s moves in the last finished hand of the match; None before one ends."""
+        if self.record is None or self.finished == 0:
+            return None
+        key = (self.match.matches, self.finished, seat)
+        if self._reviewed is None or self._reviewed[0] != key:
+            review = review_record(self.record, seats=[seat], worlds=worlds, hands=[self.finished - 1])
+            self._reviewed = (key, review)
+        return self._reviewed[1]
+
+
 # --------------------------------------------------------------------------------------------------- output
 
 
-def decision_line(d: Mapping[str, Any], seat_name: Callable[[int], str] | None = None) -> str:
-    """One decision as a line: where, the move played, its loss and mark, the best move when another."""
+def decision_line(d: Mapping[str, Any], seat_name: Callable[[int], str] | None = None, game: bool = True) -> str:
+    """One decision as a line: where (``game``: its game's number too), the move played, its loss (with its standard
+    error) and mark, the best move when another."""
     who = seat_name(int(d["seat"])) if seat_name is not None else f"seat {d['seat']}"
-    head = f"game {d['game']} hand {d['hand'] + 1} move {d['ply'] + 1:>2} {who}: {d['played']:<16}"
+    where = f"game {d['game']} " if game else ""
+    head = f"{where}hand {d['hand'] + 1} move {d['ply'] + 1:>2} {who}: {d['played']:<16}"
     if d["forced"]:
         return f"{head} (forced)"
     mark = f" {d['mark']}" if d["mark"] else ""
-    note = "best" if d["played"] == d["best"] else f"best {d['best']}"
+    note = "best" if d["played"] == d["best"] or d["loss"] < 0.005 else f"best {d['best']}"
     kind = f", {d['kind']}" if d["kind"] and d["mark"] else ""
     exact = " exact" if d["exact"] else ""
-    return f"{head} -{d['loss']:.2f} +- {d['loss_se']:.2f}{exact}{mark}  ({note}{kind})"
+    return f"{head} {-d['loss'] + 0.0:5.2f} +- {d['loss_se']:.2f}{exact}{mark}  ({note}{kind})"
 
 
-def format_review(review: Mapping[str, Any], seat_name: Callable[[int], str] | None = None) -> str:
-    """The review as text: a line per decision, then each seat's summary."""
-    label = "honest (each seat's own information)" if review["mode"] == "honest" else "open (hindsight: every card known)"
+def format_review(review: Mapping[str, Any], seat_name: Callable[[int], str] | None = None, game: bool = True) -> str:
+    """The review as text: a line per decision (``decision_line``), then each seat's summary."""
+    label = (
+        "honest (each seat's own information)" if review["mode"] == "honest" else "open (hindsight: every card known)"
+    )
     lines = [
         f"review of {review['variant']}, {label}, {review['worlds']} sampled deals a decision, seed {review['seed']}",
         "values are points per hand (the mover's side minus the other's); -loss +- its standard error",
     ]
-    lines += [decision_line(d, seat_name) for d in review["decisions"]]
+    lines += [decision_line(d, seat_name, game) for d in review["decisions"]]
     for seat, s in review["summary"].items():
         who = seat_name(int(seat)) if seat_name is not None else f"seat {seat}"
         marks = ", ".join(f"{n} {s['marks'][n]}" for n, _ in MARKS)
@@ -646,7 +712,7 @@ def format_review(review: Mapping[str, Any], seat_name: Callable[[int], str] | N
             lines.append(f"  lost by kind (points in all): {kinds}")
         for d in s["costliest"]:
             if d["loss"] > 0:
-                lines.append(f"  costly: {decision_line(d, seat_name)}")
+                lines.append(f"  costly: {decision_line(d, seat_name, game)}")
     return "\n".join(lines)
 
 

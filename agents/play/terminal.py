@@ -11,7 +11,8 @@ is cups, coppe, in the project's notation, and stays so: ``b`` is bastoni). Any 
 not a move gets a message and the prompt again. When the card can capture in several ways a numbered list of every
 legal capture is shown; type its number (or its cards). ``7d 3s 4c`` plays ``7d`` and names the capture at once.
 Commands: ``hint`` (the opponent agent's advice for your position, with probabilities when the agent has them),
-``score``, ``history``, ``table``, ``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly.
+``review`` (after a hand: your moves in it valued, ``agents.play.review``), ``score``, ``history``, ``table``,
+``help``, ``quit``. Bad input re-prompts; end of input (Ctrl-D) leaves cleanly.
 A finished match offers a rematch. Each launch deals a fresh match and says its seed; ``--seed N`` deals it again.
 
 Cirulla (``--variant cirulla``, ``cirulla-3``, ``cirulla-4``; default opponent ``expert``): when your three cards
@@ -60,6 +61,7 @@ from agents.play.match import (
     Move,
     NewDeal,
 )
+from agents.play.review import MatchRecorder, format_review
 from scopa_env import core
 from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
 from scopa_env.record import MAX_SEED, int_arg
@@ -117,6 +119,7 @@ How to play (docs/rules.md has the full rules):
     You can also name the capture at once: '7d 3s 4c' plays 7d and takes 3s and 4c.
 Commands:
   hint      the advice of '{hint}' for your position (move probabilities when it has them)
+  review    after a hand: each of your moves in it valued, the mistakes marked, the better move shown
   score     match scores and this hand's piles (cards, coins, settebello, sevens, scope)
   history   the moves of this hand and the results of earlier hands
   table     show the table and your hand again
@@ -338,6 +341,8 @@ class Match:
         self.match = HumanMatch(rules, human, seat_agents, seed, listener=self._report)
         self.deck = rules.deck
         self.hand_log: list[str] = []
+        self.recorder = MatchRecorder(self.match)
+        """The match's record, for ``review`` (``agents.play.review``)."""
         self.past_hands: list[str] = []
         self.human_side = rules.seat_side[human]
         self.names = (
@@ -449,6 +454,21 @@ class Match:
         except Exception as e:  # a hint must never end the game
             t.say(f"hint unavailable: {self.hint_name} failed ({type(e).__name__}: {e})")
 
+    def show_review(self) -> None:
+        """Your moves of the last finished hand reviewed (``agents.play.review``), a line per move."""
+        t = self.term
+        if self.recorder.finished == 0:
+            t.say("no finished hand to review yet: 'review' looks at your moves of the last hand played")
+            return
+        t.say("reviewing your moves of the last hand ...")
+        try:
+            review = self.recorder.review_last_hand(self.human)
+        except Exception as e:  # a review must never end the game
+            t.say(f"review unavailable ({type(e).__name__}: {e})")
+            return
+        if review is not None:
+            t.say(format_review(review, self.seat_name, game=False))
+
     def _hint_probs(self, name: str, moves: list[MoveProb]) -> None:
         by_card: dict[int, list[MoveProb]] = {}
         for m in moves:
@@ -488,6 +508,7 @@ class Match:
     def _report(self, event: Event) -> None:
         """Word one event of the match: a knock, a move, a new deal, the end of a hand or of the match, a new hand."""
         t = self.term
+        self.recorder.note(event)
         if isinstance(event, Knock):
             if event.kind != "none":
                 verb = "you knock" if event.seat == self.human else f"{self.seat_name(event.seat)} knocks"
@@ -676,6 +697,8 @@ class Match:
                 self.show_help()
             elif cmd == "hint":
                 self.show_hint()
+            elif cmd == "review":
+                self.show_review()
             elif cmd in ("quit", "exit", "q"):
                 raise QuitGame
             elif cmd in ("score", "scores"):
