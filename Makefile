@@ -1,46 +1,76 @@
-# Quick start: `make train` (main job) and `make test` (test suite). Each sets up .venv on first use.
+# Quick start: `make train` (main job) and `make test` (test suite). Each sets up .venv on first use with what it
+# needs: train the package, torch and the compiled kernel (`make setup`, about 1.4 GB); test adds the extras its tests
+# use (about 2.6 GB in all). Each install step says what it installs and about how big; pip itself is kept quiet.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# setuptools' "Editable installation" notice (folders named like a package in the working directory may shadow it:
+# here they are the package) is filtered out; anything else pip or setuptools warns about is shown.
+PIP := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip --disable-pip-version-check --quiet install
+# The numba kernel, compiled once (with its progress and time left) and cached on disk; later processes load it in
+# about a second. `make setup` compiles it, so that no later command does.
+KERNEL := $(PY) -c "from scopa_env import kernel; kernel.jit()"
+, := ,
 
 .PHONY: setup train test test-slow bench lint docs demo clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,export,web,docs,integrations,ray]'
-	touch $(STAMP)
+$(PY):
+	@echo "setup: a virtual environment in $(VENV) with the latest pip (about 25 MB)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	@echo "setup: torch 2.13.0 (about 870 MB as the CPU build; a CUDA build is larger)"
+	@$(PIP) torch==2.13.0
+	@echo "setup: scopa (editable) with numpy, numba, gymnasium, pettingzoo, stable-baselines3, tensorboard (about 500 MB)"
+	@$(PIP) -e .
+	@$(KERNEL)
+	@touch $(STAMP)
 
 setup: $(STAMP)
+
+# $(call extras,EXTRAS,WHAT): add scopa's optional dependencies EXTRAS (pyproject.toml) to .venv, saying WHAT first.
+define extras
+	@echo "setup: $(2)"
+	@$(PIP) -e '.[$(1)]'
+	@touch $@
+endef
+
+TEST_WHAT := the tests' extras: pytest, ruff, mypy (dev), onnx (export), Starlette, Playwright (web), mkdocs (docs), \
+	Tianshou, TorchRL, Ray with RLlib (integrations, ray) (about 1.2 GB)
+$(VENV)/.installed-test: $(STAMP)
+	$(call extras,dev$(,)export$(,)web$(,)docs$(,)integrations$(,)ray,$(TEST_WHAT))
+	@touch $(VENV)/.installed-dev $(VENV)/.installed-docs
+$(VENV)/.installed-dev: $(STAMP)
+	$(call extras,dev,the development tools: pytest$(,) ruff$(,) mypy (about 100 MB))
+$(VENV)/.installed-docs: $(STAMP)
+	$(call extras,docs,the docs site's tools: mkdocs$(,) mkdocs-material$(,) mkdocstrings (about 100 MB))
 
 # A clean Ctrl-C of train.py exits 130 after saving last.zip and printing how to resume: not a make error (the
 # trap keeps the recipe's shell alive through the Ctrl-C, so that it can tell make the stop was clean).
 train: $(STAMP)
 	trap : INT; $(PY) train.py $(ARGS) || [ $$? -eq 130 ]
 
-# The compiled kernel is loaded (compiled once, then from numba's disk cache) before the workers start, so that
-# they do not both compile it.
-KERNEL := $(PY) -c "from scopa_env import kernel; kernel.jit()"
-
-test: $(STAMP)
-	$(KERNEL)
+# The kernel is loaded (compiled again only if a change of its code made the cache stale) before the workers start,
+# so that they do not both compile it.
+test: $(VENV)/.installed-test
+	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 $(ARGS)
 
-test-slow: $(STAMP)
-	$(KERNEL)
+test-slow: $(VENV)/.installed-test
+	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
 
 bench: $(STAMP)
 	$(PY) bench/env_speed.py --variant classic --batch 4096 --seconds 10
 
-lint: $(STAMP)
+lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .
 	$(PY) -m mypy scopa_env agents train.py evaluate.py
 
 # The docs site (mkdocs-material, API reference from the docstrings) into site/; --strict fails on a broken link.
-docs: $(STAMP)
+docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 demo: $(STAMP)

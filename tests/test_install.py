@@ -1,11 +1,13 @@
 """``pip install .`` gives every tool as a command that works from any directory, with the shipped configs and
-bots found as package data (a wheel built from this tree, installed into a fresh folder)."""
+bots found as package data (a wheel built from this tree, installed into a fresh folder); the build declares its data
+folders, so that setuptools warns about nothing."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,13 +17,49 @@ COMMANDS = ("scopa-train", "scopa-evaluate", "scopa-play", "scopa-record", "scop
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel built from the checkout, and what the build printed."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    cmd = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(ROOT)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (wheel,) = (tmp / "dist").glob("scopa-*.whl")
+    return wheel, out.stdout + out.stderr
+
+
+@pytest.fixture(scope="module")
+def installed(built: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("install")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(ROOT)], check=True)
-    (wheel,) = (tmp / "dist").glob("scopa-*.whl")
-    subprocess.run([*pip, "install", "--no-deps", "--target", str(tmp / "site"), str(wheel)], check=True)
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(tmp / "site"), str(built[0])], check=True)
     return tmp / "site"
+
+
+DATA_FOLDERS = ("agents/bots", "agents/play/web/static", "configs")
+"""The checkout's data folders: the shipped bots (one folder per variant), the browser game's page, the configs."""
+
+
+def _data_files() -> list[str]:
+    """The files of ``DATA_FOLDERS`` as the wheel names them (``configs`` is installed as ``scopa_configs``)."""
+    files = [p for d in DATA_FOLDERS for p in (ROOT / d).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    names = [p.relative_to(ROOT).as_posix() for p in files if p.suffix != ".pyc"]
+    return [n.replace("configs/", "scopa_configs/", 1) if n.startswith("configs/") else n for n in names]
+
+
+def test_the_wheel_holds_every_data_file_and_lists_it(built: tuple[Path, str]) -> None:
+    """Every model card, weight file and web asset of the checkout is in the wheel and in its metadata's file list
+    (RECORD), and no folder is left out of the build: setuptools printed nothing (no "Package would be ignored")."""
+    wheel, printed = built
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        (record,) = [n for n in names if n.endswith(".dist-info/RECORD")]
+        listed = {line.split(",")[0] for line in z.read(record).decode().splitlines()}
+    wanted = _data_files()
+    assert any(n.startswith("agents/bots/classic/") for n in wanted) and "agents/play/web/static/app.js" in wanted
+    assert not [n for n in wanted if n not in names], "data files missing from the wheel"
+    assert not [n for n in wanted if n not in listed], "data files missing from the wheel's RECORD"
+    assert "would be ignored" not in printed and "Warning" not in printed, printed[-3000:]
 
 
 def _run(site: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
