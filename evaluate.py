@@ -41,6 +41,7 @@ from agents.evaluation.tournament import (  # noqa: E402
     setting_hint,
 )
 from agents.signals import exit_status, signal_name  # noqa: E402
+from scopa_env import kernel  # noqa: E402
 from scopa_env.settings import StoreOnce, add_field_options, field_types, given_fields  # noqa: E402
 
 
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if not cfg.agents and cfg.gauntlet is None:
             parser.error("give the agents to compare: --agents SPEC SPEC [...] (or --gauntlet SPEC --agents SPEC ...)")
         cfg.validate()
+        kernel.jit()  # compiled (the first run after an install, with its own progress lines) or loaded before the bar
         out = args.out or Path("runs") / f"eval__{cfg.variant}__{time.strftime('%Y%m%d-%H%M%S')}"
         progress = sys.stderr.isatty() if args.progress is None else args.progress
         result = run_tournament(
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C (or SIGTERM, SIGHUP) while reading the settings
         print(f"evaluate.py: stopped by {_signal(e)} before any game was played", file=sys.stderr)
         return exit_status(e)
-    except TournamentError as e:
+    except (TournamentError, kernel.KernelUnavailableError) as e:
         print(f"evaluate.py: error: {e}", file=sys.stderr)
         return 2
     try:

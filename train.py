@@ -57,6 +57,7 @@ from agents.training.train_config import (
     load_config,
 )
 from agents.training.trainer import Trainer, train_command
+from scopa_env import kernel
 from scopa_env.settings import ConfigError, StoreOnce, add_field_options, cli_overrides
 
 __all__ = ["build_parser", "main", "parse_cli"]
@@ -117,15 +118,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             if ns.resume:
                 if ns.print_config:
                     raise ConfigError("--print-config and --resume do not go together; read RUN_DIR/config.yaml")
+                kernel.jit()
                 trainer = Trainer.resume(ns.resume, ns.config, overrides)
             else:
                 cfg = load_config(ns.config, overrides)
                 if ns.print_config:
                     print(config_yaml(cfg), end="")
                     return 0
+                kernel.jit()  # compiled (first run after an install: its own progress lines) or loaded before any bar
                 trainer = Trainer.create(cfg)
             stop.check()  # a signal came during the set-up and its exception was lost: stop now, as it asked
-    except (ConfigError, RunDirError) as e:
+    except (ConfigError, RunDirError, kernel.KernelUnavailableError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # during the warm start or the set-up: no training state to save yet

@@ -26,6 +26,8 @@ from __future__ import annotations
 import glob
 import os
 import sys
+import time
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -50,12 +52,12 @@ class KernelUnavailableError(ScopaEnvError, RuntimeError):
 
 
 def _cache_places() -> list[str]:
-    """Where numba may keep the kernel's disk cache: beside the modules, the user-wide cache, ``NUMBA_CACHE_DIR``."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    places = [os.path.join(here, "__pycache__"), os.path.expanduser(os.path.join("~", ".cache", "numba"))]
+    """Where numba keeps the kernel's disk cache: ``NUMBA_CACHE_DIR`` when set (numba then uses it alone), else
+    beside the modules (``scopa_env/__pycache__``) or, where that cannot be written, the user-wide cache."""
     if os.environ.get("NUMBA_CACHE_DIR"):
-        places.append(os.environ["NUMBA_CACHE_DIR"])
-    return places
+        return [os.environ["NUMBA_CACHE_DIR"]]
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.join(here, "__pycache__"), os.path.expanduser(os.path.join("~", ".cache", "numba"))]
 
 
 def _cached_already() -> bool:
@@ -103,13 +105,7 @@ def jit() -> ModuleType:
             f"({e}); install it with `pip install numba` (or reinstall scopa: `pip install -e .`)"
         ) from None
     drop_stale_search_cache()
-    first = not _cached_already()
-    if first:
-        print(
-            "scopa: compiling the single-game kernel once (numba, about a minute); it is cached on disk for later runs",
-            file=sys.stderr,
-            flush=True,
-        )
+    progress = _CompileProgress(sys.stderr) if not _cached_already() else None
     try:
         import scopa_env._kernel_jit as rules_part
         import scopa_env._kernel_search as players_part
@@ -117,45 +113,130 @@ def jit() -> ModuleType:
         compiled = ModuleType("scopa_env.kernel.compiled", "The kernel's compiled functions and constants.")
         for part in (rules_part, players_part):
             compiled.__dict__.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
-        _warm_up(compiled)
+        _warm_up(compiled, progress.tick if progress is not None else lambda step: None)
     except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
         raise KernelUnavailableError(
             f"scopa's single-game kernel could not be compiled by numba ({type(e).__name__}: {e}); check that numba "
             "matches the installed numpy (`pip install -U numba`), or set NUMBA_CACHE_DIR to a writable directory"
         ) from e
+    if progress is not None:
+        progress.done()
     _JIT = compiled
     return compiled
 
 
-def _warm_up(mod: ModuleType) -> None:
-    """Compile (or load) every entry point on one game of classic and one of cirulla, so no later call pays for it."""
+COMPILE_SECONDS = 100
+"""About how long the first compile takes on a quiet 2-core machine (the project's development VM: 1 min 42 s, 59 s
+of CPU; 5 min 32 s with four other jobs running), in seconds: the estimate shown before a step is done."""
+WARM_UP_STEPS = {
+    ("classic", "observations"): 0.13,
+    ("classic", "random play"): 0.31,
+    ("classic", "moves"): 0.02,
+    ("classic", "end game"): 0.42,
+    ("classic", "search"): 0.12,
+    ("cirulla", "observations"): 0.0,  # cirulla's calls have classic's argument types: nothing more compiles
+    ("cirulla", "random play"): 0.0,
+    ("cirulla", "moves"): 0.0,
+    ("cirulla", "end game"): 0.0,
+    ("cirulla", "search"): 0.0,
+}
+"""The warm-up's steps (``_warm_up``'s ticks, in order) and each one's share of a cold compile's time (measured on
+the development machine: 42, 103, 6, 141 and 41 s of 333 s): the progress line's fraction done."""
+
+
+class _CompileProgress:
+    """The first compile's progress on ``out``: what is happening and about how long it takes, then the fraction
+    done with the time left (estimated from the time the steps done so far took, by ``WARM_UP_STEPS``' shares).
+    On a terminal one line redrawn in place; elsewhere (a log, a pipe) a line every ``LINE_S`` seconds."""
+
+    LINE_S = 15.0
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.t0 = self.last = time.perf_counter()
+        self.fraction = 0.0
+        self._print(
+            f"scopa: compiling the numba kernel once, about {_clock(COMPILE_SECONDS)} on a quiet 2-core machine (more "
+            "when it is busy); it is cached on disk, later runs load it in about a second",
+            end="\n",
+        )
+
+    def _print(self, text: str, end: str) -> None:
+        print(text, end=end, file=self.out, flush=True)
+
+    def tick(self, step: tuple[str, str]) -> None:
+        """One warm-up step done: (variant, step), a key of ``WARM_UP_STEPS``."""
+        self.fraction = min(1.0, self.fraction + WARM_UP_STEPS[step])
+        now = time.perf_counter()
+        elapsed = now - self.t0
+        left = elapsed * (1 - self.fraction) / self.fraction if self.fraction > 0 else COMPILE_SECONDS - elapsed
+        text = (
+            f"scopa: compiling the numba kernel: {100 * self.fraction:3.0f}%, {_clock(elapsed)}, "
+            f"about {_clock(left)} left"
+        )
+        if self.tty:
+            self._print("\r" + text, end="")
+        elif now - self.last >= self.LINE_S:
+            self.last = now
+            self._print(text, end="\n")
+
+    def done(self) -> None:
+        text = f"scopa: compiled the numba kernel in {_clock(time.perf_counter() - self.t0)}"
+        self._print(("\r" + text + " " * 20) if self.tty else text, end="\n")
+
+
+def _clock(seconds: float) -> str:
+    """``m:ss``."""
+    s = max(0, round(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def _warm_up(mod: ModuleType, tick: Callable[[tuple[str, str]], None] = lambda step: None) -> None:
+    """Compile (or load) every entry point that Python calls, with the argument types its callers pass, on one game
+    of classic and one of cirulla, so that no later call compiles (``tests/test_kernel.py`` plays the commands' paths
+    and checks that none adds a signature). ``tick(name)`` after each step (``WARM_UP_STEPS``)."""
     for name in ("classic", "cirulla"):
         k = Kernel(get_rules(name), mod)
+        rc, pc = k.rc, k.pc
         st = k.new_state(11)
         info = np.zeros(mod.INFO_SIZE, dtype=np.int64)
         out = np.zeros(k.obs_size, dtype=np.float32)
-        mod.observe(k.rc, st, int(st[mod.CURRENT]), out)
-        mod.observe_masked(k.rc, k.pc, st, int(st[mod.CURRENT]), out, True, np.zeros(k.rules.num_actions, np.int8))
-        mod.position_key(k.rc, st, 1)
-        mod.play_random(k.rc, k.pc, st.copy(), 1, 0, info, True)
-        mod.is_open(k.rc, st)
+        mask8, mask = np.zeros(k.rules.num_actions, np.int8), np.zeros(k.rules.num_actions, np.bool_)
+        mod.observe(rc, st, int(st[mod.CURRENT]), out)
+        mod.observe_masked(rc, pc, st, int(st[mod.CURRENT]), out, True, mask8)
+        tick((name, "observations"))
+        mod.position_key(rc, st, 1)
+        mod.play_random(rc, pc, st.copy(), 1, 0, info, True)
+        # the single-game face's fused calls (scopa_env.single: the AEC env's step, ScopaEnv's random opponents)
+        mod.play_observed(rc, pc, st.copy(), int(mod.lowbit(mod.legal_bits(rc, pc, st))), info, 1, out, mask8)
+        wide = np.zeros(2 * mod.INFO_SIZE, dtype=np.int64)
+        mod.play_then_random(
+            rc, pc, st.copy(), int(mod.lowbit(mod.legal_bits(rc, pc, st))), wide, 1, 0, out, mask, True
+        )
+        tick((name, "random play"))
+        mod.is_open(rc, st)
         for dtype in (np.bool_, np.int8):
-            mod.legal_mask(k.rc, k.pc, st, np.zeros(k.rules.num_actions, dtype=dtype))
-        while mod.remaining_plies(k.rc, st) > 3 or st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):
-            mod.play(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
-        mod.step(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
+            mod.legal_mask(rc, pc, st, np.zeros(k.rules.num_actions, dtype=dtype))
+        while mod.remaining_plies(rc, st) > 3 or st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):
+            mod.play(rc, pc, st, mod.lowbit(mod.legal_bits(rc, pc, st)), info)
+        mod.step(rc, pc, st, mod.lowbit(mod.legal_bits(rc, pc, st)), info)
+        tick((name, "moves"))
+        if st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):  # the deal of seed 11 leaves a move to search in both
+            raise RuntimeError("kernel warm-up: the game ended before its end game")
         moves = np.zeros((mod.MAX_MOVES, 6), dtype=np.int64)
         values = np.zeros((mod.MAX_MOVES, mod.SMAX))
-        if st[mod.PHASE] in (mod.PLAY, mod.CHOOSE):
-            mod.solve_root(k.rc, k.pc, st, moves, values)
-            acts, margins = np.zeros((1, mod.MAX_MOVES), np.int64), np.zeros((1, mod.MAX_MOVES))
-            mod.solve_open_batch(k.rc, k.pc, st[None], acts, margins, np.zeros(1, np.int64))
-            r, d = k.rules.deck.num_ranks, k.rules.num_cards
-            weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(k.pc), 1), -1), np.ones(2))
-            mod.deal_worlds(k.rc, st, np.zeros((2, d)), np.zeros((2, mod.STATE_SIZE), dtype=np.int64))
-            mod.rollout_many(k.rc, k.pc, st[None].copy(), np.zeros((1, mod.SMAX)), *weights)
-            one = np.ones(1, dtype=np.int64)
-            mod.search_worlds(k.rc, k.pc, st[None], one, moves[None], values[None], one.copy(), *weights)
+        mod.solve_root(rc, pc, st, moves, values)
+        acts, margins = np.zeros((1, mod.MAX_MOVES), np.int64), np.zeros((1, mod.MAX_MOVES))
+        mod.solve_open_batch(rc, pc, st[None], acts, margins, np.zeros(1, np.int64))
+        tick((name, "end game"))
+        r, d = k.rules.deck.num_ranks, k.rules.num_cards
+        weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(pc), 1), -1), np.ones(2))
+        mod.deal_worlds(rc, st, np.zeros((2, d)), np.zeros((2, mod.STATE_SIZE), dtype=np.int64))
+        mod.rollout_many(rc, pc, st[None].copy(), np.zeros((1, mod.SMAX)), *weights)
+        one = np.ones(1, dtype=np.int64)
+        mod.search_worlds(rc, pc, st[None], one, moves[None], values[None], one.copy(), *weights)
+        tick((name, "search"))
 
 
 def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

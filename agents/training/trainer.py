@@ -487,8 +487,7 @@ class Trainer:
                 status = self._interrupted()
             finally:
                 self._close_ray()
-                if self._bar is not None:
-                    self._bar.close()
+                self._close_bar()
                 if self.writer is not None:
                     self.writer.close()
         return status
@@ -509,6 +508,7 @@ class Trainer:
             return status
         self._write_checkpoint(point)
         self._history("interrupt", saved=True, checkpoint_step=point.steps, signal=signal_name(status - 128))
+        self._close_bar()  # the bar stays above, where it stopped: the resume command is the last thing shown
         self._say(
             f"interrupted: saved {self.run_dir / 'last.zip'} at step {point.steps:,}; continue with\n"
             f"  {train_command('--resume', self.run_dir)}"
@@ -525,6 +525,7 @@ class Trainer:
         point = self._capture()
         self._write_checkpoint(point, step_file=True)
         self._history("finish", best_step=self.state["best_step"], best_margin=self.state["best_margin"])
+        self._close_bar()
         self._say(
             f"done: {steps:,} steps in {self.state['elapsed_s'] / 60:.1f} min; best.zip from step "
             f"{self.state['best_step']:,} ({self.cfg.best_opponent} margin {self.state['best_margin']:+.3f}); "
@@ -866,6 +867,12 @@ class Trainer:
             smoothing=0.05,
             desc=f"{self.cfg.variant}/{self.cfg.name}",
         )
+
+    def _close_bar(self) -> None:
+        """Close the progress bar (tqdm leaves its last state on its line); later lines are plain prints."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
     def _say(self, text: str) -> None:
         if self._bar is not None:

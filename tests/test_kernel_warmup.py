@@ -1,0 +1,104 @@
+"""The compiled kernel is compiled once, up front (``scopa_env.kernel.jit``'s warm-up, which ``make setup`` runs):
+no command's later call compiles a new signature, and the first compile says what it does with an honest estimate."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scopa_env import kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COMMANDS_PATHS = """
+import io, numpy as np
+from scopa_env import kernel
+m = kernel.jit()
+def signatures():
+    return {k: {str(s) for s in v.signatures} for k, v in vars(m).items() if hasattr(v, "signatures")}
+before = signatures()
+from agents.play.terminal import PlayConfig, run
+cards = "\\n".join(r + s for r in "A234567JQK" for s in "dcsb")
+for variant, opponent in (("classic", "pimc:worlds=4"), ("classic", None), ("cirulla", "ismcts:iterations=50")):
+    run(PlayConfig(variant=variant, opponent=opponent, seed=3), io.StringIO(f"hint\\n{cards}\\nhint\\n"), io.StringIO())
+from scopa_env.gym import ScopaEnv
+from scopa_env.scopa_v0 import env as aec_env
+e = aec_env(variant="classic")
+e.reset(seed=1)
+for _ in e.agent_iter(80):
+    obs, _, done, cut, _ = e.last()
+    e.step(None if done or cut else int(np.flatnonzero(obs["action_mask"])[0]))
+g = ScopaEnv(variant="classic")
+g.reset(seed=0)
+for _ in range(40):
+    if any(g.step(int(np.flatnonzero(g.action_masks())[0]))[2:4]):
+        g.reset()
+after = signatures()
+print(sorted(k for k in after if after[k] - before.get(k, set())))
+"""
+
+
+def test_no_later_call_compiles_a_new_signature() -> None:
+    """The terminal game's hints (pimc, the shipped bot, ismcts on cirulla: the search functions), the AEC env's
+    fused step and ScopaEnv's random opponents call the compiled functions only with the warm-up's signatures, so a
+    process after ``make setup`` loads and never compiles (a new signature would compile for seconds, silently)."""
+    out = subprocess.run([sys.executable, "-c", COMMANDS_PATHS], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-2000:]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_compile_progress_estimates_from_the_steps_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before any step the reference time; after each step the time left from the time taken and the steps' shares
+    (on a log: a line every ``LINE_S`` seconds); the last line says how long it took."""
+    clock = _Clock()
+    monkeypatch.setattr(kernel.time, "perf_counter", clock)
+    out = io.StringIO()
+    progress = kernel._CompileProgress(out)
+    assert "compiling the numba kernel once, about 1:40" in out.getvalue()
+    steps = list(kernel.WARM_UP_STEPS)
+    assert sum(kernel.WARM_UP_STEPS.values()) == pytest.approx(1.0)
+    clock.now = 20.0
+    progress.tick(steps[0])  # 13% in 20 s: 2:14 left
+    assert out.getvalue().splitlines()[-1] == "scopa: compiling the numba kernel:  13%, 0:20, about 2:14 left"
+    clock.now = 25.0
+    progress.tick(steps[1])  # under LINE_S since the last line: no line on a log
+    assert out.getvalue().count("\n") == 2
+    for step in steps[2:]:
+        progress.tick(step)
+    clock.now = 90.0
+    progress.done()
+    assert out.getvalue().splitlines()[-1] == "scopa: compiled the numba kernel in 1:30"
+
+
+def test_numba_cache_dir_is_the_only_cache_place(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With NUMBA_CACHE_DIR set numba caches there alone: the kernel looks for its cache there alone (a cache beside
+    the modules must not hide a cold compile's progress)."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert kernel._cache_places() == [str(tmp_path)] and not kernel._cached_already()
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert kernel._cache_places()[0] == os.path.join(os.path.dirname(kernel.__file__), "__pycache__")
+
+
+@pytest.mark.slow
+def test_a_cold_compile_shows_its_progress_and_a_second_process_loads(tmp_path: Path) -> None:
+    """A compile into an empty cache: the progress lines on stderr; then a new process loads it, silently."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    code = "from scopa_env import kernel; kernel.jit()"
+    cold = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert cold.returncode == 0, cold.stderr[-2000:]
+    assert "compiling the numba kernel once" in cold.stderr and "compiled the numba kernel in" in cold.stderr
+    warm = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert warm.returncode == 0 and warm.stderr == "", warm.stderr[-2000:]
