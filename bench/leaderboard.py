@@ -121,11 +121,11 @@ def board_rows(results: dict[str, Any], costs: dict[str, Any]) -> list[dict[str,
     for r in results["ratings"]:
         vs_pimc = None
         for p in results["pairings"]:
-            m = p["margin"]
-            if {p["agent"], p["opponent"]} == {r["agent"], "pimc"} and r["agent"] != "pimc" and None not in m.values():
+            m = p["margin"]  # a null (non-finite) value: no margin; null bounds: the value alone
+            if {p["agent"], p["opponent"]} == {r["agent"], "pimc"} and r["agent"] != "pimc" and m["value"] is not None:
                 sign = 1.0 if p["agent"] == r["agent"] else -1.0
-                lo, hi = sorted((sign * m["low"], sign * m["high"]))
-                vs_pimc = {"value": sign * m["value"], "low": lo, "high": hi}
+                bounds = (None, None) if None in (m["low"], m["high"]) else sorted((sign * m["low"], sign * m["high"]))
+                vs_pimc = {"value": sign * m["value"], "low": bounds[0], "high": bounds[1]}
         cost = costs.get(r["agent"], {})
         rows.append(
             {
@@ -231,7 +231,7 @@ def write_plot(boards: dict[str, dict[str, Any]], path: Path) -> None:
             ax.errorbar(
                 ms,
                 row["rating"],
-                yerr=[[row["rating"] - row["low"]], [row["high"] - row["rating"]]],
+                yerr=[[max(0.0, row["rating"] - row["low"])], [max(0.0, row["high"] - row["rating"])]],  # never < 0
                 fmt="o",
                 capsize=3,
                 color=colours.setdefault(row["agent"], palette[len(colours) % len(palette)]),
@@ -304,11 +304,19 @@ def _read_json(path: Path) -> Any:
         raise _board_problem(path, "is not valid JSON (nested too deeply)") from None
 
 
-def _number(x: Any, none: bool = True) -> bool:
-    """A finite number (not a bool), or None where ``none`` (results.json writes a non-finite value as null)."""
-    if x is None:
-        return none
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+def _number(d: dict[str, Any], key: str) -> bool:
+    """``d[key]`` is there and a finite number (not a bool) or None (results.json writes a non-finite value as
+    null)."""
+    x = d.get(key, math.nan)
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x))
+
+
+def _whole(d: Any, key: str, null: bool = True) -> bool:
+    """``d`` is an object whose ``key``, if there, is a whole number (or null where ``null``)."""
+    if not isinstance(d, dict):
+        return False
+    x = d.get(key)
+    return key not in d or (x is None and null) or (isinstance(x, int) and not isinstance(x, bool))
 
 
 def _check_results(path: Path, res: Any, variant: str) -> None:
@@ -327,7 +335,7 @@ def _check_results(path: Path, res: Any, variant: str) -> None:
         ok = (
             isinstance(r, dict)
             and isinstance(r.get("agent"), str)
-            and all(_number(r.get(k)) for k in ("rating", "low", "high"))
+            and all(_number(r, k) for k in ("rating", "low", "high"))
         )
         if not ok:
             raise _board_problem(
@@ -342,18 +350,18 @@ def _check_results(path: Path, res: Any, variant: str) -> None:
             and isinstance(p.get("agent"), str)
             and isinstance(p.get("opponent"), str)
             and isinstance(m, dict)
-            and all(_number(m.get(k)) for k in ("value", "low", "high"))
+            and all(_number(m, k) for k in ("value", "low", "high"))
         )
         if not ok:
             raise _board_problem(
                 path, f"pairings[{i}] must be an object with text 'agent', 'opponent' and a 'margin' of numbers"
             )
     games, deals, config = res.get("games", {}), res.get("deals", {}), res.get("config", {})
-    if not isinstance(games, dict) or not _number(games.get("played")) or isinstance(games.get("played"), float):
+    if not _whole(games, "played", null=False):
         raise _board_problem(path, "'games' must be an object with a whole number 'played'")
-    if not isinstance(deals, dict) or not _number(deals.get("count")) or isinstance(deals.get("count"), float):
+    if not _whole(deals, "count"):
         raise _board_problem(path, "'deals' must be an object with a whole number 'count'")
-    if not isinstance(config, dict) or not _number(config.get("seed")) or isinstance(config.get("seed"), float):
+    if not _whole(config, "seed"):
         raise _board_problem(path, "'config' must be an object with a whole number 'seed'")
 
 
@@ -364,7 +372,7 @@ def _check_costs(path: Path, cost: Any) -> None:
     if not (cost.get("bot") is None or isinstance(cost.get("bot"), str)):
         raise _board_problem(path, "'bot' must be the shipped bot's spec (text) or null")
     for label, c in costs.items():
-        if not isinstance(c, dict) or not _number(c.get("ms_per_decision")) or (c.get("ms_per_decision") or 0) < 0:
+        if not isinstance(c, dict) or not _number(c, "ms_per_decision") or (c["ms_per_decision"] or 0) < 0:
             raise _board_problem(
                 path, f"costs[{short_repr(label)}] must be an object with a number 'ms_per_decision' >= 0"
             )
