@@ -334,10 +334,6 @@ WEIGHTS_LOADER = "agents/nets/weights.py"
 OTHER_READERS = {
     ("agents/training/expert_iteration.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), not "
     "weights",
-    ("agents/training/distil.py", "np.load"): "expert iteration's self-play data (data/iter_K.npz), read for a "
-    "fresh network's fit, not weights",
-    ("agents/training/label_store.py", "np.load"): "a labels file or expert iteration's self-play data, replayed "
-    "into a fit's rows, not weights",
 }
 """Reads of the kinds below outside the loader, each with why it is no weight file."""
 _READERS = {"torch", "np", "numpy", "onnx", "pickle", "safetensors"}

@@ -403,6 +403,18 @@ RUN_CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "iter_K.npz whose members disagree": (_data(_short_obs), r"obs"),
 }
 """Each damaged run directory and a word of its one error line."""
+DISTIL_NEEDS_NOT = {
+    "config without chunk",
+    "chunk: 0",
+    "chunk: two",
+    "hands: 10**12",
+    "hands: true",
+    "hands more than the data holds",
+    "seed: -1",
+    "seed: 2**62",
+    "iteration 10**20",
+}
+"""The cases of settings that only a replay uses: distil reads the rows as they are (its variant and data checked)."""
 
 
 @pytest.mark.parametrize("case", list(RUN_CASES))
@@ -423,7 +435,7 @@ def test_a_bad_run_directory_is_one_error_line(
     assert len(err) == 1 and err[0].startswith("error: ") and str(run) in err[0], err
     assert re.search(words, err[0]), err[0]
     assert not out.exists()
-    if case not in ("hands more than the data holds",):  # distil reads the rows as they are
+    if case not in DISTIL_NEEDS_NOT:
         assert distil.main([str(run), "--out", str(tmp_path / "fit")]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and str(run) in err[0], err
@@ -477,3 +489,17 @@ def test_an_unwritable_out_folder_is_refused_before_the_replay(
     monkeypatch.setattr(label_store, "replay_tasks", lambda *a, **k: pytest.fail("replayed"))
     assert label_store.main([str(run), "--out", str(locked / "sub" / "l.npz"), "--no-progress"]) == 2
     assert "not writable" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("out", ["afile", "afile/fit"])
+def test_distil_checks_its_out_folder_before_reading_the_labels(
+    tmp_path: Path, out: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fit is long: an --out that cannot become the bot's folder is refused before the labels are read."""
+    (tmp_path / "afile").write_text("x")
+    labels = tmp_path / "l.npz"
+    labels.write_bytes(_valid())
+    monkeypatch.setattr(distil, "load_labels", lambda runs: pytest.fail("read the labels first"))
+    assert distil.main([str(labels), "--out", str(tmp_path / out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --out") and "is a file" in err[0], err

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scopa_env.errors import ScopaEnvError
 from scopa_env.rules import get_rules
 from scopa_env.settings import ConfigError, add_field_options, parse_options, path_arguments, setting
 
@@ -78,9 +79,9 @@ class DistilOptions:
 def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]:
     """The variant and the concatenated rows (``obs``, ``mask``, ``action``, ``values``) of the runs' data files and
     the labels files among ``runs`` (replayed), in the order given. Every file is read as data only, its sizes checked
-    before anything is allocated (``label_store.read_run``, ``read_run_data``, ``load_label_file``); ``ConfigError``
-    names the file and what is wrong."""
-    from agents.training.label_store import load_label_file, read_run, read_run_data
+    before anything is allocated (``label_store.read_run_config``, ``read_run_data``, ``load_label_file``);
+    ``ConfigError`` names the file and what is wrong."""
+    from agents.training.label_store import load_label_file, read_run_config, read_run_data, run_data_files
 
     variant = None
     parts: list[dict[str, npt.NDArray[Any]]] = []
@@ -89,11 +90,11 @@ def load_labels(runs: Sequence[Path]) -> tuple[str, dict[str, npt.NDArray[Any]]]
             variant, rows = load_label_file(run, progress=True, variant=variant)
             parts.append(rows)
             continue
-        v, files = read_run(run)
+        v, _ = read_run_config(run)
         if variant is not None and v != variant:
             raise ConfigError(f"{run} is a {v} run, the others {variant}: fit one variant at a time")
         variant = v
-        parts += [read_run_data(path, get_rules(v)) for path, *_ in files]
+        parts += [read_run_data(path, get_rules(v)) for path, _ in run_data_files(run)]
     if variant is None or not parts:
         raise ConfigError(f"no data/iter_K.npz in {', '.join(map(str, runs))}")
     return variant, {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -225,6 +226,17 @@ def save_distilled_checkpoint(policy: Any, path: Path, variant: str, rows: int, 
     return save_policy_checkpoint(policy, path, meta)
 
 
+def _check_out(out: Path) -> None:
+    """Refuse, before the labels are read and fitted, a bot folder that cannot be made or written: a file, or under
+    one, or in a folder that is not writable (``tournament.check_output_file`` on its weights' path)."""
+    from agents.evaluation.tournament import check_output_file
+    from agents.nets.weights import WEIGHTS
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder for the bot (it is made if missing)")
+    check_output_file(out / WEIGHTS, "--out", WEIGHTS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agents.training.distil",
@@ -248,8 +260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--epochs must be >= 1, --endgame >= 0, --temperature and --learning-rate > 0, --holdout in [0, 1)"
         )
     try:
+        _check_out(opts.out)
         variant, data = load_labels(opts.runs)
-    except ConfigError as e:
+    except ScopaEnvError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from agents.threads import pin_blas_threads

@@ -19,8 +19,12 @@ wherever it reads run directories, in any mix.
     python -m agents.training.label_store runs/scopone-scientifico__dagger__4 --out labels/scopone-dagger-4.npz
     python -m agents.training.distil labels/scopone-dagger-4.npz runs/scopone-scientifico__dagger__5 --out runs/fit
 
-The file is a plain ``.npz`` of arrays (read with ``allow_pickle=False``: loading it runs no code), with a JSON
-header naming its variant, the observation version it was replayed with, and where its rows came from.
+The file is a plain ``.npz`` of arrays with a JSON header naming its variant, the observation version it was
+replayed with, and where its rows came from. Labels files are shared, so they are read as data only
+(``agents.nets.weights.read_npz``: no Python objects, every member's size checked against ``MAX_LABEL_BYTES`` and
+``LABEL_EXPANSION`` times the file's size before it is read) and checked before any replay (``_check_label_arrays``);
+a run directory's ``config.yaml`` and data files alike (``read_run``, ``read_run_data``), and ``--out`` before the
+replay (``check_out``). Every refusal is one ``ConfigError`` line naming the file (``docs/safety.md``).
 """
 
 from __future__ import annotations
@@ -60,8 +64,10 @@ __all__ = [
     "pack_runs",
     "read_header",
     "read_run",
+    "read_run_config",
     "read_run_data",
     "replay_tasks",
+    "run_data_files",
     "write_label_file",
 ]
 
@@ -182,13 +188,10 @@ def _whole(config: Path, settings: dict[str, Any], key: str, lo: int, hi: int | 
     return value
 
 
-def read_run(run: Path) -> tuple[str, list[tuple[Path, int, npt.NDArray[np.uint64], npt.NDArray[np.int64]]]]:
-    """A run's variant and, per data file (in ``distil.load_labels``' order), its path, iteration and tasks' first
-    deals and hands. Raises ``ConfigError`` for a folder that is not an expert-iteration run, a ``config.yaml`` that
-    is not one (read with ``scopa_env.settings.read_yaml_mapping``, every field used checked) and data files whose
-    names or deal seeds cannot be right; nothing is allocated beyond the config's checked sizes."""
-    from agents.training.expert_iteration import iteration_first_deal
-
+def read_run_config(run: Path) -> tuple[str, dict[str, Any]]:
+    """The variant and the settings of the run directory ``run``'s ``config.yaml`` (read with
+    ``scopa_env.settings.read_yaml_mapping``); ``ConfigError`` for a folder without one, a file that cannot be read or
+    is no mapping, or a variant this version does not know."""
     config = run / "config.yaml"
     if not config.exists():
         raise ConfigError(f"{run}: no config.yaml; {RUN_FIX}")
@@ -196,10 +199,12 @@ def read_run(run: Path) -> tuple[str, list[tuple[Path, int, npt.NDArray[np.uint6
         settings = read_yaml_mapping(config, max_bytes=MAX_RUN_CONFIG_BYTES)
     except YamlFileError as e:
         raise ConfigError(e.describe(RUN_FIX, what="run config")) from None
-    variant = _variant(settings, f"run config {config}")
-    seed = _whole(config, settings, "seed", 0)
-    hands = _whole(config, settings, "hands", 1, MAX_RUN_HANDS)
-    chunk = min(_whole(config, settings, "chunk", 1), hands)
+    return _variant(settings, f"run config {config}"), settings
+
+
+def run_data_files(run: Path) -> list[tuple[Path, int]]:
+    """The run's data files (``data/iter_K.npz``) and their iterations, in ``distil.load_labels``' order (sorted by
+    name); ``ConfigError`` when there is none or one is a folder."""
     out = []
     for path in sorted((run / "data").glob("iter_*.npz")):
         match = _ITER.fullmatch(path.name)
@@ -207,7 +212,26 @@ def read_run(run: Path) -> tuple[str, list[tuple[Path, int, npt.NDArray[np.uint6
             continue
         if path.is_dir():
             raise ConfigError(f"{path} is a folder, not a data file; move it away or remove it")
-        k = int(match.group(1))
+        out.append((path, int(match.group(1))))
+    if not out:
+        raise ConfigError(f"no data/iter_K.npz in {run}")
+    return out
+
+
+def read_run(run: Path) -> tuple[str, list[tuple[Path, int, npt.NDArray[np.uint64], npt.NDArray[np.int64]]]]:
+    """A run's variant and, per data file (``run_data_files``), its path, iteration and tasks' first deals and
+    hands. Raises ``ConfigError`` for a folder that is not an expert-iteration run, a ``config.yaml`` that is not one
+    (``read_run_config``; ``seed``, ``hands`` and ``chunk`` checked) and data files whose names or deal seeds cannot
+    be right; nothing is allocated beyond the config's checked sizes."""
+    from agents.training.expert_iteration import iteration_first_deal
+
+    variant, settings = read_run_config(run)
+    config = run / "config.yaml"
+    seed = _whole(config, settings, "seed", 0)
+    hands = _whole(config, settings, "hands", 1, MAX_RUN_HANDS)
+    chunk = min(_whole(config, settings, "chunk", 1), hands)
+    out = []
+    for path, k in run_data_files(run):
         base = iteration_first_deal(seed, k)
         if base + hands - 1 > _LAST_DEAL:
             raise ConfigError(
@@ -216,8 +240,6 @@ def read_run(run: Path) -> tuple[str, list[tuple[Path, int, npt.NDArray[np.uint6
             )
         starts = np.arange(0, hands, chunk, dtype=np.int64)
         out.append((path, k, (base + starts.astype(np.uint64)).astype(np.uint64), np.minimum(chunk, hands - starts)))
-    if not out:
-        raise ConfigError(f"no data/iter_K.npz in {run}")
     return variant, out
 
 
