@@ -503,3 +503,29 @@ def test_distil_checks_its_out_folder_before_reading_the_labels(
     assert distil.main([str(labels), "--out", str(tmp_path / out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --out") and "is a file" in err[0], err
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")  # zipfile warns while the crafted archive is written
+def test_the_npz_reader_reads_only_the_members_asked_and_refuses_two_of_one_name(tmp_path: Path) -> None:
+    from agents.nets.weights import read_npz
+
+    raw = _valid()
+    assert list(read_npz(raw, members={"header"})) == ["header"]  # every member's size checked, one read
+    assert sorted(read_npz(raw)) == sorted(["header", *label_arrays()[0]])
+    buf = io.BytesIO(raw)
+    with zipfile.ZipFile(buf, "a") as archive, archive.open("top.npy", "w") as member:
+        np.lib.format.write_array(member, np.zeros(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="two members of one name"):
+        read_npz(buf.getvalue())
+
+
+def test_a_pipe_in_place_of_a_labels_file_or_a_data_file_is_refused(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.npz")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        label_store.load_label_file(tmp_path / "fifo.npz")  # opening it would wait for a writer for ever
+    run = make_run(tmp_path)
+    os.mkfifo(run / "data" / "iter_1.npz")
+    with pytest.raises(ConfigError, match=r"iter_1\.npz is not a regular file"):
+        label_store.read_run(run)

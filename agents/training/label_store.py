@@ -210,8 +210,9 @@ def run_data_files(run: Path) -> list[tuple[Path, int]]:
         match = _ITER.fullmatch(path.name)
         if match is None:
             continue
-        if path.is_dir():
-            raise ConfigError(f"{path} is a folder, not a data file; move it away or remove it")
+        if not path.is_file():
+            what = "a folder" if path.is_dir() else "not a regular file"
+            raise ConfigError(f"{path} is {what}, not a data file; move it away or remove it")
         out.append((path, int(match.group(1))))
     if not out:
         raise ConfigError(f"no data/iter_K.npz in {run}")
@@ -361,6 +362,8 @@ def _read_label_arrays(path: Path, members: Collection[str] | None = None) -> di
 
     if path.is_dir():
         raise ConfigError(f"{path} is a folder, not a labels file (python -m agents.training.label_store writes them)")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{path} is not a regular file (a device or a pipe), not a labels file")
     try:
         return read_npz(path, max_bytes=MAX_LABEL_BYTES, max_ratio=LABEL_EXPANSION, members=members)
     except OSError as e:
