@@ -11,11 +11,15 @@ Three formats, each read without running code from the file:
   never SB3's pickled ``data``), the activation as text (``read_activation``), the warm start's weights
   (``warm_start_weights``);
 - a bot export directory (``agents.nets.bot``): the model card (``read_card``: JSON, its ``search`` checked by
-  ``check_search``), ``policy.npz`` (``read_npz``: ``np.load(allow_pickle=False)`` once every member's size is
+  ``check_search``), ``policy.npz`` (``read_npz``: arrays only, ``allow_pickle=False``, once every member's size is
   checked), ``policy.onnx`` (``onnx_session``: built-in CPU kernels only), each checked against the sha256 its card
   records (``read_bot_files``);
 - an RLlib module saved by ``agents.nets.rllib`` (``read_rllib_module``: its JSON card and
   ``torch.load(weights_only=True)``; RLlib's own pickles are never opened).
+
+``read_npz`` is the one guarded reader of every ``.npz`` the project loads (bot weights, resume states, labels files
+and expert iteration's data through ``agents.training.label_store``): each member's size checked from its ``.npy``
+header against what the member holds, a ceiling and (``max_ratio``) the file's real size, before anything is read.
 
 ``open_network(rules, path)`` is the typed handle for the code that runs a network's layers itself (the ``az``
 search and ``pimc:model=PATH`` through ``agents.nets.netsearch.load_net``, expert iteration's start): a bot directory
