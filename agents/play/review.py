@@ -605,6 +605,12 @@ def _parse_games(text: str) -> list[int]:
     return sorted(set(out))
 
 
+def _games_text(text: str) -> str:
+    """``--games`` checked as argparse reads it (``_parse_games``), kept as text."""
+    _parse_games(text)
+    return text
+
+
 def agent_seats(record: Mapping[str, Any], label: str) -> list[int]:
     """The seats ``label`` played in a tournament's record (``evaluate.py --records``: ``agents`` names each side's
     agent, ``"A + P"`` for an agent with a ``--partner``, who then sits in one seat of its side: the rotation's,
@@ -722,21 +728,23 @@ def plot_review(review: Mapping[str, Any], path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     colors = {"blunder": "#c0392b", "mistake": "#e67e22", "inaccuracy": "#f1c40f", None: "#7f8c8d"}
     seats = sorted({int(d["seat"]) for d in review["decisions"]}) or [0]
     fig, axes = plt.subplots(len(seats), 1, figsize=(9, 2.2 * len(seats) + 0.8), squeeze=False, layout="constrained")
     for ax, seat in zip(axes[:, 0], seats, strict=True):
         mine = [d for d in review["decisions"] if d["seat"] == seat]
-        x = np.arange(len(mine))
+        x = np.arange(1, len(mine) + 1)
         ax.bar(x, [d["loss"] for d in mine], color=[colors[d["mark"]] for d in mine], yerr=[d["loss_se"] for d in mine])
         for name, value in MARKS:
             ax.axhline(value, color=colors[name], lw=0.8, ls="--", label=f"{name} {value}")
         for i in range(1, len(mine)):
             if (mine[i]["game"], mine[i]["hand"]) != (mine[i - 1]["game"], mine[i - 1]["hand"]):
-                ax.axvline(i - 0.5, color="k", lw=0.5)
+                ax.axvline(i + 0.5, color="k", lw=0.5)
         ax.set_ylabel(f"seat {seat}: points lost")
-        ax.set_xlim(-0.6, max(len(mine), 1) - 0.4)
+        ax.set_xlim(0.4, max(len(mine), 1) + 0.6)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[-1, 0].set_xlabel("the seat's moves in order (a line between hands)")
     axes[0, 0].legend(loc="upper right", fontsize=7)
     fig.suptitle(f"{review['variant']}: points lost per move ({review['mode']} review, {review['worlds']} deals)")
@@ -809,10 +817,12 @@ class ReviewOptions:
     """The command line's options (``python -m agents.play.review --help``)."""
 
     record: Path = setting(doc="a .jsonl file of game records (scopa-record, evaluate.py --records)", option="record")
-    games: list[list[int]] | None = setting(
-        None, "the games to review, numbered from 0: 0, 0-9, 2,5,7-8 (default every game)", parse=_parse_games,
+    games: str | None = setting(
+        None,
+        "the games to review, numbered from 0: 0, 0-9, 2,5,7-8 (default every game)",
+        parse=_games_text,
         show_default=False,
-    )  # fmt: skip
+    )
     seat: int | None = setting(None, "review this seat's moves only (default every seat)", parse=int_arg(0, 7))
     agent: str | None = setting(
         None, "review the moves of the agent labelled LABEL in a tournament's records, with a report of where it "
@@ -829,7 +839,7 @@ class ReviewOptions:
     seed: int = setting(0, "seed of the sampled deals, 0..2**64-1", parse=int_arg(0, MAX_SEED))
     json: Path | None = setting(None, "write the review as JSON to FILE", metavar="FILE")
     plot: Path | None = setting(None, "draw the points lost per move to FILE (PNG)", metavar="FILE")
-    progress: bool | None = setting(None, "show a progress bar (default: on a terminal)", show_default=False)
+    progress: bool = setting(True, "a progress bar with its ETA on stderr while reviewing")
     quiet: bool = setting(False, "print the summary only, not a line per move", negatable=False, show_default=False)
 
 
@@ -866,11 +876,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for flag, path in (("--json", opts.json), ("--plot", opts.plot)):
         if path is not None and (path.is_dir() or not path.parent.is_dir()):
             p.error(f"{flag} {path}: give a file path in an existing folder")
-    progress = sys.stderr.isatty() if opts.progress is None else opts.progress
-    update, close = _bar(progress)
+    update, close = _bar(opts.progress)
     try:
         records = read_records(opts.record)
-        chosen = sorted({g for part in opts.games for g in part}) if opts.games else list(range(len(records)))
+        chosen = _parse_games(opts.games) if opts.games is not None else list(range(len(records)))
         if chosen and chosen[-1] >= len(records):
             raise ReviewError(f"--games: {opts.record} holds {len(records)} games, numbered 0..{len(records) - 1}")
         games = [(i, records[i]) for i in chosen]
