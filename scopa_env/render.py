@@ -101,7 +101,9 @@ def render_text(
     if state.phase[g] == core.Phase.KNOCK:
         mask = core.legal_action_mask(rules, state.take([g]))[0]
         kinds = [k for a, k in ((1, "knock for 3 (sum)"), (2, "knock for 10 (tris)")) if mask[rules.num_cards + a]]
-        lines.append(f"  KNOCK: {seat_name(cur)} decides: no knock, {' or '.join(kinds)}")
+        who = seat_name(cur)
+        decides = "decide" if who == "you" else "decides"
+        lines.append(f"  KNOCK: {who} {decides}: no knock, {' or '.join(kinds)}")
     for p in range(rules.num_players):
         n = int(state.hands[g, p].sum())
         who = (

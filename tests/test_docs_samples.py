@@ -1,0 +1,175 @@
+"""Every printed sample output of the docs is what the code prints today: a fenced block right after a line
+``<!-- sample: KEY -->`` (invisible on the site and on GitHub) must equal the text ``SAMPLES[KEY]`` generates by
+running the code that prints it. When the code's output changes, regenerate the blocks:
+
+    .venv/bin/python -m tests.test_docs_samples --write            # every sample (the slow ones take minutes)
+    .venv/bin/python -m tests.test_docs_samples --write KEY [KEY]  # some of them
+
+Samples that take long to make (a tournament of 3,000 hands) are checked under ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK = re.compile(r"^<!-- sample: ([\w-]+) -->\n```[a-z]*\n(.*?)^```$", re.S | re.M)
+
+
+class _Player(io.TextIOBase):
+    """The terminal game's input, answered from what the game printed: the first card of 'your cards', the first
+    capture offered, a knock when one is offered, no rematch; ``script`` lines first."""
+
+    def __init__(self, out: io.StringIO, script: tuple[str, ...] = ()) -> None:
+        self.out, self.script = out, list(script)
+
+    def readline(self, size: int | None = -1) -> str:
+        if self.script:
+            return self.script.pop(0) + "\n"
+        text = self.out.getvalue()
+        prompt = text.rsplit("\n", 1)[-1]
+        if prompt.startswith("your move>"):
+            return text.rsplit("your cards: ", 1)[1].split()[0] + "\n"
+        if prompt.startswith("which capture?"):
+            return "1\n"
+        if prompt.startswith("knock>"):
+            return prompt.split("[", 1)[1].split("/")[-1].rstrip("] ") + "\n"
+        return "n\n"  # play again? no
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _transcript(argv: list[str], script: tuple[str, ...] = ()) -> list[str]:
+    """The terminal game's whole transcript for ``argv``, played by ``_Player``."""
+    from agents.play import terminal
+
+    out = io.StringIO()
+    assert terminal.main([*argv, "--color", "never"], _Player(out, script), out) == 0
+    return out.getvalue().splitlines()
+
+
+def _window(lines: list[str], first: str, last: str, back_to: str | None = None) -> str:
+    """From the first line matching ``first`` (or the last line matching ``back_to`` before it) to the next line
+    matching ``last`` after it."""
+    start = next(i for i, line in enumerate(lines) if re.search(first, line))
+    end = next(i for i in range(start + 1, len(lines)) if re.search(last, lines[i]))
+    if back_to is not None:
+        start = max(i for i in range(start) if re.search(back_to, lines[i]))
+    return "\n".join(lines[start : end + 1])
+
+
+def terminal_capture() -> str:
+    lines = _transcript(["--opponent", "greedy", "--seed", "2"])
+    return _window(lines, r"can capture in", r"^greedy: ", back_to=r"^classic  hand")
+
+
+def terminal_hint() -> str:
+    lines = _transcript(["--opponent", "bot:path=agents/bots/classic,search=false", "--seed", "3"], ("hint", "quit"))
+    return _window(lines, r"your move> hint", r"^suggested: ")
+
+
+def terminal_cirulla() -> str:
+    lines = _transcript(["--variant", "cirulla", "--opponent", "greedy", "--seed", "0"])
+    return _window(lines, r"^  KNOCK: you decide:", r"^you knock for", back_to=r"^cirulla  hand")
+
+
+def _evaluate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(ROOT / "evaluate.py"), *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=3600)
+
+
+def evaluate_round_robin() -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        args = "--variant classic --agents random greedy expert --hands 500 --no-plot --out".split()
+        done = _evaluate(*args, tmp)
+    assert done.returncode == 0, done.stderr
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    start = lines.index("Ratings")
+    end = next(i for i in range(lines.index("Crosstable (points per hand, score)"), len(lines)) if lines[i][:1] == "└")
+    return "\n".join(lines[start : end + 1])
+
+
+def evaluate_errors() -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "eval.yaml").write_text("variant: classic\nagents: [greedy, expert]\ndeals: 5.7\n")
+        runs = [
+            _evaluate("--variant", "classic", "--agents", "greedy", "expert", "--seed", "1e30", cwd=Path(tmp)),
+            _evaluate("--config", "eval.yaml", cwd=Path(tmp)),
+        ]
+    assert all(r.returncode == 2 for r in runs), [r.stderr for r in runs]
+    return "\n".join(r.stderr.strip().splitlines()[-1] for r in runs)
+
+
+@dataclass(frozen=True)
+class Sample:
+    make: Callable[[], str]
+    slow: bool = False
+
+
+SAMPLES = {
+    "terminal-capture": Sample(terminal_capture),
+    "terminal-hint": Sample(terminal_hint),
+    "terminal-cirulla": Sample(terminal_cirulla),
+    "evaluate-round-robin": Sample(evaluate_round_robin, slow=True),
+    "evaluate-errors": Sample(evaluate_errors),
+}
+"""Every sample of the docs, by its key, and how to make it."""
+
+
+def _marked() -> dict[str, list[tuple[Path, str]]]:
+    """Every marked block of the docs: key -> [(page, the block's text)]."""
+    found: dict[str, list[tuple[Path, str]]] = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for key, body in MARK.findall(page.read_text(encoding="utf-8")):
+            found.setdefault(key, []).append((page, body.rstrip("\n")))
+    return found
+
+
+def test_every_sample_is_marked_once_and_known() -> None:
+    marked = _marked()
+    assert sorted(marked) == sorted(SAMPLES), "a marked block without a generator, or a generator without a block"
+    assert all(len(v) == 1 for v in marked.values()), {k: [str(p) for p, _ in v] for k, v in marked.items()}
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.slow) if s.slow else k for k, s in SAMPLES.items()])
+def test_the_sample_is_what_the_code_prints(key: str) -> None:
+    ((page, shown),) = _marked()[key]
+    made = SAMPLES[key].make()
+    assert shown == made, (
+        f"{page.name}'s sample {key!r} is stale: regenerate it with "
+        f"`.venv/bin/python -m tests.test_docs_samples --write {key}`"
+    )
+
+
+def write(keys: list[str]) -> None:
+    """Replace the marked blocks of ``keys`` (all when empty) with what their code prints now."""
+    for key in keys or list(SAMPLES):
+        ((page, _),) = _marked()[key]
+        text = page.read_text(encoding="utf-8")
+        made = SAMPLES[key].make()
+
+        def replace(m: re.Match[str], key: str = key, made: str = made) -> str:
+            if m.group(1) != key:
+                return m.group(0)
+            head = m.group(0).split("\n", 2)
+            return f"{head[0]}\n{head[1]}\n{made}\n```"
+
+        page.write_text(MARK.sub(replace, text), encoding="utf-8")
+        print(f"{page.relative_to(ROOT)}: {key}")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args or args[0] != "--write":
+        sys.exit(f"usage: python -m tests.test_docs_samples --write [KEY ...]   (keys: {', '.join(SAMPLES)})")
+    write(args[1:])
