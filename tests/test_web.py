@@ -144,6 +144,7 @@ def test_info_lists_variants_and_only_the_servers_bots(server: WebServer) -> Non
     assert "classic" in names and "scopone-scientifico" in names
     classic = next(v for v in info["variants"] if v["name"] == "classic")
     assert classic["default_bot"] == "bot-classic" and set(classic["bots"]) == set(BOTS)
+    assert classic["short_names"] == {**{b: b for b in BOTS}, "bot-classic": "Bot"}  # the variant's own bot: "Bot"
     quattro = next(v for v in info["variants"] if v["name"] == "scopa-a-quattro")
     assert quattro["teams"] and "bot-classic" not in quattro["bots"]  # the shipped bot plays classic only
     assert "agents/bots" not in json.dumps(info)  # specs (paths) stay on the server
@@ -232,7 +233,8 @@ def test_hints_from_the_bot(server: WebServer) -> None:
     # classic's shipped bot is a pimc search: its hint is its move, without probabilities (as a rule-based bot's)
     view = call(server, "POST", "/api/games", {"variant": "classic", "seed": 2})[1]  # default: the shipped bot
     status, hint = call(server, "POST", f"/api/games/{view['id']}/hint", {})
-    assert status == 200 and hint["bot"] == "bot-classic" and hint["options"] == []
+    assert status == 200 and hint["bot"] == "Bot" and hint["options"] == []  # the page's short name for it
+    assert (view["seats"][1]["name"], view["seats"][1]["bot"], view["hint_bot"]) == ("Bot", "bot-classic", "Bot")
     assert hint["card"]["code"] in view["moves"]
     view = call(server, "POST", "/api/games", {"variant": "classic", "opponent": "expert", "seed": 2})[1]
     status, hint = call(server, "POST", f"/api/games/{view['id']}/hint", {})

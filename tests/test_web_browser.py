@@ -39,6 +39,8 @@ CIRULLA_SEED = 83
 """A cirulla deal (against greedy) where the dealer's side takes the table as dealt, the bot knocks, and the person
 may knock by sum or with three of a kind."""
 DESKTOP = {"width": 1280, "height": 800}
+FIRST_SCREENS = [{"width": 360, "height": 740}, {"width": 1366, "height": 768}]
+"""The sizes where the whole board (the other seats, the table, the whole hand, Hint) is in the first screen."""
 PHONES = [{"width": 360, "height": 740}, {"width": 420, "height": 860}]
 MOVE_MS = 1000
 """How long the page draws each bot move in the test that watches it (the others turn the drawing off: ``?anim=0``)."""
@@ -51,6 +53,14 @@ a process may compile kernels, slow on a loaded machine."""
 @pytest.fixture(scope="module")
 def server() -> Iterator[WebServer]:
     yield from serve({"random": "random", "greedy": "greedy"}, SEED)
+
+
+@pytest.fixture(scope="module")
+def every_variant_server() -> Iterator[WebServer]:
+    """greedy for every variant, and greedy again under the name of scopone's shipped bot: the page names a bot by its
+    name on the server's list ("Bot" for the variant's own; test_web.py checks it with classic's real one), and
+    greedy is quick to load for every variant."""
+    yield from serve({"greedy": "greedy", "bot-scopone-scientifico": "greedy"}, SEED)
 
 
 @pytest.fixture(scope="module")
@@ -426,6 +436,75 @@ def test_a_team_game_fits_a_phone(page_at: PageAt) -> None:
     assert len(seats) == 3 and all(s is not None and s["y"] + s["height"] <= table["y"] for s in seats), seats
 
 
+def assert_in_first_screen(page: Any, viewport: dict[str, int], what: str) -> None:
+    """The table, every card of the hand and the Hint button lie inside the window as first shown (no scrolling);
+    the status line and the score table's side names are one line each."""
+    page.evaluate("window.scrollTo(0, 0)")
+    for selector in ["#table-area", "#hint-button", "#others", *[f"#hand .card >> nth={i}" for i in range(10)]]:
+        if selector.startswith("#hand") and page.locator(selector).count() == 0:
+            break
+        b = box(page, selector)
+        inside = b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= viewport["width"]
+        assert inside and b["y"] + b["height"] <= viewport["height"], (what, selector, b)
+    lines = page.evaluate(
+        """[document.getElementById("message"), ...document.querySelectorAll("#scores .side-label")].map((e) =>
+            e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).fontSize))"""
+    )
+    assert all(0 < n < 2 for n in lines), (what, lines)  # a line is about 1.2 times the font's size
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), what
+
+
+def my_moves(page: Any) -> int:
+    return int(
+        page.evaluate("state.game.hand_log.filter((e) => e.type === 'move' && e.seat === state.game.you).length")
+    )
+
+
+@pytest.mark.parametrize("viewport", FIRST_SCREENS, ids=lambda v: f"{v['width']}x{v['height']}")
+def test_every_variant_fits_the_first_screen_and_a_double_click_plays_once(
+    browser: Any, every_variant_server: WebServer, viewport: dict[str, int], tmp_path: Path
+) -> None:
+    """In every variant, on a phone and on a laptop: the board in the first screen (scopone's 10-card hand included),
+    one-line status and side names; a double click on a card sends one move (no 409, no error in the status line)."""
+    pages = open_page(browser, every_variant_server, viewport)
+    page = next(pages)
+    variants = page.evaluate("state.info.variants.map((v) => v.name)")
+    assert len(variants) == 17
+    for variant in variants:
+        opponent = "bot-scopone-scientifico" if variant == "scopone-scientifico" else "greedy"
+        partner = opponent if page.evaluate(f"state.info.variants.find((v) => v.name === '{variant}').teams") else None
+        start(page, variant, opponent, partner)
+        if variant == "scopone-scientifico":  # the shipped bot's short name, its seats numbered
+            assert page.locator("#others .seat-name").all_inner_texts() == ["Bot 1", "Bot 2", "Bot 3"]
+            assert page.locator("#scores td.side-name").all_inner_texts() == ["you + Bot 2", "Bot 1 + Bot 3"]
+            assert page.locator("#hand .card").count() == 10
+            page.screenshot(path=str(tmp_path / "scopone.png"))
+            assert_png(tmp_path / "scopone.png", viewport)
+        assert_in_first_screen(page, viewport, variant)
+        if page.is_visible("#knock"):  # cirulla: decide the knock first
+            click_and_wait(page, page.locator('#knock-options button[data-knock="none"]'))
+        # a card with one capture (or a lay): a double click plays it once
+        single = page.evaluate(
+            "Object.entries(state.game.moves).filter(([c, caps]) => caps.length === 1).map(([c]) => c)"
+        )
+        if not single:
+            continue
+        before, moves = updates(page), my_moves(page)
+        page.locator(f'#hand .card[data-card="{single[0]}"]').dblclick()
+        wait_until(page, f"Number(document.body.dataset.updates || 0) > {before}")
+        page.wait_for_timeout(100)  # a second move's answer would be drawn by now
+        assert updates(page) == before + 1, variant
+        message = page.locator("#message").inner_text()
+        assert my_moves(page) == moves + 1 or page.evaluate("state.game.hand_no") > 1, (variant, message)
+        for wrong in ("hold", "cannot", "Wait", "not your turn", "failed", "409"):
+            assert wrong not in message, (variant, message)
+        assert_in_first_screen(page, viewport, f"{variant} after a move")
+    page.click("#hint-button")  # the last variant's hint names its bot
+    wait_until(page, "document.getElementById('hint').textContent.includes('suggests')")
+    assert page.locator("#hint").inner_text().startswith("greedy suggests")
+    next(pages, None)  # closes the page and checks its console
+
+
 def test_the_bots_moves_are_drawn_on_the_table(page_at: PageAt) -> None:
     """After the person's move, each bot move of the answer is drawn on the table it was played on: the card played
     (marked with the bot's name), the cards it takes marked; then the table as it is now."""
@@ -488,6 +567,9 @@ def test_language_switch_english_italian(page_at: PageAt) -> None:
     suit_en = {"d": "coins", "c": "cups", "s": "swords", "b": "clubs"}[card["suit"]]
     suit_it = {"d": "denari", "c": "coppe", "s": "spade", "b": "bastoni"}[card["suit"]]
     assert page.locator("#hand .card").first.get_attribute("title", timeout=1000).startswith(f"{rank} of {suit_en} (")
+    # one name and one corner letter per rank in each language (the 9 is the Knight, Q in the notation)
+    ranks = "['A', 'J', 'Q', 'K'].map((r) => rankLabel(r) + ' ' + rankName(r))"
+    assert page.evaluate(ranks) == ["A Ace", "J Jack", "Q Knight", "K King"]
     english = page.inner_text("body")
     log = page.locator("#log li").all_inner_texts()
     assert page.get_attribute("html", "lang") == "en" and "Your hand" in english
@@ -496,6 +578,7 @@ def test_language_switch_english_italian(page_at: PageAt) -> None:
     assert page.locator("#scores th").all_inner_texts() == ["", "punti", "carte", "denari", "sette", "sb.", "scope"]
     rank_it = {"A": "Asso", "J": "Fante", "Q": "Cavallo", "K": "Re"}.get(card["rank"], card["rank"])
     assert page.locator("#hand .card").first.get_attribute("title").startswith(f"{rank_it} di {suit_it} (")
+    assert page.evaluate(ranks) == ["A Asso", "F Fante", "C Cavallo", "R Re"]
     italian = page.inner_text("body")
     for word in ["La tua mano", "Tavolo", "Punteggio", "Questa mano", "Consiglio", "Variante", "carte nel mazzo"]:
         assert word in italian, word

@@ -71,8 +71,8 @@ class Seat:
     agent_name: str | None
     """The bot's name on the server's list; None for the person."""
     name: str
-    """The seat's one name on the page: ``you``, or the bot's name, with the seat number when several seats play
-    the same bot (``greedy 1``, ``greedy 3``)."""
+    """The seat's one name on the page: ``you``, or the bot's short name (``Bot`` for the variant's own shipped bot,
+    else its name on the server's list), with the seat number when several seats share it (``Bot 1``, ``Bot 3``)."""
     role: str
     """``you``, ``partner`` or ``opponent``."""
 
@@ -95,6 +95,7 @@ class WebGame:
         hint_agent: Policy | None,
         seed: int,
         hint_name: str | None = None,
+        short_names: dict[str, str] | None = None,
     ) -> None:
         self.id = game_id
         self.rules = rules
@@ -104,7 +105,8 @@ class WebGame:
         self.hint_agent = hint_agent
         self.hint_name = hint_name or (hint_agent.name if hint_agent is not None else None)
         self.seats = [
-            _seat(s, rules.seat_side[s], human, self.human_side, seat_names) for s in range(rules.num_players)
+            _seat(s, rules.seat_side[s], human, self.human_side, seat_names, short_names or {})
+            for s in range(rules.num_players)
         ]
         self.lock = threading.Lock()
         self.last_used = time.monotonic()
@@ -379,11 +381,16 @@ class WebGame:
         return f"player {seats[0]}" if len(seats) == 1 else "team " + "+".join(str(s) for s in seats)
 
 
-def _seat(seat: int, side: int, human: int, human_side: int, seat_names: dict[int, str]) -> Seat:
-    """Seat ``seat`` of a match where the person sits at ``human``: its label, role and one name."""
+def _seat(
+    seat: int, side: int, human: int, human_side: int, seat_names: dict[int, str], short_names: dict[str, str]
+) -> Seat:
+    """Seat ``seat`` of a match where the person sits at ``human``: its label, role and one name (the bot's short
+    name from ``short_names``, else its name on the server's list; with the seat number when several seats share
+    it)."""
     if seat == human:
         return Seat(seat, side, "you", None, "you", "you")
     bot = seat_names[seat]
+    short = short_names.get(bot, bot)
     role = "partner" if side == human_side else "opponent"
-    shared = sum(name == bot for s, name in seat_names.items() if s != human) > 1
-    return Seat(seat, side, f"{role} ({bot})", bot, f"{bot} {seat}" if shared else bot, role)
+    shared = sum(short_names.get(name, name) == short for s, name in seat_names.items() if s != human) > 1
+    return Seat(seat, side, f"{role} ({bot})", bot, f"{short} {seat}" if shared else short, role)

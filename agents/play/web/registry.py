@@ -38,6 +38,8 @@ MAX_BODY = 4096
 MAX_SEED = 2**63 - 1
 HINT_SEED = 12345
 """Seed of the separate hint-bot instance (hints never change the opponents' random draws)."""
+SHORT_BOT_NAME = "Bot"
+"""The page's name for the variant's own shipped bot (its name on the server's list is ``bot-<variant>``)."""
 
 
 class RequestError(ScopaError, ValueError):
@@ -171,6 +173,12 @@ class GameRegistry:
         preferred = f"bot-{served.name if served is not None else variant}"
         return preferred if preferred in names else (names[0] if names else None)
 
+    def short_name(self, bot: str, variant: str) -> str:
+        """The bot's name on the page: ``Bot`` for the variant's own shipped bot (``bot-<variant>``, or the one whose
+        model card serves the variant), else its name on the server's list (``expert``, a ``--bot`` NAME)."""
+        served = self.shipped.get(variant)
+        return SHORT_BOT_NAME if served is not None and bot == f"bot-{served.name}" else bot
+
     def info(self) -> dict[str, Any]:
         """What the page needs to offer a game: variants (with their bots) and bots."""
         variants = []
@@ -186,6 +194,7 @@ class GameRegistry:
                     "target": rules.target,
                     "deck": rules.deck_name,
                     "bots": self.bots_for(name),
+                    "short_names": {b: self.short_name(b, name) for b in self.bots_for(name)},
                     "default_bot": self.default_bot(name),
                 }
             )
@@ -282,6 +291,9 @@ class GameRegistry:
                     503, f"the server already holds {self.config.max_games} games; try again when idle ones expire"
                 )
             game_id = secrets.token_urlsafe(24)
-            game = WebGame(game_id, rules, seat, seat_agents, names, hint, int(seed), hint_name=opp_name)
+            short = {name: self.short_name(name, variant) for name in {opp_name, mate_name}}
+            game = WebGame(
+                game_id, rules, seat, seat_agents, names, hint, int(seed), hint_name=short[opp_name], short_names=short
+            )
             self._games[game_id] = game
         return game

@@ -6,6 +6,7 @@
 const state = {
   info: null, game: null, hint: null, pendingSummary: [], summary: null, lang: "en",
   status: () => "", frame: null, animating: false, showToken: 0, skip: null, skipAll: false,
+  busy: false,  // a request to the server is on its way: no other move, knock or hint until its answer
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -27,19 +28,20 @@ const OWN_MOVE_SHARE = 0.6;
 
 // ------------------------------------------------------------------------------------------------ words
 
-const CARD_WORDS = {
-  en: {
-    italian: { ranks: { A: "Ace", J: "Jack", Q: "Knight", K: "King", T: "10" },
-               suits: { d: "coins", c: "cups", s: "swords", b: "clubs" }, of: "of" },
-    french: { ranks: { A: "Ace", J: "Jack", Q: "Queen", K: "King", T: "10" },
-              suits: { d: "diamonds", c: "hearts", s: "spades", b: "clubs" }, of: "of" },
-  },
-  it: {
-    italian: { ranks: { A: "Asso", J: "Fante", Q: "Cavallo", K: "Re", T: "10" },
-               suits: { d: "denari", c: "coppe", s: "spade", b: "bastoni" }, of: "di" },
-    french: { ranks: { A: "Asso", J: "Fante", Q: "Donna", K: "Re", T: "10" },
-              suits: { d: "quadri", c: "cuori", s: "picche", b: "fiori" }, of: "di" },
-  },
+/** One name and one corner letter per rank in each language, whatever the suits look like: in the 40-card deck the
+ * record notation's Q is the 9, the Knight (Cavallo); only the 52-card deck (simple-8) has a Queen (Donna). English
+ * letters are the notation's (A, 2..7, J, Q, K), Italian ones F, C, R (the terminal game uses the same names). */
+const RANK_WORDS = {
+  en: { names: { A: "Ace", J: "Jack", Q: "Knight", K: "King", T: "10" }, letters: { T: "10" },
+        names52: { Q: "Queen" }, letters52: {} },
+  it: { names: { A: "Asso", J: "Fante", Q: "Cavallo", K: "Re", T: "10" }, letters: { J: "F", Q: "C", K: "R", T: "10" },
+        names52: { Q: "Donna" }, letters52: { Q: "D" } },
+};
+const SUIT_WORDS = {
+  en: { italian: { d: "coins", c: "cups", s: "swords", b: "clubs" },
+        french: { d: "diamonds", c: "hearts", s: "spades", b: "clubs" }, of: "of" },
+  it: { italian: { d: "denari", c: "coppe", s: "spade", b: "bastoni" },
+        french: { d: "quadri", c: "cuori", s: "picche", b: "fiori" }, of: "di" },
 };
 
 const STRINGS = {
@@ -194,8 +196,6 @@ const ITALIAN_SUITS = {
       ["circle", { cx: 18, cy: 25, r: 2, fill: "#2e7d32" }]],
 };
 const FRENCH_SUITS = { d: ["♦", "#c0121b"], c: ["♥", "#c0121b"], s: ["♠", "#111"], b: ["♣", "#111"] };
-const ITALIAN_RANKS = { J: "F", Q: "C", K: "R", T: "10" };
-const ITALIAN_FACES = { J: "Fante", Q: "Cavallo", K: "Re" };
 
 function suitSvg(suit) {
   const svg = document.createElementNS(SVG_NS, "svg");
@@ -219,14 +219,23 @@ function suitSvg(suit) {
 
 function faces() { return $("faces").value; }
 
+const deck52 = () => Boolean(state.game && state.game.deck === "french52");
+
+/** The rank's letter in a card's corners, in the page's language. */
 function rankLabel(rank) {
-  if (faces() === "italian") return ITALIAN_RANKS[rank] || rank;
-  return rank === "T" ? "10" : rank;
+  const w = RANK_WORDS[state.lang];
+  return (deck52() && w.letters52[rank]) || w.letters[rank] || rank;
+}
+
+/** The rank's one name in the page's language (Ace, 2, ..., Jack, Knight, King). */
+function rankName(rank) {
+  const w = RANK_WORDS[state.lang];
+  return (deck52() && w.names52[rank]) || w.names[rank] || rank;
 }
 
 function cardText(card) {
-  const w = CARD_WORDS[state.lang][faces()];
-  return `${w.ranks[card.rank] || card.rank} ${w.of} ${w.suits[card.suit]}`;
+  const w = SUIT_WORDS[state.lang];
+  return `${rankName(card.rank)} ${w.of} ${w[faces()][card.suit]}`;
 }
 const captureText = (cards) => cards.map(cardText).join(", ");
 
@@ -243,8 +252,7 @@ function cardEl(card, small) {
   const pip = suitSvg(card.suit);
   pip.classList.add("pip");
   c.appendChild(pip);
-  const face = faces() === "italian" ? ITALIAN_FACES[card.rank] : null;
-  if (face) c.appendChild(el("div", "face", face));
+  if (faces() === "italian" && "JQK".includes(card.rank)) c.appendChild(el("div", "face", rankName(card.rank)));
   return c;
 }
 
@@ -253,8 +261,25 @@ function cardEl(card, small) {
 /** A seat's one name, the same in the seat boxes, the score table, the log and the summaries. */
 function seatName(g, seat) { return seat === g.you ? t("you") : g.seats[seat].name; }
 function sideName(g, side) { return g.sides[side].seats.map((s) => seatName(g, s)).join(" + "); }
+/** The opponents' bot as the page names it (the hint's bot): "Bot" for the variant's own bot. */
+function opponentsName(g) { return g.hint_bot || g.seats.find((s) => s.role === "opponent").bot; }
 
 // ------------------------------------------------------------------------------------------------ API
+
+/** A request that changes or asks about the game (a move, a knock, a hint, a new game): one at a time, so a
+ * double click or a click while the answer is on its way sends nothing more. Returns undefined when one is already
+ * on its way. */
+async function send(method, path, body) {
+  if (state.busy) return undefined;
+  state.busy = true;
+  document.body.classList.add("busy");
+  try {
+    return await api(method, path, body);
+  } finally {
+    state.busy = false;
+    document.body.classList.remove("busy");
+  }
+}
 
 async function api(method, path, body) {
   const opts = { method, headers: {} };
@@ -271,7 +296,14 @@ async function api(method, path, body) {
 /** Show a status line; `text` is a string or a function giving it (redrawn in the other language on a switch). */
 function say(text) {
   state.status = typeof text === "function" ? text : () => text || "";
-  $("message").textContent = state.status();
+  showStatus();
+}
+
+/** The status line: one line on the page, the whole text in its tooltip. */
+function showStatus() {
+  const m = $("message");
+  m.textContent = state.status();
+  m.title = m.textContent;
 }
 
 // ------------------------------------------------------------------------------------------------ language
@@ -291,7 +323,7 @@ function setLang(lang) {
   for (const b of document.querySelectorAll("#lang button")) b.setAttribute("aria-pressed", String(b.dataset.lang === state.lang));
   for (const e of document.querySelectorAll("[data-i18n]")) e.textContent = t(e.dataset.i18n);
   if (state.info) fillVariants();
-  $("message").textContent = state.status();
+  showStatus();
   if (state.game) render();
   if (state.summary) drawSummary(state.summary);
 }
@@ -315,7 +347,12 @@ function fillBots() {
   const v = variantInfo();
   for (const id of ["opponent", "partner"]) {
     const sel = $(id);
-    sel.replaceChildren(...v.bots.map((b) => { const o = el("option", null, b); o.value = b; return o; }));
+    sel.replaceChildren(...v.bots.map((b) => {
+      const o = el("option", null, (v.short_names || {})[b] || b);  // "Bot": the variant's own bot
+      o.value = b;
+      o.title = b;
+      return o;
+    }));
     sel.value = v.default_bot;
   }
   $("partner-label").hidden = !v.teams;
@@ -355,13 +392,15 @@ async function newGame() {
   if (v.deck === "french52") $("faces").value = "french";  // a 52-card deck: French faces fit it
   if (v.teams) body.partner = $("partner").value;
   try {
-    await show(await api("POST", "/api/games", body), () => t("newMatch", { variant: v.name, opponent: body.opponent }));
+    const game = await send("POST", "/api/games", body);
+    if (game) await show(game, () => t("newMatch", { variant: v.name, opponent: opponentsName(game) }));
   } catch (e) { say(e.message); }
 }
 
 async function rematch() {
   try {
-    await show(await api("POST", `/api/games/${state.game.id}/rematch`, {}), () => t("rematchStarted"));
+    const game = await send("POST", `/api/games/${state.game.id}/rematch`, {});
+    if (game) await show(game, () => t("rematchStarted"));
   } catch (e) { say(e.message); }
 }
 
@@ -370,18 +409,22 @@ async function rematch() {
 async function play(card, capture) {
   $("chooser").hidden = true;
   try {
-    await show(await api("POST", `/api/games/${state.game.id}/move`, { card, capture }));
+    const game = await send("POST", `/api/games/${state.game.id}/move`, { card, capture });
+    if (game) await show(game);
   } catch (e) { say(e.message); }
 }
 
 async function knock(choice) {
   try {
-    await show(await api("POST", `/api/games/${state.game.id}/knock`, { knock: choice }));
+    const game = await send("POST", `/api/games/${state.game.id}/knock`, { knock: choice });
+    if (game) await show(game);
   } catch (e) { say(e.message); }
 }
 
-function onHandClick(card) {
+function onHandClick(card, clicks) {
   if (state.animating) { skipAnimation(); return; }  // a key pressed while the last moves are drawn skips them
+  // the answer to the move just sent is on its way, or this is a double click's second click: nothing more to send
+  if (state.busy || clicks > 1) return;
   const g = state.game;
   const options = g.moves[card.code];
   if (!g.your_turn) { say(() => t("notYourTurn")); return; }
@@ -405,7 +448,7 @@ function onHandClick(card) {
     cap.forEach((code) => row.appendChild(cardEl(byCode[code], true)));
     b.appendChild(row);
     if (g.cirulla && kind) b.appendChild(el("span", "capture-kind", kind));
-    b.addEventListener("click", () => play(card.code, cap));
+    b.addEventListener("click", (ev) => { if (ev.detail <= 1) play(card.code, cap); });
     box.appendChild(b);
   });
   $("chooser").hidden = false;
@@ -413,8 +456,12 @@ function onHandClick(card) {
 
 async function getHint() {
   try {
-    state.hint = await api("POST", `/api/games/${state.game.id}/hint`, {});
-    render();
+    const game = state.game;
+    const hint = await send("POST", `/api/games/${game.id}/hint`, {});
+    if (hint && state.game === game) {
+      state.hint = hint;
+      render();
+    }
   } catch (e) { say(e.message); }
 }
 
@@ -594,6 +641,7 @@ function render() {
   $("hint").textContent = hint ? hintText(hint) : "";
   renderTable(g, frame, hinted);
   const mine = new Set((g.seats[g.you].revealed || []).map((c) => c.code));
+  $("hand").style.setProperty("--n", String(g.hand.length));
   $("hand").replaceChildren(...g.hand.map((c) => {
     const e = cardEl(c);
     e.classList.add(g.moves[c.code] ? "playable" : "unplayable");
@@ -605,8 +653,8 @@ function render() {
     if (hinted.has(c.code)) e.classList.add("hinted");
     e.tabIndex = 0;
     e.setAttribute("role", "button");
-    e.addEventListener("click", () => onHandClick(c));
-    e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); onHandClick(c); } });
+    e.addEventListener("click", (ev) => onHandClick(c, ev.detail));
+    e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); onHandClick(c, 1); } });
     return e;
   }));
   const knocking = g.knock_options.length > 0;
@@ -616,7 +664,7 @@ function render() {
     const b = el("button", "knock-option" + (hint && hint.knock === k ? " hinted" : ""), t(`knock_${k}`));
     b.type = "button";
     b.dataset.knock = k;
-    b.addEventListener("click", () => knock(k));
+    b.addEventListener("click", (ev) => { if (ev.detail <= 1) knock(k); });
     return b;
   }));
   $("hint-button").disabled = !g.your_turn;
@@ -646,6 +694,7 @@ function render() {
  * (marked with who played it) and the cards it takes. */
 function renderTable(g, frame, hinted) {
   const table = $("table");
+  table.style.setProperty("--n", String(frame ? frame.table_before.length + 1 : g.table.length));
   if (!frame) {
     table.replaceChildren(...g.table.map((c) => {
       const e = cardEl(c);
@@ -686,7 +735,10 @@ function renderScores(g) {
   for (const s of g.sides) {
     const tr = el("tr", s.mine ? "mine" : "");
     tr.dataset.side = s.side;
-    tr.appendChild(el("td", "side-name", sideName(g, s.side)));
+    const name = el("td", "side-name");
+    name.appendChild(el("span", "side-label", sideName(g, s.side)));
+    name.title = sideName(g, s.side);
+    tr.appendChild(name);
     tr.appendChild(el("td", "big score", String(s.score)));
     const cells = [s.cards, s.coins, s.sevens, s.settebello ? t("yes") : t("no"), s.scope];
     if (knocks) cells.push(s.knocks);
