@@ -216,6 +216,7 @@ LABEL_CASES: dict[str, tuple[Callable[[], bytes], str]] = {
     "rows that do not add up": (lambda: _with(rows=np.array([1, 2], dtype=np.int64)), r"rows"),
     "one task short": (lambda: _with(rows=np.array([80], dtype=np.int64)), r"tasks|rows|first"),
     "an action out of range": (lambda: _with(action=np.full(_rows_size(), 200, dtype=np.uint8)), r"action"),
+    "a negative action": (lambda: _with(action=np.full(_rows_size(), -1, dtype=np.int64)), r"action -1 is not"),
     "action a float": (lambda: _with(action=np.zeros(_rows_size())), r"action"),
     "2-d action": (lambda: _with(action=np.zeros((_rows_size(), 1), dtype=np.uint8)), r"action"),
     "fewer gaps than rows": (lambda: _with(gaps=np.zeros(3, dtype=np.float16)), r"gaps|values"),

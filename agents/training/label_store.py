@@ -446,10 +446,9 @@ def _check_label_arrays(path: Path, arrays: dict[str, npt.NDArray[Any]], header:
             f"{path}: its header counts {header['rows']:,} rows (decisions) of {header['hands']:,} hands, its arrays "
             f"{action.size:,} of {int(hands.sum()):,} (damaged)"
         )
-    if action.max() >= rules.num_actions:
-        raise ConfigError(
-            f"{path}: an action {int(action.max())} is not one of the {rules.num_actions} of {rules.name}"
-        )
+    bad = int(action.min()) if action.min() < 0 else int(action.max())
+    if not 0 <= bad < rules.num_actions:
+        raise ConfigError(f"{path}: an action {bad} is not one of {rules.name}'s, 0..{rules.num_actions - 1}")
     top, gaps = arrays["top"], arrays["gaps"]
     if top.size != action.size or not action.size <= gaps.size <= action.size * rules.num_actions:
         raise ConfigError(
