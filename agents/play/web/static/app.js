@@ -123,7 +123,7 @@ const STRINGS = {
     leftover: "Le carte rimaste in tavola ({cards}) vanno a chi ha preso per ultimo: {who}.",
     leftoverNobody: "Le carte rimaste in tavola ({cards}) non vanno a nessuno.",
     youWin: "Hai vinto la partita!", theyWin: "Partita vinta da {who}", finalScores: "Punteggi finali: {scores}",
-    stockInfo: "· mano {hand}, distribuzione {deal}/{deals} · {stock} carte nel mazzo",
+    stockInfo: "· mano {hand}, giro {deal}/{deals} · {stock} carte nel mazzo",
     emptyTable: "(il tavolo è vuoto)", matchOverInfo: "· partita finita", knockInfo: "· tocca a te: bussi o no?",
     playInfo: "· tocca a te: scegli una carta", targetInfo: "(a {target})",
     col_score: "punti", col_cards: "carte", col_coins: "denari", col_sevens: "sette", col_settebello: "sb.",
