@@ -42,7 +42,7 @@ from agents.evaluation.tournament import (  # noqa: E402
 )
 from agents.signals import exit_status, signal_name  # noqa: E402
 from scopa_env import kernel  # noqa: E402
-from scopa_env.settings import StoreOnce, add_field_options, field_types, given_fields  # noqa: E402
+from scopa_env.settings import StoreOnce, add_field_options, field_types, given_fields, path_parser  # noqa: E402
 
 
 def _option_value(name: str, text: str) -> Any:
@@ -67,12 +67,7 @@ def _option_value(name: str, text: str) -> Any:
         raise argparse.ArgumentTypeError(e.detail.removeprefix("item 0: ")) from None
 
 
-def _path(text: str) -> Path:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("got an empty path; give a file or folder path")
-    if "\x00" in text:
-        raise argparse.ArgumentTypeError(f"{text!r} holds a NUL character; give a file or folder path")
-    return Path(text)
+_path = path_parser("a file or folder path")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,7 +41,7 @@ from scopa_env.atomic import atomic_open, atomic_write_text  # noqa: E402
 from scopa_env.errors import ScopaEnvError  # noqa: E402
 from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting, short_repr  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, path_parser, setting, short_repr  # noqa: E402
 from scopa_env.shell import shown_path  # noqa: E402
 
 __all__ = [
@@ -399,15 +399,6 @@ def read_board(out: Path, variant: str, fresh: bool = False) -> dict[str, Any] |
     return {"results": res, "costs": cost["costs"], "bot": cost.get("bot")}
 
 
-def _output_path(text: str) -> Path:
-    """An output file's path as the command line gives it: not empty (``Path("")`` would be the working directory)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("got an empty path; give the file to write")
-    if "\x00" in text:
-        raise argparse.ArgumentTypeError(f"{short_repr(text)} holds a NUL character; give the file to write")
-    return Path(text)
-
-
 @dataclass
 class Options:
     """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
@@ -431,11 +422,13 @@ class Options:
     out: Path = setting(
         Path("runs/leaderboard"), "results folder (default runs/leaderboard)", parse=Path, show_default=False
     )
-    doc: Path = setting(Path("docs/leaderboard.md"), "page to write", parse=_output_path, show_default=False)
+    doc: Path = setting(
+        Path("docs/leaderboard.md"), "page to write", parse=path_parser("the file to write"), show_default=False
+    )
     plot: Path = setting(
         Path("docs/img/leaderboard.png"),
         "plot to write (.png, .svg, .pdf, ...)",
-        parse=_output_path,
+        parse=path_parser("the file to write"),
         show_default=False,
     )
     fresh: bool = setting(

@@ -78,6 +78,7 @@ __all__ = [
     "load_config",
     "parse_options",
     "path_arguments",
+    "path_parser",
     "read_yaml_mapping",
     "setting",
     "short_repr",
@@ -136,6 +137,20 @@ def setting(
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def path_parser(what: str = "a file or folder path") -> Callable[[str], Path]:
+    """An argparse ``type`` for a path option: the text as a ``Path``, refusing an empty one (``Path("")`` is the
+    working directory) or one holding a NUL character; ``what`` names what to give instead."""
+
+    def parse(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"got an empty path; give {what}")
+        if "\x00" in text:
+            raise argparse.ArgumentTypeError(f"{short_repr(text)} holds a NUL character; give {what}")
+        return Path(text)
+
+    return parse
 
 
 def path_arguments(name: str, doc: str) -> Any:
