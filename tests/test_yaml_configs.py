@@ -202,6 +202,17 @@ def test_messages_quote_a_short_prefix_of_any_value(tmp_path: Path) -> None:
         assert len(str(info.value)) < MAX_MESSAGE, str(info.value)[:300]
 
 
+def test_every_yaml_file_is_read_by_the_one_reader() -> None:
+    """No module but ``scopa_env/settings.py`` parses YAML itself (``yaml.safe_load`` had no alias or key checks)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [*root.glob("*.py"), *(p for d in ("scopa_env", "agents", "bench") for p in (root / d).rglob("*.py"))]
+    parse = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|load_all|safe_load_all|compose|parse)\(")
+    strays = [str(p.relative_to(root)) for p in sources if parse.search(p.read_text(encoding="utf-8"))]
+    assert strays == ["scopa_env/settings.py"], strays
+
+
 # --------------------------------------------------------------------------------------------------- the commands
 
 
