@@ -698,11 +698,12 @@ def decision_line(d: Mapping[str, Any], seat_name: Callable[[int], str] | None =
 
 def format_review(review: Mapping[str, Any], seat_name: Callable[[int], str] | None = None, game: bool = True) -> str:
     """The review as text: a line per decision (``decision_line``), then each seat's summary."""
-    label = (
-        "honest (each seat's own information)" if review["mode"] == "honest" else "open (hindsight: every card known)"
-    )
+    if review["mode"] == "honest":
+        label = f"honest (each seat's own information), {review['worlds']} or more sampled deals a decision"
+    else:
+        label = "open (hindsight: the real deal, every card known; one playout a move before the end game)"
     lines = [
-        f"review of {review['variant']}, {label}, {review['worlds']} sampled deals a decision, seed {review['seed']}",
+        f"review of {review['variant']}, {label}, seed {review['seed']}",
         "values are points per hand (the mover's side minus the other's); -loss +- its standard error",
     ]
     lines += [decision_line(d, seat_name, game) for d in review["decisions"]]
