@@ -42,6 +42,7 @@ from agents.evaluation.tournament import (  # noqa: E402
 )
 from agents.signals import exit_status, signal_name  # noqa: E402
 from scopa_env import kernel  # noqa: E402
+from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.settings import StoreOnce, add_field_options, field_types, given_fields, path_parser  # noqa: E402
 
 
@@ -104,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     bar.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
     p.add_argument("--quiet", action="store_true", help="do not print the tables")
     p.add_argument("--list-agents", action="store_true", help="list the registered agent names and exit")
+    p.add_argument(
+        "--review",
+        type=int_arg(1, 10**6),
+        metavar="N",
+        help="after the games, review the first N games of the pairings' first agent (the --gauntlet candidate) "
+        "move by move (agents.play.review, docs/review.md): where it loses points against the reviewer, by phase of "
+        "the hand and kind of loss, with 95%% intervals; needs --records FILE",
+    )
     return p
 
 
@@ -135,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         if not cfg.agents and cfg.gauntlet is None:
             parser.error("give the agents to compare: --agents SPEC SPEC [...] (or --gauntlet SPEC --agents SPEC ...)")
         cfg.validate()
+        if args.review is not None and cfg.records is None:
+            parser.error("--review N reviews the games' records: give --records FILE.jsonl too")
         kernel.jit()  # compiled (the first run after an install, with its own progress lines) or loaded before the bar
         out = args.out or Path("runs") / f"eval__{cfg.variant}__{time.strftime('%Y%m%d-%H%M%S')}"
         progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -166,6 +177,36 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {', '.join(p.name for p in result.paths.values())} to {out}/")
     if result.config.records is not None:
         print(f"wrote {result.records_written} game records to {result.config.records}")
+    if args.review is not None and result.config.records is not None:
+        return _review(result.config.records, args.review, progress)
+    return 0
+
+
+def _review(path: str, count: int, progress: bool) -> int:
+    """``--review N``: the first ``count`` games of the pairings' first agent in the records at ``path`` reviewed
+    (``agents.play.review``), and where it loses points; 2 when the records cannot be reviewed."""
+    from agents.play.review import (
+        ReviewError,
+        agent_seats,
+        format_loss_report,
+        loss_report,
+        progress_bar,
+        read_records,
+        review_records,
+    )
+
+    update, close = progress_bar(progress)
+    try:
+        records = read_records(path)
+        label = records[0]["eval"]["pairing"][0]
+        games = [(i, r) for i, r in enumerate(records) if agent_seats(r, label)][:count]
+        review = review_records(games, seats=lambda r: agent_seats(r, label), progress=update)
+    except ReviewError as e:
+        close()
+        print(f"evaluate.py: error: --review: {e}", file=sys.stderr)
+        return 2
+    close()
+    print(format_loss_report(loss_report(review), f"{label} ({len(games)} games reviewed)"))
     return 0
 
 

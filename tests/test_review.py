@@ -261,3 +261,19 @@ def test_terminal_review_after_a_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [line for line in review.splitlines() if line.startswith("hand 1 move")]
     assert len(set(lines)) == 18 and all(" you: " in line for line in lines), lines  # asked again: the same review
     assert "you: " in review and " decisions, lost " in review
+
+
+def test_evaluate_reviews_the_candidates_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import evaluate
+
+    monkeypatch.setattr(rv, "DEFAULT_WORLDS", 16)
+    base = ["--variant", "classic", "--gauntlet", "greedy", "--agents", "random", "--hands", "1", "--quiet"]
+    base += ["--no-plot", "--no-progress", "--out", str(tmp_path / "eval")]
+    assert evaluate.main([*base, "--records", str(tmp_path / "games.jsonl"), "--review", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy (2 games reviewed): " in out and "by phase of the hand" in out and "by kind" in out
+    with pytest.raises(SystemExit) as e:
+        evaluate.main([*base, "--review", "2"])
+    assert e.value.code == 2 and "give --records FILE.jsonl too" in capsys.readouterr().err

@@ -89,6 +89,7 @@ __all__ = [
     "main",
     "move_text",
     "plot_review",
+    "progress_bar",
     "read_records",
     "review_record",
     "review_records",
@@ -844,8 +845,9 @@ class ReviewOptions:
     quiet: bool = setting(False, "print the summary only, not a line per move", negatable=False, show_default=False)
 
 
-def _bar(enabled: bool) -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    """A tqdm progress bar with its ETA, as ``progress(done, total)``, and its closer."""
+def progress_bar(enabled: bool) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A tqdm progress bar with its ETA on stderr (``enabled``; else nothing), as a ``progress(done, total)`` for
+    ``review_record``, and its closer."""
     if not enabled:
         return (lambda done, total: None), (lambda: None)
     from tqdm import tqdm
@@ -877,7 +879,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for flag, path in (("--json", opts.json), ("--plot", opts.plot)):
         if path is not None and (path.is_dir() or not path.parent.is_dir()):
             p.error(f"{flag} {path}: give a file path in an existing folder")
-    update, close = _bar(opts.progress)
+    update, close = progress_bar(opts.progress)
     try:
         records = read_records(opts.record)
         chosen = _parse_games(opts.games) if opts.games is not None else list(range(len(records)))
