@@ -368,6 +368,10 @@ class _Refused(yaml.MarkedYAMLError, ScopaEnvError):
         self.problem, self.problem_mark = problem, node.start_mark
 
 
+class _TooDeep(_Refused):
+    """Lists and mappings nested past ``MAX_YAML_DEPTH`` (``read_yaml_mapping``: ``too_deep``)."""
+
+
 class ConfigLoader(yaml.SafeLoader):
     """The YAML loader of every config: ``yaml.SafeLoader`` (plain data, never Python objects or code) refusing, at the
     node that uses it, what a config never needs and a hostile file would use:
@@ -411,7 +415,7 @@ class ConfigLoader(yaml.SafeLoader):
             )
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if self._depth >= MAX_YAML_DEPTH:
-                raise RecursionError  # read_yaml_mapping: too_deep
+                raise _TooDeep(event, f"lists and mappings nested over {MAX_YAML_DEPTH} levels")
             self._depth += 1
             try:
                 return super().compose_node(parent, index)
@@ -558,7 +562,7 @@ def read_yaml_mapping(path: str | Path, max_bytes: int = MAX_YAML_BYTES) -> dict
         data = yaml.load(raw.decode("utf-8"), Loader=ConfigLoader)  # ConfigLoader is a SafeLoader
     except UnicodeDecodeError as e:
         raise YamlFileError(p, "not_text", e) from None
-    except RecursionError:
+    except (RecursionError, _TooDeep):
         raise YamlFileError(p, "too_deep") from None
     except _Refused as e:
         raise YamlFileError(p, "refused", e) from None
