@@ -392,6 +392,7 @@ class ConfigLoader(yaml.SafeLoader):
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._depth = 0
+        self._ints_checked: set[int] = set()  # ids of the nodes _check_ints has walked: each node once
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         event = self.peek_event()
@@ -457,6 +458,9 @@ class ConfigLoader(yaml.SafeLoader):
         todo = [node]
         while todo:
             n = todo.pop()
+            if id(n) in self._ints_checked:
+                continue  # walked from an outer mapping already (nested mappings are walked top-down)
+            self._ints_checked.add(id(n))
             if isinstance(n, yaml.ScalarNode):
                 if n.tag != "tag:yaml.org,2002:int":
                     continue
