@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ("scopa-train", "scopa-evaluate", "scopa-play", "scopa-record", "scopa-export", "scopa-bench", "scopa-web")
+COMMANDS = (
+    "scopa-train",
+    "scopa-evaluate",
+    "scopa-play",
+    "scopa-record",
+    "scopa-export",
+    "scopa-bench",
+    "scopa-web",
+    "scopa-review",
+)
 
 
 @pytest.fixture(scope="module")
