@@ -53,7 +53,7 @@ from agents.search.lookahead import (
     resolve_knocks,
     sample_worlds,
 )
-from scopa_env import core
+from scopa_env import core, kernel
 from scopa_env.atomic import atomic_open
 from scopa_env.cards import format_card, format_cards, parse_card
 from scopa_env.core import Phase, State
@@ -881,6 +881,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"{flag} {path}: give a file path in an existing folder")
     update, close = progress_bar(opts.progress)
     try:
+        kernel.jit()  # compiled (the first run after an install, with its own progress lines) or loaded before the bar
         records = read_records(opts.record)
         chosen = _parse_games(opts.games) if opts.games is not None else list(range(len(records)))
         if chosen and chosen[-1] >= len(records):
