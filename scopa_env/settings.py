@@ -12,10 +12,10 @@ recorder included, builds its options the one way. Its errors, ``ConfigError`` (
 
 - ``read_yaml_mapping``: the one YAML reader of every config and run config (``ConfigLoader``, a ``yaml.SafeLoader``
   that reads plain data only and refuses what a config never needs and an attacker would use: anchors and aliases,
-  repeated keys, integers of more than 20 digits, tags such as ``!!set``, nesting past ``MAX_YAML_DEPTH`` levels, a
-  file over ``MAX_YAML_BYTES``), each failure a ``YamlFileError`` whose ``describe`` is the one sentence every command
-  prints (the file, the line where known, what is wrong, how to fix it); ``short_repr`` quotes a bad value in any
-  message, cut to a short prefix;
+  repeated keys, integers of more than 20 digits, tags such as ``!!set``, nesting past ``MAX_YAML_DEPTH`` levels,
+  over ``MAX_YAML_NODES`` values, a file over ``MAX_YAML_BYTES``), each failure a ``YamlFileError`` whose
+  ``describe`` is the one sentence every command prints (the file, the line where known, what is wrong, how to fix
+  it); ``short_repr`` quotes a bad value in any message, cut to a short prefix;
 - ``convert_value`` / ``config_from_dict`` / ``load_config`` / ``config_yaml``: values from YAML or the command
   line converted to the field's type (whole numbers also as ``2e7``, booleans as true/yes/on/1, lists from
   ``a,b`` or several arguments, ``float | None`` from null/none), errors naming where the value came from (the
@@ -61,6 +61,7 @@ __all__ = [
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_INT",
+    "MAX_YAML_NODES",
     "BooleanOnce",
     "ConfigError",
     "ConfigLoader",
@@ -354,6 +355,9 @@ MAX_YAML_BYTES = 1_000_000
 """The largest YAML file ``read_yaml_mapping`` reads (a config is a few lines, a run's config.yaml about 5 KB)."""
 MAX_YAML_DEPTH = 32
 """The deepest nesting of lists and mappings a YAML config may have (a config's values nest two levels at most)."""
+MAX_YAML_NODES = 10_000
+"""The most values (scalars, lists and mappings, keys included) a YAML config may hold: a config holds a few dozen,
+and a file of hundreds of thousands of tiny values would take PyYAML minutes and hundreds of MB to read."""
 YAML_FIX = "give a YAML file of 'key: value' lines (see configs/)"
 """The fix a ``YamlFileError`` suggests unless its caller gives its own."""
 _PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map"))
@@ -384,7 +388,7 @@ class ConfigLoader(yaml.SafeLoader):
       4,300 digits or more cannot even be converted by Python);
     - an explicit tag other than the plain ones (``!!str``, ``!!int``, ``!!float``, ``!!bool``, ``!!null``,
       ``!!seq``, ``!!map``): ``!!set``, ``!!binary``, ``!!omap``, ``!!python/...``, ``!custom``;
-    - lists and mappings nested more than ``MAX_YAML_DEPTH`` levels.
+    - lists and mappings nested more than ``MAX_YAML_DEPTH`` levels, more than ``MAX_YAML_NODES`` values in all.
 
     A date-like value (``2026-01-01``) stays the text it is (no config setting is a date). Use it as
     ``yaml.load(text, Loader=ConfigLoader)``; ``read_yaml_mapping`` is the file reader built on it."""
@@ -392,6 +396,7 @@ class ConfigLoader(yaml.SafeLoader):
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._depth = 0
+        self._nodes = 0
         self._ints_checked: set[int] = set()  # ids of the nodes _check_ints has walked: each node once
 
     def compose_node(self, parent: Any, index: Any) -> Any:
@@ -403,6 +408,12 @@ class ConfigLoader(yaml.SafeLoader):
                 event,
                 f"the {kind} is refused: a config may not use YAML anchors and aliases (an alias can expand a few "
                 "hundred bytes into gigabytes); write each value out in full",
+            )
+        self._nodes += 1
+        if self._nodes > MAX_YAML_NODES:
+            raise _Refused(
+                event,
+                f"the file holds over {MAX_YAML_NODES:,} values; a config holds a few dozen settings, give only those",
             )
         tag = getattr(event, "tag", None)
         if tag not in (None, "!") and tag not in _PLAIN_TAGS:

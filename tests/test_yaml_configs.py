@@ -181,6 +181,7 @@ def test_bad_values_of_plain_tags_and_deep_nesting_are_one_line(tmp_path: Path) 
         ("a: !!bool maybe\n", r"'maybe' is not a valid !!bool"),
         ("a: " + "[" * 40 + "]" * 40 + "\n", r"nested too deeply to be a config \(over 32 levels\)"),
         ("a: " + "[" * 100_000 + "\n", r"nested too deeply|not valid YAML"),
+        ("a: [" + "1," * 20_000 + "]\n", r"line 1, column \d+: the file holds over 10,000 values; a config holds"),
     ]:
         with pytest.raises(YamlFileError, match=match):
             _read(tmp_path, text)
