@@ -242,6 +242,54 @@ def test_hints_from_the_bot(server: WebServer) -> None:
     assert [c["code"] for c in hint["capture"]] in view["moves"][hint["card"]["code"]]
 
 
+def review_until_done(srv: WebServer, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Ask for a review and follow it (the server computes it in the background) until it is done."""
+    deadline = time.monotonic() + 120
+    while True:
+        status, job = call(srv, "POST", f"/api/games/{game_id}/review", body)
+        assert status == 200 and job["state"] in ("queued", "running", "done"), job
+        if job["state"] == "done":
+            return job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+
+
+def test_a_review_comes_after_the_hand_and_only_of_your_moves(server: WebServer) -> None:
+    """A hand is reviewed once it is over, the match once it is over, never before (a review during play would say
+    more than the hint); only the person's moves, each with the hand and table they were made on, valued honestly."""
+    view = call(server, "POST", "/api/games", {"variant": "scopa-a-quattro", "opponent": "greedy", "seed": 8})[1]
+    url = f"/api/games/{view['id']}/review"
+    for body, words in [({"hand": 1}, "not over"), ({"match": True}, "match is not over")]:
+        status, answer = call(server, "POST", url, body)
+        assert status == 409 and words in answer["error"], answer
+    for body in [{}, {"hand": 0}, {"hand": "1"}, {"hand": 1, "match": True}, {"match": False}, {"seat": 1}]:
+        status, answer = call(server, "POST", url, body)
+        assert status == 400 and "error" in answer, (body, answer)
+    view = play_out(server, view, hands=1)
+    status, answer = call(server, "POST", url, {"hand": 2})
+    assert status == 409 and "hand 2 is not over" in answer["error"], answer
+    job = review_until_done(server, view["id"], {"hand": 1})
+    record = server.registry.get(view["id"]).recorder.record
+    assert record is not None
+    mine = [m for m in record["hands"][0]["moves"] if m["seat"] == view["you"]]
+    assert job["scope"] == "hand" and job["hand"] == 1 and job["done"] == job["total"] == len(mine) == 9
+    review = job["review"]
+    assert review["mode"] == "honest" and review["variant"] == "scopa-a-quattro"
+    decisions = review["decisions"]
+    assert [d["played"].split()[0] for d in decisions] == [m["card"] for m in mine]  # the person's 9 moves, no other
+    for d in decisions:
+        assert d["hand"] == 1 and d["played"].split()[0] in {c["code"] for c in d["position"]["hand"]}
+        assert {m["move"] for m in d["moves"]} >= {d["played"], d["best"]} and d["loss"] >= 0
+        held = {c["code"] for c in d["position"]["hand"]}
+        assert held <= {m["card"] for m in mine} and not held & {c["code"] for c in d["position"]["table"]}
+    assert review["summary"]["decisions"] <= 9 and set(review["summary"]["marks"]) == {
+        "blunder",
+        "mistake",
+        "inaccuracy",
+    }
+    assert call(server, "POST", url, {"hand": 1})[1] == job  # asked again: the same review, not computed again
+
+
 @pytest.mark.parametrize(
     ("body", "status", "words"),
     [

@@ -505,6 +505,50 @@ def test_every_variant_fits_the_first_screen_and_a_double_click_plays_once(
     next(pages, None)  # closes the page and checks its console
 
 
+@pytest.mark.parametrize("viewport", FIRST_SCREENS, ids=lambda v: f"{v['width']}x{v['height']}")
+def test_review_of_a_hand(page_at: PageAt, viewport: dict[str, int], tmp_path: Path) -> None:
+    """After a hand, Review: the page follows the server's progress, then steps through the person's moves on the
+    board as it was (the best move's cards highlighted), a bar per legal move with its value, and the summary."""
+    page = page_at(viewport)
+    start(page, "classic", "greedy")
+    while not page.is_visible("#overlay"):
+        play_any(page)
+    assert page.locator("#review-button").inner_text() == "Review this hand"
+    page.click("#review-button")
+    page.wait_for_selector("#review-body", state="visible", timeout=ANSWER_S * 1000)
+    decisions = page.evaluate("state.review.job.review.decisions")
+    assert len(decisions) == 18  # the person's moves of a classic hand
+    summary = page.locator("#review-summary").inner_text()
+    assert summary.startswith("Your 18 moves lost ") and " a move" in summary, summary
+    seen_loss = False
+    for i, d in enumerate(decisions):
+        assert page.locator("#review-step").inner_text().startswith(f"Move {i + 1} of 18")
+        bars = page.locator("#review-moves li")
+        assert bars.count() == len(d["moves"]) and page.locator("#review-moves li.best").count() == 1
+        assert page.locator("#review-moves li.was-played").count() == 1
+        best = next(m for m in d["moves"] if m["move"] == d["best"])
+        marked = page.locator("#review-box .card.best").evaluate_all("cs => cs.map((c) => c.dataset.card)")
+        assert sorted(marked) == sorted([best["card"], *best["capture"]])
+        verdict = page.locator("#review-verdict").inner_text()
+        if d["played"] != d["best"] and d["loss"] >= 0.005 and not d["forced"]:
+            seen_loss = True
+            assert "points lost: the best was" in verdict, verdict
+            if i < 12:
+                page.screenshot(path=str(tmp_path / "review.png"))
+        for b in page.locator("#review-box, #review-moves li").all():
+            r = b.bounding_box()
+            assert r is not None and r["x"] >= 0 and r["x"] + r["width"] <= viewport["width"], r
+        if i < len(decisions) - 1:
+            page.click("#review-next")
+    assert seen_loss  # playing the first playable card every time loses points somewhere
+    assert_png(tmp_path / "review.png", viewport)
+    page.click("#lang-it")
+    assert page.locator("#review-title").inner_text() == "Analisi della mano 1"
+    page.click("#lang-en")
+    page.click("#review-close")
+    assert not page.is_visible("#review") and page.is_visible("#summary")
+
+
 def test_the_bots_moves_are_drawn_on_the_table(page_at: PageAt) -> None:
     """After the person's move, each bot move of the answer is drawn on the table it was played on: the card played
     (marked with the bot's name), the cards it takes marked; then the table as it is now."""

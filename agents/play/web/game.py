@@ -13,6 +13,7 @@ one before the captures take the cards.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Iterable
@@ -22,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, MatchOver, Move, MoveError
+from agents.play.review import MatchRecorder, review_record
+from agents.play.web.review_jobs import Progress, ReviewJob, ReviewService
 from scopa_env import core
 from scopa_env.cards import format_card
 from scopa_env.rules import Rules
@@ -112,6 +115,8 @@ class WebGame:
         self.last_used = time.monotonic()
         self.point_fields = point_fields(rules)
         self.match = HumanMatch(rules, human, seat_agents, seed, listener=self._record)
+        self.recorder = MatchRecorder(self.match)
+        """The match's game record so far (what a review reads)."""
         self._start()
 
     @property
@@ -131,6 +136,11 @@ class WebGame:
         self.hand_log: list[dict[str, Any]] = []
         self.past_hands: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
+        self._positions: dict[tuple[int, int], dict[str, Any]] = {}
+        """The person's hand and the table before each of their moves of this match, by (hand, move in the hand):
+        what a review draws (only what the person saw)."""
+        self._reviews: dict[int, ReviewJob] = {}
+        """This match's reviews by hand number (0: the whole match)."""
         self.match.start()
         self.match.play_bots()
 
@@ -176,7 +186,10 @@ class WebGame:
         with self.lock:
             self.touch()
             self.events = []
+            position = self._position()
             self.match.play(card, capture)
+            if position is not None:
+                self._positions[position[0]] = position[1]
             self.match.play_bots()
             return self._view()
 
@@ -188,7 +201,8 @@ class WebGame:
 
     def _record(self, event: Event) -> None:
         """Log one event of the match (a knock decision, a move, a hand's points, the match end, an initial table
-        taken) for the page."""
+        taken) for the page, and in the match's record."""
+        self.recorder.note(event)
         rules = self.rules
         if isinstance(event, Knock):
             if event.kind != "none" or event.seat == self.human:  # another seat's "no knock" reveals nothing
@@ -288,6 +302,67 @@ class WebGame:
                 "capture": _cards_json(best_cap, rules),
                 "options": options,
             }
+
+    # ------------------------------------------------------------------ review
+
+    def _position(self) -> tuple[tuple[int, int], dict[str, Any]] | None:
+        """Where the person's next move lies in the record (hand, move in the hand) and their hand and the table."""
+        record = self.recorder.record
+        if record is None or not record["hands"]:
+            return None
+        st, rules = self.state, self.rules
+        where = (len(record["hands"]) - 1, len(record["hands"][-1]["moves"]))
+        return where, {
+            "hand": _cards_json(np.flatnonzero(st.hands[0, self.human]), rules),
+            "table": _cards_json(np.flatnonzero(st.table[0]), rules),
+        }
+
+    def review(self, hand: int | None, service: ReviewService) -> dict[str, Any]:
+        """Review the person's moves of hand ``hand`` (from 1) of this match once it is over, or of the whole match
+        (``None``) once the match is over: the job's status (the first call starts it in ``service``; later ones
+        follow it). Honest (``agents.play.review``): each move valued from what the person knew then, so a review
+        shows nothing the hint could not, and only after the hand. Raises ``MoveError`` before then."""
+        with self.lock:
+            self.touch()
+            finished = self.recorder.finished
+            if hand is not None and not 1 <= hand <= finished:
+                raise MoveError(
+                    f"hand {hand} is not over: a hand is reviewed once it is over "
+                    f"({'none is yet' if finished == 0 else f'hands 1 to {finished} are'})"
+                )
+            if hand is None and not bool(self.state.done[0]):
+                raise MoveError("the match is not over: review the hands that are, the whole match at its end")
+            key = hand or 0
+            job = self._reviews.get(key)
+            if job is None:  # the first ask starts it; a failed one stays failed (its error says why)
+                record, positions = copy.deepcopy(self.recorder.record), dict(self._positions)
+                assert record is not None  # a hand is over
+                hands = None if hand is None else [hand - 1]
+
+                def work(progress: Progress) -> dict[str, Any]:
+                    return self._review_view(
+                        review_record(record, seats=[self.human], hands=hands, progress=progress), positions
+                    )
+
+                info = {"scope": "hand" if hand else "match", "hand": hand}
+                job = self._reviews[key] = service.submit(work, info)
+            return job.status()
+
+    def _review_view(self, review: dict[str, Any], positions: dict[tuple[int, int], dict[str, Any]]) -> dict[str, Any]:
+        """A review for the page: the person's decisions, each with the hand and table it was made on, and their
+        summary."""
+        decisions = []
+        for d in review["decisions"]:
+            decision = {k: v for k, v in d.items() if k not in ("game", "seat", "kinds")}
+            decision["hand"] = d["hand"] + 1
+            decision["position"] = positions.get((d["hand"], d["ply"]))
+            decisions.append(decision)
+        summary = dict(review["summary"].get(str(self.human), {}))
+        summary["costliest"] = [
+            {"hand": c["hand"] + 1, "ply": c["ply"], "loss": c["loss"]} for c in summary.get("costliest", [])
+        ]
+        keep = ("mode", "variant", "worlds", "thresholds")
+        return {**{k: review[k] for k in keep}, "decisions": decisions, "summary": summary}
 
     # ------------------------------------------------------------------ the view
 

@@ -17,6 +17,7 @@ from agents.base import make_agent
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot, shipped_bot_spec
 from agents.play.web.game import WebGame
+from agents.play.web.review_jobs import ReviewService
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
 if TYPE_CHECKING:
@@ -160,6 +161,8 @@ class GameRegistry:
         self.bots = {name: _probe_bot(name, spec, config.variants, self.shipped) for name, spec in config.bots.items()}
         self._games: dict[str, WebGame] = {}
         self._lock = threading.Lock()
+        self.reviews = ReviewService()
+        """The games' reviews, computed in the background (``WebGame.review``)."""
         self._next_seed = config.seed
 
     def bots_for(self, variant: str) -> list[str]:

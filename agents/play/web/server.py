@@ -57,6 +57,7 @@ from agents.play.web.registry import (
     ServerConfig,
     default_bots,
 )
+from agents.play.web.review_jobs import ReviewsBusy
 from scopa_env import kernel
 from scopa_env.cards import parse_card
 from scopa_env.settings import add_field_options, parse_options, setting
@@ -109,7 +110,7 @@ SECURITY_HEADERS = {
 """Headers of every answer of the app."""
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 """Every route takes every method and answers a wrong one with the API's own 404 or 405 message."""
-GAME_ACTIONS = ("move", "knock", "hint", "rematch")
+GAME_ACTIONS = ("move", "knock", "hint", "rematch", "review")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
@@ -191,6 +192,19 @@ def _parse_knock(body: dict[str, Any]) -> str:
     return choice
 
 
+def _parse_review(body: dict[str, Any]) -> int | None:
+    """A review's body: ``{"hand": N}`` (hand N of this match, from 1) or ``{"match": true}`` (the whole match)."""
+    _check_fields(body, {"hand", "match"})
+    hand, match = body.get("hand"), body.get("match")
+    if match is True and hand is None:
+        return None
+    if match is None and isinstance(hand, int) and not isinstance(hand, bool) and 1 <= hand <= 10_000:
+        return hand
+    raise RequestError(
+        400, f'give {{"hand": N}} (a hand of this match, from 1) or {{"match": true}}, got {body!r}'[:300]
+    )
+
+
 def json_depth_exceeds(raw: bytes, limit: int) -> bool:
     """Whether the JSON text ``raw`` nests arrays and objects more than ``limit`` deep.
 
@@ -261,8 +275,9 @@ class _Api:
         return result
 
     def close(self) -> None:
-        """Wait for the game steps still running, then stop the worker threads."""
+        """Wait for the game steps still running, then stop the worker threads; stop the reviews."""
         self.pool.shutdown(wait=True, cancel_futures=True)
+        self.registry.reviews.close()
 
     def route(self, path: str, handler: Callable[[Request], Awaitable[Response]]) -> Route:
         """A Starlette route for every method (each handler answers a wrong method itself, with the API's message),
@@ -276,6 +291,8 @@ class _Api:
                 return _json_response(e.status, {"error": str(e)}, close=e.close)
             except MoveError as e:
                 return _json_response(409, {"error": str(e)})
+            except ReviewsBusy as e:
+                return _json_response(503, {"error": str(e)})
             except Exception as e:  # never a traceback to the browser; the server keeps serving
                 print(
                     f"scopa-web: internal error on {request.method} {request.url.path}: {type(e).__name__}: {e}",
@@ -387,6 +404,8 @@ class _Api:
                 return game.move(*_parse_move(game, body))
             if action == "knock":
                 return game.knock(_parse_knock(body))
+            if action == "review":
+                return game.review(_parse_review(body), self.registry.reviews)
             _check_fields(body, set())
             return game.hint() if action == "hint" else game.rematch()
 

@@ -7,6 +7,7 @@ const state = {
   info: null, game: null, hint: null, pendingSummary: [], summary: null, lang: "en",
   status: () => "", frame: null, animating: false, showToken: 0, skip: null, skipAll: false,
   busy: false,  // a request to the server is on its way: no other move, knock or hint until its answer
+  review: null,  // the review shown: {hand, job (the server's status), step}
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -90,6 +91,20 @@ const STRINGS = {
     field_carte: "cards", field_denari: "coins", field_settebello: "settebello", field_primiera: "primiera",
     field_scope: "scope", field_napoli: "napoli", field_grande: "grande", field_knocks: "knocks", field_total: "total",
     summaryScore: "score",
+    reviewHand: "Review this hand", reviewMatch: "Review the match", close: "Close",
+    reviewTitleHand: "Review of hand {n}", reviewTitleMatch: "Review of the match",
+    reviewQueued: "Waiting for the server…", reviewStarting: "Reviewing your moves…", reviewing: "Reviewing your moves… {done} of {total}",
+    reviewFailed: "The review failed: {msg}", reviewNone: "You made no move to review.",
+    reviewSummary: "Your {n} moves lost {lost} points in all, {per} a move{marks}.",
+    reviewHonest: "Each move is valued from what you knew then (the unseen cards dealt {worlds} times at random): the points your side makes from it to the end of the hand, minus the other side's; ± is the error of that estimate.",
+    reviewStep: "Move {i} of {n} · hand {hand}", reviewForced: "Your only legal move.",
+    reviewBest: "You played the best move.", reviewLoss: "{mark}{loss} points lost: the best was {best}{kind}.",
+    reviewKind: " (mostly {kind})", reviewMoves: "Every legal move: its value",
+    mark_blunder: "Blunder", mark_mistake: "Mistake", mark_inaccuracy: "Inaccuracy",
+    marks_blunder: "blunders", marks_mistake: "mistakes", marks_inaccuracy: "inaccuracies",
+    kind_cards: "cards", kind_coins: "coins", kind_settebello: "settebello", kind_primiera: "primiera",
+    kind_scopa: "a scopa", kind_napoli: "napoli", kind_grande: "grande", kind_knocks: "knocks",
+    tagPlayed: "played", tagBest: "best",
   },
   it: {
     variant: "Variante", opponents: "Avversari", partner: "Compagno", cards: "Carte", italianSuits: "Semi italiani",
@@ -139,6 +154,20 @@ const STRINGS = {
     field_carte: "carte", field_denari: "denari", field_settebello: "settebello", field_primiera: "primiera",
     field_scope: "scope", field_napoli: "napoli", field_grande: "grande", field_knocks: "bussate", field_total: "totale",
     summaryScore: "punteggio",
+    reviewHand: "Analizza la mano", reviewMatch: "Analizza la partita", close: "Chiudi",
+    reviewTitleHand: "Analisi della mano {n}", reviewTitleMatch: "Analisi della partita",
+    reviewQueued: "In attesa del server…", reviewStarting: "Analisi delle tue mosse…", reviewing: "Analisi delle tue mosse… {done} di {total}",
+    reviewFailed: "L'analisi non è riuscita: {msg}", reviewNone: "Non hai fatto mosse da analizzare.",
+    reviewSummary: "Le tue {n} mosse hanno perso {lost} punti in tutto, {per} a mossa{marks}.",
+    reviewHonest: "Ogni mossa è valutata da quello che sapevi allora (le carte che non vedevi distribuite {worlds} volte a caso): i punti che la tua parte fa da lì a fine mano, meno quelli dell'altra; ± è l'errore della stima.",
+    reviewStep: "Mossa {i} di {n} · mano {hand}", reviewForced: "La tua unica mossa possibile.",
+    reviewBest: "Hai giocato la mossa migliore.", reviewLoss: "{mark}{loss} punti persi: la migliore era {best}{kind}.",
+    reviewKind: " (soprattutto {kind})", reviewMoves: "Ogni mossa possibile: il suo valore",
+    mark_blunder: "Errore grave", mark_mistake: "Errore", mark_inaccuracy: "Imprecisione",
+    marks_blunder: "errori gravi", marks_mistake: "errori", marks_inaccuracy: "imprecisioni",
+    kind_cards: "carte", kind_coins: "denari", kind_settebello: "settebello", kind_primiera: "primiera",
+    kind_scopa: "una scopa", kind_napoli: "napoli", kind_grande: "grande", kind_knocks: "bussate",
+    tagPlayed: "giocata", tagBest: "migliore",
   },
 };
 
@@ -326,6 +355,7 @@ function setLang(lang) {
   showStatus();
   if (state.game) render();
   if (state.summary) drawSummary(state.summary);
+  if (state.review) drawReview();
 }
 
 // ------------------------------------------------------------------------------------------------ set-up
@@ -375,6 +405,10 @@ async function init() {
   $("chooser-cancel").addEventListener("click", () => { $("chooser").hidden = true; });
   $("hint-button").addEventListener("click", getHint);
   $("next-hand").addEventListener("click", nextSummary);
+  $("review-button").addEventListener("click", () => openReview(Number($("review-button").dataset.hand) || null));
+  $("review-close").addEventListener("click", closeReview);
+  $("review-prev").addEventListener("click", () => stepReview(-1));
+  $("review-next").addEventListener("click", () => stepReview(1));
   $("rematch").addEventListener("click", rematch);
   // a click on the board while the last moves are being drawn skips to the end (and plays nothing)
   $("board").addEventListener("click", (e) => {
@@ -474,6 +508,150 @@ function hintText(h) {
   return text;
 }
 
+// ------------------------------------------------------------------------------------------------ review
+
+/** Ask the server to review the person's moves of hand `hand` (null: the whole match, once over) and show its
+ * progress, then the review: the server computes it in the background, the page asks again until it is done. */
+async function openReview(hand) {
+  const token = {};
+  state.review = { hand, job: null, step: 0, token };
+  $("review").hidden = false;
+  drawReview();
+  const body = hand ? { hand } : { match: true };
+  const gameId = state.game.id;
+  while (state.review && state.review.token === token) {
+    let job;
+    try {
+      job = await api("POST", `/api/games/${gameId}/review`, body);
+    } catch (e) {
+      job = { state: "failed", error: e.message, done: 0, total: 0 };
+    }
+    if (!state.review || state.review.token !== token) return;
+    state.review.job = job;
+    drawReview();
+    if (job.state === "done" || job.state === "failed") return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function closeReview() {
+  state.review = null;
+  $("review").hidden = true;
+}
+
+function stepReview(delta) {
+  const r = state.review;
+  if (!r || !r.job || !r.job.review) return;
+  const n = r.job.review.decisions.length;
+  r.step = Math.max(0, Math.min(n - 1, r.step + delta));
+  drawReview();
+}
+
+/** A move of the review in a few characters: its card and what it takes, each as its rank and a small suit. */
+function moveChip(code, capture) {
+  const chip = el("span", "move-chip");
+  const part = (c) => {
+    const p = el("span", "chip-card", rankLabel(c.slice(0, -1)));
+    p.appendChild(suitSvg(c.slice(-1)));
+    return p;
+  };
+  chip.appendChild(part(code));
+  if (capture.length) {
+    chip.appendChild(el("span", "chip-takes", "×"));
+    capture.forEach((c) => chip.appendChild(part(c)));
+  }
+  return chip;
+}
+
+const points = (x) => (x > 0 ? "+" : x < 0 ? "−" : "") + Math.abs(x).toFixed(2);
+
+function drawReview() {
+  const r = state.review;
+  if (!r) return;
+  $("review-title").textContent = r.hand ? t("reviewTitleHand", { n: r.hand }) : t("reviewTitleMatch");
+  const job = r.job;
+  const done = job && job.state === "done";
+  $("review-body").hidden = !done;
+  $("review-progress").hidden = done;
+  if (!done) {
+    $("review-bar").value = job && job.total ? job.done / job.total : 0;
+    $("review-progress-text").textContent = !job || job.state === "queued" ? t("reviewQueued")
+      : job.state === "failed" ? t("reviewFailed", { msg: job.error })
+      : job.total ? t("reviewing", { done: job.done, total: job.total }) : t("reviewStarting");
+    $("review-bar").hidden = Boolean(job && job.state === "failed");
+    return;
+  }
+  const review = job.review;
+  const decisions = review.decisions;
+  const sum = review.summary;
+  if (!decisions.length) {
+    $("review-summary").textContent = t("reviewNone");
+    for (const id of ["review-nav", "review-verdict", "review-table", "review-hand", "review-moves"]) $(id).replaceChildren();
+    return;
+  }
+  const marks = Object.entries(sum.marks || {}).filter(([, n]) => n > 0).map(([m, n]) => `${n} ${t(`marks_${m}`)}`);
+  $("review-summary").textContent = t("reviewSummary", {
+    n: decisions.length, lost: sum.loss.toFixed(2), per: sum.loss_per_decision.toFixed(2),
+    marks: marks.length ? ": " + marks.join(", ") : "",
+  });
+  $("review-legend").textContent = t("reviewHonest", { worlds: review.worlds });
+  const d = decisions[r.step];
+  $("review-step").textContent = t("reviewStep", { i: r.step + 1, n: decisions.length, hand: d.hand });
+  $("review-prev").disabled = r.step === 0;
+  $("review-next").disabled = r.step === decisions.length - 1;
+  const best = d.moves.find((m) => m.move === d.best);
+  const played = d.moves.find((m) => m.move === d.played);
+  const verdict = $("review-verdict");
+  verdict.dataset.mark = d.mark || "";
+  verdict.replaceChildren();
+  if (d.forced) verdict.textContent = t("reviewForced");
+  else if (d.played === d.best || d.loss < 0.005) verdict.textContent = t("reviewBest");
+  else {
+    const text = t("reviewLoss", {
+      mark: d.mark ? t(`mark_${d.mark}`) + ": " : "", loss: d.loss.toFixed(2), best: "{best}",
+      kind: d.kind ? t("reviewKind", { kind: t(`kind_${d.kind}`) }) : "",
+    });
+    const [before, after] = text.split("{best}");
+    verdict.append(before, moveChip(best.card, best.capture), after);
+  }
+  // the board as it was: the best move's cards highlighted, the card played marked
+  const bestCards = new Set([best.card, ...best.capture]);
+  const playedCards = new Set([played.card, ...played.capture]);
+  const drawCards = (id, cards) => {
+    $(id).replaceChildren(...(cards || []).map((c) => {
+      const e = cardEl(c, true);
+      if (bestCards.has(c.code)) e.classList.add("best");
+      if (playedCards.has(c.code)) e.classList.add("was-played");
+      return e;
+    }));
+  };
+  drawCards("review-table", d.position && d.position.table);
+  drawCards("review-hand", d.position && d.position.hand);
+  // a bar per legal move, the best first
+  const values = d.moves.map((m) => m.value);
+  const lo = Math.min(...values, 0), hi = Math.max(...values, 0);
+  const moves = [...d.moves].sort((a, b) => b.value - a.value);
+  $("review-moves").replaceChildren(...moves.map((m) => {
+    const li = el("li", "review-move" + (m.move === d.best ? " best" : "") + (m.move === d.played ? " was-played" : ""));
+    li.dataset.move = m.move;
+    li.appendChild(moveChip(m.card, m.capture));
+    const track = el("span", "bar-track");
+    const bar = el("span", "bar");
+    const zero = hi > lo ? (0 - lo) / (hi - lo) : 0;
+    const at = hi > lo ? (m.value - lo) / (hi - lo) : 0;
+    bar.style.left = `${100 * Math.min(zero, at)}%`;
+    bar.style.width = `${Math.max(1, 100 * Math.abs(at - zero))}%`;
+    bar.classList.toggle("negative", m.value < 0);
+    track.appendChild(bar);
+    li.appendChild(track);
+    const value = el("span", "bar-value", `${points(m.value)} ± ${m.se.toFixed(2)}`);
+    const tags = [m.move === d.played ? t("tagPlayed") : "", m.move === d.best ? t("tagBest") : ""].filter(Boolean);
+    if (tags.length) value.appendChild(el("span", "bar-tag", tags.join(", ")));
+    li.appendChild(value);
+    return li;
+  }));
+}
+
 // ------------------------------------------------------------------------------------------------ drawing
 
 const LOGGED = new Set(["move", "knock", "table_take"]);
@@ -502,6 +680,7 @@ async function show(game, intro) {
   state.skipAll = false;
   $("overlay").hidden = true;
   $("chooser").hidden = true;
+  closeReview();
   $("game").hidden = false;
   state.pendingSummary = game.events.filter((e) => e.type === "hand_over" || e.type === "match_over");
   const frames = MOVE_MS > 0 ? game.events.filter((e) => e.type === "move" && e.table_before) : [];
@@ -569,6 +748,9 @@ function drawSummary(ev) {
   body.replaceChildren();
   $("rematch").hidden = true;
   $("next-hand").hidden = false;
+  const reviewButton = $("review-button");
+  reviewButton.dataset.hand = ev.type === "hand_over" ? String(ev.hand) : "";
+  reviewButton.textContent = ev.type === "hand_over" ? t("reviewHand") : t("reviewMatch");
   if (ev.type === "hand_over") {
     $("summary-title").textContent = t("handPoints", { n: ev.hand });
     if (ev.leftover.length) {
