@@ -8,7 +8,9 @@ the stock size, pile summaries, scores and the moves played; never another hand,
 (``WebGame.knock``): the cards a knock shows are public until played, so the view shows them for every seat.
 Each seat has one name (``Seat.name``: ``you`` or its bot's) for the page to use everywhere; each move among the
 view's ``events`` carries the table it was played on (``table_before``), so the page can draw the bots' moves one by
-one before the captures take the cards.
+one before the captures take the cards. The match's record is kept as it is played (``review.MatchRecorder``), with
+the person's hand and the table before each of their moves, for ``WebGame.review``: an honest review of the person's
+moves of a hand once it is over (of the match once it is over), computed in the background (``review_jobs``).
 """
 
 from __future__ import annotations
