@@ -205,6 +205,10 @@ def _review(path: str, count: int, progress: bool) -> int:
         close()
         print(f"evaluate.py: error: --review: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # the games and their records are already written
+        close()
+        print(f"evaluate.py: review stopped by {_signal(e)}; the results and records are written", file=sys.stderr)
+        return exit_status(e)
     close()
     print(format_loss_report(loss_report(review), f"{label} ({len(games)} games reviewed)"))
     return 0
