@@ -111,6 +111,7 @@ def bad_arguments(tmp: Path) -> list[tuple[str, list[str]]]:
         ("--config", ["", f["missing"], f["dir"], f["binary"], f["bad_yaml"], f["evil_yaml"], f["big_yaml"]]),
         ("--config", [f["deep_yaml"], f["not_dict"], *nul]),
         ("--ray", ["", " ", "nowhere", "host:", ":6379", "ray://", "a b:1", "127.0.0.1:123456", *nul]),
+        ("--review", ["0", "-3", "1e30", "5.7", "abc", "", " ", "0x10", "true", "9" * 30, *nul]),
     ]
     return cases
 
