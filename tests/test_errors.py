@@ -22,7 +22,7 @@ from scopa_env.kernel import KernelUnavailableError
 from scopa_env.settings import ConfigError, YamlFileError
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_ERRORS = {"StopTraining", "EndOfInput", "QuitGame", "SignalStop", "TournamentInterrupted"}
+NOT_ERRORS = {"StopTraining", "EndOfInput", "QuitGame", "SignalStop", "TournamentInterrupted", "ReviewStopped"}
 """Control-flow exceptions: they stop a loop or a run and are not mistakes to report."""
 
 

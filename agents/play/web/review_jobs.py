@@ -33,7 +33,7 @@ class ReviewsBusy(ScopaError, RuntimeError):
     """The server already has ``MAX_REVIEWS`` reviews to compute; ask again later."""
 
 
-class _Stopped(Exception):
+class ReviewStopped(Exception):
     """Raised inside a running review when the server stops."""
 
 
@@ -85,7 +85,7 @@ class ReviewService:
 
         def progress(done: int, total: int) -> None:
             if self._stopping.is_set():
-                raise _Stopped
+                raise ReviewStopped
             job.done, job.total = done, total
 
         def run() -> None:
@@ -93,7 +93,7 @@ class ReviewService:
             try:
                 job.result = work(progress)
                 job.state = "done"
-            except _Stopped:
+            except ReviewStopped:
                 job.error, job.state = "the server is stopping", "failed"
             except Exception as e:  # a review that fails says why on the page; the server keeps serving
                 job.error, job.state = f"{type(e).__name__}: {e}", "failed"
