@@ -19,11 +19,13 @@ hand and the stock order known), solved exactly in the end game, played out gree
 A move's value is the points its side makes in the rest of the hand minus the other side's (the mean of the other
 sides' with more than two: ``scoring.margin_vs_mean_of_others``), its mean over the worlds with its standard error;
 every move is valued on the same worlds, so the differences between moves are measured more precisely than the values
-(``loss_se``). ``loss`` is the best move's value minus the played move's. A decision is marked by its loss (``MARKS``):
-a blunder from ``BLUNDER`` points, a mistake from ``MISTAKE``, an inaccuracy from ``INACCURACY``. Where a move loses
-points, the loss is split over the scoring categories (``kind``): the same worlds are played out after the best and
-the played move, and each category's mean margin is compared (cards, coins, settebello, primiera, scope; cirulla's
-napoli, grande and knocks), so the parts add up to the loss; ``kind`` names the largest. docs/review.md explains the
+(``loss_se``). A decision starts with ``worlds`` deals and doubles them, up to ``SETTLE_ROUNDS`` times, while its
+verdict is unsettled (a gap within ``SETTLE_Z`` standard errors of a threshold). ``loss`` is the best move's value
+minus the played move's. A decision is marked by its loss (``MARKS``): a blunder from ``BLUNDER`` points, a mistake
+from ``MISTAKE``, an inaccuracy from ``INACCURACY``. Where a move loses points, the loss is split over the scoring
+categories (``kind``): the first ``KIND_WORLDS`` worlds are played out after the best and the played move, and each
+category's mean margin is compared (cards, coins, settebello, primiera, scope; cirulla's napoli, grande and knocks),
+so the parts add up to the loss measured on those worlds; ``kind`` names the largest. docs/review.md explains the
 numbers and the limits (a review is as strong as its search).
 """
 
@@ -98,8 +100,9 @@ __all__ = [
 ]
 
 DEFAULT_WORLDS = 256
-"""Sampled deals per decision by default: enough that a review's verdict (the best move, the mark) is the same for
-another seed on at least 95% of decisions (``bench/review_accuracy.py``; the measured numbers are in docs/review.md)."""
+"""Sampled deals a decision starts with by default; an unsettled verdict doubles them (``SETTLE_Z``). Together they
+make a review's verdict (the best move, a mistake or not) the same for another seed on about 95% of decisions or more
+(``bench/review_accuracy.py``; the measured numbers are in docs/review.md)."""
 MAX_WORLDS = 20_000
 """The most sampled deals per decision (memory grows with worlds times legal moves)."""
 ENDGAME_PLIES = 6
