@@ -110,6 +110,8 @@ def test_honest_values_are_blind_to_the_hidden_cards(variant: str) -> None:
         b = rv.value_moves(rules, other, 32, np.random.default_rng(5))
         assert a.moves == b.moves
         np.testing.assert_array_equal(a.margins, b.margins)
+        settled = [rv._settled_values(rules, st, 0, 32, np.random.default_rng(6), False) for st in (state, other)]
+        np.testing.assert_array_equal(settled[0].margins, settled[1].margins)  # more deals where unsettled: the same
         hindsight = rv.value_moves(rules, other, 32, np.random.default_rng(5), open_hands=True)
         assert hindsight.margins.shape[0] == 1  # the real deal, the one world of a hindsight review
 
