@@ -53,7 +53,11 @@ class Options:
     agents: str = setting("expert,random", "comma-separated agent specs whose hands are reviewed (every seat)")
     hands: int = setting(6, "hands per agent, 1..1000", parse=int_arg(1, 1000))
     worlds: int = setting(DEFAULT_WORLDS, f"sampled deals per decision, 1..{MAX_WORLDS}", parse=int_arg(1, MAX_WORLDS))
-    seed: int = setting(20261300, "seed of the first hand and of the first review, 0..2**64-2", parse=int_arg(0, MAX_SEED - 1000))
+    seed: int = setting(
+        20261300,
+        "seed of the first hand and of the first review (the second: seed + 1), 0..2**64-1001",
+        parse=int_arg(0, MAX_SEED - 1000),
+    )
 
 
 def _serious(d: Mapping[str, Any]) -> bool:

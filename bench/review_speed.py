@@ -65,7 +65,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/review_spe
         rules = get_rules(v)
         records = self_play_records(rules, args.agent, args.hands + 1, args.seed)
         review_record(records[0], worlds=args.worlds)  # warm up: the kernel's compile or load
-        times, cpu, moves, deals = [], [], [], []
+        times: list[float] = []
+        cpu: list[float] = []
+        moves: list[int] = []
+        deals: list[int] = []
         for rec in records[1:]:
             t, c = time.perf_counter(), time.process_time()
             review = review_record(rec, worlds=args.worlds, seed=args.seed)
