@@ -42,7 +42,7 @@ class Options:
     hands: int = setting(10, "hands reviewed per variant, 1..1000", parse=int_arg(1, 1000))
     agent: str = setting("expert", "the agent spec that plays the hands (every seat)")
     worlds: int = setting(DEFAULT_WORLDS, f"sampled deals per decision, 1..{MAX_WORLDS}", parse=int_arg(1, MAX_WORLDS))
-    seed: int = setting(20261200, "seed of the first hand, 0..2**64-1", parse=int_arg(0, MAX_SEED - 1000))
+    seed: int = setting(20261200, "seed of the first hand, 0..2**64-1001", parse=int_arg(0, MAX_SEED - 1000))
     pin: bool = setting(True, "pin the process to one core (the first it may run on)")
 
 
