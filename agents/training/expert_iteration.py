@@ -314,15 +314,20 @@ class ExpertIteration:
         return data
 
     def _fit(self, policy: Any, k: int) -> dict[str, float]:
+        from agents.nets.weights import read_npz
         from agents.training.imitation import TeacherData, pretrain_policy
+        from agents.training.label_store import DATA_EXPANSION
 
         cfg = self.cfg
         parts = []
         for j in range(max(0, k - cfg.window + 1), k + 1):
             path = self.run_dir / "data" / f"iter_{j}.npz"
             if path.exists():
-                with np.load(path) as z:
-                    parts.append({name: z[name] for name in DATA_FIELDS if name in z.files})
+                try:  # data only, every size checked first (a resumed run's files may be damaged)
+                    z = read_npz(path, max_ratio=DATA_EXPANSION)
+                except (OSError, ValueError) as e:
+                    raise ConfigError(f"{path}: cannot be read as this run's data file: {e}") from None
+                parts.append({name: z[name] for name in DATA_FIELDS if name in z})
         data = TeacherData(
             np.concatenate([p["obs"] for p in parts]).astype(np.float32),
             np.concatenate([p["mask"] for p in parts]),
@@ -483,6 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with StopSignals() as stop:  # Ctrl-C, SIGTERM, SIGHUP
             return ExpertIteration(cfg, run_dir, stop=stop).run()
+    except ConfigError as e:  # a damaged file of the run (its data, a network): the saved iterations are kept
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as e:
         state = run_dir / "state.json"
         done = json.loads(state.read_text())["iteration"] if state.is_file() else 0
