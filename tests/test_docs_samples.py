@@ -10,7 +10,9 @@ Samples that take long to make (a tournament of 3,000 hands) are checked under `
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import re
 import subprocess
 import sys
@@ -100,14 +102,27 @@ def evaluate_round_robin() -> str:
 
 
 def evaluate_errors() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
+    """evaluate.py's one-line errors for a bad --seed and a config file's bad deals (run in this process)."""
+    import evaluate
+
+    err = io.StringIO()
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err):
         (Path(tmp) / "eval.yaml").write_text("variant: classic\nagents: [greedy, expert]\ndeals: 5.7\n")
-        runs = [
-            _evaluate("--variant", "classic", "--agents", "greedy", "expert", "--seed", "1e30", cwd=Path(tmp)),
-            _evaluate("--config", "eval.yaml", cwd=Path(tmp)),
-        ]
-    assert all(r.returncode == 2 for r in runs), [r.stderr for r in runs]
-    return "\n".join(r.stderr.strip().splitlines()[-1] for r in runs)
+        os.chdir(tmp)
+        try:
+            for argv in (
+                ["--variant", "classic", "--agents", "greedy", "expert", "--seed", "1e30"],
+                ["--config", "eval.yaml"],
+            ):
+                try:
+                    status = evaluate.main(argv)
+                except SystemExit as e:
+                    status = e.code
+                assert status == 2, err.getvalue()
+        finally:
+            os.chdir(here)
+    return "\n".join(line for line in err.getvalue().splitlines() if line.startswith("evaluate.py: error:"))
 
 
 @dataclass(frozen=True)
