@@ -85,8 +85,9 @@ Other players' hands and the order of the stock never enter the observation: the
 `unseen` set and the hand sizes, which do not change when those cards are reshuffled. The `Box` bounds are
 `[0, 1]` except `scores` (up to `max_hands * (4 + P) / target`, P = the most plays a side makes in a hand, which
 bounds the points of a hand), `scope` (up to `P / 10`) and the table sums of `table_sum` and `plays` (up to the
-whole deck's capture values / 40); `observation_bounds` computes them. The `plays` block depends on the table only:
-it spells out the capture arithmetic a player does at a glance, which a small network learns slowly from card bits.
+whole deck's capture values / 40); `scopa_env.observation.observation_bounds` computes them. The `plays` block
+depends on the table only: it spells out the capture arithmetic a player does at a glance, which a small network
+learns slowly from card bits.
 
 ## Legal Actions Mask
 
@@ -200,15 +201,15 @@ from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
-from scopa_env import core, observation
-from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_max_hands, validate_reward
+from scopa_env import core
+from scopa_env.learner import MAX_SEED, REWARD_MODES, check_seed, validate_reward
+from scopa_env.observation import observation_bounds, validate_max_hands
 from scopa_env.render import render_text
-from scopa_env.rules import CATEGORIES, Rules, get_rules
+from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
 from scopa_env.shuffle import derive_seed
 from scopa_env.single import SingleGame, game_from_state, new_game
 from scopa_env.state_io import state_from_json
-from scopa_env.variant import hook_class
 
 __all__ = [
     "REWARD_MODES",
@@ -224,49 +225,6 @@ __all__ = [
 ]
 
 ENV_NAME = "scopa_v0"
-_BOUNDED_BLOCKS = {
-    "hand", "table", "pending", "picked", "unseen", "piles", "stock", "hand_sizes", "dealer", "seat",
-    "last_capturer", "choosing", "revealed", "knocking", "fifteens",
-}  # fmt: skip
-"""Observation blocks whose values lie in [0, 1]; ``scores``, ``scope`` and ``knocks`` get their own bounds."""
-
-
-def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """(low, high) of every observation entry, for a match truncated after ``max_hands`` hands.
-
-    All blocks lie in [0, 1] except ``scores`` (points / target), ``scope`` (scope / 10) and the table sums
-    of ``table_sum`` and ``plays`` (capture values / 40). A side makes at most
-    ``P = seats per side * cards per seat per hand`` plays in a hand, so it has at most P scope and at most
-    ``len(CATEGORIES) - 1 + P`` points in a hand (one point per other category). Under cirulla a side's seats
-    knock at most once per deal each (10 points at most: ``knocks`` up to ``seats per side * deals``), its
-    initial-table take adds up to 2 scope, napoli up to 10 points and grande 5.
-    """
-    rules = get_rules(rules)
-    max_hands = validate_max_hands(max_hands)
-    layout = observation.observation_layout(rules)
-    size = layout[-1][2]
-    plays_per_side = max(len(side) for side in rules.sides) * sum(rules.deal_sizes)
-    hand_points = len(CATEGORIES) - 1 + plays_per_side
-    knock_high = max(len(side) for side in rules.sides) * rules.num_deals  # knock points / 10
-    family = hook_class(rules)  # cirulla: the initial table's take, napoli, grande, the knocks
-    plays_per_side += family.extra_scope
-    hand_points += family.extra_hand_points(knock_high)
-    high = np.ones(size, dtype=np.float32)
-    for name, start, stop, _ in layout:
-        if name == "scores":
-            high[start:stop] = max(1.0, max_hands * hand_points / rules.target)
-        elif name == "scope":
-            high[start:stop] = max(1.0, plays_per_side / 10.0)
-        elif name == "knocks":
-            high[start:stop] = max(1.0, float(knock_high))
-        elif name in ("table_sum", "plays"):  # sums of capture values / 40: at most the whole deck's
-            high[start:stop] = max(1.0, float(rules.deck.value.astype(np.int64).sum()) / 40.0)
-        elif name not in _BOUNDED_BLOCKS:
-            raise RuntimeError(
-                f"observation block {name!r} (observation.OBS_VERSION {observation.OBS_VERSION}) has no known bound; "
-                "add it to scopa_env.aec.observation_bounds"
-            )
-    return np.zeros(size, dtype=np.float32), high
 
 
 def _saved_state(rules: Rules, saved: Any) -> core.State:

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from scopa_env import core, observation
 from scopa_env.driver import decide
+from scopa_env.observation import validate_max_hands
 from scopa_env.policy import Policy, RandomAgent, resolve_policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import margin_vs_best_other, match_results
@@ -74,13 +75,6 @@ def validate_reward(reward: str) -> str:
     if reward not in REWARD_MODES:
         raise ValueError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward!r}")
     return reward
-
-
-def validate_max_hands(max_hands: int) -> int:
-    """Return ``max_hands`` if it is a positive int, else raise."""
-    if isinstance(max_hands, bool) or not isinstance(max_hands, (int, np.integer)) or max_hands < 1:
-        raise ValueError(f"max_hands must be a positive integer (hands before truncation), got {max_hands!r}")
-    return int(max_hands)
 
 
 def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
@@ -150,6 +144,18 @@ class EpisodeEnds:
     """(n,) index of the episode's opponent in the pool it was drawn from."""
     pool: npt.NDArray[np.int32]
     """(n,) which pool: 0 for the constructor's, +1 for every ``set_opponents`` call."""
+
+    def info(self, j: int) -> dict[str, Any]:
+        """The ``info`` keys of row ``j``'s ended episode, as the envs report them (``terminal_observation`` and
+        ``TimeLimit.truncated`` are stable-baselines3's names; ``ScopaEnv`` drops the first)."""
+        return {
+            "terminal_observation": self.observation[j],
+            "TimeLimit.truncated": bool(self.truncated[j]),
+            "episode_opponent": int(self.opponent[j]),
+            "episode_pool": int(self.pool[j]),
+            "episode_result": int(self.result[j]),
+            "episode_margin": int(self.margin[j]),
+        }
 
 
 class LearnerGames:

@@ -14,17 +14,20 @@ import numpy.typing as npt
 
 from scopa_env.arrays import hand_sizes, low_bits, rank_counts
 from scopa_env.core import Phase, State, checked_tables, tables_for
-from scopa_env.rules import Rules, get_rules
+from scopa_env.rules import CATEGORIES, Rules, get_rules
+from scopa_env.variant import hook_class
 
 __all__ = [
     "CIRULLA_OBS_VERSION",
     "OBS_VERSION",
     "PLAY_SUM_SCALE",
+    "observation_bounds",
     "observation_layout",
     "observation_size",
     "observation_version",
     "observe",
     "play_features",
+    "validate_max_hands",
 ]
 
 OBS_VERSION = 2
@@ -80,6 +83,59 @@ def observation_layout(rules: Rules | str) -> list[tuple[str, int, int, str]]:
 
 def observation_size(rules: Rules | str) -> int:
     return observation_layout(rules)[-1][2]
+
+
+def validate_max_hands(max_hands: int) -> int:
+    """Return ``max_hands`` if it is a positive int, else raise."""
+    if isinstance(max_hands, bool) or not isinstance(max_hands, (int, np.integer)) or max_hands < 1:
+        raise ValueError(f"max_hands must be a positive integer (hands before truncation), got {max_hands!r}")
+    return int(max_hands)
+
+
+_BOUNDED_BLOCKS = {
+    "hand", "table", "pending", "picked", "unseen", "piles", "stock", "hand_sizes", "dealer", "seat",
+    "last_capturer", "choosing", "revealed", "knocking", "fifteens",
+}  # fmt: skip
+"""Observation blocks whose values lie in [0, 1]; ``scores``, ``scope`` and ``knocks`` get their own bounds."""
+
+
+def observation_bounds(rules: Rules | str, max_hands: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """(low, high) of every observation entry, for a match truncated after ``max_hands`` hands: the ``Box`` of the
+    AEC, parallel and Gymnasium envs and of the vector env.
+
+    All blocks lie in [0, 1] except ``scores`` (points / target), ``scope`` (scope / 10) and the table sums
+    of ``table_sum`` and ``plays`` (capture values / 40). A side makes at most
+    ``P = seats per side * cards per seat per hand`` plays in a hand, so it has at most P scope and at most
+    ``len(CATEGORIES) - 1 + P`` points in a hand (one point per other category). Under cirulla a side's seats
+    knock at most once per deal each (10 points at most: ``knocks`` up to ``seats per side * deals``), its
+    initial-table take adds up to 2 scope, napoli up to 10 points and grande 5.
+    """
+    rules = get_rules(rules)
+    max_hands = validate_max_hands(max_hands)
+    layout = observation_layout(rules)
+    size = layout[-1][2]
+    plays_per_side = max(len(side) for side in rules.sides) * sum(rules.deal_sizes)
+    hand_points = len(CATEGORIES) - 1 + plays_per_side
+    knock_high = max(len(side) for side in rules.sides) * rules.num_deals  # knock points / 10
+    family = hook_class(rules)  # cirulla: the initial table's take, napoli, grande, the knocks
+    plays_per_side += family.extra_scope
+    hand_points += family.extra_hand_points(knock_high)
+    high = np.ones(size, dtype=np.float32)
+    for name, start, stop, _ in layout:
+        if name == "scores":
+            high[start:stop] = max(1.0, max_hands * hand_points / rules.target)
+        elif name == "scope":
+            high[start:stop] = max(1.0, plays_per_side / 10.0)
+        elif name == "knocks":
+            high[start:stop] = max(1.0, float(knock_high))
+        elif name in ("table_sum", "plays"):  # sums of capture values / 40: at most the whole deck's
+            high[start:stop] = max(1.0, float(rules.deck.value.astype(np.int64).sum()) / 40.0)
+        elif name not in _BOUNDED_BLOCKS:
+            raise RuntimeError(
+                f"observation block {name!r} (OBS_VERSION {OBS_VERSION}) has no known bound; "
+                "add it to scopa_env.observation.observation_bounds"
+            )
+    return np.zeros(size, dtype=np.float32), high
 
 
 def _check_seats(seats: npt.ArrayLike, batch: int, num_players: int) -> npt.NDArray[np.integer]:
