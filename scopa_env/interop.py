@@ -32,21 +32,26 @@ state (``random``, the shipped bot ``bot:path=agents/bots/classic``, checkpoints
 
 The agent's random generator is the caller's to seed (``policy.seed(s)``); given the same seeds, a game played
 through ``act_env`` is the game ``scopa_env.driver.play`` plays with the same agents.
+
+Importing this module loads no PettingZoo (nor torch or stable-baselines3): ``act_env`` on a Gymnasium env stays as
+light as the env.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from scopa_env import core, observation
-from scopa_env.aec import raw_env
 from scopa_env.learner import LearnerGames
-from scopa_env.parallel import parallel_env
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
+
+if TYPE_CHECKING:
+    from scopa_env.aec import raw_env
 
 __all__ = ["act_env", "act_observation"]
 
@@ -119,11 +124,15 @@ def act_env(policy: Policy, env: Any, agent: str | None = None) -> Any:
     agent name, ``RuntimeError`` once the game is over.
     """
     inner = getattr(env, "unwrapped", env)
-    if isinstance(inner, parallel_env):
+    # the PettingZoo envs: an env of their classes exists only once their module is loaded (importing them here
+    # would load PettingZoo for every Gymnasium user of act_env)
+    parallel = sys.modules.get("scopa_env.parallel")
+    if parallel is not None and isinstance(inner, parallel.parallel_env):
         if not inner.agents:
             raise RuntimeError("the match is over (or not started): call reset() first")
         return _aec_action(policy, inner._aec, agent, parallel=True)
-    if isinstance(inner, raw_env):
+    aec = sys.modules.get("scopa_env.aec")
+    if aec is not None and isinstance(inner, aec.raw_env):
         return _aec_action(policy, inner, agent, parallel=False)
     games = getattr(inner, "games", None)
     if isinstance(games, LearnerGames):

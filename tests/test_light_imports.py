@@ -1,5 +1,5 @@
-"""``import scopa_env`` and ``gymnasium.make("scopa/...")`` stay light: no torch, stable-baselines3, sb3-contrib or
-PettingZoo. The vector env (``scopa_env.vec_env``) is the one stable-baselines3 importer of the package; it still
+"""``import scopa_env``, ``gymnasium.make("scopa/...")`` and ``act_env`` on its env stay light: no torch,
+stable-baselines3, sb3-contrib or PettingZoo. The vector env (``scopa_env.vec_env``) is the one stable-baselines3 importer of the package; it still
 answers to its old name, ``scopa_env.gym.ScopaVecEnv`` (``test_architecture``'s
 ``test_every_env_module_imports_with_agents_blocked`` steps it under that name).
 
@@ -49,6 +49,10 @@ obs, info = env.reset(seed=0)
 obs, reward, terminated, truncated, info = env.step(int(env.unwrapped.action_masks().argmax()))
 assert env.observation_space.contains(obs)
 loaded("Classic-v0 reset and step")
+from scopa_env.interop import act_env
+from scopa_env.policy import RandomAgent
+env.step(act_env(RandomAgent("classic", seed=0), env))
+loaded("act_env on Classic-v0")
 
 print(json.dumps(stages))
 """
@@ -58,7 +62,7 @@ def test_the_package_and_its_gymnasium_ids_load_no_heavy_library() -> None:
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     stages = json.loads(out.stdout.strip().splitlines()[-1])
-    assert len(stages) == 4
+    assert len(stages) == 5
     heavy = {stage: mods for stage, mods in stages.items() if mods}
     assert not heavy, f"heavy libraries loaded by a light use of the package: {heavy}"
 
