@@ -1,6 +1,6 @@
 """``import scopa_env``, ``gymnasium.make("scopa/...")`` and ``act_env`` on its env stay light: no torch,
-stable-baselines3, sb3-contrib or PettingZoo. The vector env (``scopa_env.vec_env``) is the one stable-baselines3 importer of the package; it still
-answers to its old name, ``scopa_env.gym.ScopaVecEnv`` (``test_architecture``'s
+stable-baselines3, sb3-contrib or PettingZoo. The vector env (``scopa_env.vec_env``) is the one stable-baselines3
+importer of the package; it still answers to its old name, ``scopa_env.gym.ScopaVecEnv`` (``test_architecture``'s
 ``test_every_env_module_imports_with_agents_blocked`` steps it under that name).
 
 Checked in a fresh interpreter (what a user's process loads) and read from the source (who may import what).
