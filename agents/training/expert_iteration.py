@@ -69,6 +69,9 @@ CONFIG_FIX = "give a YAML file of expert-iteration settings, e.g. configs/exit.y
 DATA_FIELDS = ("obs", "mask", "action", "ret", "values")
 """The arrays of an iteration's data (``data/iter_K.npz``); ``values`` (the teacher's action values) only with
 ``soft_temperature`` or ``explore``."""
+DATA_EXPANSION = 256
+"""How many times its size (plus 1 MiB) an iteration's data file may expand when read (``weights.read_npz``): its
+observations compress 15-30 times; a zip bomb expands a thousandfold."""
 
 
 @dataclasses.dataclass
@@ -316,7 +319,6 @@ class ExpertIteration:
     def _fit(self, policy: Any, k: int) -> dict[str, float]:
         from agents.nets.weights import read_npz
         from agents.training.imitation import TeacherData, pretrain_policy
-        from agents.training.label_store import DATA_EXPANSION
 
         cfg = self.cfg
         parts = []

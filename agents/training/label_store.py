@@ -151,8 +151,6 @@ million in 5 MB)."""
 LABEL_EXPANSION = 64
 """How many times its size (plus 1 MiB) a labels file may expand when read: the committed ones expand 1.3 times, a
 zip bomb a thousand."""
-DATA_EXPANSION = 256
-"""The same for a run's ``data/iter_K.npz``, whose observations compress 15-30 times."""
 MAX_RUN_HANDS = 1_000_000
 """The most hands of one iteration a run's ``config.yaml`` may declare (expert iteration plays 2,000 by default)."""
 MAX_RUN_CONFIG_BYTES = 1 << 20
@@ -250,6 +248,7 @@ def read_run_data(path: Path, rules: Rules, hands: int | None = None) -> dict[st
     there, of one length, of the shapes and kinds ``rules`` give, the teacher's values without NaN or +inf, and
     (with ``hands``, the run's hands an iteration) enough decisions for that many hands. ``ConfigError`` otherwise."""
     from agents.nets.weights import read_npz
+    from agents.training.expert_iteration import DATA_EXPANSION
     from scopa_env.observation import observation_size
 
     try:
