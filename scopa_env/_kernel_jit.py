@@ -3,12 +3,12 @@ scoring and observation. ``scopa_env._kernel_search`` compiles their uses (the e
 candidates, rollouts, max^n, the end game); ``scopa_env.kernel`` is the face of both (it imports them on first
 use, so that importing the rules core never loads numba).
 
-One game is a (``STATE_SIZE``,) int64 array (see the offsets below): card sets are bit masks (bit ``c`` for card
-``c``), the seed is kept as two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants,
-``scopa_env.kernel._rules_constants``) and ``pc`` (the partitions of the capture rules, one row each: the cards of
-each rank, then the number of cards, the rank bit mask and the counts packed 4 bits a rank). Everything here is
-written from the batched core (``scopa_env.core``) line by line; ``tests/test_kernel.py`` checks that the two agree
-move for move.
+One game is a (``STATE_SIZE``,) int64 array: card sets are bit masks (bit ``c`` for card ``c``), the seed is kept as
+two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants, ``scopa_env.kernel._rules_constants``)
+and ``pc`` (the partitions of the capture rules, one row each: the cards of each rank, then the number of cards, the
+rank bit mask and the counts packed 4 bits a rank). The offsets into the state, a step's info and ``rc`` are named
+in ``scopa_env._kernel_layout``. Everything here is written from the batched core (``scopa_env.core``) line by
+line; ``tests/test_kernel.py`` checks that the two agree move for move.
 """
 
 from __future__ import annotations
@@ -19,6 +19,91 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import njit as _njit
 
+from scopa_env._kernel_layout import (
+    CHOOSE,
+    CURRENT,
+    DEAL_NO,
+    DEALER,
+    DECK,
+    DONE,
+    HAND_NO,
+    HANDS,
+    I_ACE_ALL,
+    I_ACTED,
+    I_CAPTURE,
+    I_CARD,
+    I_HAND_OVER,
+    I_KNOCK,
+    I_LEFT_SIDE,
+    I_LEFTOVER,
+    I_MATCH_OVER,
+    I_MOVE_DONE,
+    I_NEW_HAND,
+    I_POINTS,
+    I_SCOPA,
+    I_SEAT,
+    I_TTAKE,
+    I_WINNER,
+    INFO_SIZE,
+    KNOCK,
+    KNOCKP,
+    LAST,
+    PENDING,
+    PHASE,
+    PICKED,
+    PILES,
+    PLAY,
+    R_ACE_ALL,
+    R_CIRULLA,
+    R_D,
+    R_DEALS,
+    R_FIF_BEGIN,
+    R_FIF_LEN,
+    R_FIFTEENS,
+    R_GRANDE,
+    R_KING,
+    R_KNOCKS,
+    R_LK_BEGIN,
+    R_LK_LEN,
+    R_MAJORITY,
+    R_MATTA,
+    R_MAXHAND,
+    R_N,
+    R_NACTIONS,
+    R_NAP,
+    R_NAPOLI,
+    R_NFIELDS,
+    R_PRIM,
+    R_R,
+    R_RANKMASK,
+    R_RUN,
+    R_S,
+    R_SETTE,
+    R_SEVEN,
+    R_SHARED,
+    R_SIDE,
+    R_SIMPLE_PRIM,
+    R_SUM_BEGIN,
+    R_SUM_LEN,
+    R_TABLE,
+    R_TARGET,
+    R_TTAKE,
+    R_VOID_ACES,
+    R_VOID_KINGS,
+    REVEALED,
+    SCOPE,
+    SCORES,
+    SEED_HI,
+    SEED_LO,
+    SMAX,
+    STATE_SIZE,
+    STOCK,
+    TABLE,
+    TTAKE,
+    WINNER,
+)
+from scopa_env.shuffle import DEALER_STREAM, GOLDEN, HAND_STRIDE, mix64
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -28,117 +113,11 @@ def njit(**options: object) -> Callable[[_F], _F]:
     return _njit(**{"cache": True, "error_model": "numpy", **options})  # type: ignore[return-value,call-overload]
 
 
-# ----------------------------------------------------------------------------------------------- state layout
-
-NMAX, SMAX, DMAX = 8, 8, 52
-HANDS = 0  # N hands
-TABLE = 8
-PILES = 9  # S piles
-PICKED = 17
-REVEALED = 18  # N revealed sets (cirulla)
-DECK = 26  # D card ids
-SCOPE = 78  # S
-SCORES = 86  # S
-KNOCKP = 94  # S
-STOCK = 102
-CURRENT = 103
-DEALER = 104
-PHASE = 105
-PENDING = 106
-LAST = 107
-HAND_NO = 108
-DEAL_NO = 109
-WINNER = 110
-TTAKE = 111
-SEED_LO = 112
-SEED_HI = 113
-STATE_SIZE = 114
-
-PLAY, CHOOSE, DONE, KNOCK = 0, 1, 2, 3
-
-# ----------------------------------------------------------------------------------------------- step info layout
-
-I_ACTED = 0
-I_SEAT = 1
-I_MOVE_DONE = 2
-I_CARD = 3
-I_CAPTURE = 4
-I_SCOPA = 5
-I_HAND_OVER = 6
-I_LEFT_SIDE = 7
-I_LEFTOVER = 8
-I_MATCH_OVER = 9
-I_WINNER = 10
-I_NEW_HAND = 11
-I_KNOCK = 12
-I_TTAKE = 13
-I_ACE_ALL = 14
-I_POINTS = 16  # S x F hand points, row by side
-INFO_SIZE = 16 + SMAX * 9
-
-# ----------------------------------------------------------------------------------------------- rules constants
-
-R_N = 0
-R_S = 1
-R_D = 2
-R_R = 3
-R_TABLE = 4
-R_NDEALS = 5
-R_TARGET = 6
-R_ACE_ALL = 7
-R_SIMPLE_PRIM = 8
-R_VOID_KINGS = 9
-R_SHARED = 10
-R_FIFTEENS = 11
-R_KNOCKS = 12
-R_TTAKE = 13
-R_VOID_ACES = 14
-R_NAPOLI = 15
-R_MAJORITY = 16
-R_SETTE = 17
-R_SEVEN = 18
-R_KING = 19
-R_MATTA = 20
-R_MAXHAND = 21
-R_CIRULLA = 22
-R_NFIELDS = 23
-R_NACTIONS = 24
-R_FIT_S = 25  # offsets in rc of the move tables' fit_start, fit_len, fit_parts (sums by target and present ranks)
-R_FIT_L = 26
-R_FIT_P = 27
-R_FF_S = 28  # ... and f_start, f_len, f_parts (cirulla's fifteens by card value and present ranks)
-R_FF_L = 29
-R_FF_P = 30
-R_MASKW = 31  # 2 ** (R - 1): the width of fit_start's rows
-R_DEALS = 32  # 8
-R_SIDE = 40  # 8
-R_PRIM = 48  # 13 primiera values by rank
-R_LK_BEGIN = 64  # 16: lookup partitions of each target (all parts)
-R_LK_LEN = 80
-R_SUM_BEGIN = 96  # 16: the move tables' sum partitions of each target
-R_SUM_LEN = 112
-R_FIF_BEGIN = 128  # 16: the fifteens of each card value
-R_FIF_LEN = 144
-R_RANKMASK = 160  # 13: the cards of each rank
-R_RUN = 176  # 7: the napoli run's coins (cirulla)
-R_NAP = 184  # 3: Ad 2d 3d
-R_GRANDE = 188  # 3: Jd Qd Kd
-R_GUARD = 191  # a guard bit above each rank's 4-bit count in packed rank counts
-RC_SIZE = 192
-"""The fixed part of ``rc``; the move tables' CSR lists follow it."""
-
 FIFTEEN = 15
 KNOCK_SUM_LIMIT = 9
 NO_END = 10**6
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_U30 = np.uint64(30)
-_U27 = np.uint64(27)
-_U31 = np.uint64(31)
 _U32 = np.uint64(32)
-_MIX = np.uint64(1_000_003)
 
 
 @njit(cache=True)
@@ -156,12 +135,8 @@ def lowbit(x: int) -> int:
     return popcount((x & -x) - 1)
 
 
-@njit(cache=True)
-def _splitmix(x: np.uint64) -> np.uint64:
-    z = x + _GOLDEN
-    z = (z ^ (z >> _U30)) * _M1
-    z = (z ^ (z >> _U27)) * _M2
-    return z ^ (z >> _U31)
+splitmix = njit(cache=True)(mix64)
+"""``shuffle.mix64`` (SplitMix64) compiled: of one uint64."""
 
 
 @njit(cache=True)
@@ -172,10 +147,10 @@ def _seed(st: np.ndarray) -> np.uint64:
 @njit(cache=True)
 def _deck_order(seed: np.uint64, hand_no: int, attempt: int, d: int, out: np.ndarray) -> None:
     """``shuffle.shuffled_decks`` of one game into ``out[:d]``."""
-    key = _splitmix(_splitmix(seed ^ _splitmix(np.uint64(hand_no) * _MIX + np.uint64(attempt))))
+    key = splitmix(splitmix(seed ^ splitmix(np.uint64(hand_no) * HAND_STRIDE + np.uint64(attempt))))
     keys = np.empty(d, dtype=np.uint64)
     for c in range(d):
-        keys[c] = _splitmix(key + np.uint64(c) * _GOLDEN)
+        keys[c] = splitmix(key + np.uint64(c) * GOLDEN)
     order = np.argsort(keys, kind="mergesort")
     for c in range(d):
         out[c] = order[c]
@@ -201,7 +176,7 @@ def new_match(rc: np.ndarray, st: np.ndarray, seed_lo: int, seed_hi: int) -> Non
     st[SEED_HI] = seed_hi
     st[WINNER] = -1
     st[HAND_NO] = 0
-    st[DEALER] = np.int64(_splitmix(_seed(st) ^ np.uint64(0xD1CE)) % np.uint64(rc[R_N]))
+    st[DEALER] = np.int64(splitmix(_seed(st) ^ DEALER_STREAM) % np.uint64(rc[R_N]))
     start_hand(rc, st)
 
 
@@ -980,7 +955,8 @@ def observe(rc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray) -> None:
 @njit(cache=True)
 def play(
     rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.ndarray
-) -> tuple[int, int, int, int, int, int]:
-    """``step``, returning (its code, move done, card, capture, scopa, hand over) in one go (the envs' hot path)."""
+) -> tuple[int, int, int, int, int, int, int]:
+    """``step``, returning (its code, the seat that acted, move done, card, capture, scopa, hand over) in one go (the
+    envs' hot path)."""
     code = step(rc, pc, st, action, info)
-    return code, info[I_MOVE_DONE], info[I_CARD], info[I_CAPTURE], info[I_SCOPA], info[I_HAND_OVER]
+    return code, info[I_SEAT], info[I_MOVE_DONE], info[I_CARD], info[I_CAPTURE], info[I_SCOPA], info[I_HAND_OVER]

@@ -11,7 +11,8 @@ rollouts, the max^n tree of pimc / az (``agents.search.lookahead``) and of the e
 ``tests/test_kernel.py``, ``tests/test_kernel_players.py`` and ``tests/test_search.py`` check it.
 
 numba keys each module's disk cache on that module's file alone, and the functions here compile the rules' functions
-into themselves: ``scopa_env.kernel`` drops this module's cache when ``_kernel_jit.py`` is newer.
+(and the layout's constants) into themselves: ``scopa_env.kernel.drop_stale_cache`` drops this module's cache when
+``_kernel_jit.py`` (or ``_kernel_layout.py``, ``shuffle.py``) is newer.
 """
 
 from __future__ import annotations
@@ -19,9 +20,20 @@ from __future__ import annotations
 import numpy as np
 
 from scopa_env._kernel_jit import (
-    _GOLDEN,
-    _M2,
-    _U31,
+    NO_END,
+    _seed,
+    clear_info,
+    complete_move,
+    knock_options,
+    legal_bits,
+    lowbit,
+    njit,
+    observe,
+    popcount,
+    splitmix,
+    step,
+)
+from scopa_env._kernel_layout import (
     CHOOSE,
     CURRENT,
     DEAL_NO,
@@ -36,7 +48,6 @@ from scopa_env._kernel_jit import (
     INFO_SIZE,
     KNOCK,
     NMAX,
-    NO_END,
     PENDING,
     PHASE,
     PICKED,
@@ -68,18 +79,8 @@ from scopa_env._kernel_jit import (
     STATE_SIZE,
     STOCK,
     TABLE,
-    _seed,
-    _splitmix,
-    clear_info,
-    complete_move,
-    knock_options,
-    legal_bits,
-    lowbit,
-    njit,
-    observe,
-    popcount,
-    step,
 )
+from scopa_env.shuffle import GOLDEN, MIX2
 
 # ----------------------------------------------------------------------------------------------- the envs' calls
 
@@ -126,9 +127,9 @@ def position_key(rc: np.ndarray, st: np.ndarray, key: int) -> np.uint64:
     cards = 0
     for i in range(rc[R_N]):
         cards += popcount(st[HANDS + i])
-    h = _splitmix(_seed(st) ^ np.uint64(key))
+    h = splitmix(_seed(st) ^ np.uint64(key))
     for part in (st[HAND_NO], st[DEAL_NO], st[STOCK], cards, popcount(st[PICKED]), st[PHASE], st[CURRENT]):
-        h = _splitmix(h ^ (np.uint64(part + 1) * _GOLDEN))
+        h = splitmix(h ^ (np.uint64(part + 1) * GOLDEN))
     return h
 
 
@@ -137,7 +138,7 @@ def random_card(rc: np.ndarray, st: np.ndarray, key: int) -> int:
     """``RandomAgent``'s card in the PLAY phase (``policy.uniform_legal`` on ``PositionStreams``' first draw of the
     game's position, ``policy.position_random(position_key, 1, D)``): the card of the hand with the largest number,
     the first of equals. The numbers are compared as their 53-bit integers, in the same order as the floats."""
-    base = _splitmix(position_key(rc, st, key) + _GOLDEN)
+    base = splitmix(position_key(rc, st, key) + GOLDEN)
     hand = st[HANDS + st[CURRENT]]
     best = -1
     top = np.uint64(0)
@@ -154,8 +155,8 @@ def random_card(rc: np.ndarray, st: np.ndarray, key: int) -> int:
 def card_draw(base: np.uint64, x: int) -> np.uint64:
     """Card ``x``'s number of ``policy.position_random``'s row whose base is ``base``, as its 53-bit integer (the
     float is it times 2 ** -53)."""
-    z = base + np.uint64(x + 1) * _GOLDEN
-    z = (z ^ (z >> _U31)) * _M2
+    z = base + np.uint64(x + 1) * GOLDEN
+    z = (z ^ (z >> np.uint64(31))) * MIX2
     z ^= z >> np.uint64(29)
     return z >> np.uint64(11)
 
@@ -208,7 +209,7 @@ def random_pick(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int) -> int
                 weights[k] = counts[target - v]
             for t in range(target, v - 1, -1):
                 counts[t] += counts[t - v]
-    base = _splitmix((position_key(rc, st, key) ^ _SUB_STREAM) + _GOLDEN)  # position_random(h, 1, D, sub=True)
+    base = splitmix((position_key(rc, st, key) ^ _SUB_STREAM) + GOLDEN)  # position_random(h, 1, D, sub=True)
     best, best_key, second = -1, -1.0, -1.0
     rest = cands
     while rest:

@@ -42,7 +42,7 @@ from scopa_env.rules import Rules, get_rules
 from scopa_env.scoring import GRANDE, NAPOLI_RUN, point_fields
 from scopa_env.variant import hook_class
 
-__all__ = ["Kernel", "KernelUnavailableError", "drop_stale_search_cache", "jit", "kernel_for", "pack_states"]
+__all__ = ["Kernel", "KernelUnavailableError", "drop_stale_cache", "jit", "kernel_for", "pack_states"]
 
 _JIT: ModuleType | None = None
 
@@ -65,35 +65,45 @@ def _cached_already() -> bool:
     return any(glob.glob(os.path.join(p, "**", "_kernel_search.*.nbi"), recursive=True) for p in _cache_places())
 
 
-def drop_stale_search_cache(places: list[str] | None = None) -> int:
-    """Remove the disk cache of ``_kernel_search`` where it is older than ``_kernel_jit.py``; how many files went.
+_COMPILED_WITH = {
+    "_kernel_jit": ("_kernel_layout.py", "shuffle.py"),
+    "_kernel_search": ("_kernel_jit.py", "_kernel_layout.py", "shuffle.py"),
+}
+"""Each compiled module of the kernel and the other sources numba compiles into it (their functions and constants)."""
 
-    numba keys a module's cache on that module's file alone, and the players compile the rules' functions into
-    themselves: after a change of the rules alone, their cache would still hold the old rules.
+
+def drop_stale_cache(places: list[str] | None = None) -> int:
+    """Remove a compiled module's disk cache where it is older than a source compiled into it (``_COMPILED_WITH``);
+    how many files went.
+
+    numba keys a module's cache on that module's file alone, but the players compile the rules' functions into
+    themselves, and both compile the layout's offsets and SplitMix64 (``shuffle.mix64``): after a change of those
+    alone, the cache would still hold the old code.
     """
-    rules_src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernel_jit.py")
-    try:
-        changed = os.path.getmtime(rules_src)
-    except OSError:
-        return 0
+    here = os.path.dirname(os.path.abspath(__file__))
     removed = 0
-    for place in _cache_places() if places is None else places:
-        for index in glob.glob(os.path.join(place, "**", "_kernel_search.*.nbi"), recursive=True):
-            try:
-                if os.path.getmtime(index) >= changed:
+    for module, sources in _COMPILED_WITH.items():
+        try:
+            changed = max(os.path.getmtime(os.path.join(here, src)) for src in sources)
+        except OSError:
+            continue
+        for place in _cache_places() if places is None else places:
+            for index in glob.glob(os.path.join(place, "**", f"{module}.*.nbi"), recursive=True):
+                try:
+                    if os.path.getmtime(index) >= changed:
+                        continue
+                    folder = os.path.dirname(index)
+                    for f in glob.glob(os.path.join(folder, f"{module}.*.nb[ic]")):
+                        os.remove(f)
+                        removed += 1
+                except OSError:  # another process got there first, or a read-only cache: numba recompiles as needed
                     continue
-                folder = os.path.dirname(index)
-                for f in glob.glob(os.path.join(folder, "_kernel_search.*.nb[ic]")):
-                    os.remove(f)
-                    removed += 1
-            except OSError:  # another process got there first, or a read-only cache: numba recompiles as needed
-                continue
     return removed
 
 
 def jit() -> ModuleType:
-    """The compiled functions (``scopa_env._kernel_jit`` and ``scopa_env._kernel_search`` in one namespace),
-    compiled on first use, then loaded from the disk cache."""
+    """The compiled functions (``scopa_env._kernel_jit`` and ``scopa_env._kernel_search``, with the layout's offsets
+    of ``scopa_env._kernel_layout``, in one namespace), compiled on first use, then loaded from the disk cache."""
     global _JIT
     if _JIT is not None:
         return _JIT
@@ -104,14 +114,15 @@ def jit() -> ModuleType:
             "scopa's single-game kernel is compiled with numba, which is not installed "
             f"({e}); install it with `pip install numba` (or reinstall scopa: `pip install -e .`)"
         ) from None
-    drop_stale_search_cache()
+    drop_stale_cache()
     progress = _CompileProgress(sys.stderr) if not _cached_already() else None
     try:
         import scopa_env._kernel_jit as rules_part
+        import scopa_env._kernel_layout as layout
         import scopa_env._kernel_search as players_part
 
         compiled = ModuleType("scopa_env.kernel.compiled", "The kernel's compiled functions and constants.")
-        for part in (rules_part, players_part):
+        for part in (layout, rules_part, players_part):
             compiled.__dict__.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
         _warm_up(compiled, progress.tick if progress is not None else lambda step: None)
     except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...

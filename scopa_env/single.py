@@ -30,8 +30,45 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env import core
+from scopa_env._kernel_layout import (
+    CURRENT,
+    DEAL_NO,
+    DEALER,
+    DECK,
+    HAND_NO,
+    HANDS,
+    I_CAPTURE,
+    I_CARD,
+    I_LEFT_SIDE,
+    I_LEFTOVER,
+    I_MATCH_OVER,
+    I_NEW_HAND,
+    I_POINTS,
+    I_SCOPA,
+    I_SEAT,
+    I_WINNER,
+    INFO_SIZE,
+    KNOCKP,
+    LAST,
+    PENDING,
+    PHASE,
+    PICKED,
+    PILES,
+    R_NFIELDS,
+    REVEALED,
+    SCOPE,
+    SCORES,
+    SEED_HI,
+    SEED_LO,
+    STATE_SIZE,
+    STOCK,
+    TABLE,
+    TTAKE,
+    WINNER,
+)
 from scopa_env.kernel import kernel_for
 from scopa_env.rules import Rules, get_rules
+from scopa_env.shuffle import derive_seed
 
 __all__ = ["SingleGame", "SingleStep", "bits_of", "cards_of", "game_from_state", "int64_key", "new_game", "next_seed"]
 
@@ -39,17 +76,7 @@ _PLAY, _CHOOSE, _DONE = int(core.Phase.PLAY), int(core.Phase.CHOOSE), int(core.P
 _MASK_CACHE_LIMIT = 1 << 16
 """Read-only bool mask arrays kept per variant (keyed by the mask's bits); cleared when it grows past this."""
 
-_U64 = (1 << 64) - 1
 _empty, _F32, _I8, _BOOL = np.empty, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.bool_)
-_GOLDEN = 0x9E3779B97F4A7C15  # scopa_env.shuffle's SplitMix64 constants
-
-
-def _splitmix(x: int) -> int:
-    """``shuffle.splitmix64`` of one value, in Python ints."""
-    z = (x + _GOLDEN) & _U64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _U64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _U64
-    return z ^ (z >> 31)
 
 
 def _compiled(dispatcher: Any, *examples: Any) -> Any:
@@ -75,8 +102,8 @@ def _match_seed(seed: int) -> int:
 
 
 def next_seed(seed: int) -> int:
-    """``shuffle.derive_seed`` of one seed, in Python ints: the seed of the next game of the chain."""
-    return _splitmix((seed ^ 0x5C0FA) & _U64)
+    """``shuffle.derive_seed`` of one seed (an int in [0, 2**64)): the seed of the next game of the chain."""
+    return int(derive_seed(np.array([seed], dtype=np.uint64))[0])
 
 
 def bits_of(cards: npt.ArrayLike) -> int:
@@ -113,10 +140,10 @@ class _Consts:
         self.mod = k.mod
         self.rc, self.pc = k.rc, k.pc
         self.obs_size = k.obs_size
-        self.num_fields = int(k.rc[k.mod.R_NFIELDS])
+        self.num_fields = int(k.rc[R_NFIELDS])
         # the envs' calls, without numba's per-call dispatch (``_compiled``): their arguments always have these types
         rc, pc, mod = k.rc, k.pc, k.mod
-        st, info = np.zeros(mod.STATE_SIZE, dtype=np.int64), np.zeros(mod.INFO_SIZE, dtype=np.int64)
+        st, info = np.zeros(STATE_SIZE, dtype=np.int64), np.zeros(INFO_SIZE, dtype=np.int64)
         obs, mask8, mask = np.zeros(1, np.float32), np.zeros(1, np.int8), np.zeros(1, np.bool_)
         self.play = _compiled(mod.play, rc, pc, st, 0, info)
         self.play_observed = _compiled(mod.play_observed, rc, pc, st, 0, info, 0, obs, mask8)
@@ -206,42 +233,41 @@ class SingleGame:
 
     def __init__(self, rules: Rules | str, seed: int | None = None) -> None:
         self.rules = rules = get_rules(rules)
-        self._c = c = _consts(rules)
-        self._st = np.zeros(c.mod.STATE_SIZE, dtype=np.int64)
-        self._st[c.mod.PENDING] = -1
-        self._st[c.mod.LAST] = -1
-        self._st[c.mod.WINNER] = -1
-        self._info = np.zeros(2 * c.mod.INFO_SIZE, dtype=np.int64)  # the second half: play_then_random's kept hand
+        self._c = _consts(rules)
+        self._st = np.zeros(STATE_SIZE, dtype=np.int64)
+        self._st[PENDING] = -1
+        self._st[LAST] = -1
+        self._st[WINNER] = -1
+        self._info = np.zeros(2 * INFO_SIZE, dtype=np.int64)  # the second half: play_then_random's kept hand
         if seed is not None:
             self.new_match(seed)
 
     # ------------------------------------------------------------------------------------------------ state
 
-    table = _field(8, "The table (bit mask).")
-    picked = _field(17, "Table cards picked so far in the CHOOSE phase (bit mask).")
-    stock_pos = _field(102, "Index in ``deck`` of the next card to deal.")
-    current = _field(103, "Seat to act.")
-    dealer = _field(104, "Dealer of this hand.")
-    phase = _field(105, "``core.Phase`` as an int.")
-    pending = _field(106, "Card whose capture is being chosen (CHOOSE phase), else -1.")
-    last_capturer = _field(107, "Side of the last capture this hand, -1 if none yet.")
-    hand_no = _field(108, "Hands finished in this match.")
-    deal_no = _field(109, "Deal within the hand.")
-    winner = _field(110, "Winning side once the match is over, else -1.")
-    table_take = _field(111, "Cirulla: scope of this hand's initial-table take, 0 if none.")
-    hands = _fields(0, "num_players", "Hands as bit masks, by seat.")
-    piles = _fields(9, "num_sides", "Cards captured this hand, by side (bit masks).")
-    revealed = _fields(18, "num_players", "Cirulla: cards revealed by knocks still in each hand (bit masks).")
-    deck = _fields(26, "num_cards", "This hand's deck order.")
-    scope = _fields(78, "num_sides", "Scope of each side this hand.")
-    scores = _fields(86, "num_sides", "Match points of each side.")
-    knock_points = _fields(94, "num_sides", "Cirulla: knock points of each side this hand.")
+    table = _field(TABLE, "The table (bit mask).")
+    picked = _field(PICKED, "Table cards picked so far in the CHOOSE phase (bit mask).")
+    stock_pos = _field(STOCK, "Index in ``deck`` of the next card to deal.")
+    current = _field(CURRENT, "Seat to act.")
+    dealer = _field(DEALER, "Dealer of this hand.")
+    phase = _field(PHASE, "``core.Phase`` as an int.")
+    pending = _field(PENDING, "Card whose capture is being chosen (CHOOSE phase), else -1.")
+    last_capturer = _field(LAST, "Side of the last capture this hand, -1 if none yet.")
+    hand_no = _field(HAND_NO, "Hands finished in this match.")
+    deal_no = _field(DEAL_NO, "Deal within the hand.")
+    winner = _field(WINNER, "Winning side once the match is over, else -1.")
+    table_take = _field(TTAKE, "Cirulla: scope of this hand's initial-table take, 0 if none.")
+    hands = _fields(HANDS, "num_players", "Hands as bit masks, by seat.")
+    piles = _fields(PILES, "num_sides", "Cards captured this hand, by side (bit masks).")
+    revealed = _fields(REVEALED, "num_players", "Cirulla: cards revealed by knocks still in each hand (bit masks).")
+    deck = _fields(DECK, "num_cards", "This hand's deck order.")
+    scope = _fields(SCOPE, "num_sides", "Scope of each side this hand.")
+    scores = _fields(SCORES, "num_sides", "Match points of each side.")
+    knock_points = _fields(KNOCKP, "num_sides", "Cirulla: knock points of each side this hand.")
 
     @property
     def seed(self) -> int:
         """The match's seed."""
-        m = self._c.mod
-        return int(self._st[m.SEED_HI]) << 32 | int(self._st[m.SEED_LO])
+        return int(self._st[SEED_HI]) << 32 | int(self._st[SEED_LO])
 
     def new_match(self, seed: int) -> None:
         """Start the match of ``seed`` (``core.reset``)."""
@@ -254,7 +280,7 @@ class SingleGame:
         looking the rules up again."""
         seed = _match_seed(seed)
         c = self._c
-        g = self._around(np.zeros(c.mod.STATE_SIZE, dtype=np.int64))  # new_match sets every field
+        g = self._around(np.zeros(STATE_SIZE, dtype=np.int64))  # new_match sets every field
         c.new_match(c.rc, g._st, seed & 0xFFFFFFFF, seed >> 32)
         return g
 
@@ -273,38 +299,38 @@ class SingleGame:
             raise TypeError(f"state must be a scopa_env.core.State, got {type(state).__name__}")
         core.legal_action_mask(rules, state.take([game]))  # refuses a state of other rules, naming both
         g = cls(rules)
-        m, st = g._c.mod, g._st
+        st = g._st
         n, s, d = rules.num_players, rules.num_sides, rules.num_cards
-        st[m.HANDS : m.HANDS + n] = [bits_of(h) for h in state.hands[game]]
-        st[m.TABLE] = bits_of(state.table[game])
-        st[m.PILES : m.PILES + s] = [bits_of(p) for p in state.piles[game]]
-        st[m.PICKED] = bits_of(state.picked[game])
-        st[m.REVEALED : m.REVEALED + n] = [bits_of(h) for h in state.revealed[game]]
-        st[m.DECK : m.DECK + d] = state.deck[game]
-        st[m.SCOPE : m.SCOPE + s] = state.scope[game]
-        st[m.SCORES : m.SCORES + s] = state.scores[game]
-        st[m.KNOCKP : m.KNOCKP + s] = state.knock_points[game]
-        st[m.STOCK] = state.stock_pos[game]
-        st[m.CURRENT] = state.current[game]
-        st[m.DEALER] = state.dealer[game]
-        st[m.PHASE] = state.phase[game]
-        st[m.PENDING] = state.pending[game]
-        st[m.LAST] = state.last_capturer[game]
-        st[m.HAND_NO] = state.hand_no[game]
-        st[m.DEAL_NO] = state.deal_no[game]
-        st[m.WINNER] = state.winner[game]
-        st[m.TTAKE] = state.table_take[game]
+        st[HANDS : HANDS + n] = [bits_of(h) for h in state.hands[game]]
+        st[TABLE] = bits_of(state.table[game])
+        st[PILES : PILES + s] = [bits_of(p) for p in state.piles[game]]
+        st[PICKED] = bits_of(state.picked[game])
+        st[REVEALED : REVEALED + n] = [bits_of(h) for h in state.revealed[game]]
+        st[DECK : DECK + d] = state.deck[game]
+        st[SCOPE : SCOPE + s] = state.scope[game]
+        st[SCORES : SCORES + s] = state.scores[game]
+        st[KNOCKP : KNOCKP + s] = state.knock_points[game]
+        st[STOCK] = state.stock_pos[game]
+        st[CURRENT] = state.current[game]
+        st[DEALER] = state.dealer[game]
+        st[PHASE] = state.phase[game]
+        st[PENDING] = state.pending[game]
+        st[LAST] = state.last_capturer[game]
+        st[HAND_NO] = state.hand_no[game]
+        st[DEAL_NO] = state.deal_no[game]
+        st[WINNER] = state.winner[game]
+        st[TTAKE] = state.table_take[game]
         seed = int(state.seed[game])
-        st[m.SEED_LO], st[m.SEED_HI] = seed & 0xFFFFFFFF, seed >> 32
+        st[SEED_LO], st[SEED_HI] = seed & 0xFFFFFFFF, seed >> 32
         return g
 
     def to_state(self) -> core.State:
         """This game as a ``core.State`` batch of one (new arrays: changing them does not change this game)."""
-        c, m, st = self._c, self._c.mod, self._st
+        c, st = self._c, self._st
         rules = self.rules
         d, n, s = c.d, rules.num_players, rules.num_sides
-        sets = [*st[m.HANDS : m.HANDS + n].tolist(), int(st[m.TABLE]), *st[m.PILES : m.PILES + s].tolist()]
-        sets += [int(st[m.PICKED]), *st[m.REVEALED : m.REVEALED + n].tolist()]
+        sets = [*st[HANDS : HANDS + n].tolist(), int(st[TABLE]), *st[PILES : PILES + s].tolist()]
+        sets += [int(st[PICKED]), *st[REVEALED : REVEALED + n].tolist()]
         big = 0  # every card set in one int, d bits each
         for i, x in enumerate(sets):
             big |= x << i * d
@@ -315,24 +341,24 @@ class SingleGame:
             hands=cards[:n].reshape(1, n, d),
             table=cards[n].reshape(1, d),
             piles=cards[n + 1 : n + 1 + s].reshape(1, s, d),
-            deck=st[m.DECK : m.DECK + d].astype(np.int8)[None],
-            stock_pos=np.array([st[m.STOCK]], dtype=np.int16),
-            current=np.array([st[m.CURRENT]], dtype=np.int8),
-            dealer=np.array([st[m.DEALER]], dtype=np.int8),
-            phase=np.array([st[m.PHASE]], dtype=np.int8),
-            pending=np.array([st[m.PENDING]], dtype=np.int8),
+            deck=st[DECK : DECK + d].astype(np.int8)[None],
+            stock_pos=np.array([st[STOCK]], dtype=np.int16),
+            current=np.array([st[CURRENT]], dtype=np.int8),
+            dealer=np.array([st[DEALER]], dtype=np.int8),
+            phase=np.array([st[PHASE]], dtype=np.int8),
+            pending=np.array([st[PENDING]], dtype=np.int8),
             picked=cards[n + 1 + s].reshape(1, d),
-            last_capturer=np.array([st[m.LAST]], dtype=np.int8),
-            scope=st[m.SCOPE : m.SCOPE + s].astype(np.int16)[None],
-            scores=st[m.SCORES : m.SCORES + s].astype(np.int16)[None],
-            hand_no=np.array([st[m.HAND_NO]], dtype=np.int32),
-            deal_no=np.array([st[m.DEAL_NO]], dtype=np.int8),
+            last_capturer=np.array([st[LAST]], dtype=np.int8),
+            scope=st[SCOPE : SCOPE + s].astype(np.int16)[None],
+            scores=st[SCORES : SCORES + s].astype(np.int16)[None],
+            hand_no=np.array([st[HAND_NO]], dtype=np.int32),
+            deal_no=np.array([st[DEAL_NO]], dtype=np.int8),
             seed=np.array([self.seed], dtype=np.uint64),
-            winner=np.array([st[m.WINNER]], dtype=np.int8),
+            winner=np.array([st[WINNER]], dtype=np.int8),
             rules_key=np.array([c.key], dtype=np.uint32),
             revealed=cards[n + 2 + s :].reshape(1, n, d),
-            knock_points=st[m.KNOCKP : m.KNOCKP + s].astype(np.int16)[None],
-            table_take=np.array([st[m.TTAKE]], dtype=np.int8),
+            knock_points=st[KNOCKP : KNOCKP + s].astype(np.int16)[None],
+            table_take=np.array([st[TTAKE]], dtype=np.int8),
         )
 
     def copy(self) -> SingleGame:
@@ -342,7 +368,7 @@ class SingleGame:
     @property
     def done(self) -> bool:
         """The match is over."""
-        return int(self._st[105]) == _DONE
+        return int(self._st[PHASE]) == _DONE
 
     # ------------------------------------------------------------------------------------------------ legality
 
@@ -369,38 +395,25 @@ class SingleGame:
     # ------------------------------------------------------------------------------------------------ step
 
     def step(self, action: int) -> SingleStep:
-        """Apply one action in place (``core.step`` of one game); ``core.IllegalActionError`` if it is not legal.
+        """Apply one action in place (``core.step`` of one game) and return what it did; ``core.IllegalActionError``
+        if it is not legal. A finished match ignores the action (as the core does): nothing moved.
 
-        A finished match ignores the action (as the core does).
-        """
-        seat = self.current
-        out = self.play(int(action))
-        if out is None:
-            return SingleStep(seat, False, -1, 0, False, False, None, -1, 0, False, -1, False)
-        if out.__class__ is tuple:
-            card, capture, scopa = out  # type: ignore[misc]
-            return SingleStep(seat, True, card, capture, scopa, False, None, -1, 0, False, -1, False)
-        return out  # type: ignore[return-value]
-
-    def play(self, action: int) -> SingleStep | tuple[int, int, bool] | None:
-        """``step`` without building a ``SingleStep`` for every move (the envs' hot path): the same move and checks.
-
-        Returns ``None`` when no move was completed (a pick, a play that waits for picks, a knock decision, a
-        finished match), ``(card, capture, scopa)`` for a completed move within the hand (``capture`` a bit mask),
-        and the ``SingleStep`` of ``step`` only when the move ended the hand (``hand_over``).
+        The envs' hot path (``play``, the same method): one compiled call, and the hand's points read only when the
+        move ended the hand (``hand_points`` is None otherwise).
         """
         act = int(action)
         c = self._c
         if not -(1 << 62) < act < 1 << 62:
             self._raise_illegal(act)
-        code, done, card, capture, scopa, over = c.play(c.rc, c.pc, self._st, act, self._info)
+        code, seat, done, card, capture, scopa, over = c.play(c.rc, c.pc, self._st, act, self._info)
         if code < 0:
             self._raise_illegal(act)
-        if not done:
-            return None
-        if not over:
-            return card, capture, bool(scopa)
-        return self._hand_over()
+        if over:
+            return self._hand_over()
+        return SingleStep(seat, done == 1, card, capture, scopa == 1, False, None, -1, 0, False, -1, False)
+
+    play = step
+    """``step``, under the name the env loops call it by."""
 
     def play_observed(
         self, action: int, hands_left: int
@@ -460,21 +473,20 @@ class SingleGame:
     def _hand_over(self) -> SingleStep:
         """The ``SingleStep`` of the move that just ended the hand, from the kernel's step info."""
         info = self._info
-        m = self._c.mod
         s, f = self.rules.num_sides, self._c.num_fields
         return SingleStep(
-            int(info[m.I_SEAT]),
+            int(info[I_SEAT]),
             True,
-            int(info[m.I_CARD]),
-            int(info[m.I_CAPTURE]),
-            bool(info[m.I_SCOPA]),
+            int(info[I_CARD]),
+            int(info[I_CAPTURE]),
+            bool(info[I_SCOPA]),
             True,
-            info[m.I_POINTS : m.I_POINTS + s * f].astype(np.int16).reshape(s, f),
-            int(info[m.I_LEFT_SIDE]),
-            int(info[m.I_LEFTOVER]),
-            bool(info[m.I_MATCH_OVER]),
-            int(info[m.I_WINNER]),
-            bool(info[m.I_NEW_HAND]),
+            info[I_POINTS : I_POINTS + s * f].astype(np.int16).reshape(s, f),
+            int(info[I_LEFT_SIDE]),
+            int(info[I_LEFTOVER]),
+            bool(info[I_MATCH_OVER]),
+            int(info[I_WINNER]),
+            bool(info[I_NEW_HAND]),
         )
 
     def _raise_illegal(self, act: int) -> None:
@@ -503,7 +515,7 @@ class SingleGame:
         """(obs_size,) float32: ``observation.observe`` of this game for ``seat`` (default: the seat to act)."""
         c = self._c
         n = self.rules.num_players
-        seat = int(self._st[103]) if seat is None else operator.index(seat)
+        seat = int(self._st[CURRENT]) if seat is None else operator.index(seat)
         if not 0 <= seat < n:
             raise ValueError(f"seat must be in 0..{n - 1} (this variant's seats), got {seat}")
         out = np.empty(c.obs_size, dtype=np.float32)

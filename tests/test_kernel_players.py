@@ -5,7 +5,7 @@
   tests/test_hostile_inputs.py) and the argmax ``uniform_legal`` takes, position after position, on several variants.
 - ``random_pick``: ``RandomAgent``'s capture picks drawn in compiled code equal ``RandomAgent.act``'s on the core.
 - ``SingleGame.observe_masked``: ``observe`` and ``mask_int8`` (or zeros) in one call.
-- ``kernel.drop_stale_search_cache``: the players' disk cache goes when the rules' source is newer.
+- ``kernel.drop_stale_cache``: the compiled modules' disk cache goes when a source compiled into them is newer.
 
 The searches on the kernel (max^n, the exact end game) are held to the batched searches in tests/test_kernel.py and
 tests/test_search.py.
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from scopa_env import core
-from scopa_env.kernel import drop_stale_search_cache, kernel_for
+from scopa_env.kernel import drop_stale_cache, kernel_for
 from scopa_env.policy import position_key, position_random
 from scopa_env.single import SingleGame, SingleStep
 
@@ -93,7 +93,8 @@ def test_play_random_plays_what_the_python_loop_played(variant: str) -> None:
                 ended = None
                 while slow.phase == int(core.Phase.PLAY) and seats >> slow.current & 1:
                     out = slow.play(_python_card(slow, key))
-                    if out.__class__ is SingleStep:
+                    assert isinstance(out, SingleStep)
+                    if out.hand_over:
                         ended = out
                         break
                 assert (got is None) == (ended is None)
@@ -170,19 +171,26 @@ def test_observe_masked_is_observe_and_the_mask(variant: str) -> None:
     assert not mask.any()  # the match is over: no legal action
 
 
-def test_the_players_cache_goes_when_the_rules_source_is_newer(tmp_path: os.PathLike[str]) -> None:
+def test_the_kernels_cache_goes_when_a_source_compiled_into_it_is_newer(tmp_path: os.PathLike[str]) -> None:
+    """The rules' and the players' caches older than the sources compiled into them (the layout, SplitMix64, the
+    rules for the players) go; newer ones, and other modules' (which numba checks by itself), stay."""
     import scopa_env._kernel_jit as rules_part
+    import scopa_env._kernel_layout as layout
+    import scopa_env.shuffle as shuffle
 
-    changed = os.path.getmtime(rules_part.__file__)
+    times = [os.path.getmtime(str(m.__file__)) for m in (rules_part, layout, shuffle)]
     old, new = os.path.join(tmp_path, "old"), os.path.join(tmp_path, "new")
-    for folder in (old, new):
+    names = (
+        "_kernel_search.max_n-1.py311.nbi",
+        "_kernel_search.max_n-1.py311.1.nbc",
+        "_kernel_jit.step-1.py311.nbi",
+        "shuffle.mix64-1.py311.nbi",
+    )
+    for folder, at in ((old, min(times) - 100), (new, max(times) + 100)):
         os.makedirs(folder)
-        for name in ("_kernel_search.max_n-1.py311.nbi", "_kernel_search.max_n-1.py311.1.nbc", "_kernel_jit.x.nbi"):
+        for name in names:
             open(os.path.join(folder, name), "w").close()
-    for name in os.listdir(old):
-        os.utime(os.path.join(old, name), (changed - 100, changed - 100))
-    for name in os.listdir(new):
-        os.utime(os.path.join(new, name), (changed + 100, changed + 100))
-    assert drop_stale_search_cache([str(tmp_path)]) == 2
-    assert sorted(os.listdir(old)) == ["_kernel_jit.x.nbi"]  # the rules' own cache numba checks by itself
-    assert len(os.listdir(new)) == 3
+            os.utime(os.path.join(folder, name), (at, at))
+    assert drop_stale_cache([str(tmp_path)]) == 3
+    assert sorted(os.listdir(old)) == ["shuffle.mix64-1.py311.nbi"]
+    assert len(os.listdir(new)) == 4

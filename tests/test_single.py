@@ -343,36 +343,48 @@ def test_gymnasium_env_scalar_path_equals_its_array_path() -> None:
 
 
 @pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro"])
-def test_play_returns_what_step_does(variant: str) -> None:
-    """``SingleGame.play`` (the envs' hot path) makes the same moves as ``step`` and returns its results in short:
-    None without a completed move, (card, capture, scopa) within a hand, ``step``'s ``SingleStep`` at a hand's end.
-    Observations and masks stay new writable arrays (the masks come from a cache of read-only ones)."""
+def test_play_returns_one_kind_of_step(variant: str) -> None:
+    """``SingleGame.play`` (the envs' hot path) returns a ``SingleStep`` for every action: a pick or a play waiting for
+    picks (no move done), a move within the hand, the move that ends a hand (its points), an action after the match
+    (ignored), each as the core's step of the same position says. Observations and masks stay new writable arrays
+    (the masks come from a cache of read-only ones)."""
     from scopa_env.single import SingleStep
 
-    a, b = SingleGame(variant, seed=11), SingleGame(variant, seed=11)
+    rules = get_rules(variant)
+    b = SingleGame(variant, seed=11)
     rng = np.random.default_rng(0)
-    ends = 0
-    while not a.done:
-        mask = a.mask()
-        assert mask.flags.writeable and np.array_equal(mask, b.mask())
+    kinds = set()
+    while not b.done:
+        mask = b.mask()
+        assert mask.flags.writeable
         mask[:] = False  # a copy: the cached mask is untouched
-        assert np.array_equal(a.mask(), b.mask()) and a.mask().any()
-        act = int(rng.choice(np.flatnonzero(a.mask())))
-        info, out = a.step(act), b.play(act)
-        if not info.move_done:
-            assert out is None
-        elif not info.hand_over:
-            assert out == (info.card, info.capture, info.scopa)
-        else:
-            ends += 1
-            assert isinstance(out, SingleStep)
-            for f in fields(SingleStep):
-                assert np.array_equal(getattr(out, f.name), getattr(info, f.name)), f.name
-        for seat in range(get_rules(variant).num_players):
-            obs = b.observe(seat)
-            assert obs.flags.writeable and np.array_equal(obs, a.observe(seat))
-    assert b.done and ends >= 1
-    assert b.play(0) is None  # a finished match ignores the action, as step does
+        assert b.mask().any()
+        act = int(rng.choice(np.flatnonzero(b.mask())))
+        st = b.to_state()
+        info, out = core.step(rules, st, np.array([act])), b.play(act)
+        assert type(out) is SingleStep
+        assert (out.seat, out.move_done, out.card) == (int(info.seat[0]), bool(info.move_done[0]), int(info.card[0]))
+        assert (out.capture, out.scopa, out.hand_over) == (
+            bits_of(info.capture[0]),
+            bool(info.scopa[0]),
+            bool(info.hand_over[0]),
+        )
+        assert (out.hand_points is None) == (not out.hand_over)
+        if out.hand_over:
+            assert out.hand_points is not None and np.array_equal(out.hand_points, info.hand_points[0])
+            assert (out.match_over, out.winner) == (bool(info.match_over[0]), int(info.winner[0]))
+        kinds.add("hand over" if out.hand_over else "move" if out.move_done else "no move")
+        for seat in range(rules.num_players):
+            assert b.observe(seat).flags.writeable
+    assert kinds == {"no move", "move", "hand over"}
+    seat = b.current
+    after = b.play(0)  # a finished match ignores the action, as the core does
+    assert type(after) is SingleStep and (after.seat, after.move_done, after.card, after.hand_points) == (
+        seat,
+        False,
+        -1,
+        None,
+    )
 
 
 def test_cirulla_games_round_trip_through_single_game_in_every_phase() -> None:
