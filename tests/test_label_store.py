@@ -45,6 +45,12 @@ def test_a_labels_file_replays_the_runs_rows(tmp_path: Path, variant: str) -> No
     assert got_variant == v == variant == header["variant"]
     assert header["rows"] == want["action"].size and header["hands"] == 6
     assert [s["iteration"] for s in header["sources"]] == [0, 1]
+    # each source says what made its labels (the run's teacher and labelling settings)
+    made = {k: header["sources"][0][k] for k in label_store.LABELLING_KEYS}
+    assert made == {
+        "teacher": "pimc:worlds=2", "soft_temperature": 0.3, "explore": 0.5, "seed": 3,
+        "init": "agents/bots/classic" if variant == "classic" else f"agents/bots/{variant}",
+    }  # fmt: skip
     for k in ("obs", "mask", "action"):
         assert np.array_equal(got[k], want[k]), k
     assert np.array_equal(np.isfinite(got["values"]), np.isfinite(want["values"]))

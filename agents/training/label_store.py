@@ -57,8 +57,10 @@ from scopa_env.settings import (
 
 __all__ = [
     "FORMAT",
+    "LABELLING_KEYS",
     "MAX_LABEL_BYTES",
     "check_out",
+    "labelling_settings",
     "load_label_file",
     "min_decisions",
     "pack_runs",
@@ -284,6 +286,27 @@ def read_run_data(path: Path, rules: Rules, hands: int | None = None) -> dict[st
     return {k: data[k] for k in shapes}
 
 
+LABELLING_KEYS = ("teacher", "soft_temperature", "explore", "init", "seed")
+"""The settings of a run that say how its labels were made, kept in each source of a labels file's header: the
+teacher (a search spec), the soft targets' temperature, the share of decisions the student played, the network it
+started from and the run's seed."""
+
+
+def labelling_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The ``LABELLING_KEYS`` of a run's config (plain values only, a text cut to 200 characters): what made its
+    labels, for a labels file's header."""
+    out: dict[str, Any] = {}
+    for key in LABELLING_KEYS:
+        value = settings.get(key)
+        if isinstance(value, str):
+            out[key] = value[:200]
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value
+        elif isinstance(value, float) and np.isfinite(value):
+            out[key] = value
+    return out
+
+
 def pack_runs(runs: Sequence[Path], progress: bool = True) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
     """The arrays and header of one labels file holding every data file of ``runs`` (expert-iteration run
     directories of one variant whose data carry the teacher's values), each replayed and checked row for row.
@@ -297,11 +320,13 @@ def pack_runs(runs: Sequence[Path], progress: bool = True) -> tuple[dict[str, np
     parts: list[dict[str, npt.NDArray[Any]]] = []
     sources: list[dict[str, Any]] = []
     tasks = []
+    made_by = {}
     for run in runs:
         v, files = read_run(run)
         if variant is not None and v != variant:
             raise ConfigError(f"{run} is a {v} run, the others {variant}: one variant per labels file")
         variant = v
+        made_by[run] = labelling_settings(read_run_config(run)[1])
         tasks += [(run, *f) for f in files]
     assert variant is not None
     rules = get_rules(variant)
@@ -324,6 +349,7 @@ def pack_runs(runs: Sequence[Path], progress: bool = True) -> tuple[dict[str, np
             parts.append({"first": first, "hands": hands.astype(np.int32), "rows": rows, "action": action})
             parts[-1].update(top=top, gaps=gaps)
             sources.append({"run": str(run), "iteration": k, "rows": int(rows.sum()), "hands": int(hands.sum())})
+            sources[-1].update(made_by[run])
     arrays = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
     header = {
         "format": FORMAT,
@@ -395,9 +421,10 @@ def _header_of(path: Path, member: npt.NDArray[Any] | None) -> dict[str, Any]:
     return header
 
 
-def read_header(path: Path) -> dict[str, Any]:
+def read_header(path: str | Path) -> dict[str, Any]:
     """A labels file's header; raises ``ConfigError`` when ``path`` is not one (every member's size is checked, only
     the header is read)."""
+    path = Path(path)
     return _header_of(path, _read_label_arrays(path, {"header"}).get("header"))
 
 
@@ -461,13 +488,14 @@ def _check_label_arrays(path: Path, arrays: dict[str, npt.NDArray[Any]], header:
 
 
 def load_label_file(
-    path: Path, progress: bool = False, variant: str | None = None
+    path: str | Path, progress: bool = False, variant: str | None = None
 ) -> tuple[str, dict[str, npt.NDArray[Any]]]:
     """The variant and the rows (``obs``, ``mask``, ``action``, ``values``) of a labels file, replayed; raises
     ``ConfigError`` when it is not one, its arrays cannot be right (``_check_label_arrays``: before the replay), its
     actions do not replay on its deals, or (with ``variant``) it holds another variant's labels (also before)."""
     from tqdm import tqdm
 
+    path = Path(path)
     arrays = _read_label_arrays(path)
     header = _header_of(path, arrays.get("header"))
     if variant is not None and header["variant"] != variant:
