@@ -23,8 +23,7 @@ the batched core (the agents, ``driver.decide``, ``state_io``, rendering). Card 
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -77,6 +76,7 @@ _MASK_CACHE_LIMIT = 1 << 16
 """Read-only bool mask arrays kept per variant (keyed by the mask's bits); cleared when it grows past this."""
 
 _empty, _F32, _I8, _BOOL = np.empty, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.bool_)
+_new = tuple.__new__  # a NamedTuple of known fields without its generated __new__'s keyword handling
 
 
 def _compiled(dispatcher: Any, *examples: Any) -> Any:
@@ -176,9 +176,9 @@ def _consts(rules: Rules) -> _Consts:
     return c
 
 
-@dataclass(slots=True)
-class SingleStep:
-    """What one ``SingleGame.step`` did (``core.StepInfo`` of one game, card sets as bit masks)."""
+class SingleStep(NamedTuple):
+    """What one ``SingleGame.step`` did (``core.StepInfo`` of one game, card sets as bit masks): the one result of
+    every action. A tuple, so that the envs' hot path builds it for every move at a tuple's cost."""
 
     seat: int
     """Seat that acted."""
@@ -410,7 +410,7 @@ class SingleGame:
             self._raise_illegal(act)
         if over:
             return self._hand_over()
-        return SingleStep(seat, done == 1, card, capture, scopa == 1, False, None, -1, 0, False, -1, False)
+        return _new(SingleStep, (seat, done == 1, card, capture, scopa == 1, False, None, -1, 0, False, -1, False))
 
     play = step
     """``step``, under the name the env loops call it by."""
