@@ -11,7 +11,9 @@ Samples that take long to make (a tournament of 3,000 hands) are checked under `
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import json
 import os
 import re
 import subprocess
@@ -20,6 +22,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,28 +104,142 @@ def evaluate_round_robin() -> str:
     return "\n".join(lines[start : end + 1])
 
 
+def _in_folder(folder: str, run: Callable[[], object]) -> object:
+    """``run()`` with ``folder`` as the working directory (relative paths in messages read the same everywhere)."""
+    here = Path.cwd()
+    os.chdir(folder)
+    try:
+        return run()
+    finally:
+        os.chdir(here)
+
+
+def _exit_status(main: Callable[[list[str]], int], argv: list[str]) -> int | str | None:
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code
+
+
 def evaluate_errors() -> str:
     """evaluate.py's one-line errors for a bad --seed and a config file's bad deals (run in this process)."""
     import evaluate
 
     err = io.StringIO()
-    here = Path.cwd()
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err):
         (Path(tmp) / "eval.yaml").write_text("variant: classic\nagents: [greedy, expert]\ndeals: 5.7\n")
-        os.chdir(tmp)
-        try:
-            for argv in (
-                ["--variant", "classic", "--agents", "greedy", "expert", "--seed", "1e30"],
-                ["--config", "eval.yaml"],
-            ):
-                try:
-                    status = evaluate.main(argv)
-                except SystemExit as e:
-                    status = e.code
-                assert status == 2, err.getvalue()
-        finally:
-            os.chdir(here)
+        for argv in (
+            ["--variant", "classic", "--agents", "greedy", "expert", "--seed", "1e30"],
+            ["--config", "eval.yaml"],
+        ):
+            status = _in_folder(tmp, functools.partial(_exit_status, evaluate.main, argv))
+            assert status == 2, err.getvalue()
     return "\n".join(line for line in err.getvalue().splitlines() if line.startswith("evaluate.py: error:"))
+
+
+def evaluate_other_variant() -> str:
+    """evaluate.py's error for a checkpoint trained for another variant (a tiny MaskablePPO one, saved as train.py
+    saves them)."""
+    import evaluate
+    from tests.test_export import make_checkpoint
+
+    err = io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err):
+        (Path(tmp) / "runs" / "assi").mkdir(parents=True)
+        make_checkpoint(Path(tmp) / "runs" / "assi" / "best.zip", "scopa-d-assi", hidden=(8,))
+        argv = ["--variant", "classic", "--agents", "greedy", "assi=runs/assi/best.zip"]
+        status = _in_folder(tmp, functools.partial(_exit_status, evaluate.main, argv))
+    assert status == 2, err.getvalue()
+    return err.getvalue().rstrip("\n")
+
+
+def evaluate_sigterm() -> str:
+    """evaluate.py's message when SIGTERM stops a tournament (here sent by one of greedy's moves, so the games
+    finished before it are always the same); run in this process, one worker, as the tests of signals do."""
+    import signal
+
+    import evaluate
+    from agents import base
+    from agents.baselines.greedy import GreedyAgent
+    from scopa_env.policy import ActBatch
+
+    class StopsTheRun(GreedyAgent):
+        """greedy, which sends its own process SIGTERM on its 100th decision."""
+
+        calls = 0
+
+        def act(self, batch: ActBatch) -> Any:
+            StopsTheRun.calls += 1
+            if StopsTheRun.calls == 100:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return super().act(batch)
+
+    base.register_agent("_sample_sigterm", "docs sample only: greedy, sending SIGTERM at its 100th decision")(
+        StopsTheRun
+    )
+    err = io.StringIO()
+    argv = ["--variant", "classic", "--agents", "greedy", "_sample_sigterm", "--hands", "200000", "--batch", "100"]
+    argv += ["--workers", "1", "--out", "runs/eval__x", "--no-progress", "--no-plot", "--quiet"]
+    try:
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err):
+            status = _in_folder(tmp, functools.partial(_exit_status, evaluate.main, argv))
+    finally:
+        base._REGISTRY.pop("_sample_sigterm")  # known to this sample only
+    assert status == 128 + signal.SIGTERM, err.getvalue()
+    return err.getvalue().rstrip("\n")
+
+
+@functools.cache
+def _reviewed_game() -> tuple[str, dict[str, object]]:
+    """docs/review.md's reviewed game: the tournament its commands play (the shipped classic network against pimc,
+    20 deals, seed 20261555), game 22 reviewed; the printed review and its JSON."""
+    import evaluate
+    from agents.play import review
+
+    out = io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(out):
+        records, saved = Path(tmp) / "classic.jsonl", Path(tmp) / "review.json"
+        argv = ["--variant", "classic", "--gauntlet", "network=bot:path=agents/bots/classic,search=false"]
+        argv += ["--agents", "pimc", "--hands", "20", "--seed", "20261555", "--records", str(records)]
+        argv += ["--out", str(Path(tmp) / "eval"), "--quiet", "--no-plot"]
+        assert _in_folder(str(ROOT), functools.partial(evaluate.main, argv)) == 0  # the bot's path as the docs give it
+        out.seek(0)
+        out.truncate()
+        assert review.main([str(records), "--games", "22", "--json", str(saved), "--no-progress"]) == 0
+        data = json.loads(saved.read_text(encoding="utf-8"))
+    text = "\n".join(line for line in out.getvalue().splitlines() if not line.startswith("wrote "))
+    return text, data
+
+
+def review_game() -> str:
+    return _reviewed_game()[0]
+
+
+def review_decision() -> str:
+    """One decision of the reviewed game's JSON (seat 1's 8th move), its numbers to 3 decimals, a few keys a line."""
+    decisions: list[dict[str, object]] = _reviewed_game()[1]["decisions"]  # type: ignore[assignment]
+    decision = dict(next(d for d in decisions if d["ply"] == 7))
+
+    def dump(value: object) -> str:
+        if isinstance(value, float):
+            return json.dumps(round(value, 3))
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{json.dumps(k)}: {dump(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, list):
+            return "[" + ", ".join(dump(v) for v in value) + "]"
+        return json.dumps(value)
+
+    def keys(names: list[str]) -> str:
+        return ", ".join(f"{json.dumps(k)}: {dump(decision.pop(k))}" for k in names)
+
+    moves: list[object] = decision.pop("moves")  # type: ignore[assignment]
+    groups = [["game", "hand", "seat", "ply", "cards_left", "played", "best"], ["loss", "loss_se", "mark", "exact",
+              "method", "worlds"], ["forced", "kind"], ["kinds"]]  # fmt: skip
+    lines = [keys(names) for names in groups]
+    if decision:  # keys added since: on a line of their own
+        lines.append(keys(list(decision)))
+    moves_text = (",\n" + " " * 11).join(dump(m) for m in moves)
+    return "{" + ",\n ".join(lines) + ',\n "moves": [' + moves_text + "]}"
 
 
 @dataclass(frozen=True)
@@ -137,6 +254,10 @@ SAMPLES = {
     "terminal-cirulla": Sample(terminal_cirulla),
     "evaluate-round-robin": Sample(evaluate_round_robin, slow=True),
     "evaluate-errors": Sample(evaluate_errors),
+    "evaluate-other-variant": Sample(evaluate_other_variant),
+    "evaluate-sigterm": Sample(evaluate_sigterm),
+    "review-game": Sample(review_game),
+    "review-decision": Sample(review_decision),
 }
 """Every sample of the docs, by its key, and how to make it."""
 
