@@ -739,9 +739,7 @@ class SingleLearnerGame(LearnerGames):
                 self._play_others()
                 self._set_learner_mask()
                 return self._reward
-        info = game.play(action)
-        if info.__class__ is SingleStep:  # the hand is over
-            self._account_single(info)  # type: ignore[arg-type]
+        self._account_single(game.play(action))  # counts only a step that ended the hand
         self._play_others()
         self._set_learner_mask()
         return self._reward
@@ -888,9 +886,7 @@ class SingleLearnerGame(LearnerGames):
                     continue
             acts = np.array([actor], dtype=np.int32)
             action = int(decide(self.rules, game.to_state(), actors, acts, np.zeros(1, np.intp), check=True)[0])
-            info = game.play(action)
-            if info.__class__ is SingleStep:  # the hand is over
-                self._account_single(info)  # type: ignore[arg-type]
+            self._account_single(game.play(action))  # counts only a step that ended the hand
 
     def _account_kernel_hand(self, at: int) -> None:
         """``_account_single`` of a hand the game's last compiled call ended, read from its step info at ``at`` in
