@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import pytest
 
@@ -37,7 +37,7 @@ class _Player(io.TextIOBase):
     def __init__(self, out: io.StringIO, script: tuple[str, ...] = ()) -> None:
         self.out, self.script = out, list(script)
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]  # a text stream's readline
         if self.script:
             return self.script.pop(0) + "\n"
         text = self.out.getvalue()
@@ -54,12 +54,30 @@ class _Player(io.TextIOBase):
         return False
 
 
+def _in_folder(folder: str, run: Callable[[], object]) -> object:
+    """``run()`` with ``folder`` as the working directory (relative paths in messages read the same everywhere)."""
+    here = Path.cwd()
+    os.chdir(folder)
+    try:
+        return run()
+    finally:
+        os.chdir(here)
+
+
+def _exit_status(main: Callable[[list[str]], int], argv: list[str]) -> int | str | None:
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code
+
+
 def _transcript(argv: list[str], script: tuple[str, ...] = ()) -> list[str]:
     """The terminal game's whole transcript for ``argv``, played by ``_Player``."""
     from agents.play import terminal
 
     out = io.StringIO()
-    assert terminal.main([*argv, "--color", "never"], _Player(out, script), out) == 0
+    play = functools.partial(terminal.main, [*argv, "--color", "never"], cast(TextIO, _Player(out, script)), out)
+    assert _in_folder(str(ROOT), play) == 0  # the bots' paths as the docs give them
     return out.getvalue().splitlines()
 
 
@@ -102,23 +120,6 @@ def evaluate_round_robin() -> str:
     start = lines.index("Ratings")
     end = next(i for i in range(lines.index("Crosstable (points per hand, score)"), len(lines)) if lines[i][:1] == "└")
     return "\n".join(lines[start : end + 1])
-
-
-def _in_folder(folder: str, run: Callable[[], object]) -> object:
-    """``run()`` with ``folder`` as the working directory (relative paths in messages read the same everywhere)."""
-    here = Path.cwd()
-    os.chdir(folder)
-    try:
-        return run()
-    finally:
-        os.chdir(here)
-
-
-def _exit_status(main: Callable[[list[str]], int], argv: list[str]) -> int | str | None:
-    try:
-        return main(argv)
-    except SystemExit as e:
-        return e.code
 
 
 def evaluate_errors() -> str:
