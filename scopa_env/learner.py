@@ -4,9 +4,9 @@
 ``partner="self"``, every seat of its side), a partner policy and the opponents drawn from a pool, lets the other
 seats act (one ``Policy.act`` call per policy and round) until each game is back at a learner decision, pays the
 rewards from the core's ``StepInfo`` and reports the episodes that ended (``EpisodeEnds``). ``scopa_env.gym``'s
-``ScopaEnv`` (one game) and ``ScopaVecEnv`` (B games, stable-baselines3) are thin faces over it; the arguments
-and the rewards are documented there and in ``docs/envs.md``. No rule of the game lives here, and nothing here
-imports ``agents``, gymnasium or pettingzoo.
+``ScopaEnv`` (one game) and ``scopa_env.vec_env``'s ``ScopaVecEnv`` (B games, stable-baselines3) are thin faces
+over it; the arguments and the rewards are documented there and in ``docs/envs.md``. No rule of the game lives
+here, and nothing here imports ``agents``, gymnasium or pettingzoo.
 """
 
 from __future__ import annotations

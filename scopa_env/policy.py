@@ -29,7 +29,7 @@ import numpy.typing as npt
 from scopa_env.cards import Deck
 from scopa_env.core import Phase, State
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shuffle import GOLDEN, splitmix64
+from scopa_env.shuffle import GOLDEN, MIX1, MIX2, splitmix64
 
 __all__ = [
     "MASKED_LOGIT",
@@ -171,20 +171,22 @@ def _deck_arrays(deck: Deck) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int6
     return _DECK_ARRAYS[deck.name]
 
 
-_MIX = np.uint64(0x94D049BB133111EB)
+_MIX = MIX2
 _COLUMNS = np.arange(1, 257, dtype=np.uint64) * GOLDEN
 
 
 _M64 = (1 << 64) - 1
+_GOLDEN_INT, _MIX1_INT, _MIX2_INT = int(GOLDEN), int(MIX1), int(MIX2)
+"""``shuffle``'s SplitMix64 constants as Python ints, for the one-position path (Python ints are faster there)."""
 _SUB_STREAM = 0xC4A5E
 """What a subset of rows' keys are xor-ed with (``PositionStreams.rows``: CHOOSE-phase picks draw apart)."""
 
 
 def _splitmix_int(x: int) -> int:
     """``shuffle.splitmix64`` on one Python int (the same bits)."""
-    z = (x + 0x9E3779B97F4A7C15) & _M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    z = (x + _GOLDEN_INT) & _M64
+    z = ((z ^ (z >> 30)) * _MIX1_INT) & _M64
+    z = ((z ^ (z >> 27)) * _MIX2_INT) & _M64
     return z ^ (z >> 31)
 
 
@@ -193,7 +195,7 @@ def position_key(key: int, seed: int, parts: Sequence[int]) -> int:
     ``seed`` and ``parts`` = (hand_no, deal_no, stock_pos, cards in all hands, cards picked, phase, seat to act)."""
     h = _splitmix_int((seed ^ key) & _M64)
     for part in parts:
-        h = _splitmix_int(h ^ (((part + 1) * 0x9E3779B97F4A7C15) & _M64))
+        h = _splitmix_int(h ^ (((part + 1) * _GOLDEN_INT) & _M64))
     return h
 
 
@@ -202,11 +204,11 @@ def position_random(h: int, call: int, width: int, sub: bool = False) -> list[fl
     ``sub``: of the stream ``rows`` gives (the CHOOSE picks')."""
     if sub:
         h ^= _SUB_STREAM
-    base = _splitmix_int((h + call * 0x9E3779B97F4A7C15) & _M64)
+    base = _splitmix_int((h + call * _GOLDEN_INT) & _M64)
     out = []
     for j in range(1, width + 1):
-        z = (base + j * 0x9E3779B97F4A7C15) & _M64
-        z = ((z ^ (z >> 31)) * 0x94D049BB133111EB) & _M64
+        z = (base + j * _GOLDEN_INT) & _M64
+        z = ((z ^ (z >> 31)) * _MIX2_INT) & _M64
         z ^= z >> 29
         out.append((z >> 11) * 2.0**-53)
     return out
