@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.rules import get_rules, variant_names
+from scopa_env.rules import variant_list
 from scopa_env.settings import add_field_options, parse_options, setting
 
 __all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
@@ -142,14 +142,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     add_field_options(p, Options, typed=True, once=False)
     args = parse_options(p, Options, argv)
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    if not variants:
-        p.error("--variants: give at least one variant")
-    for v in variants:
-        try:
-            get_rules(v)
-        except (KeyError, ValueError):
-            p.error(f"--variants: unknown variant {v!r}; the variants are {', '.join(variant_names())}")
+    try:
+        variants = variant_list(args.variants)
+    except ValueError as e:
+        p.error(f"--variants: {e}")
     try:
         leduc = leduc_env()
     except RuntimeError as e:

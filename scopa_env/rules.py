@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from scopa_env.cards import DECKS, Deck
 
-__all__ = ["CATEGORIES", "CIRULLA_VARIANTS", "VARIANTS", "Rules", "get_rules", "variant_names"]
+__all__ = ["CATEGORIES", "CIRULLA_VARIANTS", "VARIANTS", "Rules", "get_rules", "variant_list", "variant_names"]
 
 CATEGORIES = ("carte", "denari", "settebello", "primiera", "scope")
 """Hand-point categories, in the order of the last axis of the core's ``hand_points`` (``total`` follows)."""
@@ -231,6 +231,18 @@ VARIANTS: dict[str, Rules] = {**_make_variants(), **CIRULLA_VARIANTS}
 
 def variant_names() -> list[str]:
     return list(VARIANTS)
+
+
+def variant_list(text: str) -> list[str]:
+    """The variants named in the comma-separated ``text`` (a command's ``--variants``), in order; ``ValueError`` for
+    none, or naming the first unknown one with the known names."""
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    if not names:
+        raise ValueError("give at least one variant")
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown variant {unknown[0]!r}; the variants are {', '.join(VARIANTS)}")
+    return names
 
 
 def get_rules(variant: str | Rules) -> Rules:
