@@ -24,10 +24,13 @@ All worlds of all decisions of a batch advance together through the batched core
 or a rollout ply is a single ``core.step`` on a big batch. The value of a finished hand for a side is its hand
 points minus the mean of the other sides' (for two sides: the points margin).
 
-Spec: ``pimc`` (``worlds=64,depth=1,endgame=6,prior=1.0,rollout=greedy``).
+Spec: ``pimc[:worlds=W,depth=D,...]``: the options are ``PIMCAgent``'s keyword arguments, their defaults written there
+once (``DEFAULTS``; ``evaluate.py --list-agents`` prints them).
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +58,7 @@ from scopa_env.core import is_open, remaining_plies
 from scopa_env.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
-__all__ = ["ROLLOUT_POLICIES", "PIMCAgent"]
+__all__ = ["DEFAULTS", "ROLLOUT_POLICIES", "PIMCAgent"]
 
 ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {"greedy": greedy_moves, "expert": expert_moves}
 """Rollout policies by name: functions ``(rules, state, games) -> (moves, index of the chosen move)``."""
@@ -164,32 +167,17 @@ class PIMCAgent(Policy):
         return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler)
 
 
-@register_agent(
+DEFAULTS = {
+    name: p.default
+    for name, p in inspect.signature(PIMCAgent.__init__).parameters.items()
+    if p.default is not inspect.Parameter.empty and name != "seed"
+}
+"""pimc's options and their defaults, read from ``PIMCAgent``'s signature (the one place they are written)."""
+
+register_agent(
     "pimc",
-    "sampled-deal search; options worlds=64, depth=1, endgame=6, prior=1.0, rollout=greedy|expert, infer=0 "
-    "(opponent inference: its model's temperature), pool=4, model=greedy|expert|PATH (a network)",
-)
-def _make_pimc(
-    rules: Rules,
-    seed: int | None = None,
-    worlds: int = 64,
-    depth: int = 1,
-    endgame: int = 6,
-    rollout: str = "greedy",
-    prior: float = 1.0,
-    infer: float = 0.0,
-    pool: int = 4,
-    model: str = "greedy",
-) -> Policy:
-    return PIMCAgent(
-        rules,
-        seed,
-        worlds=worlds,
-        depth=depth,
-        endgame=endgame,
-        rollout=rollout,
-        prior=prior,
-        infer=infer,
-        pool=pool,
-        model=model,
-    )
+    f"sampled-deal search; options worlds={DEFAULTS['worlds']}, depth={DEFAULTS['depth']}, "
+    f"endgame={DEFAULTS['endgame']}, prior={DEFAULTS['prior']}, rollout={'|'.join(ROLLOUT_POLICIES)}, "
+    f"infer={DEFAULTS['infer']:g} (opponent inference: its model's temperature), pool={DEFAULTS['pool']}, "
+    f"model={'|'.join(MODELS)}|PATH (a network)",
+)(PIMCAgent)
