@@ -28,8 +28,8 @@ from dataclasses import dataclass  # noqa: E402
 
 from agents.play.review import DEFAULT_WORLDS, MAX_WORLDS, review_record, self_play_records  # noqa: E402
 from scopa_env.record import MAX_SEED, int_arg  # noqa: E402
-from scopa_env.rules import get_rules, variant_list  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
+from scopa_env.rules import get_rules  # noqa: E402
+from scopa_env.settings import add_field_options, parse_options, setting, variants_option  # noqa: E402
 
 __all__ = ["Options", "main"]
 
@@ -50,10 +50,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/review_spe
     parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_field_options(parser, Options, typed=True, once=False)
     args = parse_options(parser, Options, argv)
-    try:
-        variants = variant_list(args.variants)
-    except ValueError as e:
-        parser.error(f"--variants: {e}")
+    variants = variants_option(parser, args.variants)
     if args.pin and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     result: dict[str, object] = {"load_before": [round(x, 2) for x in os.getloadavg()], "worlds": args.worlds}

@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 
 from scopa_env import core
-from scopa_env.rules import Rules, get_rules, variant_list
-from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.rules import Rules, get_rules
+from scopa_env.settings import add_field_options, parse_options, setting, variants_option
 
 __all__ = ["main"]
 
@@ -217,10 +217,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/search_spe
     parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_field_options(parser, Options, typed=True, once=False)
     args = parse_options(parser, Options, argv)
-    try:
-        variants = variant_list(args.variants)
-    except ValueError as e:
-        parser.error(f"--variants: {e}")
+    variants = variants_option(parser, args.variants)
     if args.positions < 1 or args.rounds < 1:
         parser.error("--positions and --rounds must be >= 1")
     from scopa_env.kernel import jit

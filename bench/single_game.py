@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.rules import variant_list
-from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.settings import add_field_options, parse_options, setting, variants_option
 
 __all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
 
@@ -142,10 +141,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/single_gam
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     add_field_options(p, Options, typed=True, once=False)
     args = parse_options(p, Options, argv)
-    try:
-        variants = variant_list(args.variants)
-    except ValueError as e:
-        p.error(f"--variants: {e}")
+    variants = variants_option(p, args.variants)
     try:
         leduc = leduc_env()
     except RuntimeError as e:

@@ -86,6 +86,7 @@ __all__ = [
     "to_bool",
     "to_float",
     "to_int",
+    "variants_option",
 ]
 
 C = TypeVar("C")
@@ -138,6 +139,17 @@ def setting(
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def variants_option(parser: argparse.ArgumentParser, text: str, option: str = "--variants") -> list[str]:
+    """The variants named in a command's comma-separated ``option`` (``rules.variant_list``); none, or an unknown
+    name, is ``parser.error`` (one line naming the option, exit status 2)."""
+    from scopa_env.rules import variant_list
+
+    try:
+        return variant_list(text)
+    except ValueError as e:
+        parser.error(f"{option}: {e}")
 
 
 def path_parser(what: str = "a file or folder path") -> Callable[[str], Path]:
