@@ -526,6 +526,11 @@ def test_a_pipe_in_place_of_a_labels_file_or_a_data_file_is_refused(tmp_path: Pa
     os.mkfifo(tmp_path / "fifo.npz")
     with pytest.raises(ConfigError, match="not a regular file"):
         label_store.load_label_file(tmp_path / "fifo.npz")  # opening it would wait for a writer for ever
+    # refused by the one guarded reader itself, so bot weights and resume states are covered too
+    from agents.nets.weights import read_npz
+
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_npz(tmp_path / "fifo.npz")
     run = make_run(tmp_path)
     os.mkfifo(run / "data" / "iter_1.npz")
     with pytest.raises(ConfigError, match=r"iter_1\.npz is not a regular file"):

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import stat
 import zipfile
 import zlib
 from collections.abc import Collection
@@ -537,9 +538,16 @@ def read_npz(
     header whose shape is not a list of sizes >= 0 or claims more bytes than its member holds, arrays of more than
     ``max_bytes`` in all, and (with ``max_ratio``) members that the archive says expand to more than ``max_ratio``
     times the file's size plus ``NPZ_SLACK_BYTES`` (a zip bomb: a deflated member can expand a thousandfold);
-    ``OSError`` when the file cannot be read (a folder, a missing file)."""
+    ``OSError`` when the file cannot be read (a folder, a missing file); ``ValueError`` for a device or a pipe, before
+    it is opened (reading one could wait for ever)."""
     raw: Any = io.BytesIO(source) if isinstance(source, bytes) else source
-    size = len(source) if isinstance(source, bytes) else Path(source).stat().st_size
+    if isinstance(source, bytes):
+        size = len(source)
+    else:
+        found = Path(source).stat()
+        if not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode)):
+            raise ValueError("it is not a regular file (a device or a pipe): reading it could wait for ever")
+        size = found.st_size
     try:
         with zipfile.ZipFile(raw) as archive:
             infos = archive.infolist()

@@ -387,8 +387,6 @@ def _read_label_arrays(path: Path, members: Collection[str] | None = None) -> di
 
     if path.is_dir():
         raise ConfigError(f"{path} is a folder, not a labels file (python -m agents.training.label_store writes them)")
-    if path.exists() and not path.is_file():
-        raise ConfigError(f"{path} is not a regular file (a device or a pipe), not a labels file")
     try:
         return read_npz(path, max_bytes=MAX_LABEL_BYTES, max_ratio=LABEL_EXPANSION, members=members)
     except OSError as e:
