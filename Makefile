@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip --disable-pip-version-check --quiet install
 # The numba kernel, compiled once (with its progress and time left) and cached on disk; later processes load it in
 # about a second. `make setup` compiles it, so that no later command does.
-KERNEL := $(PY) -c "from scopa_env import kernel; kernel.jit()"
+KERNEL := $(PY) -c "from scopa_env.engine import kernel; kernel.jit()"
 , := ,
 
 .PHONY: setup train test test-slow bench lint docs demo clean
@@ -75,7 +75,7 @@ docs: $(VENV)/.installed-docs
 
 demo: $(STAMP)
 	mkdir -p runs
-	$(PY) -m scopa_env.record --variant classic --games 5 --seed 0 --out runs/demo.jsonl
+	$(PY) -m agents.cli.record --variant classic --games 5 --seed 0 --out runs/demo.jsonl
 
 clean:
 	rm -rf $(VENV) .pytest_cache site

@@ -18,7 +18,7 @@ Exit status: 0 done; 2 bad input, with a message saying how to fix it; 128 + N w
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads: one BLAS thread per process (the workers do the parallelism)
 
@@ -30,6 +30,15 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from agents.cli.settings import (  # noqa: E402
+    StoreOnce,
+    add_field_options,
+    field_types,
+    given_fields,
+    int_arg,
+    path_parser,
+)
+from agents.cli.signals import exit_status, signal_name  # noqa: E402
 from agents.errors import TournamentError  # noqa: E402
 from agents.evaluation.report import print_report  # noqa: E402
 from agents.evaluation.tournament import (  # noqa: E402
@@ -40,10 +49,7 @@ from agents.evaluation.tournament import (  # noqa: E402
     run_tournament,
     setting_hint,
 )
-from agents.signals import exit_status, signal_name  # noqa: E402
-from scopa_env import kernel  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
-from scopa_env.settings import StoreOnce, add_field_options, field_types, given_fields, path_parser  # noqa: E402
+from scopa_env.engine import kernel  # noqa: E402
 
 
 def _option_value(name: str, text: str) -> Any:
@@ -72,7 +78,7 @@ _path = path_parser("a file or folder path")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser: one option per ``EvalConfig`` field (``scopa_env.settings.add_field_options``: its doc is the help),
+    """The parser: one option per ``EvalConfig`` field (``agents.cli.settings.add_field_options``: its doc is the help),
     ``--hands N`` / ``--matches N`` for ``mode`` and ``deals``, and the options of the command itself."""
     p = argparse.ArgumentParser(
         prog="evaluate.py",

@@ -10,9 +10,9 @@
 the warm start shows progress bars with their ETA; a run stopped before its first checkpoint removes its directory.
 
 The learner (sb3-contrib ``MaskablePPO``, ``MlpPolicy``) plays ``num_envs`` games at once in one
-``scopa_env.gym.ScopaVecEnv``. Its opponents come from a league (``agents.training.league``): the baselines plus frozen
-snapshots of the learner taken every ``snapshot_every`` steps, sampled with priority to those it does not beat yet
-(prioritized fictitious self-play). In team variants the learner plays every seat of its side.
+``scopa_env.envs.gym.ScopaVecEnv``. Its opponents come from a league (``agents.training.league``): the baselines plus
+frozen snapshots of the learner taken every ``snapshot_every`` steps, sampled with priority to those it does not beat
+yet (prioritized fictitious self-play). In team variants the learner plays every seat of its side.
 
 Each run writes ``runs/<variant>__<name>__<seed>__<time>/``:
 
@@ -35,7 +35,7 @@ that continues it (``agents.training.trainer.train_command``); ``--resume`` cont
 as an uninterrupted one for the same seed, up to floating-point noise.
 
 This file is the command line only; the parts live in ``agents.training``: ``train_config`` (``TrainConfig``, config
-files; the machinery is in ``scopa_env.settings``, shared with evaluate.py), ``trainer`` (``Trainer``,
+files; the machinery is in ``agents.cli.settings``, shared with evaluate.py), ``trainer`` (``Trainer``,
 ``duplicate_eval``) and ``run_dir`` (run directories, checkpoint files, ``code_version``). Import them from there.
 """
 
@@ -48,7 +48,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.signals import StopSignals, exit_status
+from agents.cli.settings import ConfigError, StoreOnce, add_field_options, cli_overrides
+from agents.cli.signals import StopSignals, exit_status
 from agents.training.run_dir import RunDirError
 from agents.training.train_config import (
     CONFIG_DIR,
@@ -57,8 +58,7 @@ from agents.training.train_config import (
     load_config,
 )
 from agents.training.trainer import Trainer, train_command
-from scopa_env import kernel
-from scopa_env.settings import ConfigError, StoreOnce, add_field_options, cli_overrides
+from scopa_env.engine import kernel
 
 __all__ = ["build_parser", "main", "parse_cli"]
 

@@ -13,7 +13,7 @@ Agents are built from short spec strings so that every command-line tool accepts
     make_agent("runs/classic__default__0__.../best.zip", "classic")
 
 Any agent also plays in another library's loop: ``act_env(agent, env)`` gives its action in a Scopa env (AEC,
-parallel or Gymnasium; ``scopa_env.interop``, re-exported here), ``act_observation`` for an observation alone.
+parallel or Gymnasium; ``scopa_env.envs.interop``, re-exported here), ``act_observation`` for an observation alone.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from agents.cli.shell import python_command
 from agents.errors import ScopaError
-from scopa_env.policy import Policy, set_spec_resolver
+from scopa_env.games.policy import Policy, set_spec_resolver
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shell import python_command
 
 __all__ = [
     "AGENT_FILE_SUFFIXES",
@@ -251,19 +251,19 @@ def make_agent(spec: str | Policy, rules: Rules | str, seed: int | None = None) 
 
 
 def act_env(policy: Policy, env: Any, agent: str | None = None) -> Any:
-    """``policy``'s action in a Scopa env (AEC, parallel, Gymnasium or vector): ``scopa_env.interop.act_env``.
+    """``policy``'s action in a Scopa env (AEC, parallel, Gymnasium or vector): ``scopa_env.envs.interop.act_env``.
 
     Build the agent once (``make_agent(spec, variant, seed)``) and call this at each of its turns; the agent reads
     its own game's state inside the env, the caller gets the action only.
     """
-    from scopa_env.interop import act_env as _act_env  # the env faces load only when an agent plays in one
+    from scopa_env.envs.interop import act_env as _act_env  # the env faces load only when an agent plays in one
 
     return _act_env(policy, env, agent)
 
 
 def act_observation(policy: Policy, rules: Rules | str, obs: Any, mask: Any = None) -> Any:
-    """``policy``'s action for an observation alone (state-free agents): ``scopa_env.interop.act_observation``."""
-    from scopa_env.interop import act_observation as _act_observation
+    """``policy``'s action for an observation alone (state-free agents): ``scopa_env.envs.interop.act_observation``."""
+    from scopa_env.envs.interop import act_observation as _act_observation
 
     return _act_observation(policy, rules, obs, mask)
 

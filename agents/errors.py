@@ -7,7 +7,7 @@ and ``except ValueError`` still catches the bad inputs. Control-flow exceptions 
 game's ``QuitGame``) are not errors and do not derive from it. ``ScopaError`` itself derives from
 ``scopa_env.errors.ScopaEnvError``, so ``except ScopaEnvError`` catches the envs' errors and the agents' alike.
 The settings' errors the package raises too (a bad config key, a conflict with a resumed run) are the settings
-machinery's, in the env layer: ``scopa_env.settings.ConfigError`` (a ``ValueError``) and ``YamlFileError`` are
+machinery's, in the env layer: ``agents.cli.settings.ConfigError`` (a ``ValueError``) and ``YamlFileError`` are
 ``ScopaEnvError``s, not ``ScopaError``s.
 """
 

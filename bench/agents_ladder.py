@@ -15,7 +15,7 @@ spec loaded) before any game is played; a bad one exits with status 2 and one
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
 
@@ -32,11 +32,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agents_speed import TimedPolicy, check_spec, shown  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
+from agents.cli.settings import (  # noqa: E402
+    add_field_options,
+    int_arg,
+    parse_options,
+    setting,
+)
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
-from scopa_env.driver import play  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
+from scopa_env.games.driver import play  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 __all__ = ["MAX_DEALS", "MAX_MATCHES", "duel", "main", "parse_pairs"]
 
@@ -111,7 +115,7 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
     pairs: str = setting(

@@ -2,16 +2,17 @@
 
     python bench/agents_speed.py --variant classic --games 512 --agents random,greedy,expert,pimc,ismcts
 
-Each agent plays ``--games`` hands at once against ``--opponent`` (seats alternating) through ``scopa_env.driver.play``,
-so it acts on about ``games / players`` rows per call, as in ``evaluate.py``. The time inside the agent's ``act``
-is divided by the decisions it made (a CHOOSE-phase pick counts as a decision). Prints a table, then one JSON line
-per agent. BLAS threads are pinned to one. Every argument is checked (and every agent spec loaded) before any game
-is played; a bad one exits with status 2 and one ``python bench/agents_speed.py: error: ...`` line.
+Each agent plays ``--games`` hands at once against ``--opponent`` (seats alternating) through
+``scopa_env.games.driver.play``, so it acts on about ``games / players`` rows per call, as in ``evaluate.py``. The time
+inside the agent's ``act`` is divided by the decisions it made (a CHOOSE-phase pick counts as a decision). Prints a
+table, then one JSON line per agent. BLAS threads are pinned to one. Every argument is checked (and every agent spec
+loaded) before any game is played; a bad one exits with status 2 and one ``python bench/agents_speed.py: error: ...``
+line.
 """
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
 
@@ -25,12 +26,16 @@ import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
+from agents.cli.settings import (  # noqa: E402
+    add_field_options,
+    int_arg,
+    parse_options,
+    setting,
+)
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
-from scopa_env.driver import play  # noqa: E402
-from scopa_env.policy import ActBatch, Policy  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
+from scopa_env.games.driver import play  # noqa: E402
+from scopa_env.games.policy import ActBatch, Policy  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 __all__ = ["TimedPolicy", "bench_agent", "check_spec", "main", "shown"]
 
@@ -100,7 +105,7 @@ def check_spec(p: argparse.ArgumentParser, flag: str, spec: str, rules: Rules) -
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
     agents: str = setting(

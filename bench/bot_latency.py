@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agents.threads import pin_blas_threads  # noqa: E402
+from agents.cli.threads import pin_blas_threads  # noqa: E402
 
 pin_blas_threads(force=True)  # before numpy loads: one BLAS / OpenMP thread, whatever the environment says
 
@@ -41,12 +41,16 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from agents.cli.settings import (  # noqa: E402
+    add_field_options,
+    int_arg,
+    parse_options,
+    setting,
+)
 from agents.nets.bot import Bot  # noqa: E402
 from scopa_bench.env_speed import MAX_SEED  # noqa: E402
-from scopa_env import core  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
+from scopa_env.engine import core  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 SHIPPED = ROOT / "agents" / "bots" / "classic"
 SAMPLE_ROWS = 4096
@@ -100,7 +104,7 @@ def synthetic_bot(hidden: list[int], variant: str, out: Path) -> Path:
 
     from agents.nets.checkpoint import checkpoint_meta, save_checkpoint
     from agents.nets.export import export_checkpoint
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     env = ScopaEnv(variant, opponents="random")
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": hidden}, device="cpu", seed=0)
@@ -169,8 +173,8 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
             row["act_state"] = time_calls(act_state, calls)
         if whole_hand:
             from agents.nets.bot import make_bot_policy
-            from scopa_env.observation import observe
-            from scopa_env.policy import ActBatch
+            from scopa_env.engine.observation import observe
+            from scopa_env.games.policy import ActBatch
 
             agent = make_bot_policy(rules, seed, path=str(bot_dir), prefer=backend, search=False)
             one = np.zeros(1, dtype=np.intp)
@@ -239,7 +243,7 @@ def _check_bot(parser: argparse.ArgumentParser, text: str | None) -> Path:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     bot: str | None = setting(None, f"export directory (default {SHIPPED.relative_to(ROOT)})", show_default=False)
     synthetic: str | None = setting(

@@ -31,10 +31,14 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from scopa_env import core, observation  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
+from agents.cli.settings import (  # noqa: E402
+    add_field_options,
+    int_arg,
+    parse_options,
+    setting,
+)
+from scopa_env.engine import core, observation  # noqa: E402
 from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 __all__ = ["MAX_BATCH", "MAX_SEED", "bench_core", "bench_reference", "bench_vec_env", "command", "main"]
 
@@ -80,7 +84,7 @@ def bench_reference(rules: Rules, seconds: float, seed: int = 0, with_observatio
     ``with_observation``: also compute, before each decision, the acting seat's observation
     (``reference.observe``), the work the core's benchmark loop does; otherwise rules only (legal moves and play).
     """
-    from scopa_env.reference import ReferenceGame, observe
+    from scopa_env.oracle.reference import ReferenceGame, observe
 
     rng = np.random.default_rng(seed)
     n = 0
@@ -125,7 +129,7 @@ def _seconds(lo_open: bool) -> Callable[[str], float]:
 
 def _uniform_legal_policy() -> type:
     """``bench_core``'s random player as a policy (uniform over the legal actions of every decision)."""
-    from scopa_env.policy import ActBatch, Policy
+    from scopa_env.games.policy import ActBatch, Policy
 
     class UniformLegal(Policy):
         name = "uniform-legal"
@@ -143,14 +147,14 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
     """Learner steps/s of ``ScopaVecEnv`` against random opponents, and the raw core's decisions/s, in one run.
 
     The learner plays uniformly random legal actions, with masks fetched as MaskablePPO does. Two opponents are
-    timed: ``random`` (``scopa_env.policy.RandomAgent``, uniform over cards and then over whole captures, which
+    timed: ``random`` (``scopa_env.games.policy.RandomAgent``, uniform over cards and then over whole captures, which
     costs it a Python loop per capture choice) and ``uniform-legal`` (uniform over the legal actions of every
     decision, the random player of ``bench_core``). ``seconds`` is split evenly between the two
     envs and the core, in ``repeats`` interleaved windows each (so that a busy machine slows all three alike);
     rates are medians over the windows, and ``ratio_*`` = core decisions/s / learner steps/s (of the medians).
     """
-    from scopa_env.gym import ScopaVecEnv
-    from scopa_env.policy import RandomAgent
+    from scopa_env.envs.gym import ScopaVecEnv
+    from scopa_env.games.policy import RandomAgent
 
     uniform_legal = _uniform_legal_policy()
 
@@ -198,7 +202,7 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
     batch: int = setting(4096, "games advanced per call (1..2**20)", parse=int_arg(1, MAX_BATCH), show_default=False)

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.base import make_agent
+from agents.cli.settings import add_field_options, parse_options, setting
 from agents.search.lookahead import sample_worlds
 from agents.search.pimc import PIMCAgent
-from scopa_env import core, observation
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import get_rules
-from scopa_env.settings import add_field_options, parse_options, setting
 
 
 def measure(spec: str, opponent: str, hands: int, seed: int) -> dict[str, float]:
@@ -79,7 +79,7 @@ def _int_from(low: int) -> Callable[[str], int]:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     specs: list[str] = setting(
         doc="pimc specs with infer > 0",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scopa_env.settings import add_field_options, parse_options, path_arguments, setting
+from agents.cli.settings import add_field_options, parse_options, path_arguments, setting
 
 __all__ = ["fit_slope", "main", "read_margin"]
 
@@ -78,7 +78,7 @@ def fit_slope(points: list[tuple[float, float, float]]) -> tuple[float, float]:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     results: list[Path] = path_arguments("results", "evaluate.py results.json of oracle-pimc:see=p vs pimc")
     mark: list[str] = setting(

@@ -21,7 +21,7 @@ suffix an image format: .png, .svg, .pdf, ...), and the results and costs read b
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads: one BLAS / OpenMP thread
 
@@ -37,12 +37,18 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from scopa_env.atomic import atomic_open, atomic_write_text  # noqa: E402
+from agents.cli.atomic import atomic_open, atomic_write_text  # noqa: E402
+from agents.cli.settings import (  # noqa: E402
+    add_field_options,
+    int_arg,
+    parse_options,
+    path_parser,
+    setting,
+    short_repr,
+)
+from agents.cli.shell import shown_path  # noqa: E402
 from scopa_env.errors import ScopaEnvError  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, path_parser, setting, short_repr  # noqa: E402
-from scopa_env.shell import shown_path  # noqa: E402
 
 __all__ = [
     "DEFAULT_AGENTS",
@@ -401,7 +407,7 @@ def read_board(out: Path, variant: str, fresh: bool = False) -> dict[str, Any] |
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     variants: list[str] | None = setting(
         None,

@@ -27,8 +27,8 @@ import numpy.typing as npt
 from agents.base import register_agent
 from agents.search.lookahead import WorldSampler, sample_worlds
 from agents.search.pimc import PIMCAgent
-from scopa_env.core import State
-from scopa_env.policy import Policy
+from scopa_env.engine.core import State
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 
 __all__ = ["OraclePIMC", "oracle_worlds", "partial_oracle_worlds"]

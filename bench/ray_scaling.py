@@ -13,7 +13,7 @@ with one worker. Ray's start (a few seconds) is not counted: a cluster is starte
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads
 
@@ -25,7 +25,7 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
+from agents.cli.settings import add_field_options, parse_options, setting  # noqa: E402
 
 
 def _positive(text: str) -> int:
@@ -50,7 +50,7 @@ def _positive_big(text: str) -> int:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     workers: list[int] = setting(
         doc="worker counts to measure (1 2)",

@@ -19,7 +19,7 @@ line. Issue 55 asks for agreement on at least 95% of decisions at the default nu
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads
 
@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
+from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting  # noqa: E402  # noqa: E402
 from agents.play.review import (  # noqa: E402
     DEFAULT_WORLDS,
     INACCURACY,
@@ -38,9 +39,7 @@ from agents.play.review import (  # noqa: E402
     review_records,
     self_play_records,
 )
-from scopa_env.record import MAX_SEED, int_arg  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 __all__ = ["Options", "agreement", "main"]
 

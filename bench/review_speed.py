@@ -13,7 +13,7 @@ The targets of issue 55: a hand in at most 2 s for classic, 5 s for scopone. doc
 
 from __future__ import annotations
 
-from agents.threads import pin_blas_threads
+from agents.cli.threads import pin_blas_threads
 
 pin_blas_threads()  # before numpy loads
 
@@ -26,10 +26,9 @@ import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
+from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting, variants_option  # noqa: E402  # noqa: E402
 from agents.play.review import DEFAULT_WORLDS, MAX_WORLDS, review_record, self_play_records  # noqa: E402
-from scopa_env.record import MAX_SEED, int_arg  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting, variants_option  # noqa: E402
 
 __all__ = ["Options", "main"]
 

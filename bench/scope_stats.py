@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from scopa_env.settings import add_field_options, parse_options, path_arguments
+from agents.cli.settings import add_field_options, parse_options, path_arguments
 
 
 def _mean_ci(xs: list[float]) -> tuple[float, float]:
@@ -56,7 +56,7 @@ def scope_stats(paths: list[Path]) -> dict[str, dict[str, tuple[float, float]]]:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     records: list[Path] = path_arguments("records", "game records (.jsonl) written by evaluate.py --records")
 

@@ -26,19 +26,23 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agents.threads import pin_blas_threads  # noqa: E402
+from agents.cli.threads import pin_blas_threads  # noqa: E402
 
 pin_blas_threads(force=True)  # before numpy loads: one BLAS thread (the search's many small products)
 
 import numpy as np  # noqa: E402
 
 from agents.base import AgentSpecError, make_agent  # noqa: E402
+from agents.cli.settings import (  # noqa: E402
+    add_field_options,
+    int_arg,
+    parse_options,
+    setting,
+)
 from agents.evaluation.ratings import wilson_interval  # noqa: E402
-from scopa_env import core, observation  # noqa: E402
-from scopa_env.policy import ActBatch  # noqa: E402
-from scopa_env.record import int_arg  # noqa: E402
+from scopa_env.engine import core, observation  # noqa: E402
+from scopa_env.games.policy import ActBatch  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
-from scopa_env.settings import add_field_options, parse_options, setting  # noqa: E402
 
 DEFAULT_NET = "bot:path=agents/bots/classic"
 DEFAULT_SEARCH = "bot:path=agents/bots/classic-search"
@@ -83,7 +87,7 @@ def measure(search: str, net: str, hands: int, seed: int) -> dict[str, dict[str,
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     search: str = setting(DEFAULT_SEARCH, f"the search's agent spec (default {DEFAULT_SEARCH})", show_default=False)
     net: str = setting(DEFAULT_NET, f"the network that plays the hands (default {DEFAULT_NET})", show_default=False)

@@ -11,12 +11,14 @@ position so a busy machine slows both alike:
   kernel (``lookahead.kernel_search_tree``); both must choose the same action (checked here too).
 - the exact end game (``endgame.solve_open``) on open-book positions of at most 8 plies, one position a call: the
   batched search it replaced (``lookahead._move_margins`` on the core) against the kernel's.
-- ``SingleGame``: play + observe per second of random games, the plain-Python engine of ``scopa_env/single.py`` at
+- ``SingleGame``: play + observe per second of random games, the plain-Python engine of ``scopa_env/engine/single.py``
+at
   git revision ``--old-rev`` (loaded from git; skipped if git cannot show it) against the kernel's.
 
 It prints per-call medians (ms), the old/new ratio of the medians and the median of the per-position ratios, the
-sample sizes and the machine's load (``os.getloadavg``), then one JSON line. The batched core (``scopa_env.core``)
-and the vector env do not run on the kernel and are unchanged (``bench/env_speed.py`` times them).
+sample sizes and the machine's load (``os.getloadavg``), then one JSON line. The batched core
+(``scopa_env.engine.core``) and the vector env do not run on the kernel and are unchanged (``bench/env_speed.py`` times
+them).
 """
 
 from __future__ import annotations
@@ -39,14 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env import core
+from agents.cli.settings import add_field_options, parse_options, setting, variants_option
+from scopa_env.engine import core
 from scopa_env.rules import Rules, get_rules
-from scopa_env.settings import add_field_options, parse_options, setting, variants_option
 
 __all__ = ["main"]
 
 OLD_REV = "ce649ad"
-"""The commit before the kernel: its ``scopa_env/single.py`` is the plain-Python single-game engine."""
+"""The commit before the kernel: its ``scopa_env/engine/single.py`` is the plain-Python single-game engine."""
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -143,10 +145,10 @@ def bench_end_game(rules: Rules, num: int, seed: int) -> dict[str, Any]:
 
 
 def _old_single(rev: str) -> ModuleType | None:
-    """``scopa_env/single.py`` at git revision ``rev`` as a module, or None if git cannot show it."""
+    """``scopa_env/engine/single.py`` at git revision ``rev`` as a module, or None if git cannot show it."""
     try:
         text = subprocess.run(
-            ["git", "show", f"{rev}:scopa_env/single.py"], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", "show", f"{rev}:scopa_env/engine/single.py"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -159,7 +161,9 @@ def _old_single(rev: str) -> ModuleType | None:
     spec.loader.exec_module(mod)
     from types import SimpleNamespace
 
-    from scopa_env import observation  # the observation left scopa_env.core after that revision: add it back there
+    from scopa_env.engine import (
+        observation,  # the observation left scopa_env.engine.core after that revision: add it back there
+    )
 
     mod.core = SimpleNamespace(**vars(core), **{name: getattr(observation, name) for name in observation.__all__})
     return mod
@@ -183,7 +187,7 @@ def _single_steps_per_s(mod: ModuleType, variant: str, steps: int) -> float:
 
 
 def bench_single(variant: str, rounds: int, rev: str) -> dict[str, Any] | None:
-    from scopa_env import single
+    from scopa_env.engine import single
 
     old = _old_single(rev)
     if old is None:
@@ -204,7 +208,7 @@ def bench_single(variant: str, rounds: int, rev: str) -> dict[str, Any] | None:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     variants: str = setting("classic,scopone-scientifico", "comma-separated variants", show_default=False)
     positions: int = setting(30, "positions timed per variant and search", parse=int, show_default=False)
@@ -220,7 +224,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/search_spe
     variants = variants_option(parser, args.variants)
     if args.positions < 1 or args.rounds < 1:
         parser.error("--positions and --rounds must be >= 1")
-    from scopa_env.kernel import jit
+    from scopa_env.engine.kernel import jit
 
     jit()  # compile or load the kernel before timing anything
     load_before = os.getloadavg()

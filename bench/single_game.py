@@ -6,7 +6,7 @@
 
 Each round runs ``pettingzoo.test.performance_benchmark`` (5 s of random legal play, ``env.last()`` /
 ``env.step()``, wrappers included) on ``leduc_holdem_v4.env()`` and on ``scopa_v0.env(variant=...)`` in turn, in this
-process, then times the single-agent Gymnasium env (``scopa_env.gym.ScopaEnv``, ``opponents="random"``) with the
+process, then times the single-agent Gymnasium env (``scopa_env.envs.gym.ScopaEnv``, ``opponents="random"``) with the
 same kind of loop (random legal action, ``step``, ``reset`` at the end of an episode), built directly and through
 ``gymnasium.make("scopa/<Variant>-v0")`` (which adds Gymnasium's checker wrappers). It prints the median
 turns/s of each env over the rounds, its ratio to leduc's median and the median over the rounds of its ratio to
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.settings import add_field_options, parse_options, setting, variants_option
+from agents.cli.settings import add_field_options, parse_options, setting, variants_option
 
 __all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
 
@@ -74,12 +74,12 @@ def gym_steps_per_s(variant: str, seconds: float, seed: int = 0, make: bool = Fa
     With ``make``, of ``gymnasium.make(env_id(variant))`` instead (the same env inside Gymnasium's
     ``PassiveEnvChecker`` and ``OrderEnforcing`` wrappers); masks come from ``env.unwrapped.action_masks()``.
     """
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     if make:
         import gymnasium
 
-        from scopa_env.registration import env_id
+        from scopa_env.envs.registration import env_id
 
         env: Any = gymnasium.make(env_id(variant), opponents="random")
         masks = env.unwrapped.action_masks
@@ -114,7 +114,7 @@ def _positive(kind: Callable[[str], float | int], what: str) -> Callable[[str], 
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     variants: str = setting(
         "classic,scopa-a-quattro",

@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from scopa_env.settings import add_field_options, parse_options, setting
+from agents.cli.settings import add_field_options, parse_options, setting
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_PLAYERS = 5000
@@ -361,7 +361,7 @@ def _count(text: str) -> int:
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     players: int = setting(200, "players playing a match at once (default 200)", parse=_count, show_default=False)
     slow: int = setting(300, "slow clients holding connections (default 300)", parse=_count, show_default=False)

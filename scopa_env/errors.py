@@ -3,7 +3,7 @@
 Each error class of ``scopa_env`` derives from it and keeps the built-in base its callers catch (``ValueError``
 for a bad input, ``RuntimeError`` for a missing dependency), and so does ``agents.errors.ScopaError``, the base of
 every error class of the ``agents`` package: one ``except ScopaEnvError`` catches every mistake the project reports
-(the settings' ``ConfigError`` and ``YamlFileError`` of ``scopa_env.settings`` included), ``except ScopaError`` those
+(the settings' ``ConfigError`` and ``YamlFileError`` of ``agents.cli.settings`` included), ``except ScopaError`` those
 of the agents' own classes, and ``except ValueError`` still catches the bad inputs.
 """
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env import core, observation
-from scopa_env.cards import parse_cards
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
+from scopa_env.rules.cards import parse_cards
 
 SCOPA_VARIANTS = [name for name, rules in VARIANTS.items() if not rules.cirulla]
 """The named variants without cirulla's rules (cirulla's have their own tests: knocks, fifteens, ``stop``)."""

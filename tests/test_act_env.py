@@ -10,8 +10,8 @@ import pytest
 import scopa_env
 from agents.base import act_env, act_observation, make_agent
 from scopa_env import scopa_v0
-from scopa_env.driver import play
-from scopa_env.gym import ScopaEnv, ScopaVecEnv
+from scopa_env.envs.gym import ScopaEnv, ScopaVecEnv
+from scopa_env.games.driver import play
 
 BOT = "bot:path=agents/bots/classic"
 
@@ -118,7 +118,7 @@ def test_the_env_keeps_its_state_and_seed() -> None:
     """The agent gets a copy without the seed; the env's game is untouched."""
     seen = {}
 
-    class Spy(scopa_env.policy.Policy):
+    class Spy(scopa_env.games.policy.Policy):
         needs_state = True
 
         def act(self, batch):  # type: ignore[no-untyped-def]

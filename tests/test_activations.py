@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents.cli.settings import ConfigError
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from agents.training.train_config import TrainConfig
-from scopa_env.settings import ConfigError
 
 torch = pytest.importorskip("torch")
 

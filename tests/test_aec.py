@@ -11,10 +11,11 @@ import pytest
 from gymnasium import spaces
 from pettingzoo.test import api_test, seed_test
 
-import scopa_env.aec
-from scopa_env import core, observation, scopa_v0
+import scopa_env.envs.aec
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
 from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.shuffle import derive_seed
+from scopa_env.rules.shuffle import derive_seed
 
 VARIANT_NAMES = list(VARIANTS)
 TWO_SIDED = [v for v in VARIANT_NAMES if get_rules(v).num_sides == 2]
@@ -223,7 +224,7 @@ def test_bad_arguments_say_what_is_allowed() -> None:
 
 def test_docstring_observation_table_matches_the_core_layout() -> None:
     """The module docstring's index table for ``classic`` is the core's layout."""
-    doc = scopa_env.aec.__doc__
+    doc = scopa_env.envs.aec.__doc__
     assert doc is not None
     rows = re.findall(r"^\| (\w+) \| [^|]+ \| (\d+)(?:-(\d+))? \|", doc, flags=re.MULTILINE)
     table = [(name, int(lo), int(hi or lo) + 1) for name, lo, hi in rows if name != "actions"]

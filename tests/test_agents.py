@@ -24,12 +24,12 @@ from agents.baselines.features import (
 )
 from agents.baselines.greedy import GreedyAgent
 from agents.search.expert import ExpertAgent
-from scopa_env import core, observation
-from scopa_env.cards import format_cards, parse_cards
-from scopa_env.core import Phase, State
-from scopa_env.driver import play
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase, State
+from scopa_env.games.driver import play
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, get_rules
+from scopa_env.rules.cards import format_cards, parse_cards
 
 GAMES_PER_VARIANT = 6
 """Random hands per variant in the legality tests (kept small: the suite must stay fast)."""

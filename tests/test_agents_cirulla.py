@@ -27,12 +27,13 @@ from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import open_endgame_rows, optimal_open_actions
 from agents.search.expert import ExpertAgent
 from agents.search.lookahead import resolve_knocks, rollout, sample_worlds
-from scopa_env import core, driver, observation
-from scopa_env.cards import format_cards, parse_cards
-from scopa_env.core import Phase, State
-from scopa_env.moves import MoveKind
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase, State
+from scopa_env.games import driver
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
+from scopa_env.rules.cards import format_cards, parse_cards
+from scopa_env.rules.moves import MoveKind
 
 CIRULLA = CIRULLA_VARIANTS["cirulla"]
 AGENTS = ["random", "greedy", "expert", "pimc:worlds=3", "ismcts:iters=12,parallel=12"]

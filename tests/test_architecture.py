@@ -88,8 +88,8 @@ def test_every_env_module_imports_with_agents_blocked() -> None:
         "sys.modules['agents'] = None  # any import of agents now raises ImportError\n"
         f"for m in {env_modules!r}:\n"
         "    importlib.import_module(m)\n"
-        "from scopa_env.gym import ScopaVecEnv  # defined in scopa_env.vec_env, still importable from here\n"
-        "assert ScopaVecEnv is importlib.import_module('scopa_env.vec_env').ScopaVecEnv\n"
+        "from scopa_env.envs.gym import ScopaVecEnv  # defined in scopa_env.envs.vec_env, still importable from here\n"
+        "assert ScopaVecEnv is importlib.import_module('scopa_env.envs.vec_env').ScopaVecEnv\n"
         "venv = ScopaVecEnv('classic', 4, opponents='random', seed=0)\n"
         "venv.reset()\n"
         "_, rewards, dones, infos = venv.step(venv.action_masks().argmax(axis=1))\n"
@@ -138,6 +138,7 @@ def test_no_import_circles() -> None:
 # --------------------------------------------------------------------------------------------------- agents' floors
 
 AGENT_FLOORS = {
+    "agents.cli": 0,
     "agents.baselines": 1,
     "agents.search": 2,
     "agents.nets": 3,
@@ -146,9 +147,9 @@ AGENT_FLOORS = {
     "agents.training": 5,
 }
 """The subpackages of ``agents`` from the bottom up (docs/architecture.md draws them). A module imports only from its
-own subpackage, from lower floors and from the top-level modules (floor 0: ``base``, ``errors``, ``git_info``,
-``signals``, ``threads``); two subpackages on one floor (evaluation, play) do not import each other. The package's
-``__init__`` is the front door: its lazy names (``from agents import Bot``) may come from any floor."""
+own subpackage, from lower floors and from the top-level modules (``base``, ``errors``, which stand on ``cli``, the
+command-line plumbing of floor 0); two subpackages on one floor (evaluation, play) do not import each other. The
+package's ``__init__`` is the front door: its lazy names (``from agents import Bot``) may come from any floor."""
 MAX_TOP_LEVEL_MODULES = 8
 MAX_LINES = 1000
 
@@ -178,6 +179,8 @@ def test_agents_import_only_down_their_floors() -> None:
             theirs = _floor(dep)
             if theirs is None or theirs[0] == mine[0]:
                 continue
+            if (theirs[0] == "agents.cli" and mine[0] == "agents") or dep == "agents.errors":
+                continue  # base stands on the command-line plumbing; every floor may raise the package's errors
             if theirs[1] >= mine[1]:
                 upward.append(f"{module} -> {dep}")
     assert not upward, f"imports that do not go down a floor: {sorted(upward)}"
@@ -412,7 +415,7 @@ NAME_EDGES = {
         "duplicate_eval_on_ray",
     },  # documented (docs/agents.md, ray.md)
     "agents/training/imitation.py": {"collect_teacher_data"},  # documented (docs/ray.md)
-    "scopa_env/core.py": {
+    "scopa_env/engine/core.py": {
         "reset",
         "step",
         "legal_action_mask",
@@ -422,23 +425,29 @@ NAME_EDGES = {
         "is_open",
         "rules_key",
     },  # the engine's public entry points (README, docs/examples.md)
-    "scopa_env/observation.py": {
+    "scopa_env/engine/observation.py": {
         "observe",
         "observation_size",
         "observation_version",
         "observation_layout",
         "observation_bounds",
     },
-    "scopa_env/state_io.py": {"state_to_dict", "state_to_json", "state_from_json", "state_from_dict", "_from_dict"},
-    "scopa_env/policy.py": {"Policy.__init__", "resolve_policy"},  # the policy interface users build on, specs
-    "scopa_env/interop.py": {"act_observation"},
-    "scopa_env/driver.py": {"play"},
-    "scopa_env/record.py": {"play_random_records"},
-    "scopa_env/render.py": {"render_text"},
-    "scopa_env/kernel.py": {"kernel_for"},
-    "scopa_env/reference.py": {"ReferenceGame.__init__"},  # the engines and envs, built with a name
-    "scopa_env/single.py": {"SingleGame.__init__", "SingleGame.from_state", "new_game", "game_from_state"},
-    "scopa_env/learner.py": {"LearnerGames.__init__", "SingleLearnerGame.__init__"},
+    "scopa_env/records/state_io.py": {
+        "state_to_dict",
+        "state_to_json",
+        "state_from_json",
+        "state_from_dict",
+        "_from_dict",
+    },
+    "scopa_env/games/policy.py": {"Policy.__init__", "resolve_policy"},  # the policy interface users build on, specs
+    "scopa_env/envs/interop.py": {"act_observation"},
+    "scopa_env/games/driver.py": {"play"},
+    "agents/cli/record.py": {"play_random_records"},
+    "scopa_env/engine/render.py": {"render_text"},
+    "scopa_env/engine/kernel.py": {"kernel_for"},
+    "scopa_env/oracle/reference.py": {"ReferenceGame.__init__"},  # the engines and envs, built with a name
+    "scopa_env/engine/single.py": {"SingleGame.__init__", "SingleGame.from_state", "new_game", "game_from_state"},
+    "scopa_env/games/learner.py": {"LearnerGames.__init__", "SingleLearnerGame.__init__"},
 }
 """The functions that take a variant *name* as well as ``Rules`` (``Rules | str``): the edges where a person or a file
 names a variant (commands, specs, files, the engine's and the envs' public entry points). Everything inside takes
@@ -483,34 +492,38 @@ def test_variant_names_are_resolved_at_the_edges() -> None:
 # --------------------------------------------------------------------------------------------------- variant families
 
 FAMILY_TESTERS = {
-    "scopa_env/rules.py": "defines the flag (Rules.cirulla) and the action count it adds",
-    "scopa_env/cirulla.py": "the cirulla family: CirullaHook.covers(rules)",
-    "scopa_env/reference.py": "the independent oracle: shares no code with the engine, so it tests the rules itself",
+    "scopa_env/rules/__init__.py": "defines the flag (Rules.cirulla) and the action count it adds",
+    "scopa_env/rules/cirulla.py": "the cirulla family: CirullaHook.covers(rules)",
+    "scopa_env/oracle/reference.py": "the independent oracle: shares no code with the engine, it tests the rules",
 }
 """The modules that may ask whether rules are cirulla's (``.cirulla``); everything else asks the rules' family hook
-(``scopa_env.variant``: ``core.tables_for(rules).variant``, ``variant.hook_class(rules)``) or the data it gives."""
+(``scopa_env.rules.variant``: ``core.tables_for(rules).variant``, ``variant.hook_class(rules)``) or the data it
+gives."""
 
 
 def _family_tests(source: str) -> list[int]:
     """Lines of ``source`` that read an attribute ``cirulla`` (``rules.cirulla``, ``tb.cirulla``), the module
-    ``scopa_env.cirulla`` aside."""
+    ``scopa_env.rules.cirulla`` aside."""
     return [
         node.lineno
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Attribute)
         and node.attr == "cirulla"
-        and not (isinstance(node.value, ast.Name) and node.value.id == "scopa_env")  # the module
+        and ast.unparse(node.value) not in ("scopa_env", "scopa_env.rules")  # the module
     ]
 
 
 def test_the_family_rule_sees_a_family_test() -> None:
-    code = "if rules.cirulla:\n    t = tables_for(rules).cirulla\nimport scopa_env.cirulla\nm = scopa_env.cirulla.X\n"
+    code = (
+        "if rules.cirulla:\n    t = tables_for(rules).cirulla\nimport scopa_env.rules.cirulla\n"
+        "m = scopa_env.rules.cirulla.X\n"
+    )
     assert _family_tests(code) == [1, 2]
 
 
 def test_only_the_families_ask_which_family_the_rules_are_in() -> None:
     """Variant families (cirulla) live behind one hook in their own module: the core and the faces call the rules'
-    hook (``scopa_env.variant``) instead of testing ``rules.cirulla``; only ``FAMILY_TESTERS`` may."""
+    hook (``scopa_env.rules.variant``) instead of testing ``rules.cirulla``; only ``FAMILY_TESTERS`` may."""
     files = [p for pkg in (*PACKAGES, "bench") for p in sorted((ROOT / pkg).rglob("*.py"))]
     files += [ROOT / "train.py", ROOT / "evaluate.py"]
     found = []
@@ -525,8 +538,8 @@ def test_only_the_families_ask_which_family_the_rules_are_in() -> None:
 
 PLAIN_ARGPARSE: dict[str, str] = {}
 """The command lines that may build their options by hand (path: why): none. Every one declares them as a dataclass
-(``scopa_env.settings.setting``) and builds its parser with ``scopa_env.settings.add_field_options``; the machinery is
-in the env layer, so the recorder (``scopa_env/record.py``) uses it too."""
+(``agents.cli.settings.setting``) and builds its parser with ``agents.cli.settings.add_field_options``; the machinery is
+in the env layer, so the recorder (``agents/cli/record.py``) uses it too."""
 
 
 def _calls(source: str, name: str) -> list[int]:
@@ -557,7 +570,7 @@ def test_every_command_line_uses_the_settings_machinery() -> None:
         if rel not in PLAIN_ARGPARSE and _calls(source, "ArgumentParser") and not _calls(source, "add_field_options"):
             by_hand.append(rel)
     assert not by_hand, (
-        f"command lines building their options by hand (declare a dataclass of scopa_env.settings.setting fields and "
+        f"command lines building their options by hand (declare a dataclass of agents.cli.settings.setting fields and "
         f"use add_field_options / parse_options): {by_hand}"
     )
     assert all(_calls((ROOT / rel).read_text(), "ArgumentParser") for rel in PLAIN_ARGPARSE), "stale PLAIN_ARGPARSE"

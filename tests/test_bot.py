@@ -18,9 +18,9 @@ from agents.base import MODEL_CARD, AgentSpecError, make_agent, registered_agent
 from agents.nets.bot import Bot, BotPolicy, is_export_dir, make_bot_policy, masked_softmax
 from agents.nets.export import sample_inputs
 from agents.nets.weights import ONNX, WEIGHTS, BotError
-from scopa_env import core, observation
-from scopa_env.driver import play as arena_play
-from scopa_env.policy import ActBatch, RandomAgent
+from scopa_env.engine import core, observation
+from scopa_env.games.driver import play as arena_play
+from scopa_env.games.policy import ActBatch, RandomAgent
 from scopa_env.rules import get_rules
 from tests.helpers import pretend_no_shipped_bot
 
@@ -197,7 +197,7 @@ def test_plays_whole_matches_in_the_arena(bot_dir: Path, prefer: str) -> None:
 
 def test_opponent_in_the_env(bot_dir: Path) -> None:
     pytest.importorskip("gymnasium")
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     rules = get_rules("classic")
     env = ScopaEnv("classic", opponents=make_bot_policy(rules, 0, path=str(bot_dir)))
@@ -226,7 +226,7 @@ def test_loads_and_acts_without_torch_or_stable_baselines3(bot_dir: Path) -> Non
     code = f"""
 import sys, numpy as np
 from agents.nets.bot import Bot, make_bot_policy
-from scopa_env import core, observation
+from scopa_env.engine import core, observation
 for prefer in ("onnx", "numpy"):
     bot = Bot.load({str(bot_dir)!r}, prefer=prefer)
     state = core.reset("classic", [1, 2])

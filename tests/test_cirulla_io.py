@@ -14,17 +14,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from agents.cli.record import main as record_main
+from agents.cli.record import play_random_records
 from agents.nets.bot import SHIPPED_BOTS
-from scopa_env import core, observation, render
-from scopa_env.cards import format_card, format_cards, parse_card
-from scopa_env.driver import play
-from scopa_env.record import main as record_main
-from scopa_env.record import play_random_records
-from scopa_env.record_check import check_file, replay_record
-from scopa_env.reference import ReferenceGame
-from scopa_env.render import render_text
-from scopa_env.rules import CIRULLA_VARIANTS, Rules
-from scopa_env.state_io import (
+from scopa_env.engine import core, observation, render
+from scopa_env.engine.render import render_text
+from scopa_env.games.driver import play
+from scopa_env.oracle.record_check import check_file, replay_record
+from scopa_env.oracle.reference import ReferenceGame
+from scopa_env.records.state_io import (
     _KEYS,
     StateFormatError,
     state_from_dict,
@@ -33,6 +31,8 @@ from scopa_env.state_io import (
     state_to_dict,
     state_to_json,
 )
+from scopa_env.rules import CIRULLA_VARIANTS, Rules
+from scopa_env.rules.cards import format_card, format_cards, parse_card
 
 CIRULLA = list(CIRULLA_VARIANTS)
 POINT_KEYS = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
@@ -281,7 +281,7 @@ def test_state_from_record_replays_knocks_to_every_move_prefix(variant: str) -> 
 
 
 def _kinds(rules: Rules, cards: list[str]) -> list[str]:
-    from scopa_env.reference import knock_kinds
+    from scopa_env.oracle.reference import knock_kinds
 
     return knock_kinds(rules, {parse_card(c, rules.deck) for c in cards})
 

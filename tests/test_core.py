@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from scopa_env import core, observation
-from scopa_env.cards import format_cards, parse_card
+from scopa_env.engine import core, observation
 from scopa_env.rules import VARIANTS, get_rules
+from scopa_env.rules.cards import format_cards, parse_card
 from tests.helpers import position
 
 
@@ -157,7 +157,7 @@ def test_scopa_d_assi():
 
 def test_three_kings_redeal():
     rules = get_rules("simple-2")
-    from scopa_env.shuffle import shuffled_decks
+    from scopa_env.rules.shuffle import shuffled_decks
 
     kings = rules.deck.rank == rules.deck.king_rank
     seeds = [s for s in range(2000) if kings[shuffled_decks([s], [0], [0], 40)[0, :4]].sum() >= 3]
@@ -319,7 +319,8 @@ def test_core_imports_numpy_only():
     # Gymnasium may load: ``import scopa_env`` registers the ``scopa/<Variant>-v0`` ids (as ale_py and minigrid do
     # on import), and gymnasium is itself numpy only. The heavy libraries never load with the core.
     code = (
-        "import sys; import scopa_env.core, scopa_env.scoring, scopa_env.record, scopa_env.reference; "
+        "import sys; import scopa_env.engine.core, scopa_env.rules.scoring, scopa_env.records.record_writer; "
+        "import scopa_env.oracle.reference; "
         "bad = [m for m in ('torch', 'pettingzoo', 'stable_baselines3', 'sb3_contrib', 'agents') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -355,7 +356,7 @@ def test_step_observe_and_masks_refuse_another_variants_rules():
     with pytest.raises(ValueError, match="started under 'classic-15'"):
         observation.observe("classic", mixed)
     assert core.rules_key("classic") != core.rules_key("classic-21") == core.rules_key(get_rules("classic-21"))
-    with pytest.raises(TypeError, match=r"state must be a scopa_env\.core\.State"):
+    with pytest.raises(TypeError, match=r"state must be a scopa_env\.engine\.core\.State"):
         core.step("classic", {"hands": None}, np.zeros(1, dtype=np.int64))  # type: ignore[arg-type]
 
 

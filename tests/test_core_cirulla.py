@@ -12,12 +12,12 @@ import itertools
 import numpy as np
 import pytest
 
-from scopa_env import cirulla, core, observation
-from scopa_env.cards import format_cards, parse_card, parse_cards
-from scopa_env.moves import MoveKind
-from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, Rules
-from scopa_env.scoring import CIRULLA_POINT_FIELDS, POINT_FIELDS, point_fields, score_hands
-from scopa_env.shuffle import shuffled_decks
+from scopa_env.engine import core, observation
+from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, Rules, cirulla
+from scopa_env.rules.cards import format_cards, parse_card, parse_cards
+from scopa_env.rules.moves import MoveKind
+from scopa_env.rules.scoring import CIRULLA_POINT_FIELDS, POINT_FIELDS, point_fields, score_hands
+from scopa_env.rules.shuffle import shuffled_decks
 from tests.helpers import position
 
 CIRULLA = CIRULLA_VARIANTS["cirulla"]

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scopa_env import core, observation
-from scopa_env.reference import ReferenceGame, observe
+from scopa_env.engine import core, observation
+from scopa_env.oracle.reference import ReferenceGame, observe
 from scopa_env.rules import CIRULLA_VARIANTS, get_rules
-from scopa_env.scoring import POINT_FIELDS, point_fields
+from scopa_env.rules.scoring import POINT_FIELDS, point_fields
 from tests.helpers import SCOPA_VARIANTS
 
 
@@ -141,7 +141,7 @@ def run_cirulla_differential(
     the revealed cards, knock points and the initial-table take; the knock is drawn uniformly among no knock and the
     legal kinds. In the CHOOSE phase ``stop`` must be legal exactly when the picked cards are a capture inside
     another; a planned capture strictly inside another ends with ``stop``. Returns (decisions, knocks, stops)."""
-    from scopa_env.reference import point_keys
+    from scopa_env.oracle.reference import point_keys
 
     rules = CIRULLA_VARIANTS[variant]
     d = rules.num_cards

@@ -162,7 +162,7 @@ def evaluate_sigterm() -> str:
     import evaluate
     from agents import base
     from agents.baselines.greedy import GreedyAgent
-    from scopa_env.policy import ActBatch
+    from scopa_env.games.policy import ActBatch
 
     class StopsTheRun(GreedyAgent):
         """greedy, which sends its own process SIGTERM on its 100th decision."""

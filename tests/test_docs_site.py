@@ -37,7 +37,7 @@ def test_every_page_is_built_and_searchable(site: Path) -> None:
 
 def test_the_api_reference_is_drawn_from_the_docstrings(site: Path) -> None:
     core = (site / "api" / "core.html").read_text()
-    assert 'id="scopa_env.core"' in core and "B games of Scopa advance in one call" in core
+    assert 'id="scopa_env.engine.core"' in core and "B games of Scopa advance in one call" in core
     agents = (site / "api" / "agents.html").read_text()
     assert 'id="agents.base.make_agent"' in agents
 

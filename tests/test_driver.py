@@ -1,4 +1,4 @@
-"""The one game driver (scopa_env/driver.py): ``decide`` and ``play`` with their hooks.
+"""The one game driver (scopa_env/games/driver.py): ``decide`` and ``play`` with their hooks.
 
 The driver's games equal a plain hand-written loop (the loop that the tournaments, imitation, the random records,
 the vector env's opponents and the terminal game each used to write out); the hooks see the right rows and actions;
@@ -16,11 +16,11 @@ import pytest
 
 from agents.base import make_agent
 from agents.training.imitation import collect_teacher_data
-from scopa_env import core, observation
-from scopa_env.driver import Decision, decide, play
-from scopa_env.policy import ActBatch, Policy, RandomAgent
+from scopa_env.engine import core, observation
+from scopa_env.games.driver import Decision, decide, play
+from scopa_env.games.policy import ActBatch, Policy, RandomAgent
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import margin_vs_best_other
+from scopa_env.rules.scoring import margin_vs_best_other
 
 TEACHER_HASH = "99054d99a7fc8d433ec802f2bf21abdfc37366a18f1842a4d282e2a8b5e30fb2"
 """sha256 of (obs, mask, action, ret) of ``collect_teacher_data("scopa-a-quattro", "greedy", 10, seed=3, batch=4)``

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import scopa_env  # noqa: F401  (registers the ids)
-from scopa_env import core, observation, scopa_v0
-from scopa_env.gym import ScopaEnv, ScopaVecEnv
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
+from scopa_env.envs.gym import ScopaEnv, ScopaVecEnv
 from scopa_env.rules import get_rules
 
 CIRULLA = get_rules("cirulla")

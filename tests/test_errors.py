@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from agents.base import AgentSpecError, make_agent
+from agents.cli.settings import ConfigError, YamlFileError
 from agents.errors import ScopaError
-from scopa_env.core import IllegalActionError
+from scopa_env.engine.core import IllegalActionError
+from scopa_env.engine.kernel import KernelUnavailableError
 from scopa_env.errors import ScopaEnvError
-from scopa_env.kernel import KernelUnavailableError
-from scopa_env.settings import ConfigError, YamlFileError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_ERRORS = {"StopTraining", "EndOfInput", "QuitGame", "SignalStop", "TournamentInterrupted", "ReviewStopped"}
@@ -68,7 +68,7 @@ def test_every_error_class_of_the_envs_derives_from_scopa_env_error() -> None:
             if not issubclass(cls, ScopaEnvError):
                 strays.append(f"{name}.{cls_name}")
     assert not strays, f"error classes that do not derive from scopa_env.errors.ScopaEnvError: {strays}"
-    expected = {"IllegalActionError", "RecordError", "StateFormatError", "KernelUnavailableError", "ConfigError"}
+    expected = {"IllegalActionError", "RecordError", "StateFormatError", "KernelUnavailableError"}
     assert expected <= set(found)
 
 
@@ -76,7 +76,7 @@ def test_one_except_catches_every_error_of_the_project() -> None:
     """The agents' base derives from the envs' root; the envs' errors keep their built-in bases."""
     assert issubclass(ScopaError, ScopaEnvError) and issubclass(AgentSpecError, ScopaEnvError)
     assert issubclass(IllegalActionError, ValueError) and issubclass(KernelUnavailableError, RuntimeError)
-    assert issubclass(ConfigError, ValueError) and issubclass(YamlFileError, ScopaEnvError)  # the settings' errors
+    assert issubclass(ConfigError, ValueError) and issubclass(YamlFileError, ScopaError)  # the settings' errors
     for error in (AgentSpecError("bad spec"), IllegalActionError("bad action")):
         with pytest.raises(ScopaEnvError):
             raise error

@@ -22,8 +22,8 @@ from agents.evaluation.entries import checkpoint_steps, make_entries, parse_agen
 from agents.evaluation.report import load_results, write_outputs
 from agents.evaluation.schedule import game_plan, seat_lineups, side_patterns
 from agents.evaluation.tournament import EvalConfig, TournamentInterrupted, run_tournament
-from scopa_env import core
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
 # --------------------------------------------------------------------------------------------------- test agents
@@ -249,7 +249,7 @@ def test_every_deal_is_played_in_every_rotation(tmp_path: Path) -> None:
         # Duplicate deal: the same cards to the same seats, whoever sits there.
         first = [r["hands"][0]["deals"][0] for r in group]
         assert first[0] == first[1]
-    from scopa_env.record import check_file
+    from scopa_env.oracle.record_check import check_file
 
     assert check_file(records) == (24, None)
 

@@ -30,7 +30,7 @@ from agents.nets.card import ratings_from_results  # noqa: E402
 from agents.nets.export import check_arguments, export_checkpoint, sample_inputs, torch_probs  # noqa: E402
 from agents.nets.mlp import ExportError  # noqa: E402
 from agents.nets.weights import ONNX, WEIGHTS  # noqa: E402
-from scopa_env import observation  # noqa: E402
+from scopa_env.engine import observation  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 
 TOL = 1e-5
@@ -50,7 +50,7 @@ def make_checkpoint(
     from sb3_contrib import MaskablePPO
 
     from agents.nets.checkpoint import checkpoint_meta, save_checkpoint
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     env = ScopaEnv(variant, opponents="random")
     kwargs: dict[str, Any] = {"net_arch": list(hidden)}

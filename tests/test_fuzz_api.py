@@ -24,8 +24,9 @@ import numpy as np
 import pytest
 
 from agents.nets.bot import Bot, make_bot_policy
-from scopa_env import core, observation, scopa_v0
-from scopa_env.gym import ScopaEnv, ScopaVecEnv
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
+from scopa_env.envs.gym import ScopaEnv, ScopaVecEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "agents" / "bots" / "classic"

@@ -1,7 +1,7 @@
 """Fuzz evaluate.py: malformed values for every option and every config key give exit status 2 and one clean
 ``evaluate.py: error:`` line naming what was wrong, never a traceback, and no game is played.
 
-Each case runs ``evaluate.main(argv)`` in this process with ``scopa_env.driver.play`` replaced by a tripwire, so a
+Each case runs ``evaluate.main(argv)`` in this process with ``scopa_env.games.driver.play`` replaced by a tripwire, so a
 value that slipped through the checks fails the test instead of starting a tournament. Hand-picked bad values
 (types, ranges, empty strings, NUL characters, paths that are files or folders) are joined by seeded random junk.
 """

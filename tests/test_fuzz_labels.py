@@ -24,8 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.training import label_store
+from scopa_env.engine.observation import observation_size
 from scopa_env.errors import ScopaEnvError
-from scopa_env.observation import observation_size
 from scopa_env.rules import get_rules
 from tests.test_hostile_labels import label_arrays, label_bytes, make_run
 from tests.test_property_fuzz import FAST, LONG, _mutate

@@ -1,4 +1,4 @@
-"""Fuzz the command lines of ``scopa_env.record``, ``agents.play.terminal`` and ``bench/env_speed.py``, and ``record
+"""Fuzz the command lines of ``agents.cli.record``, ``agents.play.terminal`` and ``bench/env_speed.py``, and ``record
 --check``.
 
 Each case calls a ``main(argv)`` in-process with one malformed argument on an otherwise valid command line and
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from agents.cli import record
 from agents.play import terminal as play
 from scopa_bench import env_speed as bench
-from scopa_env import record
 
 BAD_INTS = [
     "-1",
@@ -75,7 +75,7 @@ def cases(good: dict[str, list[str]], bad: dict[str, list[str]]) -> Iterator[tup
 
 # --------------------------------------------------------------------------------------------------- record
 
-RECORD_PROG = "python -m scopa_env.record"
+RECORD_PROG = "python -m agents.cli.record"
 
 
 def test_record_rejects_every_malformed_write_argument(tmp_path: Path) -> None:

@@ -14,11 +14,12 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from scopa_bench.env_speed import bench_vec_env
-from scopa_env import core, observation, scopa_v0
-from scopa_env.gym import ScopaEnv, ScopaVecEnv
-from scopa_env.policy import ActBatch, Policy
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
+from scopa_env.envs.gym import ScopaEnv, ScopaVecEnv
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
-from scopa_env.shuffle import derive_seed
+from scopa_env.rules.shuffle import derive_seed
 
 VARIANT_NAMES = list(VARIANTS)
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "envs.md"

@@ -62,7 +62,7 @@ def _fake_rllib_checkpoint(folder: Path, head_width: int = 40, **meta_changes: o
 
     import torch
 
-    from scopa_env import observation
+    from scopa_env.engine import observation
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")
@@ -420,7 +420,7 @@ def test_export_commands_from_a_device_or_folder_says_what_it_is(path: str, kind
     ],
 )
 def test_deeply_nested_saved_games_are_a_format_error(text: str) -> None:
-    from scopa_env.state_io import StateFormatError, state_from_json, state_from_record
+    from scopa_env.records.state_io import StateFormatError, state_from_json, state_from_record
 
     with pytest.raises(StateFormatError):
         state_from_json(text)
@@ -449,7 +449,7 @@ def test_a_gymnasium_id_refuses_another_variant() -> None:
 def test_the_vector_env_takes_one_action_per_env_only() -> None:
     import numpy as np
 
-    from scopa_env.gym import ScopaVecEnv
+    from scopa_env.envs.gym import ScopaVecEnv
 
     venv = ScopaVecEnv("classic", num_envs=4, opponents="random", seed=0)
     obs = venv.reset()
@@ -465,8 +465,8 @@ def test_the_vector_env_takes_one_action_per_env_only() -> None:
 def test_seeded_random_agents_play_a_game_alike_in_any_batch(variant: str) -> None:
     import numpy as np
 
-    from scopa_env import driver
-    from scopa_env.policy import RandomAgent
+    from scopa_env.games import driver
+    from scopa_env.games.policy import RandomAgent
     from scopa_env.rules import get_rules
 
     rules = get_rules(variant)
@@ -491,8 +491,8 @@ def test_the_single_game_draws_equal_the_batched_streams() -> None:
     """``position_key`` / ``position_random`` (the single-game envs' Python-int draws) give PositionStreams' numbers."""
     import numpy as np
 
-    from scopa_env import core
-    from scopa_env.policy import PositionStreams, position_key, position_random
+    from scopa_env.engine import core
+    from scopa_env.games.policy import PositionStreams, position_key, position_random
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")

@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 import yaml
 
+from agents.cli.settings import ConfigError
 from agents.training import distil, label_store
 from scopa_env.errors import ScopaEnvError
-from scopa_env.settings import ConfigError
 
 VARIANT = "classic"
 TASKS = ((5, 2), (100, 1))
@@ -57,7 +57,7 @@ def _rows(variant: str, tasks: tuple[tuple[int, int], ...]) -> tuple[dict[str, n
 
 def label_arrays(variant: str = VARIANT) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and header of a valid labels file of ``TASKS`` (fresh copies)."""
-    from scopa_env.observation import observation_version
+    from scopa_env.engine.observation import observation_version
     from scopa_env.rules import get_rules
 
     data, rows = _rows(variant, TASKS)

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from agents.training.imitation import collect_teacher_data, pretrain_policy
-from scopa_env import core, observation
+from scopa_env.engine import core, observation
 
 
 def test_teacher_data_is_consistent():
@@ -22,7 +22,7 @@ def test_teacher_data_is_consistent():
 def test_pretraining_copies_the_teacher():
     from sb3_contrib import MaskablePPO
 
-    from scopa_env.gym import ScopaVecEnv
+    from scopa_env.envs.gym import ScopaVecEnv
 
     torch.manual_seed(0)
     data = collect_teacher_data("classic", "greedy", num_hands=60, seed=0)
@@ -40,8 +40,8 @@ def test_distillation_pulls_the_actor_toward_the_solver_and_leaves_the_critic():
     from agents.base import make_agent
     from agents.search.endgame import open_endgame_rows, solve_open
     from agents.training.imitation import distill_actions
-    from scopa_env.gym import ScopaVecEnv
-    from scopa_env.policy import ActBatch
+    from scopa_env.envs.gym import ScopaVecEnv
+    from scopa_env.games.policy import ActBatch
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")

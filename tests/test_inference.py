@@ -12,11 +12,11 @@ import pytest
 from agents.base import make_agent
 from agents.search.inference import DealMemory, OpponentMove, _log_likelihood, supports_inference
 from agents.search.pimc import PIMCAgent
-from scopa_env import core, observation
-from scopa_env.cards import parse_card
-from scopa_env.core import Phase, State
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase, State
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import get_rules
+from scopa_env.rules.cards import parse_card
 from tests.helpers import position
 from tests.test_search import reshuffle_hidden
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from pettingzoo.utils import wrappers
 
-from scopa_env import core, scopa_v0
+from scopa_env import scopa_v0
+from scopa_env.engine import core
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "integrations.md"
@@ -85,7 +86,7 @@ def test_rllib_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scopa_v0, "env", _strict_env)
     import pickle
 
-    from scopa_env.rllib import ScopaMultiAgentEnv, masked_ppo_config
+    from scopa_env.envs.rllib import ScopaMultiAgentEnv, masked_ppo_config
 
     assert masked_ppo_config("classic").env is ScopaMultiAgentEnv  # the classes are built once
     assert pickle.loads(pickle.dumps(ScopaMultiAgentEnv)) is ScopaMultiAgentEnv  # and pickle by reference
@@ -114,13 +115,13 @@ def test_rllib_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rllib_module_is_lazy_and_says_what_to_install() -> None:
-    """Importing ``scopa_env.rllib`` loads no Ray; without RLlib the classes' ImportError names the extra."""
+    """Importing ``scopa_env.envs.rllib`` loads no Ray; without RLlib the classes' ImportError names the extra."""
     import subprocess
 
     code = (
         "import sys\n"
         "sys.modules['ray'] = None\n"
-        "import scopa_env.rllib as r\n"
+        "import scopa_env.envs.rllib as r\n"
         "assert 'ray' in sys.modules and sys.modules['ray'] is None\n"
         "try:\n"
         "    r.ScopaMultiAgentEnv\n"
@@ -163,7 +164,7 @@ def test_rllib_against_fixed_opponents_then_evaluate_py(tmp_path: Path, monkeypa
     from agents.nets.rllib import main, save_rllib_checkpoint
     from agents.nets.weights import RLLIB_META_FILE as META_FILE
     from agents.nets.weights import RLLIB_WEIGHTS_FILE as WEIGHTS_FILE
-    from scopa_env.rllib import masked_ppo_config
+    from scopa_env.envs.rllib import masked_ppo_config
 
     monkeypatch.setattr(scopa_v0, "env", _strict_env)  # the opponents' cards are legal too
     ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
@@ -230,7 +231,7 @@ def test_rllib_env_plays_fixed_opponents_itself(monkeypatch: pytest.MonkeyPatch)
     side only, a different side each match, and the match's end for every learner seat."""
     pytest.importorskip("ray.rllib")
     monkeypatch.setattr(scopa_v0, "env", _strict_env)  # an illegal card by an opponent would raise
-    from scopa_env.rllib import ScopaMultiAgentEnv
+    from scopa_env.envs.rllib import ScopaMultiAgentEnv
 
     env = ScopaMultiAgentEnv({"variant": "scopa-a-quattro", "reward": "match", "opponents": ["greedy", "expert"]})
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Differential tests of the compiled single-game kernel (``scopa_env.kernel``) against the batched core and the
+"""Differential tests of the compiled single-game kernel (``scopa_env.engine.kernel``) against the batched core and the
 reference engine, on every variant (cirulla's included).
 
 - Move for move against ``core``: random games (with illegal actions tried and refused on both); after every
@@ -27,11 +27,12 @@ from agents.baselines.features import generate_moves
 from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
 from agents.search.lookahead import _move_margins
-from scopa_env import core, observation, reference, single
-from scopa_env.kernel import KernelUnavailableError, kernel_for, pack_states
+from scopa_env.engine import core, observation, single
+from scopa_env.engine.kernel import KernelUnavailableError, kernel_for, pack_states
+from scopa_env.engine.single import SingleGame, bits_of
+from scopa_env.oracle import reference
 from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.scoring import point_fields
-from scopa_env.single import SingleGame, bits_of
+from scopa_env.rules.scoring import point_fields
 from tests.helpers import sampled_positions
 
 
@@ -324,7 +325,7 @@ def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: p
     solve_open(get_rules("classic"), pos, np.arange(3))
     assert calls["solve_open_batch"] == 1  # the three positions in one compiled call
     from scopa_env import scopa_v0
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     env = scopa_v0.raw_env()  # the AEC env (the parallel env wraps it)
     env.reset(seed=1)
@@ -347,7 +348,7 @@ def test_the_human_match_of_the_web_and_terminal_games_plays_on_single_game(monk
     from agents.play.match import HumanMatch
     from agents.play.terminal import Match, Terminal
     from agents.play.web.game import WebGame
-    from scopa_env.policy import RandomAgent
+    from scopa_env.games.policy import RandomAgent
 
     def refused(*args: object, **kwargs: object) -> None:
         raise AssertionError("the human match called the batched core's step or legal moves")
@@ -404,7 +405,7 @@ def test_whole_moves_on_the_kernel_equal_the_core_legal_moves(variant: str) -> N
 
 
 def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scopa_env.kernel as kernel
+    import scopa_env.engine.kernel as kernel
 
     monkeypatch.setattr(kernel, "_JIT", None)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails
@@ -415,7 +416,7 @@ def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest
 def test_kernel_is_cached_and_the_rules_core_does_not_import_numba() -> None:
     import subprocess
 
-    code = "import sys, scopa_env.core, scopa_env.rules; print('numba' in sys.modules)"
+    code = "import sys, scopa_env.engine.core, scopa_env.rules; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert kernel_for("classic") is kernel_for(get_rules("classic"))

@@ -1,4 +1,4 @@
-"""The compiled players of the single-game kernel (``scopa_env._kernel_search``) and the envs' fused calls.
+"""The compiled players of the single-game kernel (``scopa_env.engine._kernel_search``) and the envs' fused calls.
 
 - ``random_card`` / ``play_random`` / ``position_key``: ``RandomAgent``'s cards drawn in compiled code equal the
   Python-int draws (``policy.position_key`` / ``position_random``, themselves equal to ``PositionStreams``: see
@@ -18,10 +18,10 @@ import os
 import numpy as np
 import pytest
 
-from scopa_env import core
-from scopa_env.kernel import drop_stale_cache, kernel_for
-from scopa_env.policy import position_key, position_random
-from scopa_env.single import SingleGame, SingleStep
+from scopa_env.engine import core
+from scopa_env.engine.kernel import drop_stale_cache, kernel_for
+from scopa_env.engine.single import SingleGame, SingleStep
+from scopa_env.games.policy import position_key, position_random
 
 VARIANTS = ("classic", "scopone-scientifico", "simple-5", "scopa-a-quattro")
 KEYS = (12345, (1 << 63) - 1, 0x5EED5 ^ 987654321)
@@ -122,8 +122,8 @@ def test_compiled_capture_picks_are_the_random_agents(variant: str) -> None:
     (``uniform_capture_picks`` on the position's stream) at every CHOOSE decision of games whose picks the agent
     makes, and ``play_random(..., picks=True)`` plays them. It leaves a pick to the agent (-1) only for two keys within
     a relative 1e-9, which these games never meet."""
-    from scopa_env.driver import decide
-    from scopa_env.policy import RandomAgent
+    from scopa_env.games.driver import decide
+    from scopa_env.games.policy import RandomAgent
 
     k = kernel_for(variant)
     m = k.mod
@@ -174,9 +174,9 @@ def test_observe_masked_is_observe_and_the_mask(variant: str) -> None:
 def test_the_kernels_cache_goes_when_a_source_compiled_into_it_is_newer(tmp_path: os.PathLike[str]) -> None:
     """The rules' and the players' caches older than the sources compiled into them (the layout, SplitMix64, the
     rules for the players) go; newer ones, and other modules' (which numba checks by itself), stay."""
-    import scopa_env._kernel_jit as rules_part
-    import scopa_env._kernel_layout as layout
-    import scopa_env.shuffle as shuffle
+    import scopa_env.engine._kernel_jit as rules_part
+    import scopa_env.engine._kernel_layout as layout
+    import scopa_env.rules.shuffle as shuffle
 
     times = [os.path.getmtime(str(m.__file__)) for m in (rules_part, layout, shuffle)]
     old, new = os.path.join(tmp_path, "old"), os.path.join(tmp_path, "new")

@@ -1,5 +1,6 @@
-"""The compiled kernel is compiled once, up front (``scopa_env.kernel.jit``'s warm-up, which ``make setup`` runs):
-no command's later call compiles a new signature, and the first compile says what it does with an honest estimate."""
+"""The compiled kernel is compiled once, up front (``scopa_env.engine.kernel.jit``'s warm-up, which ``make setup``
+runs): no command's later call compiles a new signature, and the first compile says what it does with an honest
+estimate."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from scopa_env import kernel
+from scopa_env.engine import kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
 COMMANDS_PATHS = """
 import io, numpy as np
-from scopa_env import kernel
+from scopa_env.engine import kernel
 m = kernel.jit()
 def signatures():
     return {k: {str(s) for s in v.signatures} for k, v in vars(m).items() if hasattr(v, "signatures")}
@@ -26,7 +27,7 @@ from agents.play.terminal import PlayConfig, run
 cards = "\\n".join(r + s for r in "A234567JQK" for s in "dcsb")
 for variant, opponent in (("classic", "pimc:worlds=4"), ("classic", None), ("cirulla", "ismcts:iterations=50")):
     run(PlayConfig(variant=variant, opponent=opponent, seed=3), io.StringIO(f"hint\\n{cards}\\nhint\\n"), io.StringIO())
-from scopa_env.gym import ScopaEnv
+from scopa_env.envs.gym import ScopaEnv
 from scopa_env.scopa_v0 import env as aec_env
 e = aec_env(variant="classic")
 e.reset(seed=1)
@@ -96,7 +97,7 @@ def test_numba_cache_dir_is_the_only_cache_place(monkeypatch: pytest.MonkeyPatch
 def test_a_cold_compile_shows_its_progress_and_a_second_process_loads(tmp_path: Path) -> None:
     """A compile into an empty cache: the progress lines on stderr; then a new process loads it, silently."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    code = "from scopa_env import kernel; kernel.jit()"
+    code = "from scopa_env.engine import kernel; kernel.jit()"
     cold = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     assert cold.returncode == 0, cold.stderr[-2000:]
     assert "compiling the numba kernel once" in cold.stderr and "compiled the numba kernel in" in cold.stderr

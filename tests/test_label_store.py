@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.cli.settings import ConfigError
 from agents.training import distil, label_store
 from agents.training.search_labels import soft_targets
-from scopa_env.settings import ConfigError
 
 
 def _collect(root: Path, variant: str, hands: int = 3, iterations: int = 2) -> Path:

@@ -9,7 +9,7 @@ import pytest
 
 from agents.base import make_agent
 from agents.training.league import League, pfsp_weights
-from scopa_env.policy import Policy, RandomAgent
+from scopa_env.games.policy import Policy, RandomAgent
 
 
 class FakeEnv:
@@ -150,7 +150,7 @@ def test_bad_league_settings_fail_clearly() -> None:
 
 
 def test_league_drives_the_vector_env() -> None:
-    from scopa_env.gym import ScopaVecEnv
+    from scopa_env.envs.gym import ScopaVecEnv
 
     rules = "classic"
     league = League([make_agent("random", rules, 0), make_agent("greedy", rules, 1)], window=10_000)

@@ -1,6 +1,6 @@
 """``import scopa_env``, ``gymnasium.make("scopa/...")`` and ``act_env`` on its env stay light: no torch,
-stable-baselines3, sb3-contrib or PettingZoo. The vector env (``scopa_env.vec_env``) is the one stable-baselines3
-importer of the package; it still answers to its old name, ``scopa_env.gym.ScopaVecEnv`` (``test_architecture``'s
+stable-baselines3, sb3-contrib or PettingZoo. The vector env (``scopa_env.envs.vec_env``) is the one stable-baselines3
+importer of the package; it still answers to its old name, ``scopa_env.envs.gym.ScopaVecEnv`` (``test_architecture``'s
 ``test_every_env_module_imports_with_agents_blocked`` steps it under that name).
 
 Checked in a fresh interpreter (what a user's process loads) and read from the source (who may import what).
@@ -20,11 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "stable_baselines3", "sb3_contrib", "pettingzoo")
 
 IMPORTERS = {
-    "stable_baselines3": {"scopa_env.vec_env"},
+    "stable_baselines3": {"scopa_env.envs.vec_env"},
     "sb3_contrib": set(),
-    "torch": {"scopa_env.rllib"},  # inside the function that builds the RLlib classes (Ray's extra)
-    "ray": {"scopa_env.rllib"},
-    "pettingzoo": {"scopa_env.aec", "scopa_env.parallel"},
+    "torch": {"scopa_env.envs.rllib"},  # inside the function that builds the RLlib classes (Ray's extra)
+    "ray": {"scopa_env.envs.rllib"},
+    "pettingzoo": {"scopa_env.envs.aec", "scopa_env.envs.parallel"},
 }
 """The only ``scopa_env`` modules that may import each heavy library."""
 
@@ -37,10 +37,10 @@ def loaded(stage):
 
 import scopa_env
 loaded("import scopa_env")
-import scopa_env.gym
-loaded("import scopa_env.gym")
+import scopa_env.envs.gym
+loaded("import scopa_env.envs.gym")
 import gymnasium
-from scopa_env.registration import ENV_IDS
+from scopa_env.envs.registration import ENV_IDS
 for id in ENV_IDS:
     gymnasium.make(id).close()
 loaded("gymnasium.make of every id")
@@ -49,8 +49,8 @@ obs, info = env.reset(seed=0)
 obs, reward, terminated, truncated, info = env.step(int(env.unwrapped.action_masks().argmax()))
 assert env.observation_space.contains(obs)
 loaded("Classic-v0 reset and step")
-from scopa_env.interop import act_env
-from scopa_env.policy import RandomAgent
+from scopa_env.envs.interop import act_env
+from scopa_env.games.policy import RandomAgent
 env.step(act_env(RandomAgent("classic", seed=0), env))
 loaded("act_env on Classic-v0")
 
@@ -68,12 +68,12 @@ def test_the_package_and_its_gymnasium_ids_load_no_heavy_library() -> None:
 
 
 def test_an_unknown_name_of_scopa_env_gym_is_still_an_attribute_error() -> None:
-    import scopa_env.gym
+    import scopa_env.envs.gym
 
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchEnv'"):
-        scopa_env.gym.NoSuchEnv  # noqa: B018
+        scopa_env.envs.gym.NoSuchEnv  # noqa: B018
     with pytest.raises(ImportError, match="NoSuchEnv"):
-        from scopa_env.gym import NoSuchEnv  # noqa: F401
+        from scopa_env.envs.gym import NoSuchEnv  # noqa: F401
 
 
 def _top_imports(path: Path) -> set[str]:

@@ -1,4 +1,4 @@
-"""The one move enumerator (``scopa_env.moves``, ``core.move_classes``) against the reference engine, the oracle.
+"""The one move enumerator (``scopa_env.rules.moves``, ``core.move_classes``) against the reference engine, the oracle.
 
 On random positions of every variant (PLAY and CHOOSE phases, reached by random legal play from ``core.reset``) and
 on random tables (any cards, any picked subset of a legal capture), the classes expanded into every suit choice
@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from agents.baselines.features import card_weights, generate_moves
-from scopa_env import core, reference
-from scopa_env.cards import format_cards, parse_card, parse_cards
-from scopa_env.core import Phase, State
-from scopa_env.moves import MoveKind, enumerate_moves, expand_captures, move_tables
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase, State
+from scopa_env.oracle import reference
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
+from scopa_env.rules.cards import format_cards, parse_card, parse_cards
+from scopa_env.rules.moves import MoveKind, enumerate_moves, expand_captures, move_tables
 from tests.helpers import SCOPA_VARIANTS, position
 
 Move = tuple[int, frozenset[int]]

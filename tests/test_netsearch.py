@@ -21,10 +21,10 @@ from agents.base import AgentSpecError, make_agent
 from agents.nets.az import AZAgent, NetEvaluator
 from agents.nets.bot import new_card, write_numpy_export
 from agents.nets.netsearch import load_net
-from scopa_env import core, observation
-from scopa_env.core import Phase
-from scopa_env.driver import play
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase
+from scopa_env.games.driver import play
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from tests.helpers import SCOPA_VARIANTS
 from tests.test_search import decisions, random_positions, reshuffle_hidden
@@ -235,7 +235,7 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
     import os
     import signal
 
-    from agents.signals import SignalStop
+    from agents.cli.signals import SignalStop
     from agents.training import expert_iteration as ei
 
     real = ei.ExpertIteration._evaluate
@@ -269,7 +269,7 @@ def test_az_expert_prior_adds_pimcs_heuristic_to_the_networks() -> None:
     position's candidates scored prior x log p(card) + w x expert, so with the same worlds the margins differ from
     ``expert=0`` by exactly w x expert on each candidate (the end game, solved exactly, keeps no prior)."""
     from agents.baselines.features import dynamic_weights, expert_scores, generate_moves
-    from scopa_env.core import remaining_plies
+    from scopa_env.engine.core import remaining_plies
 
     rules = get_rules("classic")
     st = random_positions(rules, 10, 4, seed=21)

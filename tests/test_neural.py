@@ -15,9 +15,9 @@ import torch
 from agents.base import AgentSpecError, make_agent
 from agents.nets.checkpoint import NeuralPolicy, checkpoint_meta, save_checkpoint
 from agents.nets.weights import META_NAME, read_checkpoint_meta
-from scopa_env import core, observation
-from scopa_env.driver import play
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core, observation
+from scopa_env.games.driver import play
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import get_rules
 
 
@@ -25,7 +25,7 @@ from scopa_env.rules import get_rules
 def model() -> Any:
     from sb3_contrib import MaskablePPO
 
-    from scopa_env.gym import ScopaVecEnv
+    from scopa_env.envs.gym import ScopaVecEnv
 
     torch.manual_seed(0)
     venv = ScopaVecEnv("classic", 4, opponents="random", seed=0)
@@ -183,7 +183,7 @@ def test_failed_save_keeps_the_previous_checkpoint(
     def broken_save(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    import scopa_env.atomic as atomic
+    import agents.cli.atomic as atomic
 
     monkeypatch.setattr(model, "save", broken_save)
     with pytest.raises(RuntimeError, match="disk full"):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scopa_env import core, observation, scopa_v0
-from scopa_env.aec import observation_bounds
-from scopa_env.gym import ScopaVecEnv
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
+from scopa_env.envs.aec import observation_bounds
+from scopa_env.envs.gym import ScopaVecEnv
 from scopa_env.rules import VARIANTS, get_rules
 
 VARIANT_NAMES = list(VARIANTS)
@@ -160,7 +161,7 @@ def test_bounds_hold_for_whole_matches_including_the_terminal_observation() -> N
 def test_play_features_match_the_reference_on_random_tables(variant: str) -> None:
     """The table look-ups of the core's play features against the reference's enumeration of every capture, on
     tables of every size (far more crowded ones than play reaches, where the subset-sum tables are stretched)."""
-    from scopa_env.reference import play_features
+    from scopa_env.oracle.reference import play_features
 
     rules = get_rules(variant)
     rng = np.random.default_rng(7)
@@ -204,7 +205,7 @@ def check_info(info: dict[str, object], face: str) -> None:
 @pytest.mark.parametrize("variant", ["classic", "scopa-a-quattro"])
 def test_no_env_face_puts_the_seed_or_hidden_state_in_its_info(variant: str) -> None:
     """``ScopaEnv`` used to return ``info["game_seed"]``, from which ``core.reset`` rebuilds every hidden card."""
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     rng = np.random.default_rng(0)
     for make in (scopa_v0.raw_env, scopa_v0.env):

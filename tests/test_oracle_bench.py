@@ -11,9 +11,9 @@ import pytest
 
 from agents.base import make_agent
 from scopa_bench.oracle_pimc import OraclePIMC, oracle_worlds, partial_oracle_worlds
-from scopa_env import core, observation
-from scopa_env.core import Phase
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import get_rules
 from tests.test_search import random_positions
 

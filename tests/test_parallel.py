@@ -10,7 +10,8 @@ import pytest
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from scopa_env import core, scopa_v0
+from scopa_env import scopa_v0
+from scopa_env.engine import core
 from scopa_env.rules import VARIANTS, get_rules
 
 VARIANT_NAMES = list(VARIANTS)

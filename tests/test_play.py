@@ -19,10 +19,10 @@ from agents.base import make_agent
 from agents.nets.bot import make_bot_policy, new_card, write_numpy_export
 from agents.play import terminal as play
 from agents.play.hints import move_probabilities
-from scopa_env import core, observation
-from scopa_env.cards import format_card, parse_card
-from scopa_env.policy import ActBatch, RandomAgent
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import ActBatch, RandomAgent
 from scopa_env.rules import Rules, get_rules
+from scopa_env.rules.cards import format_card, parse_card
 from tests.helpers import pretend_no_shipped_bot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -357,13 +357,10 @@ def test_the_largest_seed_plays_and_run_checks_its_config(capsys: pytest.Capture
         assert rc == 2 and text.startswith(f"error: {message}") and text.count("\n") == 1, text
 
 
-def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() -> None:
-    """``python -m scopa_env.play`` (no import of agents in scopa_env: an entry point) picks the shipped bot."""
-    from scopa_env import play as env_play
-
-    assert env_play.find_game() is play.main  # the installed project registers agents.play.terminal:main
+def test_python_m_agents_play_runs_the_terminal_game_with_the_variants_bot() -> None:
+    """``python -m agents.play`` picks the variant's shipped bot (the env package has no command of its own)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "scopa_env.play", "--variant", "scopone-scientifico", "--seed", "3"],
+        [sys.executable, "-m", "agents.play", "--variant", "scopone-scientifico", "--seed", "3"],
         input="quit\n",
         capture_output=True,
         text=True,
@@ -372,21 +369,6 @@ def test_python_m_scopa_env_play_runs_the_terminal_game_with_the_variants_bot() 
     assert proc.returncode == 0, proc.stderr
     assert "against Bot (the shipped scopone-scientifico bot)" in proc.stdout
     assert "your team: you + Bot 2; against Bot 1 + Bot 3" in proc.stdout
-    proc = subprocess.run(
-        [sys.executable, "-m", "scopa_env.play", "--help"], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0 and "--variant" in proc.stdout
-
-
-def test_scopa_env_play_says_how_to_install_the_game_when_it_is_missing(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from scopa_env import play as env_play
-
-    monkeypatch.setattr(env_play, "entry_points", lambda group: [])
-    assert env_play.main(["--variant", "classic"]) == 2
-    err = capsys.readouterr().err
-    assert "pip install ." in err and "python -m agents.play" in err
 
 
 # --------------------------------------------------------------------------------------------------- issue 38

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scopa_env import core
+from scopa_env.engine import core
 from scopa_env.rules import VARIANTS, get_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_core_refuses_illegal_actions_and_keeps_its_state(variant: str, seed: in
 
 
 def _run_gym(variant: str, seed: int, actions: list[tuple[str, Any]]) -> None:
-    from scopa_env.gym import ScopaEnv
+    from scopa_env.envs.gym import ScopaEnv
 
     env = ScopaEnv(variant, opponents="random", illegal="raise")
     obs, _ = env.reset(seed=seed)
@@ -163,7 +163,7 @@ def test_pettingzoo_envs_give_a_result_or_a_clean_error(variant: str, parallel: 
 
 
 def _valid_state_dict(variant: str = "classic") -> dict[str, Any]:
-    from scopa_env.state_io import state_to_dict
+    from scopa_env.records.state_io import state_to_dict
 
     rules = get_rules(variant)
     state = core.reset(rules, [3])
@@ -189,7 +189,7 @@ def _mutate(value: Any, data: st.DataObject, depth: int = 0) -> Any:
 @FAST
 @given(data=st.data())
 def test_saved_states_give_a_state_or_a_format_error(data: st.DataObject) -> None:
-    from scopa_env.state_io import StateFormatError, state_from_json
+    from scopa_env.records.state_io import StateFormatError, state_from_json
 
     saved = _mutate(_valid_state_dict(data.draw(st.sampled_from(["classic", "scopa-a-quattro", "cirulla"]))), data)
     for form in (saved, json.dumps(saved), json.dumps(saved).encode()):
@@ -203,7 +203,7 @@ def test_saved_states_give_a_state_or_a_format_error(data: st.DataObject) -> Non
 @FAST
 @given(raw=st.binary(max_size=300) | st.text(max_size=300))
 def test_saved_states_from_random_bytes(raw: bytes | str) -> None:
-    from scopa_env.state_io import StateFormatError, state_from_json
+    from scopa_env.records.state_io import StateFormatError, state_from_json
 
     try:
         state_from_json(raw)
@@ -213,7 +213,7 @@ def test_saved_states_from_random_bytes(raw: bytes | str) -> None:
 
 @functools.cache
 def _valid_record_text(variant: str) -> str:
-    from scopa_env.record import play_random_records
+    from agents.cli.record import play_random_records
 
     return json.dumps(next(iter(play_random_records(variant, 1, 5, batch=1))))
 
@@ -225,8 +225,8 @@ def _valid_record(variant: str) -> dict[str, Any]:
 @FAST
 @given(data=st.data())
 def test_records_replay_or_give_a_record_error(data: st.DataObject) -> None:
-    from scopa_env.record_check import RecordError, replay_record
-    from scopa_env.state_io import StateFormatError, state_from_record
+    from scopa_env.oracle.record_check import RecordError, replay_record
+    from scopa_env.records.state_io import StateFormatError, state_from_record
 
     record = _mutate(_valid_record(data.draw(st.sampled_from(["classic", "cirulla"]))), data)
     try:
@@ -242,7 +242,7 @@ def test_records_replay_or_give_a_record_error(data: st.DataObject) -> None:
 @FAST
 @given(lines=st.lists(st.binary(max_size=200), max_size=5))
 def test_record_files_of_random_bytes_are_checked_line_by_line(tmp_path_factory: Any, lines: list[bytes]) -> None:
-    from scopa_env.record_check import RecordFileError, check_file
+    from scopa_env.oracle.record_check import RecordFileError, check_file
 
     path = tmp_path_factory.mktemp("rec") / "games.jsonl"
     path.write_bytes(b"\n".join(lines))
@@ -312,11 +312,11 @@ def _options(main: Any) -> list[str]:
 def _command_cases() -> dict[str, tuple[Any, list[str]]]:
     import evaluate
     import train
+    from agents.cli import record
     from agents.nets import export
     from agents.play import terminal as play
     from agents.play.web import server
     from scopa_bench import env_speed, leaderboard
-    from scopa_env import record
 
     mains = {
         "train": train.main,
@@ -342,6 +342,7 @@ def test_every_command_has_options_to_fuzz() -> None:
 def test_random_option_values_give_a_result_or_one_error_line(
     command: str, data: st.DataObject, tmp_path_factory: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import agents.cli.record
     import agents.evaluation.tournament
     import agents.nets.export
     import agents.play.terminal
@@ -349,7 +350,6 @@ def test_random_option_values_give_a_result_or_one_error_line(
     import agents.training.trainer
     import scopa_bench.env_speed
     import scopa_bench.leaderboard
-    import scopa_env.record
 
     main, names = _command_cases()[command]
     argv: list[str] = []
@@ -365,7 +365,7 @@ def test_random_option_values_give_a_result_or_one_error_line(
         mp.setattr(agents.training.trainer.Trainer, "create", _trip)
         mp.setattr(agents.training.trainer.Trainer, "resume", _trip)
         mp.setattr(agents.evaluation.tournament, "play", _trip)
-        mp.setattr(scopa_env.record, "play_random_records", _trip)
+        mp.setattr(agents.cli.record, "play_random_records", _trip)
         mp.setattr(agents.nets.export, "export_bot", _trip)
         mp.setattr(agents.nets.export, "export_checkpoint", _trip)
         mp.setattr(agents.play.terminal, "run", _trip)

@@ -6,9 +6,9 @@ from collections import Counter
 
 import numpy as np
 
-from scopa_env import core
-from scopa_env.cards import parse_card
-from scopa_env.policy import ActBatch, RandomAgent
+from scopa_env.engine import core
+from scopa_env.games.policy import ActBatch, RandomAgent
+from scopa_env.rules.cards import parse_card
 from tests.helpers import position
 
 

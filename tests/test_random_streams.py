@@ -9,10 +9,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from scopa_env import core
-from scopa_env.policy import PositionStreams, _count_true, uniform_capture_picks
+from scopa_env.engine import core
+from scopa_env.games.policy import PositionStreams, _count_true, uniform_capture_picks
 from scopa_env.rules import Rules, get_rules
-from scopa_env.shuffle import splitmix64
+from scopa_env.rules.shuffle import splitmix64
 
 VARIANTS = ("classic", "scopone-scientifico", "scopa-d-assi", "simple-5", "simple-8")
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)

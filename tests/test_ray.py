@@ -235,7 +235,7 @@ def _tiny_policy(seed: int = 3) -> Any:
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from scopa_env import observation
+    from scopa_env.engine import observation
     from scopa_env.rules import get_rules
 
     rules = get_rules("classic")

@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from scopa_env.record import RecordFileError, check_file, main, play_random_records
+from agents.cli.record import main, play_random_records
+from scopa_env.oracle.record_check import RecordFileError, check_file
 from scopa_env.rules import VARIANTS
 
 
@@ -52,7 +53,7 @@ def test_check_reports_first_wrong_line(tmp_path):
 
 
 def test_cli_errors(tmp_path):
-    py = [sys.executable, "-m", "scopa_env.record"]
+    py = [sys.executable, "-m", "agents.cli.record"]
     r = subprocess.run([*py, "--variant", "nope", "--out", str(tmp_path / "x.jsonl")], capture_output=True, text=True)
     assert r.returncode != 0 and "unknown variant 'nope'" in r.stderr
     r = subprocess.run([*py, "--check", str(tmp_path / "missing.jsonl")], capture_output=True, text=True)
@@ -144,8 +145,8 @@ def test_check_rejects_an_unfinished_match_unless_it_is_marked(tmp_path, finishe
 
 
 def test_records_of_matches_stopped_early_are_marked_unfinished(tmp_path):
-    from scopa_env.driver import play
-    from scopa_env.policy import RandomAgent
+    from scopa_env.games.driver import play
+    from scopa_env.games.policy import RandomAgent
 
     rules = VARIANTS["classic"]
     res = play(rules, [RandomAgent(rules, 0)], np.zeros((3, 2), np.int64), [5, 6, 7], mode="hands", record=True)
@@ -201,7 +202,7 @@ def test_check_reports_unreadable_lines_with_their_number(tmp_path, finished, li
     n, reason = check_file(path)
     assert re.search(message, f"line {n}: {reason}"), reason
     proc = subprocess.run(
-        [sys.executable, "-m", "scopa_env.record", "--check", str(path)], capture_output=True, text=True
+        [sys.executable, "-m", "agents.cli.record", "--check", str(path)], capture_output=True, text=True
     )
     assert proc.returncode == 1 and proc.stderr.startswith(f"{path}:2: ") and "Traceback" not in proc.stderr
 
@@ -232,7 +233,7 @@ def test_check_rejects_paths_that_are_not_record_files(tmp_path, capsys):
         with pytest.raises(SystemExit) as exit_info:
             main(["--check", str(path)])
         err = capsys.readouterr().err
-        assert exit_info.value.code == 2 and "python -m scopa_env.record: error: --check: " in err and message in err
+        assert exit_info.value.code == 2 and "python -m agents.cli.record: error: --check: " in err and message in err
 
 
 # --------------------------------------------------------------------------------------------------- writing
@@ -259,7 +260,7 @@ def test_write_arguments_are_checked_before_anything_is_written(tmp_path, capsys
     with pytest.raises(SystemExit) as exit_info:
         main([*args, "--out", str(out)])
     err = capsys.readouterr().err.splitlines()
-    assert exit_info.value.code == 2 and err[-1].startswith("python -m scopa_env.record: error: ")
+    assert exit_info.value.code == 2 and err[-1].startswith("python -m agents.cli.record: error: ")
     assert re.search(message, err[-1]), err[-1]
     assert list(tmp_path.iterdir()) == []
 
@@ -278,7 +279,7 @@ def test_out_must_be_a_file_in_an_existing_directory(tmp_path, capsys):
 
 
 def test_an_interrupted_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch, capsys):
-    import scopa_env.record as record
+    import agents.cli.record as record
 
     out = tmp_path / "g.jsonl"
     out.write_text("old\n")

@@ -1,8 +1,8 @@
-"""Tests of the plain reference engine (scopa_env/reference.py) against RULES.md.
+"""Tests of the plain reference engine (scopa_env/oracle/reference.py) against RULES.md.
 
 Hand-built positions draw the table in a comment; random games check invariants and round-trip their records
-through the record checker (``scopa_env.record_check.replay_record``, which replays them on this engine); tampered
-records must be rejected with a message that says what is wrong.
+through the record checker (``scopa_env.oracle.record_check.replay_record``, which replays them on this engine);
+tampered records must be rejected with a message that says what is wrong.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scopa_env.cards import DECK52, Deck, format_card, parse_card, parse_cards
-from scopa_env.record_check import RecordError, replay_record
-from scopa_env.reference import (
+from scopa_env.oracle.record_check import RecordError, replay_record
+from scopa_env.oracle.reference import (
     ReferenceGame,
     captures,
     deal_schedule,
@@ -26,7 +25,8 @@ from scopa_env.reference import (
     score_hand,
 )
 from scopa_env.rules import VARIANTS, Rules, get_rules
-from scopa_env.shuffle import first_dealer, shuffled_decks
+from scopa_env.rules.cards import DECK52, Deck, format_card, parse_card, parse_cards
+from scopa_env.rules.shuffle import first_dealer, shuffled_decks
 from tests.helpers import SCOPA_VARIANTS
 
 CLASSIC = get_rules("classic")

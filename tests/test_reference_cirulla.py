@@ -1,4 +1,4 @@
-"""Cirulla on the plain reference engine (scopa_env/reference.py) against RULES.md section 6, and its records.
+"""Cirulla on the plain reference engine (scopa_env/oracle/reference.py) against RULES.md section 6, and its records.
 
 Hand-built positions draw the table in a comment for every cirulla rule: the capture kinds and the choice among
 them, ace takes all, the initial 15 / 30 with and without the matta (``7c``), void deals, knocks, napoli and
@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from scopa_env.cards import format_card, parse_card, parse_cards
-from scopa_env.record_check import RecordError, check_file, replay_record
-from scopa_env.reference import (
+from scopa_env.oracle.record_check import RecordError, check_file, replay_record
+from scopa_env.oracle.reference import (
     CIRULLA_POINT_KEYS,
     POINT_KEYS,
     ReferenceGame,
@@ -35,7 +34,8 @@ from scopa_env.reference import (
     table_take_scope,
 )
 from scopa_env.rules import CIRULLA_VARIANTS, get_rules
-from scopa_env.shuffle import shuffled_decks
+from scopa_env.rules.cards import format_card, parse_card, parse_cards
+from scopa_env.rules.shuffle import shuffled_decks
 
 CIR = CIRULLA_VARIANTS["cirulla"]
 CIR3 = CIRULLA_VARIANTS["cirulla-3"]
@@ -515,7 +515,7 @@ def test_target_51_and_a_tie_at_the_top_plays_on() -> None:
 
 
 def test_play_features_and_fifteens_block() -> None:
-    from scopa_env.reference import fifteen_features
+    from scopa_env.oracle.reference import fifteen_features
 
     # table: 2c 3s Kb    (sum 15)
     table = cards("2c 3s Kb")
@@ -797,7 +797,7 @@ def test_the_cirulla_docs_example_runs_and_its_record_excerpt_is_real() -> None:
 
 
 def test_record_check_cli_on_cirulla_records(tmp_path, capsys) -> None:
-    from scopa_env.record import main
+    from agents.cli.record import main
 
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps(_random_record(CIR3, 5)) + "\n")

@@ -14,8 +14,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import scopa_env  # noqa: F401  (registers the ids)
-from scopa_env.gym import ScopaEnv
-from scopa_env.registration import ENV_IDS, env_id, variant_of
+from scopa_env.envs.gym import ScopaEnv
+from scopa_env.envs.registration import ENV_IDS, env_id, variant_of
 from scopa_env.rules import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def test_importing_the_package_registers_without_heavy_imports() -> None:
         "import sys, gymnasium\n"
         "import scopa_env\n"
         "assert 'scopa/Classic-v0' in gymnasium.registry\n"
-        "heavy = ('torch', 'stable_baselines3', 'pettingzoo', 'scopa_env.gym', 'agents')\n"
+        "heavy = ('torch', 'stable_baselines3', 'pettingzoo', 'scopa_env.envs.gym', 'agents')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

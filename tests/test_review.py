@@ -17,10 +17,10 @@ import pytest
 from agents.play import review as rv
 from agents.play.terminal import PlayConfig, run
 from agents.search.endgame import _solve_open_kernel, open_endgame_rows, optimal_open_actions
-from scopa_env import core
-from scopa_env.cards import format_card
+from scopa_env.engine import core
+from scopa_env.records.state_io import state_from_record
 from scopa_env.rules import get_rules
-from scopa_env.state_io import state_from_record
+from scopa_env.rules.cards import format_card
 
 CLASSIC = get_rules("classic")
 DECISION_KEYS = {

@@ -1,10 +1,11 @@
-"""The two hand margins of ``scopa_env.scoring``: against the best other side and against the mean of the others."""
+"""The two hand margins of ``scopa_env.rules.scoring``: against the best other side and against the mean of the
+others."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from scopa_env.scoring import margin_vs_best_other, margin_vs_mean_of_others
+from scopa_env.rules.scoring import margin_vs_best_other, margin_vs_mean_of_others
 
 
 def test_margins_differ_with_three_sides() -> None:

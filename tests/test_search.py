@@ -22,10 +22,10 @@ from agents.search.endgame import open_endgame_rows, optimal_open_actions, solve
 from agents.search.ismcts import ISMCTSAgent
 from agents.search.lookahead import apply_moves, rollout, sample_worlds, search_tree
 from agents.search.pimc import PIMCAgent
-from scopa_env import core, observation
-from scopa_env.core import Phase, State, is_open
-from scopa_env.driver import play
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase, State, is_open
+from scopa_env.games.driver import play
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from tests.helpers import sampled_positions
 

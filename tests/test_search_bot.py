@@ -25,8 +25,8 @@ from agents.nets.export import export_bot, export_search_only
 from agents.nets.mlp import ExportArgumentError
 from agents.nets.weights import BotError
 from agents.search.pimc import PIMCAgent
-from scopa_env import core, observation
-from scopa_env.core import Phase
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase
 from scopa_env.rules import get_rules
 from tests.test_netsearch import random_net
 from tests.test_search import decisions, random_positions, reshuffle_hidden

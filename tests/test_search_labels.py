@@ -18,8 +18,8 @@ from agents.base import make_agent
 from agents.search.pimc import PIMCAgent
 from agents.training.imitation import collect_teacher_data
 from agents.training.search_labels import SearchLabeller, action_values, labelled_hands, soft_targets
-from scopa_env import core
-from scopa_env.core import Phase
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase
 from scopa_env.rules import get_rules
 from tests.test_netsearch import assert_checkpoint_and_export_agree
 from tests.test_search import random_positions
@@ -118,8 +118,8 @@ def test_expert_iteration_with_soft_pimc_targets_smoke_run(tmp_path: Path, capsy
     bot = make_agent(f"bot:path={out}", rules, seed=0)
     st = random_positions(rules, 8, 3, seed=4)
     rows = np.flatnonzero(st.phase != Phase.DONE)
-    from scopa_env import observation
-    from scopa_env.policy import ActBatch
+    from scopa_env.engine import observation
+    from scopa_env.games.policy import ActBatch
 
     mask = core.legal_action_mask(rules, st)[rows]
     acts = bot.act(ActBatch(rules, observation.observe(rules, st)[rows], mask, st, rows))

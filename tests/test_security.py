@@ -24,7 +24,7 @@ from agents.training import safe_state
 from agents.training.run_dir import LEGACY_RESUME_MEMBER, RESUME_MEMBER
 from agents.training.safe_state import StateFileError
 from agents.training.trainer import Trainer
-from scopa_env import core, observation
+from scopa_env.engine import core, observation
 from scopa_env.rules import get_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def test_the_planted_payload_is_real(crafted: tuple[Path, Path]) -> None:
 
 def _plays(policy: object, variant: str = "classic") -> None:
     """The policy picks a legal action in each of a few fresh deals."""
-    from scopa_env.policy import ActBatch
+    from scopa_env.games.policy import ActBatch
 
     rules = get_rules(variant)
     state = core.reset(rules, np.arange(4, dtype=np.uint64))

@@ -19,8 +19,8 @@ from agents.nets.card import against_expert
 from agents.nets.weights import file_sha256
 from agents.play.terminal import default_opponent
 from agents.search.pimc import PIMCAgent
-from scopa_env import core, observation
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,7 +88,7 @@ def torchless_loads() -> dict[str, dict[str, object]]:
     code = f"""
 import json, sys
 from agents.nets.bot import Bot
-from scopa_env import core
+from scopa_env.engine import core
 HEAVY = ("torch", "stable_baselines3", "sb3_contrib")
 def heavy():
     return {{m for m in sys.modules if m.split(".")[0] in HEAVY}}

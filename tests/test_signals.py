@@ -1,4 +1,4 @@
-"""agents.signals: the one stop-signal mechanism of train.py, evaluate.py and expert iteration.
+"""agents.cli.signals: the one stop-signal mechanism of train.py, evaluate.py and expert iteration.
 
 The commands' own tests send real signals (tests/test_evaluate.py, tests/test_train*.py, tests/test_netsearch.py);
 these hold the mechanism's rules on their own: the exception raised, a second signal, ``hold``, a lost exception,
@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from agents.cli.signals import STOP_SIGNALS, SignalStop, StopSignals, exit_status, signal_name
 from agents.evaluation.tournament import TournamentInterrupted
-from agents.signals import STOP_SIGNALS, SignalStop, StopSignals, exit_status, signal_name
 
 
 def _send(sig: int) -> None:

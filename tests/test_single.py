@@ -1,4 +1,4 @@
-"""Differential tests of the single-game engine (``scopa_env.single.SingleGame``) against the batched core.
+"""Differential tests of the single-game engine (``scopa_env.engine.single.SingleGame``) against the batched core.
 
 Both engines play the same seeded matches; at every decision a random legal action (sometimes an illegal one) is
 applied to both. After every step they must agree on the whole state (``SingleGame.to_state`` against the core's
@@ -7,7 +7,7 @@ applied to both. After every step they must agree on the whole state (``SingleGa
 default suite plays a few matches of every variant; ``-m slow`` plays 100 per variant (30 of ``simple-8``).
 
 The fused wrapper of ``scopa_v0.env`` (``ClassicWrapper``) is checked against PettingZoo's own wrapper stack
-(``scopa_env.aec.pettingzoo_wrapped``): the same games, illegal and ill-typed actions and out-of-order calls give
+(``scopa_env.envs.aec.pettingzoo_wrapped``): the same games, illegal and ill-typed actions and out-of-order calls give
 the same results, rewards, warnings and errors.
 """
 
@@ -20,11 +20,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scopa_env import aec, core, observation, scopa_v0
-from scopa_env.gym import ScopaEnv
-from scopa_env.learner import LearnerGames, SingleLearnerGame
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
+from scopa_env.engine.single import SingleGame, bits_of, cards_of, game_from_state, new_game
+from scopa_env.envs import aec
+from scopa_env.envs.gym import ScopaEnv
+from scopa_env.games.learner import LearnerGames, SingleLearnerGame
 from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.single import SingleGame, bits_of, cards_of, game_from_state, new_game
 
 
 def _same_state(variant: str, st: core.State, game: SingleGame, where: str) -> None:
@@ -310,8 +312,8 @@ def test_gymnasium_env_scalar_path_equals_its_array_path() -> None:
     (1,) arrays (the generic path), with a points reward and hand episodes, and through ``gymnasium.make``."""
     import gymnasium
 
-    from scopa_env.policy import RandomAgent
-    from scopa_env.registration import env_id
+    from scopa_env.envs.registration import env_id
+    from scopa_env.games.policy import RandomAgent
 
     class Other(RandomAgent):  # a subclass: played through driver.decide, not the Python draws
         pass
@@ -348,7 +350,7 @@ def test_play_returns_one_kind_of_step(variant: str) -> None:
     picks (no move done), a move within the hand, the move that ends a hand (its points), an action after the match
     (ignored), each as the core's step of the same position says. Observations and masks stay new writable arrays
     (the masks come from a cache of read-only ones)."""
-    from scopa_env.single import SingleStep
+    from scopa_env.engine.single import SingleStep
 
     rules = get_rules(variant)
     b = SingleGame(variant, seed=11)

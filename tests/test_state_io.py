@@ -10,10 +10,10 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from scopa_env import core, observation, scopa_v0
-from scopa_env.record import play_random_records
-from scopa_env.rules import VARIANTS, get_rules
-from scopa_env.state_io import (
+from agents.cli.record import play_random_records
+from scopa_env import scopa_v0
+from scopa_env.engine import core, observation
+from scopa_env.records.state_io import (
     StateFormatError,
     state_from_dict,
     state_from_json,
@@ -21,6 +21,7 @@ from scopa_env.state_io import (
     state_to_dict,
     state_to_json,
 )
+from scopa_env.rules import VARIANTS, get_rules
 
 VARIANT_NAMES = list(VARIANTS)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents.training.suit_symmetry import columns, permute_rows, suit_permutations
-from scopa_env import core, observation
+from scopa_env.engine import core, observation
 from scopa_env.rules import get_rules
 from tests.test_observation import random_positions
 

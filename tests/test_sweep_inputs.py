@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents.nets.sweep_inputs import compose, sweep_input_size, sweep_inputs, sweep_layers, unfold
-from scopa_env import core, observation
+from scopa_env.engine import core, observation
 from scopa_env.rules import get_rules
 from tests.test_observation import random_positions
 

@@ -1,4 +1,4 @@
-"""The BLAS thread pinning helper (agents/threads.py): it loads no numpy, keeps or overrides the variables, restores
+"""The BLAS thread pinning helper (agents/cli/threads.py): it loads no numpy, keeps or overrides the variables, restores
 them, and the scripts that pin call it before numpy is imported."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from agents.threads import THREAD_VARS, pin_blas_threads, restore_threads
+from agents.cli.threads import THREAD_VARS, pin_blas_threads, restore_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_importing_the_helper_loads_no_numpy() -> None:
-    code = "import sys; import agents.threads; print('numpy' in sys.modules)"
+    code = "import sys; import agents.cli.threads; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
 

@@ -14,6 +14,7 @@ import torch
 
 import train
 from agents.base import make_agent
+from agents.cli.settings import ConfigError
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.weights import read_checkpoint_meta
 from agents.training.duplicate_eval import duplicate_eval, rotation_lineups
@@ -26,10 +27,9 @@ from agents.training.train_config import (
     read_yaml,
 )
 from agents.training.trainer import Trainer
-from scopa_env import core, observation
-from scopa_env.driver import play
+from scopa_env.engine import core, observation
+from scopa_env.games.driver import play
 from scopa_env.rules import get_rules
-from scopa_env.settings import ConfigError
 from tests.helpers import checkpoint_weights, same_weights
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,9 +72,9 @@ def test_shipped_configs_load(name: str) -> None:
 
 @pytest.mark.parametrize("name", EXIT_CONFIGS)
 def test_shipped_expert_iteration_configs_load(name: str) -> None:
+    from agents.cli.settings import load_config as load_settings
+    from agents.cli.settings import read_yaml_mapping
     from agents.training.expert_iteration import ExItConfig
-    from scopa_env.settings import load_config as load_settings
-    from scopa_env.settings import read_yaml_mapping
 
     path = ROOT / "configs" / f"{name}.yaml"
     cfg = load_settings(ExItConfig, read_yaml_mapping(path), str(path), {})
@@ -151,7 +151,7 @@ def test_bad_config_files_fail_with_clear_messages(tmp_path: Path, text: str, ma
 
 
 def test_field_docs_come_from_the_fields_not_the_source() -> None:
-    from scopa_env.settings import field_docs
+    from agents.cli.settings import field_docs
 
     for f in dataclasses.fields(TrainConfig):
         assert f.metadata["doc"] and field_docs(TrainConfig)[f.name] == " ".join(f.metadata["doc"].split())
@@ -352,7 +352,7 @@ def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
 
 def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Path) -> None:
     from agents.search.endgame import optimal_open_actions, solve_open
-    from scopa_env.core import is_open
+    from scopa_env.engine.core import is_open
 
     cfg = load_config(SMOKE, {"run_root": str(tmp_path), "distill_coef": 1.0, "distill_fraction": 1.0})
     trainer = Trainer.create(cfg)

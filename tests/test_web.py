@@ -41,8 +41,8 @@ from agents.play.web.server import (
     plural,
     request_head_problem,
 )
-from scopa_env.cards import format_card
-from scopa_env.scoring import CIRULLA_POINT_FIELDS
+from scopa_env.rules.cards import format_card
+from scopa_env.rules.scoring import CIRULLA_POINT_FIELDS
 
 BOTS = {
     "bot-classic": default_bots()["bot-classic"],  # classic's shipped bot: a pimc search

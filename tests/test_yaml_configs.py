@@ -1,7 +1,8 @@
-"""Hostile YAML configs (the reliability issue's item 2 and 7): the one reader, ``scopa_env.settings.read_yaml_mapping``
-(``ConfigLoader``), refuses alias bombs, repeated keys, huge integers and tags, with a short one-line message naming
-the file and the line; and each of the four commands that read a config (train.py, train.py --resume, evaluate.py,
-expert iteration, its --resume too) prints that one line and exits 2, never a traceback or a bare error kind.
+"""Hostile YAML configs (the reliability issue's item 2 and 7): the one reader,
+``agents.cli.settings.read_yaml_mapping`` (``ConfigLoader``), refuses alias bombs, repeated keys, huge integers and
+tags, with a short one-line message naming the file and the line; and each of the four commands that read a config
+(train.py, train.py --resume, evaluate.py, expert iteration, its --resume too) prints that one line and exits 2, never a
+traceback or a bare error kind.
 
 The hypothesis fuzzing of configs runs a few dozen examples here and the long version under ``-m slow``
 (``SCOPA_FUZZ_EXAMPLES``, default 500)."""
@@ -22,8 +23,7 @@ from hypothesis import strategies as st
 
 import evaluate
 import train
-from agents.training import expert_iteration
-from scopa_env.settings import (
+from agents.cli.settings import (
     MAX_YAML_INT,
     ConfigError,
     YamlFileError,
@@ -31,6 +31,7 @@ from scopa_env.settings import (
     short_repr,
     to_int,
 )
+from agents.training import expert_iteration
 
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 LONG = settings(
@@ -204,14 +205,14 @@ def test_messages_quote_a_short_prefix_of_any_value(tmp_path: Path) -> None:
 
 
 def test_every_yaml_file_is_read_by_the_one_reader() -> None:
-    """No module but ``scopa_env/settings.py`` parses YAML itself (``yaml.safe_load`` had no alias or key checks)."""
+    """No module but ``agents/cli/settings.py`` parses YAML itself (``yaml.safe_load`` had no alias or key checks)."""
     import re
 
     root = Path(__file__).resolve().parents[1]
     sources = [*root.glob("*.py"), *(p for d in ("scopa_env", "agents", "bench") for p in (root / d).rglob("*.py"))]
     parse = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|load_all|safe_load_all|compose|parse)\(")
     strays = [str(p.relative_to(root)) for p in sources if parse.search(p.read_text(encoding="utf-8"))]
-    assert strays == ["scopa_env/settings.py"], strays
+    assert strays == ["agents/cli/settings.py"], strays
 
 
 # --------------------------------------------------------------------------------------------------- the commands

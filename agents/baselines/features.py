@@ -6,8 +6,8 @@ section 7): its own hand, the table, the piles, hand sizes, the stock size and t
 - ``card_weights`` / ``CardWeights``: the immediate value of capturing each card, in rough hand points
   (carte, denari, settebello, primiera; in cirulla also the napoli and grande coins).
 - ``generate_moves``: the candidate whole moves ``(card, capture)`` of each game: one per move class of the core's
-  enumerator (``scopa_env.core.move_classes``; the capture rules live there only). A capture by sum is listed once
-  per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
+  enumerator (``scopa_env.engine.core.move_classes``; the capture rules live there only). A capture by sum is listed
+  once per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
   (coins first): captures that differ only in the suits taken within a rank are merged (the other choices can only
   matter for the primiera's suit coverage). In the CHOOSE phase only completions of the cards already picked are
   listed. This module adds only what depends on the card weights (the gains, the best suits). Cirulla's fifteens
@@ -36,11 +36,11 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core
-from scopa_env.core import Phase, State
-from scopa_env.moves import MAX_PER_RANK, MoveKind, move_tables
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase, State
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import Rules
+from scopa_env.rules.moves import MAX_PER_RANK, MoveKind, move_tables
 
 __all__ = [
     "BIG",
@@ -172,7 +172,7 @@ class _Combos:
 
 @lru_cache(maxsize=8)
 def _combos(rules: Rules) -> _Combos:
-    from scopa_env.scoring import NAPOLI_RUN
+    from scopa_env.rules.scoring import NAPOLI_RUN
 
     ranks = list(rules.deck.ranks)
     coin = [i for i in range(rules.num_cards) if rules.deck.suit[i] == 0]
@@ -824,6 +824,6 @@ def require_state(batch: ActBatch, agent: str) -> tuple[State, npt.NDArray[np.in
     if batch.state is None or batch.games is None:
         raise ValueError(
             f"agent {agent!r} needs the game state: build ActBatch(rules, obs, mask, state=state, games=rows) "
-            "(scopa_env.driver and the envs do this; check the agent's needs_state attribute)"
+            "(scopa_env.games.driver and the envs do this; check the agent's needs_state attribute)"
         )
     return batch.state, np.asarray(batch.games, dtype=np.intp)

@@ -29,8 +29,8 @@ from agents.baselines.features import (
     pick_best,
     require_state,
 )
-from scopa_env.core import State
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine.core import State
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["GreedyAgent", "greedy_moves"]

@@ -30,11 +30,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from agents.cli.threads import pin_blas_threads
 from agents.errors import TournamentError
 from agents.evaluation.entries import AgentEntry, build_agent, import_plugins
 from agents.evaluation.schedule import Task, TaskResult, play_task, task_agents, task_games
-from agents.threads import pin_blas_threads
-from scopa_env.policy import Policy
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.cli.atomic import atomic_write_text
 from agents.errors import TournamentError
-from scopa_env.atomic import atomic_write_text
-from scopa_env.shuffle import splitmix64
+from scopa_env.rules.shuffle import splitmix64
 
 __all__ = ["DEALS_FORMAT", "MAX_DEAL_SEED", "MODES", "Deals"]
 

@@ -13,7 +13,7 @@ from typing import Any
 from agents.base import AgentSpecError, looks_like_path, make_agent
 from agents.errors import TournamentError
 from agents.nets.compat import check_fit
-from scopa_env.policy import Policy
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 
 __all__ = [
@@ -102,7 +102,9 @@ def build_agent(entry: AgentEntry, rules: Rules, seed: int | None = None) -> Pol
             "(evaluate.py --list-agents shows the known agents)"
         ) from e
     if not isinstance(agent, Policy):
-        raise TournamentError(f"{where}: the factory returned {type(agent).__name__}, not a scopa_env.policy.Policy")
+        raise TournamentError(
+            f"{where}: the factory returned {type(agent).__name__}, not a scopa_env.games.policy.Policy"
+        )
     made: dict[str, Any] = {}
     agent_rules = getattr(agent, "rules", rules)
     if isinstance(agent_rules, Rules):

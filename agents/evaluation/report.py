@@ -15,11 +15,11 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from agents.cli.atomic import atomic_open, atomic_write_text
+from agents.cli.git_info import short_commit
 from agents.evaluation.deals import Deals
 from agents.evaluation.entries import AgentEntry
 from agents.evaluation.ratings import PairingStats, RatingTable, SPRTResult, pairing_stats
-from agents.git_info import short_commit
-from scopa_env.atomic import atomic_open, atomic_write_text
 
 __all__ = [
     "RESULTS_FORMAT",

@@ -1,7 +1,7 @@
 """How a tournament's games are laid out and played: the pairings (a round robin or a gauntlet), the rotations of
 the sides that every deal is played in, tasks of ``batch`` deals of one pairing, each played through
-``scopa_env.driver.play`` one batch per rotation with agent seeds drawn from the task (so results never depend on which
-process plays it), the worker pool that spreads the tasks over processes, and the game records written in schedule
+``scopa_env.games.driver.play`` one batch per rotation with agent seeds drawn from the task (so results never depend on
+which process plays it), the worker pool that spreads the tasks over processes, and the game records written in schedule
 order."""
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.cli.threads import pin_blas_threads, restore_threads
 from agents.errors import TournamentError
 from agents.evaluation.entries import AgentEntry, build_agent, import_plugins
-from agents.threads import pin_blas_threads, restore_threads
-from scopa_env import core
-from scopa_env.driver import GameResults, play
-from scopa_env.policy import Policy
+from scopa_env.engine import core
+from scopa_env.games.driver import GameResults, play
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -53,7 +53,7 @@ PARTNER = 2
 """Agent slot of the teammates (``--partner``): slots 0 and 1 are agents A and B."""
 
 PlayGames = Callable[..., GameResults]
-"""The batched game driver's signature (``scopa_env.driver.play``)."""
+"""The batched game driver's signature (``scopa_env.games.driver.play``)."""
 
 
 # --------------------------------------------------------------------------------------------------- rotations
@@ -252,7 +252,7 @@ def play_task(
     """Play a task's deals in every rotation (one ``arena.play`` batch per rotation) and reduce them per deal.
 
     ``agents`` are A and B, and the partner third when the task has one (``game_plan``). ``play_games`` is the game
-    driver, ``scopa_env.driver.play`` unless another is given (tests wrap it).
+    driver, ``scopa_env.games.driver.play`` unless another is given (tests wrap it).
     """
     lineups, patterns = game_plan(rules, partner=task.partner is not None)
     n, num_rot = task.seeds.size, len(patterns)

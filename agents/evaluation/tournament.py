@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents.base import AgentSpecError, looks_like_path, parse_spec
+from agents.cli.settings import YamlFileError, read_yaml_mapping, setting, short_repr
+from agents.cli.signals import SignalStop, StopSignals
 from agents.errors import TournamentError
 from agents.evaluation.deals import MODES, Deals
 from agents.evaluation.entries import AgentEntry, build_agent, import_plugins, make_entries
@@ -52,10 +54,8 @@ from agents.evaluation.schedule import (
     schedule_pairings,
     side_patterns,
 )
-from agents.signals import SignalStop, StopSignals
-from scopa_env.driver import play
+from scopa_env.games.driver import play
 from scopa_env.rules import Rules, get_rules, variant_names
-from scopa_env.settings import YamlFileError, read_yaml_mapping, setting, short_repr
 
 if TYPE_CHECKING:
     from agents.evaluation.cluster import RayTaskRunner
@@ -103,7 +103,7 @@ class SettingError(TournamentError):
 
 
 class TournamentInterrupted(SignalStop):
-    """A signal (``agents.signals.STOP_SIGNALS``: Ctrl-C, SIGTERM, SIGHUP) stopped ``run_tournament``.
+    """A signal (``agents.cli.signals.STOP_SIGNALS``: Ctrl-C, SIGTERM, SIGHUP) stopped ``run_tournament``.
 
     ``result`` holds the games finished before it (``partial`` is True; None if none was scheduled yet) and
     ``paths`` the files written for them (empty without an output folder).
@@ -460,7 +460,7 @@ class EvalConfig:
 
     @staticmethod
     def from_yaml(path: str | Path, overrides: dict[str, Any] | None = None, trust_plugins: bool = False) -> EvalConfig:
-        """Read the settings from a YAML file (``scopa_env.settings.read_yaml_mapping``: plain data only, no Python
+        """Read the settings from a YAML file (``agents.cli.settings.read_yaml_mapping``: plain data only, no Python
         objects, aliases, repeated keys or huge integers), with ``overrides`` (settings given on the command line) on
         top. Every value goes through ``check_setting``; a bad key or value of the file is reported as the file's.
 

@@ -27,9 +27,9 @@ from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.nets.weights import Layers
 from agents.search.endgame import _best_actions
 from agents.search.lookahead import KernelMoves, RolloutPolicy, _move_margins
-from scopa_env import observation
-from scopa_env.core import State, is_open, remaining_plies
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import observation
+from scopa_env.engine.core import State, is_open, remaining_plies
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["PRIOR_FLOOR", "AZAgent", "NetEvaluator", "net_rollout_policy", "one_blas_thread"]

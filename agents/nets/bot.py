@@ -67,8 +67,8 @@ from agents.nets.weights import (
     read_bot_files,
     read_card,
 )
-from scopa_env import core, observation
-from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
 if TYPE_CHECKING:
@@ -334,9 +334,9 @@ class Bot:
         return f"Bot({str(self.directory)!r}, variant={self.variant!r}, backend={self.backend!r}{kind})"
 
     def search_policy(self, rules: Rules | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
-        """The search of a search bot as a ``scopa_env.policy.Policy``: an ``az`` agent (``agents.nets.netsearch``) with
-        this bot's network, or a ``pimc`` agent (``agents.search.pimc``), with its card's ``"search"`` options
-        (``overrides`` replace some of them).
+        """The search of a search bot as a ``scopa_env.games.policy.Policy``: an ``az`` agent
+        (``agents.nets.netsearch``) with this bot's network, or a ``pimc`` agent (``agents.search.pimc``), with its
+        card's ``"search"`` options (``overrides`` replace some of them).
 
         Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
         if self.search is None:
@@ -392,7 +392,8 @@ class Bot:
         if not np.isfinite(o).all():
             row = int(np.flatnonzero(~np.isfinite(o).all(axis=1))[0])
             raise BotError(
-                f"obs row {row} holds NaN or infinite values; observations come from scopa_env.observation.observe"
+                f"obs row {row} holds NaN or infinite values; observations come from "
+                "scopa_env.engine.observation.observe"
             )
         empty = ~m.any(axis=1)
         if empty.any():
@@ -496,7 +497,7 @@ class Bot:
         next table card to pick, so call again until ``info.move_done``.
         """
         if not isinstance(state, core.State):
-            raise BotError(f"state must be a scopa_env.core.State, got {type(state).__name__}")
+            raise BotError(f"state must be a scopa_env.engine.core.State, got {type(state).__name__}")
         if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
             raise BotError(f"game {game!r} is out of range: the state holds {state.batch_size} games")
         st = state.take([int(game)]) if state.batch_size > 1 else state
@@ -532,7 +533,7 @@ def _legal_or_best(
 
 
 class BotPolicy(Policy):
-    """A ``Bot`` as a ``scopa_env.policy.Policy``: greedy (most probable legal action) unless ``sample``.
+    """A ``Bot`` as a ``scopa_env.games.policy.Policy``: greedy (most probable legal action) unless ``sample``.
 
     ``endgame=N`` (N > 0) plays the last N plies of a hand exactly once they are an open book (the stock is empty
     and the unseen cards are all in the one opponent's hand), with the minimax solver that ``expert`` uses
@@ -587,7 +588,7 @@ class BotPolicy(Policy):
         actions = self.bot.act_network(batch.obs, batch.mask, rng=self.rng if self.sample else None)
         if self.closed is not None:
             from agents.baselines.features import require_state
-            from scopa_env.core import remaining_plies
+            from scopa_env.engine.core import remaining_plies
 
             state, games = require_state(batch, f"bot (endgame={self.endgame},endgame_worlds={self.endgame_worlds})")
             rows = np.flatnonzero(remaining_plies(self.rules, state, games) <= self.endgame)

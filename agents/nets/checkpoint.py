@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 from agents.base import AgentSpecError, path_kind, register_agent
+from agents.cli.atomic import write_atomic
 from agents.nets.mlp import TORCH_ACTIVATIONS
 from agents.nets.weights import (
     CHECKPOINT_FORMAT,
@@ -48,9 +49,8 @@ from agents.nets.weights import (
     read_checkpoint_meta,
     read_weights,
 )
-from scopa_env import observation
-from scopa_env.atomic import write_atomic
-from scopa_env.policy import MASKED_LOGIT, ActBatch, Policy
+from scopa_env.engine import observation
+from scopa_env.games.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [

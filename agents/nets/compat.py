@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.base import AgentSpecError
-from scopa_env import observation
+from agents.cli.shell import TRAIN_PY, python_command
+from scopa_env.engine import observation
 from scopa_env.rules import VARIANTS, Rules
-from scopa_env.shell import TRAIN_PY, python_command
 
 __all__ = ["check_fit"]
 

@@ -41,14 +41,14 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, path_kind
+from agents.cli.settings import add_field_options, parse_options, setting
 from agents.nets.bot import Bot, new_card, write_card, write_numpy_export
 from agents.nets.card import add_ratings, ratings_from_results, read_provenance
 from agents.nets.mlp import ExportArgumentError, ExportError, extract_mlp
 from agents.nets.weights import ONNX, WEIGHTS, file_sha256, read_checkpoint_meta
-from scopa_env import core, observation
-from scopa_env.policy import MASKED_LOGIT
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import MASKED_LOGIT
 from scopa_env.rules import VARIANTS, Rules, get_rules
-from scopa_env.settings import add_field_options, parse_options, setting
 
 if TYPE_CHECKING:
     import torch
@@ -157,7 +157,7 @@ def sample_inputs(rules: Rules, rows: int, seed: int = 0) -> tuple[npt.NDArray[n
     """
     rng = np.random.default_rng(seed)
     d, size = rules.num_actions, observation.observation_size(rules)
-    from scopa_env.policy import ActBatch, RandomAgent
+    from scopa_env.games.policy import ActBatch, RandomAgent
 
     games = max(1, rows // 64)
     state = core.reset(rules, rng.integers(0, 2**31, size=games).astype(np.uint64))
@@ -692,7 +692,7 @@ def _main_search_only(parser: argparse.ArgumentParser, args: Any) -> int:
 
 @dataclass
 class ExportOptions:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     checkpoint: Path = setting(
         doc="a MaskablePPO .zip written by train.py, or a bot export directory (its network, e.g. with --search), "

@@ -1,6 +1,6 @@
 """RLlib-trained policies as project agents: ``rllib:path=CHECKPOINT_DIR`` in ``evaluate.py``, tournaments, the league.
 
-RLlib (``scopa_env.rllib``, docs/integrations.md) saves its checkpoints as pickle files, which can run code when
+RLlib (``scopa_env.envs.rllib``, docs/integrations.md) saves its checkpoints as pickle files, which can run code when
 loaded, so this agent never opens them. Instead the acting half of the module (actor encoder and policy head: the
 weights as tensors, the layer activations by name) is written beside them in two plain files:
 
@@ -30,12 +30,12 @@ import torch
 from torch import nn
 
 from agents.base import AgentSpecError, register_agent
+from agents.cli.settings import add_field_options, parse_options, setting
 from agents.nets.checkpoint import NeuralPolicy
 from agents.nets.mlp import ACTIVATIONS
 from agents.nets.weights import RLLIB_FORMAT, RLLIB_META_FILE, RLLIB_WEIGHTS_FILE, read_rllib_module
-from scopa_env import observation
+from scopa_env.engine import observation
 from scopa_env.rules import Rules, get_rules
-from scopa_env.settings import add_field_options, parse_options, setting
 
 __all__ = [
     "RLLIB_ACTIVATIONS",
@@ -111,7 +111,7 @@ def export_module(module: Any, path: str | Path, variant: str, module_id: str = 
 
 def save_rllib_checkpoint(algo: Any, path: str | Path, module_id: str = "shared") -> Path:
     """``algo.save(path)`` plus the module's weights in files ``rllib:path=...`` loads without unpickling anything;
-    returns the checkpoint folder. ``algo`` is an RLlib ``Algorithm`` built from ``scopa_env.rllib``'s config."""
+    returns the checkpoint folder. ``algo`` is an RLlib ``Algorithm`` built from ``scopa_env.envs.rllib``'s config."""
     path = Path(path).resolve()
     algo.save(str(path))
     variant = algo.config.env_config.get("variant", "classic")
@@ -179,7 +179,7 @@ def _make(rules: Rules, seed: int | None = None, path: str = "") -> NeuralPolicy
 
 @dataclass
 class Options:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     checkpoint: Path = setting(doc="the folder algo.save() wrote", option="checkpoint")
     module: str = setting("shared", "the module id (default: shared, masked_ppo_config's)", show_default=False)
@@ -207,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from ray.rllib.core.rl_module.rl_module import RLModule
 
-        import scopa_env.rllib  # noqa: F401  # the module's class, pickled by reference
+        import scopa_env.envs.rllib  # noqa: F401  # the module's class, pickled by reference
     except ImportError as e:
         print(f"python -m agents.nets.rllib: error: {e}; pip install 'scopa[rllib]'", file=sys.stderr)
         return 2

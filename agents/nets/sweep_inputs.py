@@ -24,8 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.nets.weights import Layers
-from scopa_env import observation
-from scopa_env.observation import PLAY_SUM_SCALE
+from scopa_env.engine import observation
+from scopa_env.engine.observation import PLAY_SUM_SCALE
 from scopa_env.rules import Rules
 
 __all__ = ["compose", "sweep_input_size", "sweep_inputs", "sweep_layers", "unfold"]

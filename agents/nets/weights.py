@@ -45,13 +45,13 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, AgentSpecError, path_kind
+from agents.cli.settings import ConfigError
+from agents.cli.shell import python_command
 from agents.errors import ScopaError
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
-from scopa_env import observation
+from scopa_env.engine import observation
 from scopa_env.rules import Rules
-from scopa_env.settings import ConfigError
-from scopa_env.shell import python_command
 
 __all__ = [
     "CARD_FORMAT",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import core, observation
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core, observation
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["MoveProb", "move_probabilities", "probs_function"]
@@ -34,9 +34,9 @@ def move_probabilities(
 ) -> list[MoveProb]:
     """Every legal move of ``game`` with its probability under a policy, pick sequences of a capture summed.
 
-    ``probs_fn(batch)`` maps an ``scopa_env.policy.ActBatch`` to (n, num_cards) masked action probabilities. The CHOOSE
-    phase is expanded on copies of the game: the probability of a capture is the sum over the pick orders that reach
-    it. The game itself is not changed.
+    ``probs_fn(batch)`` maps an ``scopa_env.games.policy.ActBatch`` to (n, num_cards) masked action probabilities. The
+    CHOOSE phase is expanded on copies of the game: the probability of a capture is the sum over the pick orders that
+    reach it. The game itself is not changed.
     """
     root = state.take([game])
     out: dict[tuple[int, frozenset[int]], float] = {}

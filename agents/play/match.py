@@ -1,10 +1,10 @@
 """One match between a person and bots: the core that the terminal game and the browser game are faces of.
 
-``HumanMatch`` holds the match (one game on the compiled single-game engine, ``scopa_env.single.SingleGame``),
+``HumanMatch`` holds the match (one game on the compiled single-game engine, ``scopa_env.engine.single.SingleGame``),
 whose turn it is, the person's decisions in the form a person makes them (a card, then one of its captures:
 ``moves``, ``captures``; Cirulla's knock: ``knock_options``, named ``none``, ``sum``, ``tris``), carries a decision
 out whole (``play``, ``knock``), lets the bots play until the person is to act or the match is over (``play_bots``;
-a bot's ``ActBatch`` built as ``scopa_env.driver.decide`` builds it), gives a bot's advice for the person's
+a bot's ``ActBatch`` built as ``scopa_env.games.driver.decide`` builds it), gives a bot's advice for the person's
 position (``advice``) and starts the next match of the seed chain (``rematch``). The kind of a move
 (``capture_kind``: a lay, equal rank, a sum, a fifteen, an ace taking all) is derived here once.
 
@@ -18,7 +18,7 @@ here reads input or writes output, and nothing here names a variant: what differ
 
 The person's moves, their legality, every step, the ends of hands and of the match and the scores run on the
 ``SingleGame``; a bot gets the batched core's ``State`` (``SingleGame.to_state``, a batch of one) in its
-``ActBatch`` at its own turns only, since the policies (``scopa_env.policy.Policy``) read that; the faces'
+``ActBatch`` at its own turns only, since the policies (``scopa_env.games.policy.Policy``) read that; the faces'
 pictures read it too (``state``).
 
     match = HumanMatch(rules, human=0, seat_agents={1: bot}, seed=7, listener=print)
@@ -38,15 +38,15 @@ import numpy.typing as npt
 
 from agents.errors import ScopaError
 from agents.play.hints import MoveProb, move_probabilities, probs_function
-from scopa_env import cirulla, core
-from scopa_env.cards import format_card
-from scopa_env.policy import ActBatch
-from scopa_env.rules import Rules
-from scopa_env.single import SingleGame, SingleStep, cards_of, next_seed
-from scopa_env.variant import hook_class
+from scopa_env.engine import core
+from scopa_env.engine.single import SingleGame, SingleStep, cards_of, next_seed
+from scopa_env.games.policy import ActBatch
+from scopa_env.rules import Rules, cirulla
+from scopa_env.rules.cards import format_card
+from scopa_env.rules.variant import hook_class
 
 if TYPE_CHECKING:
-    from scopa_env.policy import Policy
+    from scopa_env.games.policy import Policy
 
 __all__ = [
     "KNOCK_CHOICES",
@@ -279,8 +279,8 @@ class HumanMatch:
         """This match's seed (``rematch`` moves along its chain: ``single.next_seed``)."""
         self.matches = 0
         self.family = hook_class(rules).family
-        """The family of the rules (``scopa_env.variant``: ``cirulla`` for cirulla's hook,
-        ``scopa_env.cirulla.CirullaHook``, else ``scopa``); the faces pick their extra words by it."""
+        """The family of the rules (``scopa_env.rules.variant``: ``cirulla`` for cirulla's hook,
+        ``scopa_env.rules.cirulla.CirullaHook``, else ``scopa``); the faces pick their extra words by it."""
         self._knock_actions = (core.stop_action(rules), core.knock_sum_action(rules), core.knock_tris_action(rules))
         """The engine's actions of ``KNOCK_CHOICES``."""
         self._new_match()

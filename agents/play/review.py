@@ -46,6 +46,8 @@ import numpy.typing as npt
 from agents.base import make_agent
 from agents.baselines.features import segment_argmax
 from agents.baselines.greedy import greedy_moves
+from agents.cli.atomic import atomic_open
+from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting
 from agents.errors import ScopaError
 from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, Move, NewDeal
 from agents.search.lookahead import (
@@ -55,18 +57,15 @@ from agents.search.lookahead import (
     resolve_knocks,
     sample_worlds,
 )
-from scopa_env import core, kernel
-from scopa_env.atomic import atomic_open
-from scopa_env.cards import format_card, format_cards, parse_card
-from scopa_env.core import Phase, State
-from scopa_env.driver import play
+from scopa_env.engine import core, kernel
+from scopa_env.engine.core import Phase, State
 from scopa_env.errors import ScopaEnvError
-from scopa_env.record import MAX_SEED, int_arg
-from scopa_env.record_check import RecordFileError, check_file
+from scopa_env.games.driver import play
+from scopa_env.oracle.record_check import RecordFileError, check_file
+from scopa_env.records.state_io import StateFormatError, state_from_record
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import margin_vs_mean_of_others, point_fields
-from scopa_env.settings import add_field_options, parse_options, setting
-from scopa_env.state_io import StateFormatError, state_from_record
+from scopa_env.rules.cards import format_card, format_cards, parse_card
+from scopa_env.rules.scoring import margin_vs_mean_of_others, point_fields
 
 __all__ = [
     "BLUNDER",

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import make_agent
+from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot, shipped_bot_spec
 from agents.play.hints import MoveProb
@@ -62,16 +63,14 @@ from agents.play.match import (
     NewDeal,
 )
 from agents.play.review import MatchRecorder, format_review
-from scopa_env import core
-from scopa_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
-from scopa_env.record import MAX_SEED, int_arg
-from scopa_env.render import pretty_card, pretty_cards, render_text
+from scopa_env.engine import core
+from scopa_env.engine.render import pretty_card, pretty_cards, render_text
 from scopa_env.rules import Rules, get_rules, variant_names
-from scopa_env.scoring import point_fields
-from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.rules.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck, format_card, parse_card
+from scopa_env.rules.scoring import point_fields
 
 if TYPE_CHECKING:
-    from scopa_env.policy import Policy
+    from scopa_env.games.policy import Policy
 
 __all__ = [
     "DEFAULT_FALLBACKS",
@@ -287,7 +286,8 @@ def default_opponent(rules: Rules) -> tuple[str, list[str]]:
 
 @dataclass
 class PlayConfig:
-    """Options of one terminal session: the command line's flags (``scopa_env.settings``: each field's doc is its help).
+    """Options of one terminal session: the command line's flags (``agents.cli.settings``: each field's doc is its
+    help).
 
     ``opponent`` None: the shipped bot of the variant, else expert / greedy / random; ``partner`` None: the opponent
     spec; ``seed`` None: a fresh one, said at the start (rematches use the next seeds of its chain); ``color``

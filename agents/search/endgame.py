@@ -1,6 +1,6 @@
 """Exact play of open-book end games: once the stock is empty and every unseen card can only be in one hand, the
 hand's last plies are solved by minimax to the end of the hand (last capture and leftovers included), on the
-compiled single-game kernel (``scopa_env.kernel``: the same candidates as ``features.generate_moves``, the same
+compiled single-game kernel (``scopa_env.engine.kernel``: the same candidates as ``features.generate_moves``, the same
 max^n and tie-breaks as ``lookahead.search_tree``, at a fraction of the cost).
 
 ``solve_open`` plays one best move, ``optimal_open_actions`` gives every best first action (ties included),
@@ -19,10 +19,10 @@ import numpy.typing as npt
 
 from agents.baselines.features import Moves, require_state
 from agents.search.lookahead import KernelMoves
-from scopa_env import core
-from scopa_env.core import Phase, State, is_open, remaining_plies
-from scopa_env.kernel import kernel_for, pack_states
-from scopa_env.policy import ActBatch
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase, State, is_open, remaining_plies
+from scopa_env.engine.kernel import kernel_for, pack_states
+from scopa_env.games.policy import ActBatch
 from scopa_env.rules import Rules
 
 __all__ = [
@@ -82,7 +82,7 @@ def _best_actions(
 def _solve_open_kernel(
     rules: Rules, state: State, games: npt.NDArray[np.intp], caller: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Exact max^n on the compiled kernel (``scopa_env.kernel``) for open-book positions, to the end of the hand.
+    """Exact max^n on the compiled kernel (``scopa_env.engine.kernel``) for open-book positions, to the end of the hand.
 
     The only possible world of an open book is the position itself (its hidden cards can only be where they are),
     so it is searched as it stands, with ``features.generate_moves``' candidates. Returns the first action of each
@@ -125,7 +125,7 @@ def optimal_open_actions(rules: Rules, state: State, games: npt.NDArray[np.intp]
 
 class ExactEndgameMask:
     """The learner's mask narrowed to the exact solver's best moves in open end games of at most ``plies`` plies
-    left: a ``mask_filter`` for ``scopa_env.gym`` envs (``train.py``'s ``exact_endgame``)."""
+    left: a ``mask_filter`` for ``scopa_env.envs.gym`` envs (``train.py``'s ``exact_endgame``)."""
 
     def __init__(self, plies: int) -> None:
         if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 1:

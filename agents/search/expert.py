@@ -42,8 +42,8 @@ from agents.baselines.features import (
     require_state,
 )
 from agents.search.endgame import play_open_endgames
-from scopa_env.core import State
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine.core import State
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["ExpertAgent", "expert_moves"]

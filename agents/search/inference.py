@@ -24,8 +24,8 @@ import numpy.typing as npt
 
 from agents.baselines.features import dynamic_weights, expert_scores, generate_moves, greedy_scores
 from agents.search.lookahead import WorldSampler, sample_worlds
-from scopa_env import core, observation
-from scopa_env.core import Phase, State
+from scopa_env.engine import core, observation
+from scopa_env.engine.core import Phase, State
 from scopa_env.rules import Rules
 
 

@@ -32,11 +32,11 @@ from agents.search.lookahead import (
     sample_worlds,
 )
 from agents.search.pimc import _check_rollout
-from scopa_env import core
-from scopa_env.core import Phase
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
-from scopa_env.scoring import margin_vs_mean_of_others
+from scopa_env.rules.scoring import margin_vs_mean_of_others
 
 __all__ = ["ISMCTSAgent"]
 

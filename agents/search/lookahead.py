@@ -5,8 +5,9 @@ where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the
 (``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``).
 ``agents.search.pimc`` (``pimc``, ``ismcts``) and ``agents.search.endgame`` (the open-book solver ``expert`` and the
 bots play end games with) build on them. The open-book test ``is_open`` and the plies left in a hand
-(``remaining_plies``) are the core's (``scopa_env.core``; ``is_open`` is re-exported here). The value of a finished hand
-for a side is its hand points minus the mean of the other sides' (``scopa_env.scoring.margin_vs_mean_of_others``).
+(``remaining_plies``) are the core's (``scopa_env.engine.core``; ``is_open`` is re-exported here). The value of a
+finished hand for a side is its hand points minus the mean of the other sides'
+(``scopa_env.rules.scoring.margin_vs_mean_of_others``).
 
 Cirulla: cards revealed by a knock (``State.revealed``) are public, so they stay in their seat's hand in every
 world; a hand that reaches a new deal inside a search meets KNOCK phases, which ``resolve_knocks`` settles with a
@@ -38,11 +39,11 @@ from agents.baselines.features import (
     unseen_cards,
 )
 from agents.baselines.greedy import greedy_moves
-from scopa_env import core
-from scopa_env.core import Phase, State
-from scopa_env.kernel import kernel_for, pack_states
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase, State
+from scopa_env.engine.kernel import kernel_for, pack_states
 from scopa_env.rules import Rules
-from scopa_env.scoring import margin_vs_mean_of_others
+from scopa_env.rules.scoring import margin_vs_mean_of_others
 
 __all__ = ["RolloutPolicy", "apply_moves", "resolve_knocks", "rollout", "sample_worlds", "search_tree"]
 
@@ -326,8 +327,8 @@ def _search_buffers(nw: int, width: int, sides: int) -> tuple[npt.NDArray[np.int
 def kernel_search_tree(
     rules: Rules, roots: State, limits: npt.NDArray[np.intp]
 ) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
-    """``search_tree`` with the greedy rollout policy, on the compiled kernel (``scopa_env.kernel``): the same root
-    candidates, the same max^n with the same tie-breaks and the same greedy rollouts, world by world."""
+    """``search_tree`` with the greedy rollout policy, on the compiled kernel (``scopa_env.engine.kernel``): the same
+    root candidates, the same max^n with the same tie-breaks and the same greedy rollouts, world by world."""
     return _kernel_search(rules, pack_states(rules, roots, np.arange(roots.batch_size)), limits)
 
 

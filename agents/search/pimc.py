@@ -20,8 +20,8 @@ decisions, and every knock met inside a search, follow the fixed rule of ``featu
 allowed, three of a kind first): in a sampled world showing one's cards costs nothing, so a search would only ever
 confirm it.
 
-All worlds of all decisions of a batch advance together through the batched core (``scopa_env.core``): a tree level
-or a rollout ply is a single ``core.step`` on a big batch. The value of a finished hand for a side is its hand
+All worlds of all decisions of a batch advance together through the batched core (``scopa_env.engine.core``): a tree
+level or a rollout ply is a single ``core.step`` on a big batch. The value of a finished hand for a side is its hand
 points minus the mean of the other sides' (for two sides: the points margin).
 
 Spec: ``pimc[:worlds=W,depth=D,...]``: the options are ``PIMCAgent``'s keyword arguments, their defaults written there
@@ -53,9 +53,9 @@ from agents.search.lookahead import (
     WorldSampler,
     _move_margins,
 )
-from scopa_env import core
-from scopa_env.core import is_open, remaining_plies
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core
+from scopa_env.engine.core import is_open, remaining_plies
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["DEFAULTS", "ROLLOUT_POLICIES", "PIMCAgent"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scopa_env.atomic import atomic_open
-from scopa_env.settings import add_field_options, parse_options, setting
+from agents.cli.atomic import atomic_open
+from agents.cli.settings import add_field_options, parse_options, setting
 
 __all__ = ["EVAL_LOG", "EVAL_PLOT", "main", "plot_eval_curves", "read_eval_log"]
 
@@ -108,7 +108,7 @@ def plot_eval_curves(records: Sequence[dict[str, Any]], path: str | Path, title:
 
 @dataclass
 class CurvesOptions:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help)."""
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
 
     run: str = setting(
         doc="a run directory of train.py (runs/<run>) or its eval.jsonl", option="run", show_default=False

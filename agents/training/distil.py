@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.cli.settings import ConfigError, add_field_options, parse_options, path_arguments, setting
 from scopa_env.errors import ScopaEnvError
 from scopa_env.rules import get_rules
-from scopa_env.settings import ConfigError, add_field_options, parse_options, path_arguments, setting
 
 __all__ = ["DistilOptions", "fit_network", "load_labels", "main", "save_distilled_checkpoint"]
 
@@ -265,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScopaEnvError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from agents.threads import pin_blas_threads
+    from agents.cli.threads import pin_blas_threads
 
     pin_blas_threads()
     print(f"{variant}: {len(data['action']):,} labelled decisions from {len(opts.runs)} run(s)", flush=True)

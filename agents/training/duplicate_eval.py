@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from agents.base import make_agent
 from agents.evaluation.schedule import seat_lineups
-from scopa_env.policy import Policy
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
@@ -119,8 +119,8 @@ def _eval_margins(
 ) -> npt.NDArray[np.float64]:
     """(deals * sides,) margins of ``agent``'s side in deals ``lo..hi-1`` (deal seeds ``seed + lo`` ...), every deal
     once per side rotation, in deal order."""
-    from scopa_env.driver import play
-    from scopa_env.scoring import margin_vs_best_other
+    from scopa_env.games.driver import play
+    from scopa_env.rules.scoring import margin_vs_best_other
 
     rot = rotation_lineups(rules)
     s = rules.num_sides

@@ -43,10 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import path_kind
-from agents.signals import StopSignals, exit_status, signal_name
-from scopa_env.atomic import write_atomic
-from scopa_env.rules import get_rules
-from scopa_env.settings import (
+from agents.cli.atomic import write_atomic
+from agents.cli.settings import (
     ConfigError,
     YamlFileError,
     add_field_options,
@@ -57,7 +55,9 @@ from scopa_env.settings import (
     setting,
     short_repr,
 )
-from scopa_env.shell import python_command
+from agents.cli.shell import python_command
+from agents.cli.signals import StopSignals, exit_status, signal_name
+from scopa_env.rules import get_rules
 
 if TYPE_CHECKING:
     from agents.nets.weights import Layers
@@ -243,7 +243,7 @@ class ExpertIteration:
 
     def __init__(self, cfg: ExItConfig, run_dir: Path, stop: StopSignals | None = None) -> None:
         self.stop = stop
-        """The command's stop signals (``agents.signals.StopSignals``), checked between the stages of an iteration,
+        """The command's stop signals (``agents.cli.signals.StopSignals``), checked between the stages of an iteration,
         because a signal handler's exception can be lost."""
         self.cfg = cfg
         self.rules = get_rules(cfg.variant)
@@ -484,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.resume and (run_dir / "state.json").exists():
         print(f"error: {run_dir} already holds a run; continue it with --resume {run_dir}", file=sys.stderr)
         return 2
-    from agents.threads import pin_blas_threads
+    from agents.cli.threads import pin_blas_threads
 
     pin_blas_threads()  # one BLAS thread per process, inherited by the self-play workers
     try:

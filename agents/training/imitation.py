@@ -31,11 +31,11 @@ import torch
 import torch.nn.functional as F
 
 from agents.base import make_agent
-from scopa_env import core
-from scopa_env.driver import Decision, play
-from scopa_env.policy import MASKED_LOGIT, Policy
+from scopa_env.engine import core
+from scopa_env.games.driver import Decision, play
+from scopa_env.games.policy import MASKED_LOGIT, Policy
 from scopa_env.rules import Rules, get_rules
-from scopa_env.scoring import margin_vs_best_other
+from scopa_env.rules.scoring import margin_vs_best_other
 
 __all__ = [
     "TeacherData",

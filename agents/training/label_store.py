@@ -41,10 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env.errors import ScopaEnvError
-from scopa_env.policy import ActBatch, Policy
-from scopa_env.rules import VARIANTS, Rules, get_rules
-from scopa_env.settings import (
+from agents.cli.settings import (
     ConfigError,
     YamlFileError,
     add_field_options,
@@ -54,6 +51,9 @@ from scopa_env.settings import (
     setting,
     short_repr,
 )
+from scopa_env.errors import ScopaEnvError
+from scopa_env.games.policy import ActBatch, Policy
+from scopa_env.rules import VARIANTS, Rules, get_rules
 
 __all__ = [
     "FORMAT",
@@ -190,7 +190,7 @@ def _whole(config: Path, settings: dict[str, Any], key: str, lo: int, hi: int | 
 
 def read_run_config(run: Path) -> tuple[str, dict[str, Any]]:
     """The variant and the settings of the run directory ``run``'s ``config.yaml`` (read with
-    ``scopa_env.settings.read_yaml_mapping``); ``ConfigError`` for a folder without one, a file that cannot be read or
+    ``agents.cli.settings.read_yaml_mapping``); ``ConfigError`` for a folder without one, a file that cannot be read or
     is no mapping, or a variant this version does not know."""
     config = run / "config.yaml"
     if not config.exists():
@@ -251,7 +251,7 @@ def read_run_data(path: Path, rules: Rules, hands: int | None = None) -> dict[st
     (with ``hands``, the run's hands an iteration) enough decisions for that many hands. ``ConfigError`` otherwise."""
     from agents.nets.weights import read_npz
     from agents.training.expert_iteration import DATA_EXPANSION
-    from scopa_env.observation import observation_size
+    from scopa_env.engine.observation import observation_size
 
     try:
         data = read_npz(path, max_ratio=DATA_EXPANSION)
@@ -314,7 +314,7 @@ def pack_runs(runs: Sequence[Path], progress: bool = True) -> tuple[dict[str, np
     rows do not replay exactly."""
     from tqdm import tqdm
 
-    from scopa_env.observation import observation_version
+    from scopa_env.engine.observation import observation_version
 
     variant = None
     parts: list[dict[str, npt.NDArray[Any]]] = []
@@ -367,7 +367,7 @@ def write_label_file(path: Path, arrays: dict[str, npt.NDArray[Any]], header: di
     """Write a labels file (whole or not at all)."""
     import io
 
-    from scopa_env.atomic import write_atomic
+    from agents.cli.atomic import write_atomic
 
     buf = io.BytesIO()
     np.savez_compressed(buf, header=np.array(json.dumps(header)), **arrays)  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env.policy import Policy
+from scopa_env.games.policy import Policy
 
 __all__ = ["League", "Member", "pfsp_weights"]
 

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentSpecError
+from agents.cli.git_info import git
+from agents.cli.shell import TRAIN_PY, python_command
 from agents.errors import ScopaError
-from agents.git_info import git
 from agents.training import safe_state
-from scopa_env import observation
-from scopa_env.shell import TRAIN_PY, python_command
+from scopa_env.engine import observation
 
 __all__ = [
     "LEGACY_RESUME_MEMBER",
@@ -266,7 +266,7 @@ def prune_step_files(ckpt_dir: Path, keep: int) -> None:
 def clean_run_dir(run: Path, step: int, keep: int) -> None:
     """Before a resumed run continues from ``step``: delete temporary files of interrupted writes, step files
     beyond ``keep`` and after ``step`` (they will be written again), and eval.jsonl lines after ``step``."""
-    from scopa_env.atomic import write_atomic
+    from agents.cli.atomic import write_atomic
 
     for folder in (run, run / "checkpoints"):
         for tmp in folder.glob(".*.tmp") if folder.is_dir() else []:

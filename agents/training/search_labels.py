@@ -24,8 +24,8 @@ import numpy.typing as npt
 from agents.base import make_agent
 from agents.baselines.features import act_with_knocks, require_state
 from agents.search.endgame import _best_actions
-from scopa_env import core
-from scopa_env.policy import ActBatch, Policy
+from scopa_env.engine import core
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
 __all__ = ["SearchLabeller", "action_values", "labelled_hands", "soft_targets"]

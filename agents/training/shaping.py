@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from scopa_env import observation
+from scopa_env.engine import observation
 from scopa_env.rules import Rules
 
 __all__ = ["ShapedRewards", "potential_coefficients"]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env import observation
+from scopa_env.engine import observation
 from scopa_env.rules import Rules
 
 __all__ = ["CARD_BLOCKS", "columns", "permute_rows", "suit_permutations"]

@@ -1,7 +1,7 @@
 """``train.py``'s settings: ``TrainConfig`` (one typed field per setting, each with its one-line doc), the shipped
 configs (``configs/*.yaml``, installed as ``scopa_configs``) and reading a config file with command-line overrides.
 
-The machinery (conversion, YAML, the command-line options, the commented YAML dump) is in ``scopa_env.settings``,
+The machinery (conversion, YAML, the command-line options, the commented YAML dump) is in ``agents.cli.settings``,
 shared with ``evaluate.py``'s ``EvalConfig``.
 
     cfg = load_config("configs/smoke.yaml", {"total_steps": "2e4"})
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.cli import settings as _settings
+from agents.cli.settings import ConfigError, YamlFileError, read_yaml_mapping, setting, short_repr
 from agents.nets.mlp import ACTIVATIONS
-from scopa_env import settings as _settings
 from scopa_env.rules import Rules, get_rules
-from scopa_env.settings import ConfigError, YamlFileError, read_yaml_mapping, setting, short_repr
 
 __all__ = [
     "CONFIG_DIR",
@@ -354,7 +354,7 @@ class TrainConfig:
 
 
 def field_docs(cls: type = TrainConfig) -> dict[str, str]:
-    """The one-line doc of each config field (``scopa_env.settings.field_docs``)."""
+    """The one-line doc of each config field (``agents.cli.settings.field_docs``)."""
     return _settings.field_docs(cls)
 
 
@@ -401,7 +401,7 @@ CONFIG_FIX = "give a YAML file of train.py settings, e.g. configs/default.yaml"
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML config file (empty file: {}), read by ``scopa_env.settings.read_yaml_mapping`` (plain
+    """The mapping in a YAML config file (empty file: {}), read by ``agents.cli.settings.read_yaml_mapping`` (plain
     data; no aliases, repeated keys, huge integers or tags); ``--config strong`` names the shipped
     ``configs/strong.yaml``. Raises ``ConfigError`` (one sentence naming the file and the line) for a missing or bad
     file."""

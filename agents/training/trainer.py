@@ -25,9 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import AgentSpecError, make_agent
+from agents.cli.settings import ConfigError
+from agents.cli.shell import TRAIN_PY, python_path, shell_command
+from agents.cli.signals import StopSignals, signal_name
 from agents.nets.mlp import ACTIVATIONS
 from agents.nets.weights import warm_start_weights
-from agents.signals import StopSignals, signal_name
 from agents.training import safe_state
 from agents.training.duplicate_eval import (
     EVAL_CHUNK,
@@ -55,11 +57,9 @@ from agents.training.train_config import (
     read_yaml,
     upgrade_saved_config,
 )
-from scopa_env import observation
-from scopa_env.policy import Policy
+from scopa_env.engine import observation
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
-from scopa_env.settings import ConfigError
-from scopa_env.shell import TRAIN_PY, python_path, shell_command
 
 __all__ = [
     "MODEL_COUNTERS",
@@ -256,7 +256,7 @@ class Trainer:
 
         from agents.search.endgame import ExactEndgameMask
         from agents.training.league import League
-        from scopa_env.gym import ScopaVecEnv
+        from scopa_env.envs.gym import ScopaVecEnv
 
         cfg = self.cfg
         if cfg.torch_threads:
@@ -493,7 +493,7 @@ class Trainer:
         return status
 
     def _stop_at_next_step(self, signum: int) -> None:
-        """The first stop signal (``agents.signals.StopSignals``): stop at the next step and save last.zip; a second
+        """The first stop signal (``agents.cli.signals.StopSignals``): stop at the next step and save last.zip; a second
         one stops sooner (the checkpoint of the rollout's start is saved)."""
         self.stop_requested = True
         self._stop_signal = signum

@@ -27,13 +27,13 @@ import numpy as np
 from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, MatchOver, Move, MoveError
 from agents.play.review import MatchRecorder, review_record
 from agents.play.web.review_jobs import Progress, ReviewJob, ReviewService
-from scopa_env import core
-from scopa_env.cards import format_card
+from scopa_env.engine import core
 from scopa_env.rules import Rules
-from scopa_env.scoring import point_fields
+from scopa_env.rules.cards import format_card
+from scopa_env.rules.scoring import point_fields
 
 if TYPE_CHECKING:
-    from scopa_env.policy import Policy
+    from scopa_env.games.policy import Policy
 
 __all__ = ["SUIT_NAMES", "Seat", "WebGame", "card_json"]
 

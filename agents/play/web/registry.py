@@ -21,7 +21,7 @@ from agents.play.web.review_jobs import ReviewService
 from scopa_env.rules import VARIANTS, Rules, get_rules
 
 if TYPE_CHECKING:
-    from scopa_env.policy import Policy
+    from scopa_env.games.policy import Policy
 
 __all__ = [
     "HINT_SEED",

@@ -48,6 +48,7 @@ from http import HTTPStatus
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agents.cli.settings import add_field_options, parse_options, setting
 from agents.play.match import KNOCK_CHOICES, MoveError
 from agents.play.web.game import WebGame
 from agents.play.web.registry import (
@@ -58,9 +59,8 @@ from agents.play.web.registry import (
     default_bots,
 )
 from agents.play.web.review_jobs import ReviewsBusy
-from scopa_env import kernel
-from scopa_env.cards import parse_card
-from scopa_env.settings import add_field_options, parse_options, setting
+from scopa_env.engine import kernel
+from scopa_env.rules.cards import parse_card
 
 try:  # the web extra; without it ``scopa-web`` says how to install it (``_require_web``)
     import anyio
@@ -773,7 +773,7 @@ _LIMITS = (
 
 @dataclass
 class WebOptions:
-    """The command line's options (``scopa_env.settings``: each field's doc is its help); ``main`` makes the
+    """The command line's options (``agents.cli.settings``: each field's doc is its help); ``main`` makes the
     ``ServerConfig`` from them."""
 
     host: str = setting("127.0.0.1", "address to bind (default 127.0.0.1: this machine only)", show_default=False)

@@ -1,0 +1,2 @@
+"""The env faces: PettingZoo AEC and parallel, Gymnasium, the stable-baselines3 vector env, RLlib, interop, the
+Gymnasium ids."""

@@ -1,0 +1,1 @@
+"""The oracle: the plain-Python reference engine and the record checker that replays records on it."""
