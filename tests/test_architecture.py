@@ -135,6 +135,70 @@ def test_no_import_circles() -> None:
     assert not cycles, f"import circles: {cycles}"
 
 
+# --------------------------------------------------------------------------------------------------- scopa_env by job
+
+ENV_FLOORS = {
+    "scopa_env.rules": 1,
+    "scopa_env.engine": 2,
+    "scopa_env.oracle": 3,
+    "scopa_env.records": 4,
+    "scopa_env.games": 5,
+    "scopa_env.envs": 6,
+}
+"""The env library's subpackages, one per job, from the bottom up (docs/architecture.md, "scopa_env/ by job"): the
+rules, the engines, the oracle, records and saved states, games played by policies, the env faces. A module imports
+only from its own subpackage, from lower floors and from ``scopa_env.errors``; the package's ``__init__`` (the
+Gymnasium ids) and ``scopa_v0`` (PettingZoo's entry points) stand above them all."""
+MAX_ENV_TOP_LEVEL_MODULES = 10
+ENV_FORBIDDEN_IMPORTS = ("argparse", "yaml")
+"""The command-line plumbing lives in ``agents.cli``: the env library parses no command line and reads no YAML."""
+
+
+def _env_floor(module: str) -> tuple[str, int] | None:
+    parts = module.split(".")
+    if parts[0] != "scopa_env" or len(parts) < 2:
+        return None
+    sub = ".".join(parts[:2])
+    return (sub, ENV_FLOORS[sub]) if sub in ENV_FLOORS else None
+
+
+def test_every_env_subpackage_has_a_floor_and_the_top_level_is_small() -> None:
+    subs = {f"scopa_env.{p.name}" for p in (ROOT / "scopa_env").iterdir() if (p / "__init__.py").is_file()}
+    assert subs == set(ENV_FLOORS), (
+        f"subpackages without a floor, or floors without a subpackage: {subs ^ set(ENV_FLOORS)}"
+    )
+    top = sorted(p.name for p in (ROOT / "scopa_env").glob("*.py"))
+    assert len(top) <= MAX_ENV_TOP_LEVEL_MODULES, f"{len(top)} modules at scopa_env/' top level: {top}"
+
+
+def test_the_env_subpackages_import_only_down_their_floors() -> None:
+    upward = []
+    for module, deps in _graph().items():
+        mine = _env_floor(module)
+        if mine is None:
+            continue
+        for dep in deps:
+            if dep.split(".")[0] != "scopa_env" or dep == "scopa_env.errors":
+                continue
+            theirs = _env_floor(dep)
+            if theirs is None or (theirs[0] != mine[0] and theirs[1] >= mine[1]):
+                upward.append(f"{module} -> {dep}")
+    assert not upward, f"imports that do not go down a floor of scopa_env: {sorted(upward)}"
+
+
+def test_the_env_library_parses_no_command_line_and_reads_no_yaml() -> None:
+    found = []
+    for path in sorted((ROOT / "scopa_env").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in ENV_FORBIDDEN_IMPORTS]
+    assert not found, f"command-line plumbing in the env library (it belongs in agents.cli): {found}"
+
+
 # --------------------------------------------------------------------------------------------------- agents' floors
 
 AGENT_FLOORS = {

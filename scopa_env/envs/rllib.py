@@ -61,7 +61,7 @@ def _build() -> dict[str, Any]:
     from ray.rllib.core.columns import Columns
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-    from scopa_env import scopa_v0
+    from scopa_env.envs import aec
     from scopa_env.envs.interop import act_env
     from scopa_env.games.policy import Policy, resolve_policy
 
@@ -86,7 +86,7 @@ def _build() -> dict[str, Any]:
             config = dict(config or {})
             opponents = config.pop("opponents", None)
             opponent_seed = int(config.pop("opponent_seed", 0))
-            self.env = scopa_v0.env(**config)
+            self.env = aec.env(**config)
             rules = self.env.unwrapped.rules
             agents: list[str] = list(self.env.possible_agents)
             inner = self.env.observation_space(agents[0])
