@@ -27,16 +27,14 @@ import numpy as np
 import pytest
 
 from agents.nets.bot import SHIPPED_BOTS
+from agents.play.web.api import MAX_JSON_DEPTH, _parse_move, json_depth_exceeds
 from agents.play.web.game import WebGame
 from agents.play.web.registry import GameRegistry, ServerConfig, default_bots
 from agents.play.web.server import (
     MAX_HEADER_LINE,
     MAX_HEADERS,
-    MAX_JSON_DEPTH,
     MAX_REQUEST_LINE,
     WebServer,
-    _parse_move,
-    json_depth_exceeds,
     make_server,
     plural,
     request_head_problem,
@@ -890,8 +888,8 @@ def test_more_signals_during_the_shutdown_still_exit_0() -> None:
     running): it finishes its shutdown and exits 0 (these signals were a KeyboardInterrupt traceback, status 130
     or 143)."""
     slow_end = (
-        "import sys, time; import agents.play.web.server as s; close = s._Api.close; "
-        "s._Api.close = lambda self: (time.sleep(2.5), close(self))[1]; sys.exit(s.main(sys.argv[1:]))"
+        "import sys, time; import agents.play.web.api as a, agents.play.web.server as s; close = a._Api.close; "
+        "a._Api.close = lambda self: (time.sleep(2.5), close(self))[1]; sys.exit(s.main(sys.argv[1:]))"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", slow_end, "--port", "0", "--bot", "r=random"],
