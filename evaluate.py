@@ -40,15 +40,9 @@ from agents.cli.settings import (  # noqa: E402
 )
 from agents.cli.signals import exit_status, signal_name  # noqa: E402
 from agents.errors import TournamentError  # noqa: E402
+from agents.evaluation.eval_config import EvalConfig, SettingError, check_setting, setting_hint  # noqa: E402
 from agents.evaluation.report import print_report  # noqa: E402
-from agents.evaluation.tournament import (  # noqa: E402
-    EvalConfig,
-    SettingError,
-    TournamentInterrupted,
-    check_setting,
-    run_tournament,
-    setting_hint,
-)
+from agents.evaluation.tournament import TournamentInterrupted, run_tournament  # noqa: E402
 from scopa_env.engine import kernel  # noqa: E402
 
 

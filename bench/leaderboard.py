@@ -95,8 +95,9 @@ def _play_variant(
     variant: str, agents: Sequence[str], deals: int, seed: int, workers: int, out: Path, cost_games: int
 ) -> dict[str, Any]:
     """The tournament and the costs of one variant, written to ``out`` (results.json, cost.json); returns both."""
+    from agents.evaluation.eval_config import EvalConfig
     from agents.evaluation.report import write_outputs
-    from agents.evaluation.tournament import EvalConfig, run_tournament
+    from agents.evaluation.tournament import run_tournament
     from scopa_bench.agents_speed import bench_agent
 
     entrants, bot_spec = _entrants(variant, agents)

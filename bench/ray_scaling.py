@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print("ray_scaling.py: error: needs Ray: pip install 'scopa[ray]'", file=sys.stderr)
         return 2
     from agents.errors import TournamentError
-    from agents.evaluation.tournament import EvalConfig
+    from agents.evaluation.eval_config import EvalConfig
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cores} cores; {args.agents[0]} vs {args.agents[1]}, {args.hands} deals, batch {args.batch}, median of "

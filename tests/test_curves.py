@@ -12,8 +12,9 @@ import pytest
 from PIL import Image
 
 import train
+from agents.evaluation.eval_config import EvalConfig
 from agents.evaluation.report import plot_ratings
-from agents.evaluation.tournament import EvalConfig, run_tournament
+from agents.evaluation.tournament import run_tournament
 from agents.training import curves
 from tests.helpers import same_weights
 

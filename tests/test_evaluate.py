@@ -16,12 +16,13 @@ import pytest
 import evaluate
 from agents.base import register_agent
 from agents.errors import TournamentError
-from agents.evaluation import tournament
+from agents.evaluation import eval_config, tournament
 from agents.evaluation.deals import MAX_DEAL_SEED, Deals
 from agents.evaluation.entries import checkpoint_steps, make_entries, parse_agent_arg
+from agents.evaluation.eval_config import EvalConfig
 from agents.evaluation.report import load_results, write_outputs
 from agents.evaluation.schedule import game_plan, seat_lineups, side_patterns
-from agents.evaluation.tournament import EvalConfig, TournamentInterrupted, run_tournament
+from agents.evaluation.tournament import TournamentInterrupted, run_tournament
 from scopa_env.engine import core
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
@@ -766,13 +767,13 @@ def test_config_that_is_not_a_yaml_file(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_settings_are_checked_from_python_too() -> None:
-    with pytest.raises(tournament.SettingError, match=r"^deals: got True \(bool\)"):
+    with pytest.raises(eval_config.SettingError, match=r"^deals: got True \(bool\)"):
         EvalConfig(agents=["random", "greedy"], deals=True)  # type: ignore[arg-type]
-    with pytest.raises(tournament.SettingError, match=r"^anchor_rating: got nan, out of range"):
+    with pytest.raises(eval_config.SettingError, match=r"^anchor_rating: got nan, out of range"):
         EvalConfig(anchor_rating=float("nan"))
     c = EvalConfig(agents=["random", "greedy"])
     c.batch = 0
-    with pytest.raises(tournament.SettingError, match=r"^batch: got 0, out of range"):
+    with pytest.raises(eval_config.SettingError, match=r"^batch: got 0, out of range"):
         run_tournament(c)
     assert EvalConfig(records=Path("x.jsonl"), sprt="0,20").to_dict()["records"] == "x.jsonl"  # type: ignore[arg-type]
 

@@ -89,8 +89,9 @@ def sharp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """(checkpoint, results.json, export dir) of a model trained 128 steps, rated by evaluate's tournament and
     exported through the command line."""
+    from agents.evaluation.eval_config import EvalConfig
     from agents.evaluation.report import write_outputs
-    from agents.evaluation.tournament import EvalConfig, run_tournament
+    from agents.evaluation.tournament import run_tournament
 
     d = tmp_path_factory.mktemp("trained")
     ckpt = make_checkpoint(d / "best.zip", learn_steps=128, seed=1)

@@ -19,8 +19,8 @@ import yaml
 
 import evaluate
 from agents.errors import TournamentError
-from agents.evaluation import tournament
-from agents.evaluation.tournament import EvalConfig
+from agents.evaluation import eval_config, tournament
+from agents.evaluation.eval_config import EvalConfig
 
 JUNK_CHARS = string.ascii_letters + string.digits + "!#$%&()*+;<>?@[]^_`{|}~ ,:="
 """Characters of the random junk: no path separators or dots (a junk agent spec stays a name, not a file), no
@@ -80,7 +80,7 @@ def bad_files(tmp: Path) -> dict[str, Path]:
 def bad_arguments(tmp: Path) -> list[tuple[str, list[str]]]:
     """(option, bad values) for every option of evaluate.py that takes a value."""
     f = {k: str(v) for k, v in bad_files(tmp).items()}
-    counts = ["0", "-3", "1e30", "5.7", "abc", "", " ", "1,000", "0x10", "true", "nan", str(tournament.MAX_DEALS + 1)]
+    counts = ["0", "-3", "1e30", "5.7", "abc", "", " ", "1,000", "0x10", "true", "nan", str(eval_config.MAX_DEALS + 1)]
     counts += ["9" * 30, "9" * 5000]
     nul = ["a\x00b"]
     rng = random.Random(20240521)
@@ -90,7 +90,7 @@ def bad_arguments(tmp: Path) -> list[tuple[str, list[str]]]:
         ("--batch", counts + junk(rng, 5)),
         ("--seed", ["-1", str(2**64), str(2**70), "1e30", "1.5", "abc", "", "nan", "inf", *junk(rng, 5)]),
         ("--workers", ["-1", "100000", "two", "1.5", "", *junk(rng, 5)]),
-        ("--bootstrap", ["-1", str(tournament.MAX_BOOTSTRAP + 1), "1e9", "x", "", *junk(rng, 5)]),
+        ("--bootstrap", ["-1", str(eval_config.MAX_BOOTSTRAP + 1), "1e9", "x", "", *junk(rng, 5)]),
         ("--level", ["0", "1", "-0.5", "1.5", "nan", "inf", "abc", "", *junk(rng, 5)]),
         ("--anchor-rating", ["nan", "inf", "-inf", "abc", "", "1e400", *junk(rng, 5)]),
         ("--sprt", ["0", "0,", ",20", "20,0", "0,0", "0,inf", "nan,20", "a,b", "0,20,40", "", *junk(rng, 5)]),

@@ -10,7 +10,7 @@ import pytest
 
 import evaluate
 from agents.errors import TournamentError
-from agents.evaluation.tournament import EvalConfig
+from agents.evaluation.eval_config import EvalConfig
 from agents.nets.mlp import ExportError
 
 

@@ -16,7 +16,8 @@ import pytest
 
 import evaluate
 from agents.errors import TournamentError
-from agents.evaluation.tournament import EvalConfig, SettingError, check_setting, run_tournament
+from agents.evaluation.eval_config import EvalConfig, SettingError, check_setting
+from agents.evaluation.tournament import run_tournament
 
 KILL_PLUGIN = '''"""A test agent: greedy, except that the first time it acts in a Ray worker it kills that worker."""
 import os

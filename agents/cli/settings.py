@@ -1,7 +1,7 @@
 """Settings of the command-line scripts: a typed dataclass per script, read from YAML and the command line alike.
 
 A script's settings are one dataclass: ``agents.training.train_config.TrainConfig`` for ``train.py``,
-``agents.evaluation.tournament.EvalConfig`` for ``evaluate.py``, ``agents.training.expert_iteration.ExItConfig`` for
+``agents.evaluation.eval_config.EvalConfig`` for ``evaluate.py``, ``agents.training.expert_iteration.ExItConfig`` for
 expert iteration, an ``Options`` dataclass for each of the smaller commands (the recorder ``python -m
 agents.cli.record``, the terminal game, the web server, the exporter, the bench scripts). Each field is declared with
 ``setting(default, "one line of doc")``: the doc lives in the field's metadata (``field_docs``), not in the source,

@@ -41,7 +41,7 @@ RESULTS_FORMAT = "scopa-eval"
 
 
 class ResultSettings(Protocol):
-    """The settings that results and reports read (``agents.evaluation.tournament.EvalConfig`` has them all)."""
+    """The settings that results and reports read (``agents.evaluation.eval_config.EvalConfig`` has them all)."""
 
     @property
     def variant(self) -> str: ...
@@ -89,7 +89,7 @@ class TournamentResult:
     """Everything an evaluation produced."""
 
     config: ResultSettings
-    """The settings, resolved (deals count filled in): the ``agents.evaluation.tournament.EvalConfig`` played."""
+    """The settings, resolved (deals count filled in): the ``agents.evaluation.eval_config.EvalConfig`` played."""
     entries: list[AgentEntry]
     """The agents, in table order."""
     deals: Deals
