@@ -8,9 +8,9 @@ STAMP := $(VENV)/.installed
 # setuptools' "Editable installation" notice (folders named like a package in the working directory may shadow it:
 # here they are the package) is filtered out; anything else pip or setuptools warns about is shown.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip --disable-pip-version-check --quiet install
-# The numba kernel, compiled once (with its progress and time left) and cached on disk; later processes load it in
-# about a second. `make setup` compiles it, so that no later command does.
-KERNEL := $(PY) -c "from scopa_env.engine import kernel; kernel.jit()"
+# The numba kernel and the agents' search on it, compiled once (with their progress and time left) and cached on disk;
+# later processes load them in about a second. `make setup` compiles them, so that no later command does.
+KERNEL := $(PY) -c "from agents.search import compiled; compiled.jit()"
 , := ,
 
 .PHONY: setup train test test-slow bench lint docs demo clean

@@ -43,6 +43,7 @@ from agents.errors import TournamentError  # noqa: E402
 from agents.evaluation.eval_config import EvalConfig, SettingError, check_setting, setting_hint  # noqa: E402
 from agents.evaluation.report import print_report  # noqa: E402
 from agents.evaluation.tournament import TournamentInterrupted, run_tournament  # noqa: E402
+from agents.search import compiled  # noqa: E402
 from scopa_env.engine import kernel  # noqa: E402
 
 
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg.validate()
         if args.review is not None and cfg.records is None:
             parser.error("--review N reviews the games' records: give --records FILE.jsonl too")
-        kernel.jit()  # compiled (the first run after an install, with its own progress lines) or loaded before the bar
+        compiled.jit()  # compiled (the first run after an install, with its progress lines) or loaded before the bar
         out = args.out or Path("runs") / f"eval__{cfg.variant}__{time.strftime('%Y%m%d-%H%M%S')}"
         progress = sys.stderr.isatty() if args.progress is None else args.progress
         result = run_tournament(

@@ -8,7 +8,7 @@ position so a busy machine slows both alike:
 
 - ``pimc`` (defaults: 64 worlds, depth 1, greedy rollouts, end game 6): one decision per position, the old path
   being the same agent searching its worlds on the batched core (``lookahead.search_tree``), the new one on the
-  kernel (``lookahead.kernel_search_tree``); both must choose the same action (checked here too).
+  kernel (``agents.search.compiled.kernel_search_tree``); both must choose the same action (checked here too).
 - the exact end game (``endgame.solve_open``) on open-book positions of at most 8 plies, one position a call: the
   batched search it replaced (``lookahead._move_margins`` on the core) against the kernel's.
 - ``SingleGame``: play + observe per second of random games, the plain-Python engine of ``scopa_env/engine/single.py``
@@ -224,9 +224,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python bench/search_spe
     variants = variants_option(parser, args.variants)
     if args.positions < 1 or args.rounds < 1:
         parser.error("--positions and --rounds must be >= 1")
-    from scopa_env.engine.kernel import jit
+    from agents.search.compiled import jit
 
-    jit()  # compile or load the kernel before timing anything
+    jit()  # compile or load the kernel and the search on it before timing anything
     load_before = os.getloadavg()
     result: dict[str, Any] = {"load_before": [round(x, 2) for x in load_before]}
     print(f"{'what':<34} {'n':>5} {'old ms':>9} {'new ms':>9} {'ratio':>7} {'median ratio':>13} {'same':>6}")

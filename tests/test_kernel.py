@@ -6,9 +6,9 @@ reference engine, on every variant (cirulla's included).
   the legal actions, the observation of every seat and what the step did (move, capture, scopa, hand points,
   leftovers, winner, knocks, table takes) must agree.
 - Against ``reference`` (the oracle): every card's legal captures at every decision, and every hand's points.
-- The search candidates against ``agents.baselines.features.generate_moves`` (cards, kinds, partitions, captured cards,
-  scopa flags), in the PLAY and CHOOSE phases.
-- The exact end game (``agents.search.endgame``, on the kernel) against the batched search it replaced
+- The search candidates (``agents.search.kernel_search``) against ``agents.baselines.features.generate_moves``
+  (cards, kinds, partitions, captured cards, scopa flags), in the PLAY and CHOOSE phases.
+- The exact end game (``agents.search.endgame``, on the compiled search) against the batched search it replaced
   (``lookahead._move_margins`` to the end of the hand) on fixed sets of open-book positions: the same moves, the
   same set of best first actions.
 
@@ -25,12 +25,13 @@ import pytest
 
 from agents.baselines.features import generate_moves
 from agents.baselines.greedy import greedy_moves
+from agents.search import compiled
 from agents.search.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
 from agents.search.lookahead import _move_margins
 from scopa_env.engine import core, observation, single
 from scopa_env.engine.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.engine.single import SingleGame, bits_of
-from scopa_env.oracle import reference
+from scopa_env.oracle import reference, reference_scoring
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.rules.scoring import point_fields
 from tests.helpers import sampled_positions
@@ -177,7 +178,7 @@ def test_kernel_equals_the_core_on_10000_games(variant: str) -> None:
 
 @pytest.mark.parametrize("variant", ["classic", "scopone-scientifico", "cirulla", "simple-3", "scopa-d-assi"])
 def test_kernel_hand_points_equal_the_reference_scoring(variant: str) -> None:
-    """Every hand's points of the kernel against ``reference.score_hand`` on the final piles."""
+    """Every hand's points of the kernel against ``reference_scoring.score_hand`` on the final piles."""
     rules = get_rules(variant)
     k = kernel_for(rules)
     m = k.mod
@@ -207,9 +208,9 @@ def test_kernel_hand_points_equal_the_reference_scoring(variant: str) -> None:
                 table |= 1 << card
             if last >= 0:
                 pile_sets[last] |= {c for c in range(rules.num_cards) if table >> c & 1}
-            want = reference.score_hand(rules, pile_sets, list(scope), list(knocks) if rules.cirulla else None)
+            want = reference_scoring.score_hand(rules, pile_sets, list(scope), list(knocks) if rules.cirulla else None)
             got = info[m.I_POINTS : m.I_POINTS + s * f].reshape(s, f)
-            keys = reference.point_keys(rules)
+            keys = reference_scoring.point_keys(rules)
             assert [[row[key] for key in keys] for row in want] == got.tolist(), f"{variant} seed {seed}"
     assert hands >= 3
 
@@ -221,7 +222,7 @@ def test_kernel_hand_points_equal_the_reference_scoring(variant: str) -> None:
 def test_search_candidates_equal_generate_moves(variant: str) -> None:
     rules = get_rules(variant)
     k = kernel_for(rules)
-    m = k.mod
+    m = compiled.jit()  # the agents' search on the kernel
     pos = sampled_positions(get_rules(variant), 150, 3, rate=0.2, batch=12)
     games = np.arange(pos.batch_size)
     moves = generate_moves(rules, pos, games)
@@ -310,13 +311,14 @@ def test_the_kernel_serves_single_games_the_envs_and_the_end_game(monkeypatch: p
     k = kernel_for("classic")
     calls = {"play": 0, "play_observed": 0, "play_then_random": 0, "solve_open_batch": 0}
     for name in calls:
-        real = getattr(k.mod, name)
+        where = compiled.jit() if name == "solve_open_batch" else k.mod  # the agents' search, or the engine's kernel
+        real = getattr(where, name)
 
         def counted(*args: object, _real: object = real, _name: str = name) -> object:
             calls[_name] += 1
             return _real(*args)  # type: ignore[operator]
 
-        monkeypatch.setattr(k.mod, name, counted)
+        monkeypatch.setattr(where, name, counted)
     monkeypatch.setattr(single, "_CONSTS", {})  # SingleGame binds the kernel's entry points once per variant
     game = SingleGame("classic", 3)
     game.step(int(np.flatnonzero(game.mask())[0]))
@@ -408,9 +410,12 @@ def test_a_missing_compiler_is_reported_with_what_to_install(monkeypatch: pytest
     import scopa_env.engine.kernel as kernel
 
     monkeypatch.setattr(kernel, "_JIT", None)
+    monkeypatch.setattr(compiled, "_JIT", None)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba now fails
     with pytest.raises(KernelUnavailableError, match="pip install numba"):
         kernel.jit()
+    with pytest.raises(KernelUnavailableError, match="pip install numba"):  # the agents' search loads the kernel first
+        compiled.jit()
 
 
 def test_kernel_is_cached_and_the_rules_core_does_not_import_numba() -> None:

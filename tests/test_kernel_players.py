@@ -1,4 +1,4 @@
-"""The compiled players of the single-game kernel (``scopa_env.engine._kernel_search``) and the envs' fused calls.
+"""The compiled players of the single-game kernel (``scopa_env.engine._kernel_calls``) and the envs' fused calls.
 
 - ``random_card`` / ``play_random`` / ``position_key``: ``RandomAgent``'s cards drawn in compiled code equal the
   Python-int draws (``policy.position_key`` / ``position_random``, themselves equal to ``PositionStreams``: see
@@ -172,18 +172,25 @@ def test_observe_masked_is_observe_and_the_mask(variant: str) -> None:
 
 
 def test_the_kernels_cache_goes_when_a_source_compiled_into_it_is_newer(tmp_path: os.PathLike[str]) -> None:
-    """The rules' and the players' caches older than the sources compiled into them (the layout, SplitMix64, the
-    rules for the players) go; newer ones, and other modules' (which numba checks by itself), stay."""
+    """The rules', the observation's, the envs' calls' and the agents' search's caches older than the sources
+    compiled into them (the layout, SplitMix64, the rules, ``MoveKind`` for the search) go; newer ones, and other
+    modules' (which numba checks by itself), stay."""
+    import scopa_env.engine._kernel_calls as calls_part
     import scopa_env.engine._kernel_jit as rules_part
     import scopa_env.engine._kernel_layout as layout
+    import scopa_env.rules.moves as moves
     import scopa_env.rules.shuffle as shuffle
+    from agents.search import compiled
 
-    times = [os.path.getmtime(str(m.__file__)) for m in (rules_part, layout, shuffle)]
+    times = [os.path.getmtime(str(m.__file__)) for m in (rules_part, calls_part, layout, shuffle, moves)]
     old, new = os.path.join(tmp_path, "old"), os.path.join(tmp_path, "new")
     names = (
-        "_kernel_search.max_n-1.py311.nbi",
-        "_kernel_search.max_n-1.py311.1.nbc",
+        "_kernel_calls.play_random-1.py311.nbi",
+        "_kernel_calls.play_random-1.py311.1.nbc",
+        "_kernel_observe.observe-1.py311.nbi",
         "_kernel_jit.step-1.py311.nbi",
+        "kernel_search.max_n-1.py311.nbi",
+        "kernel_search.max_n-1.py311.1.nbc",
         "shuffle.mix64-1.py311.nbi",
     )
     for folder, at in ((old, min(times) - 100), (new, max(times) + 100)):
@@ -191,6 +198,9 @@ def test_the_kernels_cache_goes_when_a_source_compiled_into_it_is_newer(tmp_path
         for name in names:
             open(os.path.join(folder, name), "w").close()
             os.utime(os.path.join(folder, name), (at, at))
-    assert drop_stale_cache([str(tmp_path)]) == 3
+    assert drop_stale_cache([str(tmp_path)]) == 4  # the kernel's own modules
+    assert drop_stale_cache([str(tmp_path)], compiled.COMPILED_WITH) == 2  # the search's, by its own table
     assert sorted(os.listdir(old)) == ["shuffle.mix64-1.py311.nbi"]
-    assert len(os.listdir(new)) == 4
+    assert len(os.listdir(new)) == len(names)
+    sources = compiled.COMPILED_WITH["kernel_search"]  # the search compiles MoveKind's kinds in: its module counts
+    assert os.path.samefile(sources[-1], str(moves.__file__)) and all(os.path.isfile(s) for s in sources)

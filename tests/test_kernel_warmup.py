@@ -1,6 +1,6 @@
-"""The compiled kernel is compiled once, up front (``scopa_env.engine.kernel.jit``'s warm-up, which ``make setup``
-runs): no command's later call compiles a new signature, and the first compile says what it does with an honest
-estimate."""
+"""The compiled kernel and the agents' search on it are compiled once, up front (``agents.search.compiled.jit``'s
+warm-up after ``scopa_env.engine.kernel.jit``'s, which ``make setup`` runs): no command's later call compiles a new
+signature, and the first compile says what it does with an honest estimate."""
 
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from agents.search import compiled
 from scopa_env.engine import kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
 COMMANDS_PATHS = """
 import io, numpy as np
-from scopa_env.engine import kernel
-m = kernel.jit()
+from agents.search import compiled
+m = compiled.jit()
 def signatures():
     return {k: {str(s) for s in v.signatures} for k, v in vars(m).items() if hasattr(v, "signatures")}
 before = signatures()
@@ -67,13 +68,14 @@ def test_the_compile_progress_estimates_from_the_steps_done(monkeypatch: pytest.
     clock = _Clock()
     monkeypatch.setattr(kernel.time, "perf_counter", clock)
     out = io.StringIO()
-    progress = kernel._CompileProgress(out)
-    assert "compiling the numba kernel once, about 1:40" in out.getvalue()
+    progress = kernel.CompileProgress(out)
+    assert "compiling the numba kernel once, about 0:45" in out.getvalue()
     steps = list(kernel.WARM_UP_STEPS)
     assert sum(kernel.WARM_UP_STEPS.values()) == pytest.approx(1.0)
+    assert sum(compiled.WARM_UP_STEPS.values()) == pytest.approx(1.0)
     clock.now = 20.0
-    progress.tick(steps[0])  # 13% in 20 s: 2:14 left
-    assert out.getvalue().splitlines()[-1] == "scopa: compiling the numba kernel:  13%, 0:20, about 2:14 left"
+    progress.tick(steps[0])  # 28% in 20 s: 0:51 left
+    assert out.getvalue().splitlines()[-1] == "scopa: compiling the numba kernel:  28%, 0:20, about 0:51 left"
     clock.now = 25.0
     progress.tick(steps[1])  # under LINE_S since the last line: no line on a log
     assert out.getvalue().count("\n") == 2
@@ -82,24 +84,35 @@ def test_the_compile_progress_estimates_from_the_steps_done(monkeypatch: pytest.
     clock.now = 90.0
     progress.done()
     assert out.getvalue().splitlines()[-1] == "scopa: compiled the numba kernel in 1:30"
+    search = io.StringIO()
+    progress = kernel.CompileProgress(search, "the numba search", compiled.COMPILE_SECONDS, compiled.WARM_UP_STEPS)
+    assert "compiling the numba search once, about 0:55" in search.getvalue()
+    clock.now = 110.0
+    progress.tick(next(iter(compiled.WARM_UP_STEPS)))  # 78% in 20 s: 0:06 left
+    assert search.getvalue().splitlines()[-1] == "scopa: compiling the numba search:  78%, 0:20, about 0:06 left"
 
 
 def test_numba_cache_dir_is_the_only_cache_place(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """With NUMBA_CACHE_DIR set numba caches there alone: the kernel looks for its cache there alone (a cache beside
     the modules must not hide a cold compile's progress)."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert kernel._cache_places() == [str(tmp_path)] and not kernel._cached_already()
+    assert kernel.cache_places() == [str(tmp_path)] and not kernel.cached_already("_kernel_calls", [str(tmp_path)])
+    assert kernel.cache_places(os.path.dirname(compiled.__file__)) == [str(tmp_path)]
     monkeypatch.delenv("NUMBA_CACHE_DIR")
-    assert kernel._cache_places()[0] == os.path.join(os.path.dirname(kernel.__file__), "__pycache__")
+    assert kernel.cache_places()[0] == os.path.join(os.path.dirname(kernel.__file__), "__pycache__")
+    here = os.path.dirname(compiled.__file__)
+    assert kernel.cache_places(here)[0] == os.path.join(here, "__pycache__")
 
 
 @pytest.mark.slow
 def test_a_cold_compile_shows_its_progress_and_a_second_process_loads(tmp_path: Path) -> None:
-    """A compile into an empty cache: the progress lines on stderr; then a new process loads it, silently."""
+    """A compile into an empty cache: the progress lines on stderr, the kernel's then the search's; then a new
+    process loads both, silently."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    code = "from scopa_env.engine import kernel; kernel.jit()"
+    code = "from agents.search import compiled; compiled.jit()"
     cold = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     assert cold.returncode == 0, cold.stderr[-2000:]
     assert "compiling the numba kernel once" in cold.stderr and "compiled the numba kernel in" in cold.stderr
+    assert "compiling the numba search once" in cold.stderr and "compiled the numba search in" in cold.stderr
     warm = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert warm.returncode == 0 and warm.stderr == "", warm.stderr[-2000:]

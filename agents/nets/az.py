@@ -25,8 +25,9 @@ from agents.baselines.features import (
 from agents.baselines.greedy import greedy_moves
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.nets.weights import Layers
+from agents.search.compiled import KernelMoves
 from agents.search.endgame import _best_actions
-from agents.search.lookahead import KernelMoves, RolloutPolicy, _move_margins
+from agents.search.lookahead import RolloutPolicy, _move_margins
 from scopa_env.engine import observation
 from scopa_env.engine.core import State, is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy

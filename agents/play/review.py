@@ -10,8 +10,8 @@ For each decision of a reviewed seat the position is rebuilt from the record and
 search ``pimc`` plays with, from that seat's information only (**honest**, the default): the cards the seat has not
 seen are dealt ``worlds`` times at random into the other hands and the stock (``lookahead.sample_worlds``: only the
 unseen *set* is read, so the values are the same whatever the hidden cards really were), each move is played in every
-world, and the rest of the hand is played by greedy rollouts (``lookahead.kernel_rollout``) or, once at most
-``ENDGAME_PLIES`` moves are left with the stock empty, solved exactly in each world (``lookahead.kernel_search_tree``
+world, and the rest of the hand is played by greedy rollouts (``compiled.kernel_rollout``) or, once at most
+``ENDGAME_PLIES`` moves are left with the stock empty, solved exactly in each world (``compiled.kernel_search_tree``
 to the end of the hand). Where the seat can deduce every hidden card (``core.is_open``) the one possible world is solved
 and the value is exact. ``open_hands`` (``--open``) values hindsight instead: the real deal is the only world (every
 hand and the stock order known), solved exactly in the end game, played out greedily before it.
@@ -50,14 +50,10 @@ from agents.cli.atomic import atomic_open
 from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting
 from agents.errors import ScopaError
 from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, Move, NewDeal
-from agents.search.lookahead import (
-    apply_moves,
-    kernel_rollout,
-    kernel_search_tree,
-    resolve_knocks,
-    sample_worlds,
-)
-from scopa_env.engine import core, kernel
+from agents.search import compiled
+from agents.search.compiled import kernel_rollout, kernel_search_tree
+from agents.search.lookahead import apply_moves, resolve_knocks, sample_worlds
+from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State
 from scopa_env.errors import ScopaEnvError
 from scopa_env.games.driver import play
@@ -883,7 +879,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"{flag} {path}: give a file path in an existing folder")
     update, close = progress_bar(opts.progress)
     try:
-        kernel.jit()  # compiled (the first run after an install, with its own progress lines) or loaded before the bar
+        compiled.jit()  # compiled (the first run after an install, with its progress lines) or loaded before the bar
         records = read_records(opts.record)
         chosen = _parse_games(opts.games) if opts.games is not None else list(range(len(records)))
         if chosen and chosen[-1] >= len(records):

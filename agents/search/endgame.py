@@ -1,7 +1,7 @@
 """Exact play of open-book end games: once the stock is empty and every unseen card can only be in one hand, the
 hand's last plies are solved by minimax to the end of the hand (last capture and leftovers included), on the
-compiled single-game kernel (``scopa_env.engine.kernel``: the same candidates as ``features.generate_moves``, the same
-max^n and tie-breaks as ``lookahead.search_tree``, at a fraction of the cost).
+compiled search (``agents.search.compiled``, on the single-game kernel: the same candidates as
+``features.generate_moves``, the same max^n and tie-breaks as ``lookahead.search_tree``, at a fraction of the cost).
 
 ``solve_open`` plays one best move, ``optimal_open_actions`` gives every best first action (ties included),
 ``play_open_endgames`` / ``play_exact_endgame`` override a policy's actions in such positions (``expert``, the
@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.baselines.features import Moves, require_state
-from agents.search.lookahead import KernelMoves
+from agents.search.compiled import KernelMoves, jit
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State, is_open, remaining_plies
 from scopa_env.engine.kernel import kernel_for, pack_states
@@ -82,14 +82,14 @@ def _best_actions(
 def _solve_open_kernel(
     rules: Rules, state: State, games: npt.NDArray[np.intp], caller: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Exact max^n on the compiled kernel (``scopa_env.engine.kernel``) for open-book positions, to the end of the hand.
+    """Exact max^n on the compiled search (``agents.search.compiled``) for open-book positions, to the end of the hand.
 
     The only possible world of an open book is the position itself (its hidden cards can only be where they are),
     so it is searched as it stands, with ``features.generate_moves``' candidates. Returns the first action of each
     row's candidates and their margins for the side to move (n, width; -inf past a row's candidates).
     """
     k = kernel_for(rules)
-    m = k.mod
+    m = jit()
     packed = pack_states(rules, state, games)
     width = m.MAX_MOVES
     actions = np.zeros((games.size, width), dtype=np.int64)

@@ -25,12 +25,8 @@ from agents.baselines.features import (
     require_state,
 )
 from agents.baselines.greedy import greedy_moves
-from agents.search.lookahead import (
-    apply_moves,
-    kernel_rollout,
-    rollout,
-    sample_worlds,
-)
+from agents.search.compiled import kernel_rollout
+from agents.search.lookahead import apply_moves, rollout, sample_worlds
 from agents.search.pimc import _check_rollout
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase

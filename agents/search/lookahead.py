@@ -16,32 +16,25 @@ fixed rule (knock whenever allowed, three of a kind first: ``features.knock_acti
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.baselines.features import (
-    DEFAULT_WEIGHTS,
     KnockRule,
     Moves,
-    _static_lookup,
-    _tables,
-    card_weights,
     dynamic_weights,
     expert_scores,
     generate_moves,
     knock_actions,
     segment_argmax,
-    unseen_cards,
 )
 from agents.baselines.greedy import greedy_moves
+from agents.search.compiled import KernelMoves, deal_worlds, kernel_sampled_search, kernel_search_tree, unpack_cards
 from scopa_env.engine import core
+from scopa_env.engine._kernel_layout import DECK, HANDS
 from scopa_env.engine.core import Phase, State
-from scopa_env.engine.kernel import kernel_for, pack_states
 from scopa_env.rules import Rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
 
@@ -70,47 +63,15 @@ def sample_worlds(
     Returns the worlds (a new batched State, worlds of game i contiguous) and each world's row in ``games``. The
     other seats keep their hand sizes; the stock keeps its size; cirulla's knocked cards (``State.revealed``) stay
     in their seat's hand. Nothing hidden is read: the worlds depend only on the acting seat's knowledge and on
-    ``rng``.
+    ``rng``. The compiled search deals them (``compiled.deal_worlds``, the one dealing of both search paths); here
+    they come back as the core's games.
     """
-    games = np.asarray(games, dtype=np.intp)
-    counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
-    wrow = np.repeat(np.arange(games.size), counts)
-    src = games[wrow]
-    worlds = state.take(src)
-    nw, d, n_players = wrow.size, rules.num_cards, rules.num_players
-    if nw == 0:
-        return worlds, wrow
-    seat = worlds.current.astype(np.intp)
-    unseen = unseen_cards(state, games, state.current[games].astype(np.intp))[wrow]
-    num_unseen = unseen.sum(axis=1)
-    # Containers in play order after the acting seat: the other seats' hands, then the stock.
-    others = (seat[:, None] + 1 + np.arange(n_players - 1)) % n_players  # (nw, N-1)
-    sizes = worlds.hands[np.arange(nw)[:, None], others].sum(axis=2)  # (nw, N-1)
-    revealed = None
-    if rules.knocks and worlds.revealed.any():  # knocked cards are public: they stay, the rest is dealt
-        revealed = worlds.revealed[np.arange(nw)[:, None], others]  # (nw, N-1, D)
-        sizes -= revealed.sum(axis=2)
-    ends = np.cumsum(sizes, axis=1)
-    in_hands = ends[:, -1]
-    j = np.arange(d)
-    keys = rng.random((nw, d))
-    keys[~unseen] = 2.0
-    perm = np.argsort(keys, axis=1, kind="stable")  # unseen cards first, in random order
-    stock_pos = worlds.stock_pos.astype(np.intp)
-    if not np.array_equal(num_unseen - in_hands, d - stock_pos):
-        raise RuntimeError("sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent")
-    worlds.hands[np.arange(nw)[:, None], others] = False if revealed is None else revealed
-    container = (j[None, None, :] >= ends[:, :, None]).sum(axis=1)  # (nw, D) index into others, N-1 = stock
-    w_i, j_i = np.nonzero((container < n_players - 1) & (j[None, :] < in_hands[:, None]))
-    worlds.hands[w_i, others[w_i, container[w_i, j_i]], perm[w_i, j_i]] = True
-    # Deck: the known cards (sorted) where the dealt cards were, then the sampled stock.
-    stock_cards = np.zeros((nw, d), dtype=np.bool_)
-    s_w, s_j = np.nonzero((j[None, :] >= in_hands[:, None]) & (j[None, :] < num_unseen[:, None]))
-    stock_cards[s_w, perm[s_w, s_j]] = True
-    known_sorted = np.argsort(np.where(stock_cards, d + j, j), axis=1, kind="stable")
-    from_stock = np.take_along_axis(perm, np.clip(in_hands[:, None] + j - stock_pos[:, None], 0, d - 1), axis=1)
-    worlds.deck = np.where(j[None, :] < stock_pos[:, None], known_sorted, from_stock).astype(np.int8)
-    worlds.seed[:] = 0  # later hands are never looked at; drop the real seed that fixes them
+    dealt, wrow = deal_worlds(rules, state, games, counts, rng)
+    worlds = state.take(np.asarray(games, dtype=np.intp)[wrow])
+    if wrow.size:
+        worlds.hands[:] = unpack_cards(dealt[:, HANDS : HANDS + rules.num_players], rules.num_cards)
+        worlds.deck = dealt[:, DECK : DECK + rules.num_cards].astype(np.int8)
+        worlds.seed[:] = 0  # later hands are never looked at; drop the real seed that fixes them
     return worlds, wrow
 
 
@@ -262,147 +223,6 @@ def search_tree(
         best = segment_argmax(own, moves.starts)
         level_value[lv][expand] = vals[best]
     return level_moves[0], level_value[1]
-
-
-@dataclass
-class KernelMoves:
-    """The root candidates of ``kernel_search_tree`` (``Moves``' fields that the searches read)."""
-
-    row: npt.NDArray[np.intp]
-    """(m,) the world of each candidate."""
-    card: npt.NDArray[np.int64]
-    kind: npt.NDArray[np.int8]
-    part: npt.NDArray[np.intp]
-    capture_bits: npt.NDArray[np.int64]
-    """(m,) the table cards each candidate captures, as bit masks."""
-    scopa: npt.NDArray[np.bool_]
-    starts: npt.NDArray[np.intp]
-    """(n + 1,) segment offsets."""
-    num_cards: int
-
-    def __len__(self) -> int:
-        return int(self.row.size)
-
-    def captures(self, idx: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-        """(k, D) the table cards captured by candidates ``idx``."""
-        bits = self.capture_bits[np.asarray(idx, dtype=np.intp).reshape(-1)]
-        return ((bits[:, None] >> np.arange(self.num_cards)[None, :]) & 1).astype(np.bool_)
-
-    @property
-    def capture(self) -> npt.NDArray[np.bool_]:
-        """(m, D) the table cards captured by every candidate."""
-        return self.captures(np.arange(len(self)))
-
-
-_GREEDY_TABLES: dict[Rules, tuple[npt.NDArray[Any], ...]] = {}
-
-
-def _greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
-    """The greedy rollout policy's weights as the kernel reads them: (w, lk, lkt, pflat, knobs)."""
-    out = _GREEDY_TABLES.get(rules)
-    if out is None:
-        w = np.array(card_weights(rules), dtype=np.float64)  # a writable copy: numba types read-only arrays apart
-        lk, lkt = _static_lookup(rules, w)
-        ft = _tables(rules)
-        pflat = np.where(ft.p_flat == rules.deck.num_ranks * 5, -1, ft.p_flat).astype(np.int64)
-        knobs = np.array([DEFAULT_WEIGHTS.lay, DEFAULT_WEIGHTS.scopa], dtype=np.float64)
-        out = _GREEDY_TABLES[rules] = (w, lk.reshape(-1).copy(), lkt.reshape(-1).copy(), pflat, knobs)
-    return out
-
-
-_BUFFERS = threading.local()
-"""Each thread's output buffers of ``kernel_search_tree`` (big, so kept between calls rather than allocated)."""
-
-
-def _search_buffers(nw: int, width: int, sides: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """(nw, width, 6) int64 and (nw, width, sides) float64 views of this thread's buffers (grown as needed)."""
-    moves: npt.NDArray[np.int64] | None = getattr(_BUFFERS, "moves", None)
-    values: npt.NDArray[np.float64] | None = getattr(_BUFFERS, "values", None)
-    if moves is None or values is None or moves.shape[0] < nw:
-        moves = _BUFFERS.moves = np.empty((nw, width, 6), dtype=np.int64)
-        values = _BUFFERS.values = np.empty((nw, width, sides))
-    return moves[:nw], values[:nw]
-
-
-def kernel_search_tree(
-    rules: Rules, roots: State, limits: npt.NDArray[np.intp]
-) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
-    """``search_tree`` with the greedy rollout policy, on the compiled kernel (``scopa_env.engine.kernel``): the same
-    root candidates, the same max^n with the same tie-breaks and the same greedy rollouts, world by world."""
-    return _kernel_search(rules, pack_states(rules, roots, np.arange(roots.batch_size)), limits)
-
-
-def kernel_rollout(rules: Rules, state: State) -> npt.NDArray[np.float64]:
-    """``rollout(rules, state, greedy_moves)``'s points on the compiled kernel, leaving ``state`` as it was (the
-    games are played out on copies): (B, S) hand points, 0 for games already over. Every running game must be in
-    the PLAY or KNOCK phase (no capture being chosen)."""
-    if (state.phase == Phase.CHOOSE).any():
-        raise ValueError("kernel_rollout: a game is choosing a capture (CHOOSE phase); finish its move first")
-    k = kernel_for(rules)
-    states = pack_states(rules, state, np.arange(state.batch_size))
-    points = np.zeros((state.batch_size, rules.num_sides))
-    k.mod.rollout_many(k.rc, k.pc, states, points, *_greedy_tables(rules))
-    return points
-
-
-def kernel_sampled_search(
-    rules: Rules,
-    state: State,
-    games: npt.NDArray[np.intp],
-    counts: npt.NDArray[np.intp],
-    limits: npt.NDArray[np.intp],
-    rng: np.random.Generator,
-) -> tuple[KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
-    """``sample_worlds`` then ``kernel_search_tree``, both on the kernel: the same worlds from the same draw of
-    ``rng`` (one ``rng.random((worlds, D))``), dealt straight into kernel games. Returns the root candidates, their
-    values and each world's row in ``games``."""
-    k = kernel_for(rules)
-    m = k.mod
-    games = np.asarray(games, dtype=np.intp)
-    counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
-    wrow = np.repeat(np.arange(games.size), counts)
-    nw = wrow.size
-    worlds = np.empty((nw, m.STATE_SIZE), dtype=np.int64)
-    if nw:
-        keys = rng.random((nw, rules.num_cards))
-        packed = pack_states(rules, state, games)
-        at = 0
-        for i, c in enumerate(counts.tolist()):
-            if c and not m.deal_worlds(k.rc, packed[i], keys[at : at + c], worlds[at : at + c]):
-                raise RuntimeError(
-                    "sample_worlds: unseen cards do not match hand sizes plus stock; the state is inconsistent"
-                )
-            at += c
-    moves, values = _kernel_search(rules, worlds, np.asarray(limits)[wrow])
-    return moves, values, wrow
-
-
-def _kernel_search(
-    rules: Rules, states: npt.NDArray[np.int64], limits: npt.NDArray[np.intp]
-) -> tuple[KernelMoves, npt.NDArray[np.float64]]:
-    """``kernel_search_tree`` of worlds already in the kernel's form (one row each)."""
-    k = kernel_for(rules)
-    m = k.mod
-    nw = states.shape[0]
-    moves, values = _search_buffers(nw, m.MAX_MOVES, m.SMAX)  # the kernel fills what is read back
-    counts = np.zeros(nw, dtype=np.int64)
-    lim = np.asarray(limits, dtype=np.int64)
-    m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, *_greedy_tables(rules))
-    row = np.repeat(np.arange(nw, dtype=np.intp), counts)
-    keep = np.arange(m.MAX_MOVES)[None, :] < counts[:, None]
-    flat = moves[keep]
-    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
-    km = KernelMoves(
-        row=row,
-        card=flat[:, 0].copy(),
-        kind=flat[:, 1].astype(np.int8),
-        part=flat[:, 2].astype(np.intp),
-        capture_bits=flat[:, 3].copy(),
-        scopa=flat[:, 4].astype(np.bool_),
-        starts=starts,
-        num_cards=rules.num_cards,
-    )
-    return km, values[keep][:, : rules.num_sides].copy()
 
 
 def _move_margins(

@@ -42,17 +42,13 @@ from agents.baselines.features import (
     require_state,
 )
 from agents.baselines.greedy import greedy_moves
+from agents.search.compiled import KernelMoves
 from agents.search.endgame import (
     _best_actions,
 )
 from agents.search.expert import expert_moves
 from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
-from agents.search.lookahead import (
-    KernelMoves,
-    RolloutPolicy,
-    WorldSampler,
-    _move_margins,
-)
+from agents.search.lookahead import RolloutPolicy, WorldSampler, _move_margins
 from scopa_env.engine import core
 from scopa_env.engine.core import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy

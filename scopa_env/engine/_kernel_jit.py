@@ -1,7 +1,9 @@
-"""The compiled rules of the single-game kernel (numba, ``cache=True``): one game's deal, legal actions, step,
-scoring and observation. ``scopa_env.engine._kernel_search`` compiles their uses (the envs' fused calls, random draws,
-candidates, rollouts, max^n, the end game); ``scopa_env.engine.kernel`` is the face of both (it imports them on first
-use, so that importing the rules core never loads numba).
+"""The compiled rules of the single-game kernel (numba, ``cache=True``): one game's deal, legal actions, step and
+scoring. ``scopa_env.engine._kernel_observe`` compiles the observation on them, ``scopa_env.engine._kernel_calls`` the
+envs' fused calls, the random player and the plies left, and ``agents.search.kernel_search`` the searches (candidates,
+rollouts, max^n, the end game, the worlds): all of them call the public functions here (``step``, ``legal_bits``,
+``complete_move``, ``popcount``, ...). ``scopa_env.engine.kernel`` is the face of the engine's part (it imports it on
+first use, so that importing the rules core never loads numba).
 
 One game is a (``STATE_SIZE``,) int64 array: card sets are bit masks (bit ``c`` for card ``c``), the seed is kept as
 two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants,
@@ -59,7 +61,6 @@ from scopa_env.engine._kernel_layout import (
     R_DEALS,
     R_FIF_BEGIN,
     R_FIF_LEN,
-    R_FIFTEENS,
     R_GRANDE,
     R_KING,
     R_KNOCKS,
@@ -67,7 +68,6 @@ from scopa_env.engine._kernel_layout import (
     R_LK_LEN,
     R_MAJORITY,
     R_MATTA,
-    R_MAXHAND,
     R_N,
     R_NACTIONS,
     R_NAP,
@@ -113,7 +113,6 @@ def njit(**options: object) -> Callable[[_F], _F]:
     return _njit(**{"cache": True, "error_model": "numpy", **options})  # type: ignore[return-value,call-overload]
 
 
-FIFTEEN = 15
 KNOCK_SUM_LIMIT = 9
 NO_END = 10**6
 
@@ -140,7 +139,8 @@ splitmix = njit(cache=True)(mix64)
 
 
 @njit(cache=True)
-def _seed(st: np.ndarray) -> np.uint64:
+def game_seed(st: np.ndarray) -> np.uint64:
+    """The game's match seed, from its two 32-bit halves."""
     return (np.uint64(st[SEED_HI]) << _U32) | np.uint64(st[SEED_LO])
 
 
@@ -176,7 +176,7 @@ def new_match(rc: np.ndarray, st: np.ndarray, seed_lo: int, seed_hi: int) -> Non
     st[SEED_HI] = seed_hi
     st[WINNER] = -1
     st[HAND_NO] = 0
-    st[DEALER] = np.int64(splitmix(_seed(st) ^ DEALER_STREAM) % np.uint64(rc[R_N]))
+    st[DEALER] = np.int64(splitmix(game_seed(st) ^ DEALER_STREAM) % np.uint64(rc[R_N]))
     start_hand(rc, st)
 
 
@@ -185,7 +185,7 @@ def start_hand(rc: np.ndarray, st: np.ndarray) -> None:
     """``core._start_hands`` of one game: shuffle (re-dealing void deals), lay the table, deal the first round."""
     n, s, d, r = rc[R_N], rc[R_S], rc[R_D], rc[R_R]
     k = rc[R_TABLE]
-    seed = _seed(st)
+    seed = game_seed(st)
     attempt = 0
     deck = st[DECK : DECK + d]
     while True:
@@ -782,174 +782,6 @@ def step(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.n
     if target == 0 or unique:
         complete_move(rc, st, seat, card, picked | (_union_cards(rc, union) & table), True, False, info)
     return 1
-
-
-# ----------------------------------------------------------------------------------------------- observation
-
-
-@njit(cache=True)
-def _put_cards(out: np.ndarray, pos: int, cards: int, d: int) -> None:
-    for c in range(d):
-        out[pos + c] = np.float32((cards >> c) & 1)
-
-
-@njit(cache=True)
-def _sum_bits(counts: np.ndarray, r: int, top: int, skip_rank: int, skip: int) -> int:
-    """Bit s set iff some of the cards (``counts``, less ``skip`` cards of ``skip_rank``) add up to s <= top."""
-    keep = (1 << (top + 1)) - 1
-    sums = 1
-    for k in range(r):
-        c = counts[k] - (skip if k == skip_rank else 0)
-        for _ in range(c):
-            sums = (sums | (sums << (k + 1))) & keep
-    return sums
-
-
-@njit(cache=True)
-def _play_features(rc: np.ndarray, table: int, out: np.ndarray, pos: int) -> None:
-    """``core._play_features`` (or ``_cirulla_play_features``) of one table into ``out[pos : pos + 1 + 4R]``."""
-    r = rc[R_R]
-    seven = rc[R_SEVEN]
-    counts = np.zeros(16, dtype=np.int64)
-    rank_counts(rc, table, counts)
-    total = 0
-    for k in range(r):
-        total += counts[k] * (k + 1)
-    sette_on = (table >> rc[R_SETTE]) & 1
-    out[pos] = np.float32(total / 40.0)
-    ace_rule = rc[R_ACE_ALL] != 0
-    if not rc[R_FIFTEENS]:
-        sums_without = _sum_bits(counts, r, r, seven, sette_on)
-        sums = sums_without | (sums_without << (seven + 1)) if sette_on else sums_without
-        for k in range(r):
-            v = k + 1
-            equal = counts[k] > 0
-            by_sum = ((sums >> v) & 1) == 1 and not equal
-            captures = equal or by_sum
-            if k == seven:
-                sette = sette_on == 1
-            elif k > seven:
-                sette = sette_on == 1 and by_sum and ((sums_without >> (v - (seven + 1))) & 1) == 1
-            else:
-                sette = False
-            after = total - v if captures else total + v
-            scopa = captures and after == 0
-            if k == 0 and ace_rule and not equal and total > 0:
-                captures, sette, after, scopa = True, sette or sette_on == 1, 0, False
-            q = pos + 1 + 4 * k
-            out[q] = np.float32(captures)
-            out[q + 1] = np.float32(scopa)
-            out[q + 2] = np.float32(sette)
-            out[q + 3] = np.float32(after / 40.0)
-        return
-    sums_without = _sum_bits(counts, r, FIFTEEN, seven, sette_on)
-    sums = sums_without | (sums_without << (seven + 1)) if sette_on else sums_without
-    ace_all = ace_rule and counts[0] == 0 and total > 0
-    for k in range(r):
-        v = k + 1
-        equal = counts[k] > 0
-        by_sum = ((sums >> v) & 1) == 1 and not equal
-        classic = equal or by_sum
-        rest = min(max(FIFTEEN - v, 0), FIFTEEN)
-        fifteen = ((sums >> rest) & 1) == 1 and v < FIFTEEN
-        if k == 0 and ace_all:
-            fifteen = False
-        captures = classic or fifteen or (k == 0 and ace_all)
-        scopa = (classic and total == v) or (fifteen and total + v == FIFTEEN)
-        if k == 0 and ace_all:
-            scopa = False
-        sette = False
-        if k == seven:
-            sette = sette_on == 1
-        elif k > seven:
-            sette = sette_on == 1 and by_sum and ((sums_without >> (v - (seven + 1))) & 1) == 1
-        if v <= FIFTEEN - (seven + 1):
-            need = min(max(FIFTEEN - (seven + 1) - v, 0), FIFTEEN)
-            sette = sette or (sette_on == 1 and fifteen and ((sums_without >> need) & 1) == 1)
-        if k == 0 and ace_all:
-            sette = sette or sette_on == 1
-        if classic:
-            after = total - v
-        elif fifteen:
-            after = total - (FIFTEEN - v)
-        else:
-            after = 0
-        if not captures:
-            after = total + v
-        if k == 0 and ace_all:
-            after = 0
-        q = pos + 1 + 4 * k
-        out[q] = np.float32(captures)
-        out[q + 1] = np.float32(scopa)
-        out[q + 2] = np.float32(sette)
-        out[q + 3] = np.float32(after / 40.0)
-
-
-@njit(cache=True)
-def observe(rc: np.ndarray, st: np.ndarray, seat: int, out: np.ndarray) -> None:
-    """``core.observe`` of one game for ``seat`` into ``out`` (observation_size float32)."""
-    n, s, d, r = rc[R_N], rc[R_S], rc[R_D], rc[R_R]
-    own = rc[R_SIDE + seat]
-    hand = st[HANDS + seat]
-    table = st[TABLE]
-    picked = st[PICKED]
-    pend = (1 << st[PENDING]) if st[PENDING] >= 0 else 0
-    seen = hand | table | picked | pend
-    _put_cards(out, 0, hand, d)
-    _put_cards(out, d, table, d)
-    _put_cards(out, 2 * d, pend, d)
-    _put_cards(out, 3 * d, picked, d)
-    for i in range(s):
-        p = st[PILES + (own + i) % s]
-        seen |= p
-        _put_cards(out, (5 + i) * d, p, d)
-    unseen = ((1 << d) - 1) & ~seen
-    if rc[R_CIRULLA]:
-        for i in range(n):
-            unseen &= ~st[REVEALED + i]
-    _put_cards(out, 4 * d, unseen, d)
-    pos = (5 + s) * d
-    for i in range(s):
-        out[pos + i] = np.float32(st[SCORES + (own + i) % s] / rc[R_TARGET])
-        out[pos + s + i] = np.float32(st[SCOPE + (own + i) % s] / 10.0)
-    pos += 2 * s
-    out[pos] = np.float32((d - st[STOCK]) / d)
-    pos += 1
-    for i in range(n):
-        out[pos + i] = np.float32(popcount(st[HANDS + (seat + i) % n]) / rc[R_MAXHAND])
-    pos += n
-    for i in range(2 * n + s + 1):
-        out[pos + i] = 0.0
-    out[pos + (st[DEALER] - seat) % n] = 1.0
-    pos += n
-    out[pos + seat] = 1.0
-    pos += n
-    last = st[LAST]
-    out[pos + (s if last < 0 else (last - own) % s)] = 1.0
-    pos += s + 1
-    out[pos] = np.float32(st[PHASE] == CHOOSE)
-    pos += 1
-    _play_features(rc, table, out, pos)
-    pos += 1 + 4 * r
-    if not rc[R_CIRULLA]:
-        return
-    for i in range(n):
-        _put_cards(out, pos + i * d, st[REVEALED + (seat + i) % n], d)
-    pos += n * d
-    for i in range(s):
-        out[pos + i] = np.float32(st[KNOCKP + (own + i) % s] / 10.0)
-    pos += s
-    out[pos] = np.float32(st[PHASE] == KNOCK)
-    pos += 1
-    counts = np.zeros(16, dtype=np.int64)
-    rank_counts(rc, table, counts)
-    bits = _sum_bits(counts, r, FIFTEEN, 0, 0)
-    for k in range(r):
-        v = k + 1
-        f = ((bits >> min(max(FIFTEEN - v, 0), FIFTEEN)) & 1) == 1 and v < FIFTEEN
-        if k == 0 and rc[R_ACE_ALL]:
-            f = f and counts[0] > 0
-        out[pos + k] = np.float32(f)
 
 
 @njit(cache=True)

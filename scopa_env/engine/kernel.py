@@ -1,17 +1,18 @@
 """The compiled single-game kernel: one game of any variant (cirulla's included) as a small int64 array of bit masks,
 with legal actions, step, scoring, plies left and observations compiled by numba (``scopa_env.engine._kernel_jit``: the
-rules; ``scopa_env.engine._kernel_search``: the players, searches and end game on them).
+rules; ``_kernel_observe``: the observation; ``_kernel_calls``: the envs' fused calls, the random player, the plies
+left and the open book).
 
 It serves everything that plays one game, or many small branching games, at a time:
-``scopa_env.engine.single.SingleGame`` (the AEC / parallel / Gymnasium envs, the web and terminal games), the exact
-end-game solver of ``agents.search.endgame``, and the worlds, trees and greedy rollouts of the searches
-(``agents.search.lookahead``: pimc, az, ismcts's rollouts). The searches' parts (candidates as
-``features.generate_moves`` lists them, greedy rollouts, max^n) are compiled here too, with the rules, and reproduce the
-batched searches float for float. The batched numpy core (``scopa_env.engine.core``) stays the engine of the vector env
-and of batched play; ``tests/test_kernel.py`` checks the two move for move, mask for mask, observation for observation
-and score for score on every variant (and ``scopa_env.oracle.reference``, the plain oracle, against both).
+``scopa_env.engine.single.SingleGame`` (the AEC / parallel / Gymnasium envs, the web and terminal games), and the
+agents' compiled search (``agents.search.compiled``: candidates, greedy rollouts, max^n, worlds, the exact end game),
+which compiles on the public functions of ``_kernel_jit`` and ``_kernel_calls`` and loads itself with this module's
+means (``cache_places``, ``drop_stale_cache``, ``CompileProgress``, ``warm_up_position``). The batched numpy core
+(``scopa_env.engine.core``) stays the engine of the vector env and of batched play; ``tests/test_kernel.py`` checks
+the two move for move, mask for mask, observation for observation and score for score on every variant (and
+``scopa_env.oracle.reference``, the plain oracle, against both).
 
-The compiled code is cached on disk (numba's ``cache=True``, in ``scopa_env/__pycache__`` or in
+The compiled code is cached on disk (numba's ``cache=True``, in ``scopa_env/engine/__pycache__`` or in
 ``NUMBA_CACHE_DIR``): the first use after an install compiles it once (a line on stderr says so), later processes
 load it. ``kernel_for(rules)`` raises ``KernelUnavailableError`` (what to install) when numba is missing or the
 compilation fails.
@@ -42,7 +43,18 @@ from scopa_env.rules.moves import FIFTEEN_TOTAL, MAX_PER_RANK, move_tables
 from scopa_env.rules.scoring import GRANDE, NAPOLI_RUN, point_fields
 from scopa_env.rules.variant import hook_class
 
-__all__ = ["Kernel", "KernelUnavailableError", "drop_stale_cache", "jit", "kernel_for", "pack_states"]
+__all__ = [
+    "CompileProgress",
+    "Kernel",
+    "KernelUnavailableError",
+    "cache_places",
+    "cached_already",
+    "drop_stale_cache",
+    "jit",
+    "kernel_for",
+    "pack_states",
+    "warm_up_position",
+]
 
 _JIT: ModuleType | None = None
 
@@ -51,44 +63,52 @@ class KernelUnavailableError(ScopaEnvError, RuntimeError):
     """The compiled kernel cannot be loaded: numba is missing, or compiling failed."""
 
 
-def _cache_places() -> list[str]:
-    """Where numba keeps the kernel's disk cache: ``NUMBA_CACHE_DIR`` when set (numba then uses it alone), else
-    beside the modules (``scopa_env/engine/__pycache__``) or, where that cannot be written, the user-wide cache."""
+def cache_places(folder: str | None = None) -> list[str]:
+    """Where numba keeps the disk cache of the compiled modules in ``folder`` (default: this one's): ``NUMBA_CACHE_DIR``
+    when set (numba then uses it alone), else beside the modules (``folder/__pycache__``) or, where that cannot be
+    written, the user-wide cache."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return [os.environ["NUMBA_CACHE_DIR"]]
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = folder if folder is not None else os.path.dirname(os.path.abspath(__file__))
     return [os.path.join(here, "__pycache__"), os.path.expanduser(os.path.join("~", ".cache", "numba"))]
 
 
-def _cached_already() -> bool:
-    """Whether numba's on-disk cache of the kernel exists (so loading it will not compile)."""
-    return any(glob.glob(os.path.join(p, "**", "_kernel_search.*.nbi"), recursive=True) for p in _cache_places())
+def cached_already(module: str, places: list[str]) -> bool:
+    """Whether numba's disk cache of the compiled module ``module`` (its name, without the package) exists in one of
+    ``places`` (so loading it will not compile)."""
+    return any(glob.glob(os.path.join(p, "**", f"{module}.*.nbi"), recursive=True) for p in places)
 
 
-_COMPILED_WITH = {
-    "_kernel_jit": ("engine/_kernel_layout.py", "rules/shuffle.py"),
-    "_kernel_search": ("engine/_kernel_jit.py", "engine/_kernel_layout.py", "rules/shuffle.py"),
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+"""The ``scopa_env`` package's folder."""
+_RULES = ("engine/_kernel_layout.py", "rules/shuffle.py")
+COMPILED_WITH = {
+    "_kernel_jit": tuple(os.path.join(_PACKAGE, p) for p in _RULES),
+    "_kernel_observe": tuple(os.path.join(_PACKAGE, p) for p in ("engine/_kernel_jit.py", *_RULES)),
+    "_kernel_calls": tuple(
+        os.path.join(_PACKAGE, p) for p in ("engine/_kernel_jit.py", "engine/_kernel_observe.py", *_RULES)
+    ),
 }
 """Each compiled module of the kernel and the other sources numba compiles into it (their functions and constants),
-as paths in the ``scopa_env`` package."""
+as paths."""
 
 
-def drop_stale_cache(places: list[str] | None = None) -> int:
-    """Remove a compiled module's disk cache where it is older than a source compiled into it (``_COMPILED_WITH``);
-    how many files went.
+def drop_stale_cache(places: list[str] | None = None, compiled_with: dict[str, tuple[str, ...]] | None = None) -> int:
+    """Remove a compiled module's disk cache where it is older than a source compiled into it; how many files went.
+    ``compiled_with``: each module's name and those sources' paths (default: the kernel's, ``COMPILED_WITH``);
+    ``places``: where to look (default: ``cache_places()``).
 
-    numba keys a module's cache on that module's file alone, but the players compile the rules' functions into
-    themselves, and both compile the layout's offsets and SplitMix64 (``shuffle.mix64``): after a change of those
-    alone, the cache would still hold the old code.
+    numba keys a module's cache on that module's file alone, but the kernel's modules compile the rules' functions
+    into themselves (and the agents' search compiles the kernel's), and all compile the layout's offsets and
+    SplitMix64 (``shuffle.mix64``): after a change of those alone, the cache would still hold the old code.
     """
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     removed = 0
-    for module, sources in _COMPILED_WITH.items():
+    for module, sources in (COMPILED_WITH if compiled_with is None else compiled_with).items():
         try:
-            changed = max(os.path.getmtime(os.path.join(package, src)) for src in sources)
+            changed = max(os.path.getmtime(src) for src in sources)
         except OSError:
             continue
-        for place in _cache_places() if places is None else places:
+        for place in cache_places() if places is None else places:
             for index in glob.glob(os.path.join(place, "**", f"{module}.*.nbi"), recursive=True):
                 try:
                     if os.path.getmtime(index) >= changed:
@@ -103,7 +123,7 @@ def drop_stale_cache(places: list[str] | None = None) -> int:
 
 
 def jit() -> ModuleType:
-    """The compiled functions (``scopa_env.engine._kernel_jit`` and ``scopa_env.engine._kernel_search``, with the
+    """The compiled functions (``scopa_env.engine._kernel_jit``, ``_kernel_observe`` and ``_kernel_calls``, with the
     layout's offsets of ``scopa_env.engine._kernel_layout``, in one namespace), compiled on first use, then loaded from
     the disk cache."""
     global _JIT
@@ -117,14 +137,15 @@ def jit() -> ModuleType:
             f"({e}); install it with `pip install numba` (or reinstall scopa: `pip install -e .`)"
         ) from None
     drop_stale_cache()
-    progress = _CompileProgress(sys.stderr) if not _cached_already() else None
+    progress = None if cached_already("_kernel_calls", cache_places()) else CompileProgress(sys.stderr)
     try:
+        import scopa_env.engine._kernel_calls as calls_part
         import scopa_env.engine._kernel_jit as rules_part
         import scopa_env.engine._kernel_layout as layout
-        import scopa_env.engine._kernel_search as players_part
+        import scopa_env.engine._kernel_observe as observe_part
 
         compiled = ModuleType("scopa_env.engine.kernel.compiled", "The kernel's compiled functions and constants.")
-        for part in (layout, rules_part, players_part):
+        for part in (layout, rules_part, observe_part, calls_part):
             compiled.__dict__.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
         _warm_up(compiled, progress.tick if progress is not None else lambda step: None)
     except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
@@ -138,39 +159,45 @@ def jit() -> ModuleType:
     return compiled
 
 
-COMPILE_SECONDS = 100
-"""About how long the first compile takes on a quiet 2-core machine (the project's development VM: 1 min 42 s, 59 s
-of CPU; 5 min 32 s with four other jobs running), in seconds: the estimate shown before a step is done."""
+COMPILE_SECONDS = 45
+"""About how long the first compile takes on a quiet 2-core machine (the project's development VM), in seconds: the
+estimate shown before a step is done. Measured when the kernel and the agents' search were one module (1 min 42 s in
+all, 59 s of CPU; 5 min 32 s with four other jobs running), its steps' shares below: the kernel's part is 46% of it."""
 WARM_UP_STEPS = {
-    ("classic", "observations"): 0.13,
-    ("classic", "random play"): 0.31,
-    ("classic", "moves"): 0.02,
-    ("classic", "end game"): 0.42,
-    ("classic", "search"): 0.12,
+    ("classic", "observations"): 0.28,
+    ("classic", "random play"): 0.67,
+    ("classic", "moves"): 0.05,
     ("cirulla", "observations"): 0.0,  # cirulla's calls have classic's argument types: nothing more compiles
     ("cirulla", "random play"): 0.0,
     ("cirulla", "moves"): 0.0,
-    ("cirulla", "end game"): 0.0,
-    ("cirulla", "search"): 0.0,
 }
 """The warm-up's steps (``_warm_up``'s ticks, in order) and each one's share of a cold compile's time (measured on
-the development machine: 42, 103, 6, 141 and 41 s of 333 s): the progress line's fraction done."""
+the development machine: 42, 103 and 6 s of 151 s): the progress line's fraction done."""
 
 
-class _CompileProgress:
-    """The first compile's progress on ``out``: what is happening and about how long it takes, then the fraction
-    done with the time left (estimated from the time the steps done so far took, by ``WARM_UP_STEPS``' shares).
-    On a terminal one line redrawn in place; elsewhere (a log, a pipe) a line every ``LINE_S`` seconds."""
+class CompileProgress:
+    """The first compile's progress on ``out``: what is happening (``what``) and about how long it takes
+    (``seconds``), then the fraction done with the time left (estimated from the time the steps done so far took, by
+    the shares of ``steps``). On a terminal one line redrawn in place; elsewhere (a log, a pipe) a line every
+    ``LINE_S`` seconds. The kernel's (``jit``) and the agents' search's (``agents.search.compiled.jit``)."""
 
     LINE_S = 15.0
 
-    def __init__(self, out: Any) -> None:
+    def __init__(
+        self,
+        out: Any,
+        what: str = "the numba kernel",
+        seconds: float = COMPILE_SECONDS,
+        steps: dict[tuple[str, str], float] | None = None,
+    ) -> None:
         self.out = out
+        self.what, self.seconds = what, seconds
+        self.steps = WARM_UP_STEPS if steps is None else steps
         self.tty = bool(getattr(out, "isatty", lambda: False)())
         self.t0 = self.last = time.perf_counter()
         self.fraction = 0.0
         self._print(
-            f"scopa: compiling the numba kernel once, about {_clock(COMPILE_SECONDS)} on a quiet 2-core machine (more "
+            f"scopa: compiling {what} once, about {_clock(seconds)} on a quiet 2-core machine (more "
             "when it is busy); it is cached on disk, later runs load it in about a second",
             end="\n",
         )
@@ -179,14 +206,13 @@ class _CompileProgress:
         print(text, end=end, file=self.out, flush=True)
 
     def tick(self, step: tuple[str, str]) -> None:
-        """One warm-up step done: (variant, step), a key of ``WARM_UP_STEPS``."""
-        self.fraction = min(1.0, self.fraction + WARM_UP_STEPS[step])
+        """One warm-up step done: (variant, step), a key of the steps' shares."""
+        self.fraction = min(1.0, self.fraction + self.steps[step])
         now = time.perf_counter()
         elapsed = now - self.t0
-        left = elapsed * (1 - self.fraction) / self.fraction if self.fraction > 0 else COMPILE_SECONDS - elapsed
+        left = elapsed * (1 - self.fraction) / self.fraction if self.fraction > 0 else self.seconds - elapsed
         text = (
-            f"scopa: compiling the numba kernel: {100 * self.fraction:3.0f}%, {_clock(elapsed)}, "
-            f"about {_clock(left)} left"
+            f"scopa: compiling {self.what}: {100 * self.fraction:3.0f}%, {_clock(elapsed)}, about {_clock(left)} left"
         )
         if self.tty:
             self._print("\r" + text, end="")
@@ -195,7 +221,7 @@ class _CompileProgress:
             self._print(text, end="\n")
 
     def done(self) -> None:
-        text = f"scopa: compiled the numba kernel in {_clock(time.perf_counter() - self.t0)}"
+        text = f"scopa: compiled {self.what} in {_clock(time.perf_counter() - self.t0)}"
         self._print(("\r" + text + " " * 20) if self.tty else text, end="\n")
 
 
@@ -205,10 +231,25 @@ def _clock(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
+def warm_up_position(k: Kernel, seed: int = 11) -> npt.NDArray[np.int64]:
+    """A game of the kernel ``k`` played from the deal of ``seed`` (its lowest legal action each time, with
+    ``play`` and ``step``) to a move with at most 3 plies left in the hand: a small end game for the warm-ups."""
+    mod = k.mod
+    st = k.new_state(seed)
+    info = np.zeros(mod.INFO_SIZE, dtype=np.int64)
+    while mod.remaining_plies(k.rc, st) > 3 or st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):
+        mod.play(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
+    mod.step(k.rc, k.pc, st, mod.lowbit(mod.legal_bits(k.rc, k.pc, st)), info)
+    if st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):  # the deal of seed 11 leaves a move to search in both
+        raise RuntimeError("kernel warm-up: the game ended before its end game")
+    return st
+
+
 def _warm_up(mod: ModuleType, tick: Callable[[tuple[str, str]], None] = lambda step: None) -> None:
     """Compile (or load) every entry point that Python calls, with the argument types its callers pass, on one game
-    of classic and one of cirulla, so that no later call compiles (``tests/test_kernel.py`` plays the commands' paths
-    and checks that none adds a signature). ``tick(name)`` after each step (``WARM_UP_STEPS``)."""
+    of classic and one of cirulla, so that no later call compiles (``tests/test_kernel_warmup.py`` plays the commands'
+    paths and checks that none adds a signature). ``tick(name)`` after each step (``WARM_UP_STEPS``). The agents'
+    search warms its own functions up (``agents.search.compiled``)."""
     for name in ("classic", "cirulla"):
         k = Kernel(get_rules(name), mod)
         rc, pc = k.rc, k.pc
@@ -231,25 +272,8 @@ def _warm_up(mod: ModuleType, tick: Callable[[tuple[str, str]], None] = lambda s
         mod.is_open(rc, st)
         for dtype in (np.bool_, np.int8):
             mod.legal_mask(rc, pc, st, np.zeros(k.rules.num_actions, dtype=dtype))
-        while mod.remaining_plies(rc, st) > 3 or st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):
-            mod.play(rc, pc, st, mod.lowbit(mod.legal_bits(rc, pc, st)), info)
-        mod.step(rc, pc, st, mod.lowbit(mod.legal_bits(rc, pc, st)), info)
+        warm_up_position(k)
         tick((name, "moves"))
-        if st[mod.PHASE] not in (mod.PLAY, mod.CHOOSE):  # the deal of seed 11 leaves a move to search in both
-            raise RuntimeError("kernel warm-up: the game ended before its end game")
-        moves = np.zeros((mod.MAX_MOVES, 6), dtype=np.int64)
-        values = np.zeros((mod.MAX_MOVES, mod.SMAX))
-        mod.solve_root(rc, pc, st, moves, values)
-        acts, margins = np.zeros((1, mod.MAX_MOVES), np.int64), np.zeros((1, mod.MAX_MOVES))
-        mod.solve_open_batch(rc, pc, st[None], acts, margins, np.zeros(1, np.int64))
-        tick((name, "end game"))
-        r, d = k.rules.deck.num_ranks, k.rules.num_cards
-        weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(pc), 1), -1), np.ones(2))
-        mod.deal_worlds(rc, st, np.zeros((2, d)), np.zeros((2, mod.STATE_SIZE), dtype=np.int64))
-        mod.rollout_many(rc, pc, st[None].copy(), np.zeros((1, mod.SMAX)), *weights)
-        one = np.ones(1, dtype=np.int64)
-        mod.search_worlds(rc, pc, st[None], one, moves[None], values[None], one.copy(), *weights)
-        tick((name, "search"))
 
 
 def _rules_constants(rules: Rules, mod: ModuleType) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
