@@ -1,5 +1,5 @@
-"""Shared test helpers: build core positions by hand; check an agent's exact end-game option; compare the weights
-of two checkpoints."""
+"""Shared test helpers: build core and reference-engine positions by hand; check an agent's exact end-game option;
+compare the weights of two checkpoints."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from scopa_env.engine import core, observation
 from scopa_env.games.policy import ActBatch, Policy
+from scopa_env.oracle.reference import ReferenceGame
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import parse_cards
 
@@ -35,11 +36,72 @@ def position(
     cards placed nowhere go to the piles (alternating sides), so each card appears exactly once.
     """
     rules = get_rules(variant)
-    deck = rules.deck
     st = core.reset(rules, [0])
+    used = _place_cards(rules, st, hands, table, piles)
+    unplaced = [c for c in range(rules.num_cards) if c not in used]
+    if stock is None:
+        rest = unplaced
+    else:  # the stock is given: cards placed nowhere else go to the piles, alternately
+        rest = parse_cards(stock, rules.deck)
+        spare = [c for c in unplaced if c not in rest]
+        for i, c in enumerate(spare):
+            st.piles[0, i % rules.num_sides, c] = True
+        used += spare
+    assert len(set(used)) == len(used), "a card is placed twice"
+    order = used + rest
+    assert sorted(order) == list(range(rules.num_cards)), "every card must be placed exactly once"
+    st.deck[0] = np.array(order, dtype=np.int8)
+    st.stock_pos[0] = len(used)
+    st.current[0] = current
+    st.deal_no[0] = rules.num_deals - 1 if not rest else 0
+    _start_play(st, core.Phase.PLAY, last_capturer)
+    if scores is not None:
+        st.scores[0] = scores
+    return rules, st
+
+
+def dealt_position(
+    variant: str | Rules,
+    hands: list[str],
+    table: str,
+    *,
+    piles: list[str] | None = None,
+    current: int = 0,
+    dealer: int | None = None,
+    phase: core.Phase = core.Phase.PLAY,
+) -> core.State:
+    """One game (match seed 1) in a hand-built position that plays on to the end of the hand: the cards not named
+    are the stock, in id order and in whole deals (the few highest ids that would break a deal go to the last side's
+    pile), the deals already dealt are counted from its size, and the dealer sits just before ``current`` unless
+    ``dealer`` is given."""
+    rules = get_rules(variant)
+    st = core.reset(rules, [1])
+    n, d = rules.num_players, rules.num_cards
+    used = np.zeros(d, dtype=np.bool_)
+    used[_place_cards(rules, st, hands, table, piles)] = True
+    deal = n * rules.deal_sizes[-1]
+    surplus = np.flatnonzero(~used)[::-1][: (d - int(used.sum())) % deal]  # whole deals: the rest to a pile
+    st.piles[0, rules.num_sides - 1, surplus] = True
+    used[surplus] = True
+    stock = np.flatnonzero(~used)
+    st.deck[0] = np.concatenate([np.flatnonzero(used), stock]).astype(np.int8)
+    st.stock_pos[0] = d - stock.size
+    st.deal_no[0] = rules.num_deals - 1 - stock.size // deal
+    st.current[0] = current
+    st.dealer[0] = (current - 1) % n if dealer is None else dealer
+    _start_play(st, phase, -1)
+    return st
+
+
+def _place_cards(rules: Rules, st: core.State, hands: list[str], table: str, piles: list[str] | None) -> list[int]:
+    """Empty game 0's hands, table, piles, knocks and revealed cards, then lay ``hands`` (one text a seat), ``table``
+    and ``piles`` (one text a side); returns the ids placed, in that order (a card named twice fails)."""
+    deck = rules.deck
     st.hands[:] = False
     st.table[:] = False
     st.piles[:] = False
+    st.revealed[:] = False
+    st.knock_points[:] = 0
     used: list[int] = []
     for seat, text in enumerate(hands):
         ids = parse_cards(text, deck)
@@ -52,30 +114,49 @@ def position(
         ids = parse_cards(text, deck)
         st.piles[0, side, ids] = True
         used += ids
-    unplaced = [c for c in range(rules.num_cards) if c not in used]
-    if stock is None:
-        rest = unplaced
-    else:  # the stock is given: cards placed nowhere else go to the piles, alternately
-        rest = parse_cards(stock, deck)
-        spare = [c for c in unplaced if c not in rest]
-        for i, c in enumerate(spare):
-            st.piles[0, i % rules.num_sides, c] = True
-        used += spare
-    assert len(set(used)) == len(used), "a card is placed twice"
-    order = used + rest
-    assert sorted(order) == list(range(rules.num_cards)), "every card must be placed exactly once"
-    st.deck[0] = np.array(order, dtype=np.int8)
-    st.stock_pos[0] = len(used)
-    st.current[0] = current
-    st.phase[0] = core.Phase.PLAY
+    assert len(set(used)) == len(used), "a card is named twice"
+    return used
+
+
+def _start_play(st: core.State, phase: core.Phase, last_capturer: int) -> None:
+    """Game 0 waits for ``phase``'s decision with no card pending or picked, no scopa yet and ``last_capturer``."""
+    st.phase[0] = phase
     st.pending[0] = -1
     st.picked[:] = False
     st.scope[:] = 0
     st.last_capturer[0] = last_capturer
-    st.deal_no[0] = rules.num_deals - 1 if not rest else 0
-    if scores is not None:
-        st.scores[0] = scores
-    return rules, st
+
+
+def reference_position(
+    variant: str | Rules,
+    hands: list[str],
+    table: str,
+    *,
+    stock: str = "",
+    deal_no: int | None = None,
+    current: int = 0,
+    dealer: int | None = None,
+) -> ReferenceGame:
+    """A game of the plain reference engine (seed 1) put into a hand-built play-phase position by setting its
+    attributes: ``stock`` in the given order, the last deal unless ``deal_no`` is given, the dealer just before
+    ``current`` unless given; piles, scope and knocks empty."""
+    game = ReferenceGame(variant, seed=1)
+    rules, deck = game.rules, game.rules.deck
+    n = rules.num_players
+    game.hands = [set(parse_cards(h, deck)) for h in hands]
+    game.table = set(parse_cards(table, deck))
+    game.stock = list(parse_cards(stock, deck))
+    game.deal_no = rules.num_deals - 1 if deal_no is None else deal_no
+    game.current = current
+    game.dealer = (current - 1) % n if dealer is None else dealer
+    game.piles = [set() for _ in rules.sides]
+    game.scope = [0] * rules.num_sides
+    game.last_capturer = None
+    game.revealed = [set() for _ in range(n)]
+    game.knock_points = [0] * rules.num_sides
+    game.table_take = None
+    game.knock_queue = []
+    return game
 
 
 def check_endgame_option(rules: Rules, plain: Policy, exact: Policy) -> tuple[np.ndarray, np.ndarray]:

@@ -25,57 +25,15 @@ from agents.baselines.features import (
 from agents.baselines.greedy import GreedyAgent
 from agents.search.expert import ExpertAgent
 from scopa_env.engine import core, observation
-from scopa_env.engine.core import Phase, State
+from scopa_env.engine.core import State
 from scopa_env.games.driver import play
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.rules.cards import format_cards, parse_cards
+from tests.helpers import dealt_position
 
 GAMES_PER_VARIANT = 6
 """Random hands per variant in the legality tests (kept small: the suite must stay fast)."""
-
-
-def position(
-    variant: str,
-    hands: list[str],
-    table: str,
-    *,
-    piles: list[str] | None = None,
-    current: int = 0,
-    dealer: int | None = None,
-) -> State:
-    """One game of ``variant`` in a hand-built position; the cards not named are the stock (in id order).
-
-    The stock must hold whole deals (players x packet size), so that the rest of the hand can be played.
-    """
-    rules = get_rules(variant)
-    deck = rules.deck
-    st = core.reset(rules, [1])
-    n, d = rules.num_players, rules.num_cards
-    st.hands[:] = False
-    st.table[:] = False
-    st.piles[:] = False
-    for seat, text in enumerate(hands):
-        st.hands[0, seat, parse_cards(text, deck)] = True
-    st.table[0, parse_cards(table, deck)] = True
-    for side, text in enumerate(piles or []):
-        st.piles[0, side, parse_cards(text, deck)] = True
-    used = st.hands[0].any(axis=0) | st.table[0] | st.piles[0].any(axis=0)
-    assert st.hands[0].sum() + st.table[0].sum() + st.piles[0].sum() == used.sum(), "a card is named twice"
-    stock = np.flatnonzero(~used)
-    packet = rules.deal_sizes[-1]
-    assert stock.size % (n * packet) == 0, f"stock of {stock.size} cards is not whole deals of {n} x {packet}"
-    st.deck[0] = np.concatenate([np.flatnonzero(used), stock]).astype(np.int8)
-    st.stock_pos[0] = d - stock.size
-    st.deal_no[0] = rules.num_deals - 1 - stock.size // (n * packet)
-    st.current[0] = current
-    st.dealer[0] = (current - 1) % n if dealer is None else dealer
-    st.phase[0] = Phase.PLAY
-    st.pending[0] = -1
-    st.picked[0] = False
-    st.last_capturer[0] = -1
-    st.scope[0] = 0
-    return st
 
 
 def play_agent_move(agent: Policy, st: State) -> tuple[str, list[str]]:
@@ -126,7 +84,7 @@ def test_agents_need_the_state() -> None:
 def test_generated_gain_and_scopa() -> None:
     # table: 5c 2s          hand: 7b 5d Ks
     rules = get_rules("classic")
-    st = position("classic", ["7b 5d Ks", "Ac Ad 3c"], "5c 2s", piles=["Ab 2b"])
+    st = dealt_position("classic", ["7b 5d Ks", "Ac Ad 3c"], "5c 2s", piles=["Ab 2b"])
     moves = generate_moves(rules, st, [0])
     w = card_weights(rules)
     by_card = {format_cards([int(c)])[0]: i for i, c in enumerate(moves.card)}
@@ -140,7 +98,7 @@ def test_last_play_is_never_a_scopa() -> None:
     # table: 3d             hand: 3s, the very last card of the hand
     rules = get_rules("classic")
     rest = [c for c in range(40) if c not in parse_cards("3d 3s")]
-    st = position("classic", ["3s", ""], "3d", piles=[" ".join(format_cards(rest))])
+    st = dealt_position("classic", ["3s", ""], "3d", piles=[" ".join(format_cards(rest))])
     moves = generate_moves(rules, st, [0])
     assert len(moves) == 1 and moves.num_taken[0] == 1 and not moves.scopa[0]
 
@@ -183,7 +141,7 @@ def test_rule_based_agents_are_deterministic() -> None:
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
 def test_takes_the_settebello(spec: str) -> None:
     # table: 7d Jb 2s 5c    hand: 7b Jc 3s     (7b takes the settebello; Jc takes only Jb)
-    st = position("classic", ["7b Jc 3s", "Ac Ad 3c"], "7d Jb 2s 5c")
+    st = dealt_position("classic", ["7b Jc 3s", "Ac Ad 3c"], "7d Jb 2s 5c")
     card, cap = play_agent_move(make_agent(spec, "classic", seed=0), st)
     assert (card, cap) == ("7b", ["7d"])
 
@@ -191,7 +149,7 @@ def test_takes_the_settebello(spec: str) -> None:
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
 def test_chooses_the_settebello_among_sums(spec: str) -> None:
     # table: 7d 3s 4c 6b    hand: Kc 2b Jb    (Kc takes 7d+3s or 4c+6b: the CHOOSE phase must end on 7d+3s)
-    st = position("classic", ["Kc 2b Jb", "Ac Ad 3c"], "7d 3s 4c 6b")
+    st = dealt_position("classic", ["Kc 2b Jb", "Ac Ad 3c"], "7d 3s 4c 6b")
     card, cap = play_agent_move(make_agent(spec, "classic", seed=0), st)
     assert (card, cap) == ("Kc", ["7d", "3s"])
 
@@ -199,7 +157,7 @@ def test_chooses_the_settebello_among_sums(spec: str) -> None:
 @pytest.mark.parametrize("spec", ["greedy", "expert", "pimc", "ismcts:iters=200"])
 def test_makes_the_scopa(spec: str) -> None:
     # table: 5c 2s          hand: 7b 5d Ks     (7b sweeps the table)
-    st = position("classic", ["7b 5d Ks", "Ac Ad 3c"], "5c 2s", piles=["Ab 2b"])
+    st = dealt_position("classic", ["7b 5d Ks", "Ac Ad 3c"], "5c 2s", piles=["Ab 2b"])
     card, cap = play_agent_move(make_agent(spec, "classic", seed=0), st)
     assert (card, cap) == ("7b", ["5c", "2s"])
 
@@ -208,8 +166,12 @@ def test_expert_does_not_open_the_table_to_a_scopa() -> None:
     # table: 4c             hand: 3s Qb Kd
     # Laying 3s leaves 4+3 = 7 on the table (any seven sweeps it); Qb leaves 13, which no card sweeps.
     hands = ["3s Qb Kd", "2c 6c Jc"]
-    greedy = play_agent_move(make_agent("greedy", "classic"), position("classic", hands, "4c", piles=["Ab 2b 3b"]))
-    expert = play_agent_move(make_agent("expert", "classic"), position("classic", hands, "4c", piles=["Ab 2b 3b"]))
+    greedy = play_agent_move(
+        make_agent("greedy", "classic"), dealt_position("classic", hands, "4c", piles=["Ab 2b 3b"])
+    )
+    expert = play_agent_move(
+        make_agent("expert", "classic"), dealt_position("classic", hands, "4c", piles=["Ab 2b 3b"])
+    )
     assert greedy == ("3s", [])  # the greedy lays its cheapest card and opens the table
     assert expert == ("Qb", [])
 
@@ -217,20 +179,20 @@ def test_expert_does_not_open_the_table_to_a_scopa() -> None:
 def test_expert_counts_cards() -> None:
     # table: 4c             hand: 3s Qb Kd, but every seven has been played: 4+3 is safe, and 3s is cheaper.
     hands = ["3s Qb Kd", "2c 6c Jc"]
-    st = position("classic", hands, "4c", piles=["7d 7c 7s 7b Ab 2b 3b 4b 5b"])
+    st = dealt_position("classic", hands, "4c", piles=["7d 7c 7s 7b Ab 2b 3b 4b 5b"])
     assert play_agent_move(make_agent("expert", "classic"), st) == ("3s", [])
 
 
 def test_expert_keeps_sevens_safe() -> None:
     # table: Kc             hand: 7s Jb 4d    (laying the seven or the coin invites a capture; the knave is cheapest)
-    st = position("classic", ["7s Jb 4d", "2c 6c Jc"], "Kc", piles=["Ab 2b 3b"])
+    st = dealt_position("classic", ["7s Jb 4d", "2c 6c Jc"], "Kc", piles=["Ab 2b 3b"])
     assert play_agent_move(make_agent("expert", "classic"), st) == ("Jb", [])
 
 
 def test_expert_weights_remember_decided_categories() -> None:
     rules = get_rules("classic")
     coins = "Ad 2d 3d 4d 5d 6d"  # six coins: denari is decided
-    st = position("classic", ["7b Jc 3s", "Ac 2c 3c"], "Kb", piles=[coins, "Ab 2b 3b"])
+    st = dealt_position("classic", ["7b Jc 3s", "Ac 2c 3c"], "Kb", piles=[coins, "Ab 2b 3b"])
     w = dynamic_weights(rules, st, np.array([0]))
     base = card_weights(rules)
     d = parse_cards("Kd")[0]

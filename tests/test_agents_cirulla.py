@@ -34,52 +34,10 @@ from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import format_cards, parse_cards
 from scopa_env.rules.moves import MoveKind
+from tests.helpers import dealt_position
 
 CIRULLA = CIRULLA_VARIANTS["cirulla"]
 AGENTS = ["random", "greedy", "expert", "pimc:worlds=3", "ismcts:iters=12,parallel=12"]
-
-
-def position(
-    hands: list[str],
-    table: str,
-    *,
-    piles: list[str] | None = None,
-    current: int = 0,
-    rules: Rules = CIRULLA,
-    phase: Phase = Phase.PLAY,
-) -> State:
-    """One cirulla game in a hand-built position; the cards not named are the stock, but for the few highest ids
-    that would break whole deals of 3 cards a player, which go to the last side's pile."""
-    deck = rules.deck
-    st = core.reset(rules, [1])
-    n, d = rules.num_players, rules.num_cards
-    st.hands[:] = False
-    st.table[:] = False
-    st.piles[:] = False
-    st.revealed[:] = False
-    st.knock_points[:] = 0
-    for seat, text in enumerate(hands):
-        st.hands[0, seat, parse_cards(text, deck)] = True
-    st.table[0, parse_cards(table, deck)] = True
-    for side, text in enumerate(piles or []):
-        st.piles[0, side, parse_cards(text, deck)] = True
-    used = st.hands[0].any(axis=0) | st.table[0] | st.piles[0].any(axis=0)
-    assert st.hands[0].sum() + st.table[0].sum() + st.piles[0].sum() == used.sum(), "a card is named twice"
-    surplus = np.flatnonzero(~used)[::-1][: (d - int(used.sum())) % (n * 3)]  # whole deals: the rest to a pile
-    st.piles[0, rules.num_sides - 1, surplus] = True
-    used[surplus] = True
-    stock = np.flatnonzero(~used)
-    st.deck[0] = np.concatenate([np.flatnonzero(used), stock]).astype(np.int8)
-    st.stock_pos[0] = d - stock.size
-    st.deal_no[0] = rules.num_deals - 1 - stock.size // (n * 3)
-    st.current[0] = current
-    st.dealer[0] = (current - 1) % n
-    st.phase[0] = phase
-    st.pending[0] = -1
-    st.picked[0] = False
-    st.last_capturer[0] = -1
-    st.scope[0] = 0
-    return st
 
 
 def batch_of(rules: Rules, st: State) -> ActBatch:
@@ -130,7 +88,7 @@ def test_every_agent_plays_whole_cirulla_hands(spec: str, variant: str) -> None:
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
 def test_rule_based_agents_take_the_fifteen(spec: str) -> None:
     # table:  5d  2s  3b          seat 0 plays 5c: {5d} (equal rank) or {5d 2s 3b} (fifteen, a scopa)
-    st = position(["5c Kb Qs", "4c Jc Qc"], "5d 2s 3b")
+    st = dealt_position(CIRULLA, ["5c Kb Qs", "4c Jc Qc"], "5d 2s 3b")
     assert play_agent_move(make_agent(spec, CIRULLA), st) == ("5c", ["5d", "2s", "3b"])
     assert st.scope[0, 0] == 1
 
@@ -138,14 +96,14 @@ def test_rule_based_agents_take_the_fifteen(spec: str) -> None:
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
 def test_rule_based_agents_take_a_lone_fifteen(spec: str) -> None:
     # table:  Ks  4b              seat 0 holds 5c (fifteen: Ks) and 4c (equal: 4b); Ks + 5c is worth more
-    st = position(["5c 4c Jb", "6c Jc Qc"], "Ks 4b")
+    st = dealt_position(CIRULLA, ["5c 4c Jb", "6c Jc Qc"], "Ks 4b")
     card, cap = play_agent_move(make_agent(spec, CIRULLA), st)
     assert (card, cap) == ("5c", ["Ks"])
 
 
 def test_moves_list_fifteens_and_reach_a_capture_inside_another() -> None:
     # table:  5d  2s  3b          5c: {5d} equal, {5d 2s 3b} fifteen; carrying out {5d} needs stop
-    st = position(["5c Kb Qs", "4c Jc Qc"], "5d 2s 3b")
+    st = dealt_position(CIRULLA, ["5c Kb Qs", "4c Jc Qc"], "5d 2s 3b")
     moves = generate_moves(CIRULLA, st, np.array([0]))
     kinds = {(format_cards([int(c)], CIRULLA.deck)[0], int(k)) for c, k in zip(moves.card, moves.kind, strict=True)}
     assert ("5c", int(MoveKind.EQUAL)) in kinds and ("5c", int(MoveKind.FIFTEEN)) in kinds
@@ -191,9 +149,9 @@ def test_expert_fears_the_opponents_fifteens() -> None:
     # table:  (empty)            seat 0 must lay one of Kc 4b 3s; a laid Kc can be taken by a king (equal rank) or,
     # in cirulla, by any five (a fifteen, a scopa); a 4 or a 3 has no fifteen partner (11, 12 do not exist).
     # Without the napoli and grande weights (Kd would make kings dear anyway) only the fifteens tell them apart.
-    st = position(["Kc 4b 3s", "4c Jc Qc"], "")
+    st = dealt_position(CIRULLA, ["Kc 4b 3s", "4c Jc Qc"], "")
     assert play_agent_move(ExpertAgent(CIRULLA, weights=CardWeights(napoli_grande=0.0)), st)[0] != "Kc"
-    classic = position(["Kc 4b 3s", "4c Jc Qc"], "", rules=get_rules("classic"))
+    classic = dealt_position("classic", ["Kc 4b 3s", "4c Jc Qc"], "")
     assert play_agent_move(make_agent("expert", "classic"), classic)[0] == "Kc"  # no fifteens: the tie goes to Kc
 
 
@@ -210,14 +168,14 @@ def test_card_weights_value_napoli_and_grande_coins() -> None:
         assert cir[parse_cards(card, deck)[0]] == classic[parse_cards(card, deck)[0]], card
     ad, two = parse_cards("Ad 2d", deck)
     # seat 0 (side 0) holds 2d 3d: Ad completes a napoli; the opponent holding 2d instead: Ad denies it.
-    mine = position(["5c Kb Qs", "4c Jc Qc"], "Ad", piles=["2d 3d", ""])
-    theirs = position(["5c Kb Qs", "4c Jc Qc"], "Ad", piles=["", "2d 3d"])
-    dead = position(["5c Kb Qs", "4c Jc Qc"], "Ad", piles=["3d", "2d"])
+    mine = dealt_position(CIRULLA, ["5c Kb Qs", "4c Jc Qc"], "Ad", piles=["2d 3d", ""])
+    theirs = dealt_position(CIRULLA, ["5c Kb Qs", "4c Jc Qc"], "Ad", piles=["", "2d 3d"])
+    dead = dealt_position(CIRULLA, ["5c Kb Qs", "4c Jc Qc"], "Ad", piles=["3d", "2d"])
     w_mine, w_theirs, w_dead = (dynamic_weights(CIRULLA, s, np.array([0]))[0] for s in (mine, theirs, dead))
     assert w_mine[ad] - cir[ad] > 2.0 and w_theirs[ad] - cir[ad] > 2.0
     assert w_dead[ad] < cir[ad] and w_dead[ad] >= classic[ad] - 1e-9
     # once a side holds the napoli, 4d (its run's next coin) is worth a point
-    run = position(["5c Kb Qs", "4c Jc Qc"], "4d", piles=["Ad 2d 3d", ""])
+    run = dealt_position(CIRULLA, ["5c Kb Qs", "4c Jc Qc"], "4d", piles=["Ad 2d 3d", ""])
     assert dynamic_weights(CIRULLA, run, np.array([0]))[0][parse_cards("4d", deck)[0]] > 1.0
     assert two >= 0
 
@@ -226,7 +184,7 @@ def test_expert_completes_the_napoli_greedy_takes_the_settebello() -> None:
     # table:  2d  7d              seat 0 holds 2c 7c (and Kb); side 0's pile holds Ad 3d
     # 7c on 7d: the settebello; 2c on 2d: completes the napoli (3 points), which only expert counts
     def st() -> State:
-        return position(["2c 7c Kb", "4c Jc Qc"], "2d 7d", piles=["Ad 3d", ""])
+        return dealt_position(CIRULLA, ["2c 7c Kb", "4c Jc Qc"], "2d 7d", piles=["Ad 3d", ""])
 
     assert play_agent_move(make_agent("expert", CIRULLA), st()) == ("2c", ["2d"])
     assert play_agent_move(make_agent("greedy", CIRULLA), st()) == ("7c", ["7d"])
@@ -234,9 +192,9 @@ def test_expert_completes_the_napoli_greedy_takes_the_settebello() -> None:
 
 def test_greedy_takes_the_grande_coin() -> None:
     # table:  Kd  7s              seat 0: Kc takes Kd (a grande coin), 7c takes 7s (a seven)
-    st = position(["Kc 7c Jb", "4c Jc Qc"], "Kd 7s")
+    st = dealt_position(CIRULLA, ["Kc 7c Jb", "4c Jc Qc"], "Kd 7s")
     assert play_agent_move(make_agent("greedy", CIRULLA), st) == ("Kc", ["Kd"])
-    classic = position(["Kc 7c Jb", "4c Jc Qc"], "Kd 7s", rules=get_rules("classic"))
+    classic = dealt_position("classic", ["Kc 7c Jb", "4c Jc Qc"], "Kd 7s")
     assert play_agent_move(make_agent("greedy", "classic"), classic)[0] == "7c"  # without grande: the seven
 
 
@@ -254,7 +212,7 @@ KNOCKS = [
 @pytest.mark.parametrize("spec", AGENTS[1:])
 @pytest.mark.parametrize(("hand", "expected"), KNOCKS)
 def test_agents_knock_when_allowed_tris_first(spec: str, hand: str, expected: str) -> None:
-    st = position([hand, "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK)
+    st = dealt_position(CIRULLA, [hand, "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK)
     mask = core.legal_action_mask(CIRULLA, st)[0]
     agent = make_agent(spec, CIRULLA, seed=1)
     action = int(agent.act(batch_of(CIRULLA, st))[0])
@@ -265,24 +223,26 @@ def test_agents_knock_when_allowed_tris_first(spec: str, hand: str, expected: st
 
 @pytest.mark.parametrize("spec", ["greedy:knock=never", "expert:knock=never"])
 def test_knock_never_stops(spec: str) -> None:
-    st = position(["2d 2s 2c", "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK)
+    st = dealt_position(CIRULLA, ["2d 2s 2c", "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK)
     assert int(make_agent(spec, CIRULLA).act(batch_of(CIRULLA, st))[0]) == core.stop_action(CIRULLA)
     with pytest.raises(ValueError, match="knock must be one of"):
         make_agent("greedy:knock=sometimes", CIRULLA)
 
 
 def test_knock_actions_refuse_other_phases() -> None:
-    st = position(["2d 2s 2c", "4c Jc Qc"], "6s Qb")
+    st = dealt_position(CIRULLA, ["2d 2s 2c", "4c Jc Qc"], "6s Qb")
     with pytest.raises(ValueError, match="not in the KNOCK phase"):
         knock_actions(CIRULLA, st, np.array([0]))
     with pytest.raises(ValueError, match="KNOCK phase"):
-        generate_moves(CIRULLA, position(["2d 2s 2c", "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK), np.array([0]))
+        generate_moves(
+            CIRULLA, dealt_position(CIRULLA, ["2d 2s 2c", "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK), np.array([0])
+        )
 
 
 def test_expert_knows_a_knocked_hand() -> None:
     # table:  (empty)            seat 0 holds 3c 6c Kb; seat 1 knocked 3s 3b Ad (revealed)
     # laying 3c gives seat 1 a sure capture of it; expert lays the card seat 1 cannot take back for sure
-    st = position(["3c 6c Kb", "3s 3b Ad"], "")
+    st = dealt_position(CIRULLA, ["3c 6c Kb", "3s 3b Ad"], "")
     st.revealed[0, 1] = st.hands[0, 1]
     st.knock_points[0, 1] = 10
     unseen = unseen_cards(st, np.array([0]), np.array([0]))[0]

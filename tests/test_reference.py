@@ -16,18 +16,12 @@ import numpy as np
 import pytest
 
 from scopa_env.oracle.record_check import RecordError, replay_record
-from scopa_env.oracle.reference import (
-    ReferenceGame,
-    captures,
-    deal_schedule,
-    is_void_table,
-    match_winner,
-    score_hand,
-)
+from scopa_env.oracle.reference import ReferenceGame, captures, deal_schedule, is_void_table
+from scopa_env.oracle.reference_scoring import match_winner, score_hand
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import DECK52, Deck, format_card, parse_card, parse_cards
 from scopa_env.rules.shuffle import first_dealer, shuffled_decks
-from tests.helpers import SCOPA_VARIANTS
+from tests.helpers import SCOPA_VARIANTS, reference_position
 
 CLASSIC = get_rules("classic")
 ASSI = get_rules("scopa-d-assi")
@@ -50,29 +44,6 @@ def suit(letter: str) -> frozenset[int]:
     return cards(" ".join(r + letter for r in "A234567JQK"))
 
 
-def position(
-    variant: str,
-    hands: list[str],
-    table: str,
-    *,
-    stock: list[int] | None = None,
-    deal_no: int | None = None,
-    current: int = 0,
-) -> ReferenceGame:
-    """A game of ``variant`` put into a hand-built position by setting its attributes (piles and scope empty)."""
-    game = ReferenceGame(variant, seed=1)
-    deck = game.rules.deck
-    game.hands = [set(cards(h, deck)) for h in hands]
-    game.table = set(cards(table, deck))
-    game.stock = list(stock or [])
-    game.deal_no = game.rules.num_deals - 1 if deal_no is None else deal_no
-    game.current = current
-    game.piles = [set() for _ in game.rules.sides]
-    game.scope = [0] * game.rules.num_sides
-    game.last_capturer = None
-    return game
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Captures (RULES.md section 3).
 
@@ -86,7 +57,7 @@ def test_choice_among_equal_ranks() -> None:
     # table: 5c 5s 2b    play 5d: either five, alone
     assert captures(CLASSIC, cards("5c 5s 2b"), card("5d")) == [cards("5c"), cards("5s")]
     for taken in ("5c", "5s"):
-        game = position("classic", ["5d Kb", "Ac"], "5c 5s 2b")
+        game = reference_position("classic", ["5d Kb", "Ac"], "5c 5s 2b")
         assert (card("5d"), cards(taken)) in game.legal_moves()
         result = game.play(card("5d"), cards(taken))
         assert result["capture"] == cards(taken)
@@ -103,7 +74,7 @@ def test_choice_among_sums() -> None:
 
 def test_forced_capture() -> None:
     # table: 2c 3s    hand 5d Kb: the 5d must take 2c+3s, it may not be laid; the king is laid
-    game = position("classic", ["5d Kb", "Ac"], "2c 3s")
+    game = reference_position("classic", ["5d Kb", "Ac"], "2c 3s")
     assert game.legal_moves() == [(card("5d"), cards("2c 3s")), (card("Kb"), frozenset())]
     with pytest.raises(ValueError, match=r"illegal move for seat 0: 5d laid.*legal moves: 5d takes 2c\+3s, Kb laid"):
         game.play(card("5d"))
@@ -115,7 +86,7 @@ def test_lay() -> None:
     # table: 2c 3s    play Kb: nothing adds up to 10 -> laid
     assert captures(CLASSIC, cards("2c 3s"), card("Kb")) == []
     assert captures(CLASSIC, set(), card("Kb")) == []
-    game = position("classic", ["Kb 5d", "Ac"], "2c 3s")
+    game = reference_position("classic", ["Kb 5d", "Ac"], "2c 3s")
     result = game.play(card("Kb"))
     assert result["capture"] == frozenset() and not result["scopa"]
     assert game.table == cards("2c 3s Kb") and game.current == 1
@@ -123,7 +94,7 @@ def test_lay() -> None:
 
 def test_scopa() -> None:
     # table: 4c 3s    seat 0 plays 7d taking both: the table is empty and cards remain to be played -> scopa
-    game = position("classic", ["7d Kb", "Ac"], "4c 3s")
+    game = reference_position("classic", ["7d Kb", "Ac"], "4c 3s")
     result = game.play(card("7d"), cards("4c 3s"))
     assert result["scopa"] and game.scope == [1, 0] and game.last_capturer == 0
     assert game.records[-1]["moves"][-1] == {"seat": 0, "card": "7d", "capture": ["4c", "3s"], "scopa": True}
@@ -132,7 +103,7 @@ def test_scopa() -> None:
 def test_last_card_of_a_deal_can_be_a_scopa() -> None:
     # table: 4c 3s    seat 0 plays the last card of deal 4 of 6: a scopa, then deal 5 is dealt
     stock = sorted(cards("Ab 2b 3b 4b 5b 6b"))
-    game = position("classic", ["7d", ""], "4c 3s", stock=stock, deal_no=4)
+    game = reference_position("classic", ["7d", ""], "4c 3s", stock="Ab 2b 3b 4b 5b 6b", deal_no=4)
     game.dealer = 1
     result = game.play(card("7d"), cards("4c 3s"))
     assert result["scopa"] and not result["hand_over"]
@@ -142,7 +113,7 @@ def test_last_card_of_a_deal_can_be_a_scopa() -> None:
 
 def test_last_play_is_never_a_scopa() -> None:
     # table: 4c 3s    seat 0 plays the very last card of the hand, 7d, clearing the table: not a scopa
-    game = position("classic", ["7d", ""], "4c 3s")
+    game = reference_position("classic", ["7d", ""], "4c 3s")
     result = game.play(card("7d"), cards("4c 3s"))
     assert result["hand_over"] and not result["scopa"]
     assert result["hand_points"][0]["scope"] == 0
@@ -153,7 +124,7 @@ def test_last_play_is_never_a_scopa() -> None:
 
 def test_leftover_goes_to_last_capturer() -> None:
     # table: 5c 3d 4s    seat 0 plays Jb taking 5c+3d (8); seat 1 lays 2c, the last card: 4s 2c go to side 0
-    game = position("classic", ["Jb", "2c"], "5c 3d 4s")
+    game = reference_position("classic", ["Jb", "2c"], "5c 3d 4s")
     game.play(card("Jb"), cards("5c 3d"))
     result = game.play(card("2c"))
     assert result["hand_over"] and not result["scopa"]
@@ -164,7 +135,7 @@ def test_leftover_goes_to_last_capturer() -> None:
 
 def test_leftover_goes_to_nobody_without_captures() -> None:
     # table: 5c    seat 0 lays Kb, seat 1 lays 2c: nobody captured in the hand, 5c Kb 2c go to nobody
-    game = position("classic", ["Kb", "2c"], "5c")
+    game = reference_position("classic", ["Kb", "2c"], "5c")
     game.play(card("Kb"))
     result = game.play(card("2c"))
     assert result["leftover"] == (None, cards("5c Kb 2c"))
@@ -180,7 +151,7 @@ def test_ace_takes_all_without_ace_on_table() -> None:
     # table: 5c 3d Ks    play Ab: no ace on the table, so the ace takes all three; not a scopa
     assert captures(ASSI, cards("5c 3d Ks"), card("Ab")) == [cards("5c 3d Ks")]
     assert captures(CLASSIC, cards("5c 3d Ks"), card("Ab")) == []  # classic: the ace is laid
-    game = position("scopa-d-assi", ["Ab Kb", "Ac"], "5c 3d Ks")
+    game = reference_position("scopa-d-assi", ["Ab Kb", "Ac"], "5c 3d Ks")
     assert game.legal_moves()[0] == (card("Ab"), cards("5c 3d Ks"))
     result = game.play(card("Ab"), cards("5c 3d Ks"))
     assert not result["scopa"] and game.table == set() and game.scope == [0, 0]
@@ -191,14 +162,14 @@ def test_ace_with_ace_on_table_takes_one_ace() -> None:
     # table: As Ac 4d    play Ab: equal rank, one ace of the player's choice, never the whole table
     assert captures(ASSI, cards("As Ac 4d"), card("Ab")) == [cards("Ac"), cards("As")]
     # table: As    play Ab: taking the only ace clears the table, which is an ordinary scopa
-    game = position("scopa-d-assi", ["Ab Kb", "Ac"], "As")
+    game = reference_position("scopa-d-assi", ["Ab Kb", "Ac"], "As")
     assert game.play(card("Ab"), cards("As"))["scopa"]
 
 
 def test_ace_on_empty_table_is_laid() -> None:
     # table: (empty)    play Ab: laid
     assert captures(ASSI, set(), card("Ab")) == []
-    game = position("scopa-d-assi", ["Ab Kb", "Ac"], "")
+    game = reference_position("scopa-d-assi", ["Ab Kb", "Ac"], "")
     game.play(card("Ab"))
     assert game.table == cards("Ab")
 
@@ -302,7 +273,7 @@ def test_match_winner() -> None:
 
 def test_match_ends_and_plays_on() -> None:
     # the last play of a hand: seat 0 lays Kb; side 0 already has 10, the hand gives it the settebello -> 11
-    game = position("classic", ["Kb", ""], "5c")
+    game = reference_position("classic", ["Kb", ""], "5c")
     game.piles[0] = set(cards("7d"))
     game.scores = [10, 4]
     result = game.play(card("Kb"))
@@ -311,7 +282,7 @@ def test_match_ends_and_plays_on() -> None:
     with pytest.raises(ValueError, match="the match is over"):
         game.play(card("Kb"))
     # the same hand with side 1 also on 11: a shared top, another hand is dealt
-    game = position("classic", ["Kb", ""], "5c")
+    game = reference_position("classic", ["Kb", ""], "5c")
     game.piles[0] = set(cards("7d"))
     game.scores = [10, 11]
     dealer = game.dealer

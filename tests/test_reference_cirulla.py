@@ -20,22 +20,20 @@ import pytest
 
 from scopa_env.oracle.record_check import RecordError, check_file, replay_record
 from scopa_env.oracle.reference import (
-    CIRULLA_POINT_KEYS,
-    POINT_KEYS,
     ReferenceGame,
     captures,
     hand_deck,
     is_void_table,
     knock_kinds,
-    match_winner,
     observe,
     play_features,
-    score_hand,
     table_take_scope,
 )
+from scopa_env.oracle.reference_scoring import CIRULLA_POINT_KEYS, POINT_KEYS, match_winner, score_hand
 from scopa_env.rules import CIRULLA_VARIANTS, get_rules
 from scopa_env.rules.cards import format_card, parse_card, parse_cards
 from scopa_env.rules.shuffle import shuffled_decks
+from tests.helpers import reference_position
 
 CIR = CIRULLA_VARIANTS["cirulla"]
 CIR3 = CIRULLA_VARIANTS["cirulla-3"]
@@ -57,35 +55,6 @@ def cards(text: str) -> frozenset[int]:
 def caps(*texts: str) -> list[frozenset[int]]:
     """Captures in ``captures``' order (sorted by the sorted tuple of card ids)."""
     return sorted((cards(t) for t in texts), key=lambda c: tuple(sorted(c)))
-
-
-def position(
-    rules: Any,
-    hands: list[str],
-    table: str,
-    *,
-    stock: str = "",
-    deal_no: int | None = None,
-    current: int = 0,
-    dealer: int | None = None,
-) -> ReferenceGame:
-    """A game put into a hand-built play-phase position by setting its attributes (piles, scope, knocks empty)."""
-    game = ReferenceGame(rules, seed=1)
-    n = rules.num_players
-    game.hands = [set(cards(h)) for h in hands]
-    game.table = set(cards(table))
-    game.stock = list(parse_cards(stock))
-    game.deal_no = rules.num_deals - 1 if deal_no is None else deal_no
-    game.current = current
-    game.dealer = (current - 1) % n if dealer is None else dealer
-    game.piles = [set() for _ in rules.sides]
-    game.scope = [0] * rules.num_sides
-    game.last_capturer = None
-    game.revealed = [set() for _ in range(n)]
-    game.knock_points = [0] * rules.num_sides
-    game.table_take = None
-    game.knock_queue = []
-    return game
 
 
 def play_random(game: ReferenceGame, rng: random.Random) -> None:
@@ -124,7 +93,7 @@ def test_equal_rank_does_not_rule_out_a_fifteen() -> None:
     # table: 5d 2s 3b    play 5c: 5d (equal rank) or 5d+2s+3b (5 + 5 + 2 + 3 = 15), the player chooses
     assert captures(CIR, cards("5d 2s 3b"), card("5c")) == caps("5d", "5d 2s 3b")
     for taken in ("5d", "5d 2s 3b"):
-        game = position(CIR, ["5c Kb", "Ac"], "5d 2s 3b", stock="4d 4c 4s 4b 6d 6c", deal_no=0)
+        game = reference_position(CIR, ["5c Kb", "Ac"], "5d 2s 3b", stock="4d 4c 4s 4b 6d 6c", deal_no=0)
         assert (card("5c"), cards(taken)) in game.legal_moves()
         result = game.play(card("5c"), cards(taken))
         assert result["capture"] == cards(taken)
@@ -145,7 +114,7 @@ def test_sum_and_fifteen_side_by_side() -> None:
 
 def test_a_card_that_can_capture_must_and_nothing_is_laid() -> None:
     # table: 2c 3s    hand Kb 4d: the king makes 15 with 2c+3s, so it must take them; the 4d is laid
-    game = position(CIR, ["Kb 4d", "Ac"], "2c 3s", stock="5d 5c 5s 5b 6d 6c", deal_no=0)
+    game = reference_position(CIR, ["Kb 4d", "Ac"], "2c 3s", stock="5d 5c 5s 5b 6d 6c", deal_no=0)
     assert game.legal_moves() == [(card("4d"), frozenset()), (card("Kb"), cards("2c 3s"))]
     with pytest.raises(ValueError, match=r"illegal move for seat 0: Kb laid"):
         game.play(card("Kb"))
@@ -170,7 +139,7 @@ def test_ace_takes_all_is_its_only_capture_and_never_a_scopa() -> None:
     # table: Kb 4s 2c    play Ad: the whole table, never Kb+4s as a fifteen (1 + 10 + 4)
     assert captures(CIR, cards("Kb 4s 2c"), card("Ad")) == caps("Kb 4s 2c")
     # table: Kb 4s    play Ad: ace + table make 15, still ace-takes-all: no scopa
-    game = position(CIR, ["Ad 5c", "6s"], "Kb 4s", stock="4d 4c 4b 6d 6c 6b", deal_no=0)
+    game = reference_position(CIR, ["Ad 5c", "6s"], "Kb 4s", stock="4d 4c 4b 6d 6c 6b", deal_no=0)
     result = game.play(card("Ad"), cards("Kb 4s"))
     assert result["capture"] == cards("Kb 4s") and not result["scopa"] and game.scope == [0, 0]
     assert game.last_capturer == 0 and game.table == set()
@@ -179,7 +148,7 @@ def test_ace_takes_all_is_its_only_capture_and_never_a_scopa() -> None:
 def test_ace_on_an_empty_table_is_laid() -> None:
     # table: (empty)    play Ad: laid
     assert captures(CIR, set(), card("Ad")) == []
-    game = position(CIR, ["Ad 5c", "6s"], "", stock="4d 4c 4b 6d 6c 6b", deal_no=0)
+    game = reference_position(CIR, ["Ad 5c", "6s"], "", stock="4d 4c 4b 6d 6c 6b", deal_no=0)
     assert game.legal_moves() == [(card("Ad"), frozenset()), (card("5c"), frozenset())]
 
 
@@ -188,7 +157,7 @@ def test_ace_with_an_ace_on_the_table_takes_it_or_makes_a_fifteen() -> None:
     assert captures(CIR, cards("Ac Kb 4s"), card("Ad")) == caps("Ac", "Kb 4s")
     # table: Ac 3s Kb    play Ad: Ac, or the whole table as a fifteen (1 + 1 + 3 + 10): that one is a scopa
     assert captures(CIR, cards("Ac 3s Kb"), card("Ad")) == caps("Ac", "Ac 3s Kb")
-    game = position(CIR, ["Ad 5c", "6s"], "Ac 3s Kb", stock="4d 4c 4b 6d 6c 6b", deal_no=0)
+    game = reference_position(CIR, ["Ad 5c", "6s"], "Ac 3s Kb", stock="4d 4c 4b 6d 6c 6b", deal_no=0)
     result = game.play(card("Ad"), cards("Ac 3s Kb"))
     assert result["scopa"] and game.scope == [1, 0]
 
@@ -199,17 +168,17 @@ def test_ace_with_an_ace_on_the_table_takes_it_or_makes_a_fifteen() -> None:
 
 def test_a_fifteen_that_clears_the_table_is_a_scopa_but_not_on_the_last_play() -> None:
     # table: Qc    play 6d (9 + 6 = 15) in the middle of the hand: scopa
-    game = position(CIR, ["6d 2c", "3s"], "Qc", stock="4d 4c 4b 5d 5c 5b", deal_no=0)
+    game = reference_position(CIR, ["6d 2c", "3s"], "Qc", stock="4d 4c 4b 5d 5c 5b", deal_no=0)
     assert game.play(card("6d"), cards("Qc"))["scopa"]
     # the same capture as the very last play of the hand: no scopa; the hand ends
-    game = position(CIR, ["", "6d"], "Qc", current=1)
+    game = reference_position(CIR, ["", "6d"], "Qc", current=1)
     result = game.play(card("6d"), cards("Qc"))
     assert result["hand_over"] and not result["scopa"] and result["leftover"] == (None, frozenset())
 
 
 def test_leftover_goes_to_the_last_capturer() -> None:
     # table: 2c 3s Kb    seat 0 plays 5d taking 2c+3s (sum), seat 1 lays 4d: Kb 4d go to side 0
-    game = position(CIR, ["5d", "4d"], "2c 3s Kb")
+    game = reference_position(CIR, ["5d", "4d"], "2c 3s Kb")
     game.play(card("5d"), cards("2c 3s"))
     result = game.play(card("4d"))
     assert result["leftover"] == (0, cards("Kb 4d"))
@@ -340,7 +309,7 @@ def _end_of_deal(dealer: int, next_packets: list[str]) -> ReferenceGame:
     first = (dealer + 1) % 2
     hands = ["", ""]
     hands[first], hands[1 - first] = "Kd", "Qd"
-    game = position(CIR, hands, "", stock=" ".join(next_packets), deal_no=4, current=first, dealer=dealer)
+    game = reference_position(CIR, hands, "", stock=" ".join(next_packets), deal_no=4, current=first, dealer=dealer)
     game.play(card("Kd"))  # table: (empty) -> Kd laid
     game.play(card("Qd"))  # table: Kd -> Qd laid (10 + 9: no fifteen)
     return game
@@ -500,7 +469,7 @@ def test_target_51_and_a_tie_at_the_top_plays_on() -> None:
     assert match_winner(CIR3, [53, 53, 60]) == 2
     assert match_winner(CIR3, [53, 53, 20]) is None
     # in a game: the last play of a hand takes the scores to 51+
-    game = position(CIR, ["", "6d"], "Qc 3b", current=1)
+    game = reference_position(CIR, ["", "6d"], "Qc 3b", current=1)
     game.scores = [45, 50]
     game.knock_points = [0, 3]
     result = game.play(card("6d"), cards("Qc"))  # 6 + 9 = 15; the 3b is left over to side 1
