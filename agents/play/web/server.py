@@ -53,6 +53,7 @@ from agents.play.web.registry import (
     ServerConfig,
     default_bots,
 )
+from agents.search import compiled
 from scopa_env.engine import kernel
 
 try:  # the web extra; without it ``scopa-web`` says how to install it (``_require_web``)
@@ -599,8 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         warning = _raise_file_limit(config.max_connections)
         if warning:
             print(warning, flush=True)
-        try:  # the bots' end-game solver runs on the compiled kernel: load (or compile) it now, not on a player's move
-            kernel.jit()
+        try:  # the bots' end-game solver runs on the compiled search: load (or compile) it now, not on a player's move
+            compiled.jit()
         except kernel.KernelUnavailableError as e:
             print(f"warning: {e}; bots fail at the end of a hand until it is fixed", flush=True)
         print(f"scopa-web: open {server.url} in a browser (Ctrl-C stops)", flush=True)
