@@ -511,7 +511,8 @@ NAME_EDGES = {
     "scopa_env/engine/kernel.py": {"kernel_for"},
     "scopa_env/oracle/reference.py": {"ReferenceGame.__init__"},  # the engines and envs, built with a name
     "scopa_env/engine/single.py": {"SingleGame.__init__", "SingleGame.from_state", "new_game", "game_from_state"},
-    "scopa_env/games/learner.py": {"LearnerGames.__init__", "SingleLearnerGame.__init__"},
+    "scopa_env/games/learner.py": {"LearnerGames.__init__"},
+    "scopa_env/games/learner_single.py": {"SingleLearnerGame.__init__"},
 }
 """The functions that take a variant *name* as well as ``Rules`` (``Rules | str``): the edges where a person or a file
 names a variant (commands, specs, files, the engine's and the envs' public entry points). Everything inside takes

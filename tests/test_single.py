@@ -25,7 +25,8 @@ from scopa_env.engine import core, observation
 from scopa_env.engine.single import SingleGame, bits_of, cards_of, game_from_state, new_game
 from scopa_env.envs import aec
 from scopa_env.envs.gym import ScopaEnv
-from scopa_env.games.learner import LearnerGames, SingleLearnerGame
+from scopa_env.games.learner import LearnerGames
+from scopa_env.games.learner_single import SingleLearnerGame
 from scopa_env.rules import VARIANTS, get_rules
 
 
@@ -282,13 +283,15 @@ class _BatchedScopaEnv(ScopaEnv):
         ("simple-3", {"reward": "points", "max_hands": 2}),
         ("classic", {"reward": "points", "max_hands": 3, "learner_seat": 0}),
         ("scopone-scientifico", {"opponents": ["random", "random"], "probs": [0.3, 0.7]}),
+        ("cirulla", {"reward": "points", "learner_seat": "rotate"}),  # its RandomAgent through driver.decide
+        ("cirulla-4", {"partner": "random", "episode": "hand"}),
     ],
 )
 def test_gymnasium_env_plays_the_same_episodes_as_on_the_batched_core(variant: str, kwargs: dict[str, Any]) -> None:
     fast, ref = ScopaEnv(variant, **kwargs), _BatchedScopaEnv(variant, **kwargs)
     assert isinstance(fast.games, SingleLearnerGame) and not isinstance(ref.games, SingleLearnerGame)
     rng = np.random.default_rng(3)
-    d = get_rules(variant).num_cards
+    d = get_rules(variant).num_actions  # cirulla's stop and knocks too
     for episode in range(4):
         seed = 40 + episode if episode % 2 == 0 else None  # seeded, then the next game of the chain
         (obs_a, info_a), (obs_b, info_b) = fast.reset(seed=seed), ref.reset(seed=seed)

@@ -6,9 +6,10 @@ module, or ``gymnasium.make("scopa/...")``, loads neither (nor PettingZoo).
 
 A *learner* plays one seat (or, with ``partner="self"``, every seat of its side) and the other seats are played
 by ``scopa_env.games.policy.Policy`` objects, called in batches between the learner's decisions. Both envs are thin
-faces over ``scopa_env.games.learner.LearnerGames``, which maps seats to the learner, its partner and its opponents,
-drives ``core.step`` and pays rewards from the core's ``StepInfo``; no rule of the game lives here. ``ScopaEnv``
-plays its one game on ``SingleLearnerGame``, the same engine on the single-game fast path
+faces over one loop, ``scopa_env.games.learner.LearnerGames``, which maps seats to the learner, its partner and its
+opponents, lets the other seats act and pays rewards (``learner.hand_outcome``); no rule of the game lives here.
+``ScopaVecEnv`` runs it on the batched core; ``ScopaEnv`` runs every variant on
+``scopa_env.games.learner_single.SingleLearnerGame``, the same loop on one game of the compiled kernel
 (``scopa_env.engine.single.SingleGame``, checked move for move against the core).
 
     env = ScopaEnv("classic", opponents="random")                 # gymnasium.Env, one game
@@ -67,12 +68,11 @@ from scopa_env.games.learner import (
     LearnerGames,
     MaskFilter,
     OpponentSpec,
-    SingleLearnerGame,
     check_seed,
     validate_mask_filter,
 )
+from scopa_env.games.learner_single import SingleLearnerGame
 from scopa_env.rules import Rules, get_rules
-from scopa_env.rules.variant import hook_class
 
 if TYPE_CHECKING:
     from scopa_env.envs.vec_env import ScopaVecEnv
@@ -118,7 +118,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
     _games_class: type[LearnerGames] = SingleLearnerGame
-    """The engine: the single-game one; ``LearnerGames`` (batched core, B = 1) plays the same games, slower."""
+    """The loop's engine, for every variant: the single-game one; ``LearnerGames`` (batched core, B = 1) plays the same
+    games, slower (``tests/test_single.py``'s reference)."""
 
     def __init__(
         self,
@@ -139,10 +140,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
-        # cirulla on the batched core: SingleLearnerGame's own RandomAgent draws know no knocks nor fifteens' picks
-        single = hook_class(self.rules).single_learner
-        games_class = self._games_class if single else LearnerGames
-        self.games = games_class(
+        self.games = self._games_class(
             self.rules,
             1,
             opponents,
@@ -207,13 +205,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
                 obs, gain, ended = played
                 details: dict[str, Any] = {"learner_seat": single.seat}
                 if ended:
-                    _, truncated, result, margin, opponent, pool = ended[0]
-                    details["TimeLimit.truncated"] = truncated
-                    details["episode_opponent"] = opponent
-                    details["episode_pool"] = pool
-                    details["episode_result"] = result
-                    details["episode_margin"] = margin
-                    terminated = not truncated
+                    terminated, truncated = _ended(details, ended[0])
                 else:  # not finished: obs is the seat to act's
                     terminated = truncated = False
                 if self.render_mode == "human":
@@ -233,9 +225,8 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         if replaced[0]:
             info["illegal_action"] = True
         if ends.idx.size:
-            info.update(ends.info(0))
-            del info["terminal_observation"]
-            obs, terminated, truncated = ends.observation[0], not bool(ends.truncated[0]), bool(ends.truncated[0])
+            terminated, truncated = _ended(info, ends)
+            obs = ends.observation[0]
         else:
             obs, terminated, truncated = self.games.observe()[0], False, False
         if self.render_mode == "human":
@@ -261,6 +252,15 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             print(text + "\n")
             return None
         return text
+
+
+def _ended(info: dict[str, Any], ends: EpisodeEnds) -> tuple[bool, bool]:
+    """Add the first ended episode's ``info`` keys (not ``terminal_observation``: the step's observation is it) to
+    ``info``; (terminated, truncated)."""
+    info.update(ends.info(0))
+    del info["terminal_observation"]
+    truncated = info["TimeLimit.truncated"]
+    return not truncated, truncated
 
 
 def make_registered(id_variant: str, variant: str | Rules | None = None, **kwargs: Any) -> ScopaEnv:

@@ -85,8 +85,8 @@ class CirullaHook(HookBase):
     action_words = "action ids"
     """What the action ids are (the cards, then ``stop``, ``knock-sum``, ``knock-tris``), in errors."""
     single_learner = False
-    """The Gymnasium env runs cirulla on the batched core: ``SingleLearnerGame``'s own RandomAgent draws know no
-    knocks nor fifteens' picks."""
+    """The kernel's compiled ``RandomAgent`` play knows no knocks nor fifteens' picks: the Gymnasium env's
+    ``SingleLearnerGame`` plays a cirulla ``RandomAgent`` through ``driver.decide``, like any policy."""
     extra_scope = 2
     """The initial table's take: up to two scope beyond one per play."""
 

@@ -32,7 +32,8 @@ class HookBase:
     action_words: str
     """What the action ids are, in the errors of bad actions."""
     single_learner: bool
-    """The single-game Gymnasium env may run on ``learner.SingleLearnerGame``."""
+    """The kernel's compiled ``RandomAgent`` play knows the family's moves: ``learner_single.SingleLearnerGame`` (the
+    Gymnasium env's loop, every family) may draw a ``RandomAgent`` opponent's moves in compiled code."""
     extra_scope: int
     """Scope a side may make in a hand beyond one per play (the observation's bounds)."""
 

@@ -55,8 +55,8 @@ class ScopaHook(HookBase):
     action_words = "card ids"
     """What the action ids are (the card ids, ``0..num_cards - 1``), in the errors of bad actions."""
     single_learner = True
-    """The single-game Gymnasium env may run on ``learner.SingleLearnerGame`` (its RandomAgent draws know the
-    family's moves)."""
+    """``learner_single.SingleLearnerGame`` may draw a ``RandomAgent`` opponent's moves in compiled code (the kernel's
+    random play knows the family's moves)."""
     extra_scope = 0
     """Scope a side may make in a hand beyond one per play (the observation's bounds): none."""
 
