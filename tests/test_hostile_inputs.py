@@ -126,18 +126,6 @@ def test_a_bad_rllib_module_is_refused_when_built(tmp_path: Path, head: int, cha
 # ------------------------------------------------------------------------------------------- checkpoints, resume
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished smoke run (4,096 steps; step files at 2,048 and 4,096)."""
-    import train
-
-    root = tmp_path_factory.mktemp("smoke")
-    smoke = str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml")
-    assert train.main(["--config", smoke, "--run-root", str(root), "--name", "h", "--lr-end-fraction", "1"]) == 0
-    (run,) = [p for p in root.iterdir() if p.is_dir()]
-    return run
-
-
 def _rewrite_member(path: Path, member: str, change: object) -> None:
     """Replace one member of a checkpoint zip with ``change(old bytes) -> new bytes``."""
     import zipfile

@@ -68,14 +68,6 @@ def plant_in_data(path: Path, marker: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("runs")
-    assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", "sec", "--lr-end-fraction", "1"]) == 0
-    (run,) = [p for p in root.iterdir() if p.is_dir()]
-    return run
-
-
 @pytest.fixture
 def crafted(smoke_run: Path, tmp_path: Path) -> tuple[Path, Path]:
     """(a copy of the smoke run's best.zip with a payload in its data member, the payload's marker path)."""

@@ -293,10 +293,8 @@ def test_smoke_run_writes_a_loadable_checkpoint_and_tensorboard_events(tmp_path:
         assert tag in tags, tag
 
 
-def test_resume_continues_like_an_uninterrupted_run(tmp_path: Path) -> None:
-    fixed = ["--lr-end-fraction", "1"]  # a constant schedule does not depend on total_steps
-    full = _smoke(tmp_path, "full", *fixed)
-    half = _smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
+def test_resume_continues_like_an_uninterrupted_run(smoke_run: Path, smoke_half: Path) -> None:
+    full, half = smoke_run, smoke_half  # a constant schedule does not depend on total_steps
     assert read_checkpoint_meta(half / "last.zip")["steps"] == 2048
     assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
     assert read_checkpoint_meta(half / "last.zip")["steps"] == 4096
@@ -307,9 +305,9 @@ def test_resume_continues_like_an_uninterrupted_run(tmp_path: Path) -> None:
     assert train.main(["--resume", str(half)]) == 0  # already done: nothing to train
 
 
-def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fixed = ["--lr-end-fraction", "1"]
-    full = _smoke(tmp_path, "full", *fixed)
+def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(
+    smoke_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = load_config(SMOKE, {"run_root": str(tmp_path), "name": "cut", "lr_end_fraction": 1.0})
     trainer = Trainer.create(cfg)
     original = Trainer.on_step
@@ -326,10 +324,10 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(tmp_path: Path, monkeypa
     assert read_checkpoint_meta(run / "last.zip")["steps"] == 2048  # the start of the interrupted rollout
     assert json.loads((run / "history.jsonl").read_text().splitlines()[-1])["event"] == "interrupt"
     assert train.main(["--resume", str(run)]) == 0
-    assert same_weights(full / "last.zip", run / "last.zip")
+    assert same_weights(smoke_run / "last.zip", run / "last.zip")
 
 
-def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
+def test_endgame_distillation_runs_and_resumes_exactly(smoke_run: Path, tmp_path: Path) -> None:
     fixed = ["--lr-end-fraction", "1", "--distill-coef", "1", "--distill-fraction", "0.5"]
     full = _smoke(tmp_path, "full", *fixed)
     tags = _tags(full)
@@ -343,8 +341,7 @@ def test_endgame_distillation_runs_and_resumes_exactly(tmp_path: Path) -> None:
     # 64 games x 16 steps per rollout, about 1 learner decision in 6 an open end game, half of them labelled (fewer
     # in the first rollout, which starts with every hand)
     assert len(labels) == 4 and all(0 < n <= 250 for n in labels) and 150 < sum(labels) < 600, labels
-    plain = _smoke(tmp_path, "plain", "--lr-end-fraction", "1")
-    assert not same_weights(full / "last.zip", plain / "last.zip")  # the extra loss changes the training
+    assert not same_weights(full / "last.zip", smoke_run / "last.zip")  # the extra loss changes the training
     half = _smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
     assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
     assert same_weights(full / "last.zip", half / "last.zip")

@@ -23,13 +23,6 @@ from tests.helpers import same_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
-FIXED = ["--lr-end-fraction", "1"]  # a constant schedule does not depend on total_steps
-
-
-def _smoke(root: Path, name: str, *extra: str) -> Path:
-    assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, *FIXED, *extra]) == 0
-    (run,) = [p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name]
-    return run
 
 
 def _history(run: Path) -> list[dict[str, Any]]:
@@ -38,12 +31,6 @@ def _history(run: Path) -> list[dict[str, Any]]:
 
 def _eval_steps(run: Path) -> list[int]:
     return [json.loads(line)["step"] for line in (run / "eval.jsonl").read_text().splitlines()]
-
-
-@pytest.fixture(scope="module")
-def full(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An uninterrupted smoke run (4,096 steps; step files at 2,048 and 4,096)."""
-    return _smoke(tmp_path_factory.mktemp("full"), "full")
 
 
 def _truncate(path: Path) -> None:
@@ -74,25 +61,25 @@ def _damage_resume_member(path: Path, at: int = 100, n: int = 32) -> None:
 
 @pytest.mark.parametrize("damage", [_truncate, _flip_bytes, _damage_resume_member])
 def test_a_damaged_last_zip_resumes_from_the_newest_intact_step_file(
-    full: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture[str]
+    smoke_run: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = Path(shutil.copytree(full, tmp_path / "run"))
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
     damage(run / "last.zip")
     damage(run / "checkpoints" / "step_000004096.zip")
     assert train.main(["--resume", str(run), "--total-steps", "4096"]) == 0
     err = capsys.readouterr().err
     assert "skipped damaged checkpoints" in err and "checkpoints/step_000002048.zip (step 2,048)" in err
     assert "Traceback" not in err
-    assert same_weights(full / "last.zip", run / "last.zip")  # it trained 2,048 -> 4,096 again, exactly
-    assert _eval_steps(run) == _eval_steps(full) == [0, 2048, 4096]  # no duplicate evaluation lines
+    assert same_weights(smoke_run / "last.zip", run / "last.zip")  # it trained 2,048 -> 4,096 again, exactly
+    assert _eval_steps(run) == _eval_steps(smoke_run) == [0, 2048, 4096]  # no duplicate evaluation lines
     assert [e.get("from_step") for e in _history(run) if e["event"] == "resume"] == [2048]
 
 
 @pytest.mark.parametrize("damage", [_truncate, _damage_resume_member])
 def test_nothing_intact_says_so_and_what_to_do(
-    full: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture
+    smoke_run: Path, tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture
 ) -> None:
-    run = Path(shutil.copytree(full, tmp_path / "run"))
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
     for p in [run / "last.zip", *(run / "checkpoints").iterdir()]:
         damage(p)
     assert train.main(["--resume", str(run), "--total-steps", "8192"]) == 2
@@ -101,9 +88,9 @@ def test_nothing_intact_says_so_and_what_to_do(
     assert "start a" in err and "Traceback" not in err
 
 
-def test_a_step_file_newer_than_last_zip_wins(full: Path, tmp_path: Path) -> None:
+def test_a_step_file_newer_than_last_zip_wins(smoke_half: Path) -> None:
     """A kill between writing a step file and last.zip leaves last.zip behind: the step file is used."""
-    half = _smoke(tmp_path, "half", "--total-steps", "2048")
+    half = smoke_half
     old_last = (half / "last.zip").read_bytes()
     assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
     (half / "last.zip").write_bytes(old_last)  # as if killed after step_4096.zip, before last.zip
@@ -117,9 +104,9 @@ def test_a_step_file_newer_than_last_zip_wins(full: Path, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("name", ["last.zip", "best.zip"])
 def test_a_folder_in_place_of_a_checkpoint_file_is_refused_before_training(
-    full: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+    smoke_run: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = Path(shutil.copytree(full, tmp_path / "run"))
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
     (run / name).unlink()
     (run / name).mkdir()
     history = (run / "history.jsonl").read_text()
@@ -130,8 +117,8 @@ def test_a_folder_in_place_of_a_checkpoint_file_is_refused_before_training(
     assert (run / name).is_dir()  # the user's folder is left alone
 
 
-def test_step_files_stand_in_for_last_zip(full: Path, tmp_path: Path) -> None:
-    run = Path(shutil.copytree(full, tmp_path / "run"))
+def test_step_files_stand_in_for_last_zip(smoke_run: Path, tmp_path: Path) -> None:
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
     (run / "last.zip").unlink()
     assert train.main(["--resume", str(run), "--total-steps", "4096"]) == 0  # step_4096: already done
     assert train.main(["--resume", str(run), "--total-steps", "6144"]) == 0
@@ -156,8 +143,8 @@ def test_a_checkpoint_exists_from_the_first_rollout(tmp_path: Path, monkeypatch:
     assert train.main(["--resume", str(run), "--total-steps", "2048"]) == 0
 
 
-def test_a_no_op_resume_changes_nothing(full: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run = Path(shutil.copytree(full, tmp_path / "run"))
+def test_a_no_op_resume_changes_nothing(smoke_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = Path(shutil.copytree(smoke_run, tmp_path / "run"))
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "history.jsonl"}
     assert train.main(["--resume", str(run), "--total-steps", "100"]) == 0
     assert "nothing to do" in capsys.readouterr().out
