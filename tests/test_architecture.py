@@ -560,6 +560,7 @@ FAMILY_TESTERS = {
     "scopa_env/rules/__init__.py": "defines the flag (Rules.cirulla) and the action count it adds",
     "scopa_env/rules/cirulla.py": "the cirulla family: CirullaHook.covers(rules)",
     "scopa_env/oracle/reference.py": "the independent oracle: shares no code with the engine, it tests the rules",
+    "scopa_env/oracle/reference_scoring.py": "the oracle's scoring: no code shared with the engine (cirulla's points)",
 }
 """The modules that may ask whether rules are cirulla's (``.cirulla``); everything else asks the rules' family hook
 (``scopa_env.rules.variant``: ``core.tables_for(rules).variant``, ``variant.hook_class(rules)``) or the data it

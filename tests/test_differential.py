@@ -141,7 +141,7 @@ def run_cirulla_differential(
     the revealed cards, knock points and the initial-table take; the knock is drawn uniformly among no knock and the
     legal kinds. In the CHOOSE phase ``stop`` must be legal exactly when the picked cards are a capture inside
     another; a planned capture strictly inside another ends with ``stop``. Returns (decisions, knocks, stops)."""
-    from scopa_env.oracle.reference import point_keys
+    from scopa_env.oracle.reference_scoring import point_keys
 
     rules = CIRULLA_VARIANTS[variant]
     d = rules.num_cards

@@ -26,11 +26,11 @@ from scopa_env.oracle.reference import (
     KNOCK_POINTS,
     MAX_REDEAL_ATTEMPTS,
     ReferenceGame,
-    _describe,
-    _fmt,
     _shuffled,
     captures,
+    card_texts,
     deal_schedule,
+    describe_move,
     hand_deck,
     knock_kinds,
     knock_why_not,
@@ -167,7 +167,8 @@ def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> No
             void = void_reason(rules, table)
             _require(
                 void is None,
-                f"{where} table: {_fmt(table, deck)}: {void}, so the deal is void and must be redone ({rules.name!r})",
+                f"{where} table: {card_texts(table, deck)}: {void}, so the deal is void and must be redone "
+                f"({rules.name!r})",
             )
             note(table, f"{where} table")
             got_table = set(table)
@@ -210,8 +211,9 @@ def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> No
     table, packets = deal_schedule(rules, order, dealer)
     raise RecordError(
         f"hand {h} deals: not the deal of seed {seed} (attempt {attempt}, dealer {dealer}): expected table "
-        f"{_fmt(table, deck)} and deal 0 {[_fmt(p, deck) for p in packets[0]]}, got table {_fmt(got_table, deck)} "
-        f"and deal 0 {[_fmt(p, deck) for p in got_packets[0]]}"
+        f"{card_texts(table, deck)} and deal 0 {[card_texts(p, deck) for p in packets[0]]}, got table "
+        f"{card_texts(got_table, deck)} "
+        f"and deal 0 {[card_texts(p, deck) for p in got_packets[0]]}"
     )
 
 
@@ -260,28 +262,29 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
             raise RecordError(f"{at} card: {err}") from None
         _require(
             card in game.hands[seat],
-            f"{at}: seat {seat} does not hold {format_card(card, deck)} (hand {_fmt(game.hands[seat], deck)})",
+            f"{at}: seat {seat} does not hold {format_card(card, deck)} (hand {card_texts(game.hands[seat], deck)})",
         )
         capture = frozenset(_parse_list(_field(move, "capture", at), deck, f"{at} capture"))
         legal = captures(rules, game.table, card)
         if legal:
             _require(
                 capture in legal,
-                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}"
+                f"{at}: {describe_move(card, capture, deck)} is not legal on table {card_texts(game.table, deck)}"
                 f"{_why_illegal(rules, game.table, card, capture)}; the legal captures are "
-                f"{[_fmt(c, deck) for c in legal]}",
+                f"{[card_texts(c, deck) for c in legal]}",
             )
         else:
             _require(
                 not capture,
-                f"{at}: {_describe(card, capture, deck)} is not legal on table {_fmt(game.table, deck)}; "
+                f"{at}: {describe_move(card, capture, deck)} is not legal on table {card_texts(game.table, deck)}; "
                 f"{format_card(card, deck)} captures nothing there and must be laid (capture [])",
             )
         scopa = _field(move, "scopa", at)
         result = game.play(card, capture)
         _require(
             scopa is result["scopa"],
-            f"{at} scopa: expected {str(result['scopa']).lower()} for {_describe(card, capture, deck)}, got {scopa!r}",
+            f"{at} scopa: expected {str(result['scopa']).lower()} for {describe_move(card, capture, deck)}, "
+            f"got {scopa!r}",
         )
         if not result["hand_over"]:
             dealt = game.deal_no + 1
@@ -318,8 +321,8 @@ def _replay_hand(rules: Rules, game: ReferenceGame, h: int, hand: Any) -> bool:
     got_cards = frozenset(_parse_list(_field(leftover, "cards", f"{where} leftover"), deck, f"{where} leftover"))
     _require(
         got_side == leftover_side and got_cards == leftover_cards,
-        f"{where} leftover: expected side {leftover_side} with {_fmt(leftover_cards, deck)}, "
-        f"got side {got_side!r} with {_fmt(got_cards, deck)}",
+        f"{where} leftover: expected side {leftover_side} with {card_texts(leftover_cards, deck)}, "
+        f"got side {got_side!r} with {card_texts(got_cards, deck)}",
     )
     points = _field(hand, "points", where)
     _require(
@@ -395,12 +398,12 @@ def _replay_knocks(
         kind = entry["kind"]
         _require(
             kind in game.knock_options(),
-            f"{at}: a {kind!r} knock is not legal: seat {seat}'s hand {_fmt(hand, deck)} does not qualify "
+            f"{at}: a {kind!r} knock is not legal: seat {seat}'s hand {card_texts(hand, deck)} does not qualify "
             f"({knock_why_not(rules, hand, kind)})",
         )
         _require(
             cards == hand,
-            f"{at} cards: a knock reveals the seat's hand {_fmt(hand, deck)}, got {_fmt(cards, deck)}",
+            f"{at} cards: a knock reveals the seat's hand {card_texts(hand, deck)}, got {card_texts(cards, deck)}",
         )
         _require(
             entry["points"] == KNOCK_POINTS[kind],
@@ -416,7 +419,8 @@ def _replay_knocks(
         at = f"hand {h} knocks entry {used} (seat {seat}, deal {d})"
         if entry["kind"] not in kinds:
             raise RecordError(
-                f"{at}: seat {seat}'s hand {_fmt(dealt, deck)} at deal {d} does not qualify for a {entry['kind']!r} "
+                f"{at}: seat {seat}'s hand {card_texts(dealt, deck)} at deal {d} does not qualify for a "
+                f"{entry['kind']!r} "
                 f"knock ({knock_why_not(rules, dealt, entry['kind'])})"
             )
         raise RecordError(
@@ -437,7 +441,7 @@ def _check_table_take(rules: Rules, game: ReferenceGame, h: int, hand: Mapping[s
             f"has no table take, so it must be null, got {got!r}",
         )
         return
-    want = {"side": take["side"], "cards": _fmt(take["cards"], rules.deck), "scope": take["scope"]}
+    want = {"side": take["side"], "cards": card_texts(take["cards"], rules.deck), "scope": take["scope"]}
     ok = (
         isinstance(got, Mapping)
         and set(got) == set(want)

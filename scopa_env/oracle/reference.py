@@ -8,11 +8,9 @@ Contents:
 
 - ``captures(rules, table, card)``: every legal capture of one card (RULES.md sections 3 and 6; cirulla's
   fifteens and ace takes all included).
-- ``score_hand(rules, piles, scope, knock_points)``: the hand points of each side (section 4; cirulla's napoli,
-  grande and knocks).
+- scoring: ``score_hand`` and ``match_winner`` are ``scopa_env.oracle.reference_scoring``'s.
 - cirulla: ``knock_kinds`` (what a dealt hand may knock), ``table_take_scope`` (the initial 15 / 30),
   ``void_reason`` (two aces, three kings).
-- ``match_winner(rules, scores)``: the winner once a side reached the target, else ``None`` (section 5).
 - ``hand_deck`` / ``deal_schedule``: the seeded deck of a hand (after void deals) and how it is dealt (section 2).
 - ``ReferenceGame``: a whole match with plain attributes; ``play`` applies one move, ``knock`` one knock decision
   (cirulla).
@@ -44,51 +42,42 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from scopa_env.rules import CATEGORIES, Rules, get_rules
-from scopa_env.rules.cards import DECKS, Deck, Suit, format_card, parse_card
+from scopa_env.oracle.reference_scoring import deck_facts, match_winner, score_hand
+from scopa_env.rules import Rules, get_rules
+from scopa_env.rules.cards import DECKS, Deck, format_card, parse_card
 from scopa_env.rules.shuffle import first_dealer, shuffled_decks
 
 __all__ = [
-    "CIRULLA_POINT_KEYS",
     "FIFTEEN",
     "KNOCK_POINTS",
     "MAX_REDEAL_ATTEMPTS",
     "PHASES",
-    "POINT_KEYS",
     "ReferenceGame",
     "captures",
+    "card_texts",
     "deal_schedule",
+    "describe_move",
     "fifteen_features",
     "hand_deck",
     "is_ace_sweep",
     "is_void_table",
     "knock_kinds",
     "knock_why_not",
-    "match_winner",
     "observe",
     "play_features",
-    "point_keys",
     "receiving_order",
-    "score_hand",
     "table_take_scope",
     "void_reason",
 ]
 
-POINT_KEYS = (*CATEGORIES, "total")
-"""Keys of one side's hand-points dict: the categories, then their sum."""
-CIRULLA_POINT_KEYS = (*CATEGORIES, "napoli", "grande", "knocks", "total")
-"""Keys of one side's hand-points dict in cirulla (RULES.md section 8)."""
 FIFTEEN = 15
 """Cirulla: a fifteen's played card and taken cards add up to this; so does an initial table taken with a scopa."""
 KNOCK_SUM_MAX = 9
 """Cirulla: a ``sum`` knock needs the hand's values to add up to at most this (``7c`` counting 1)."""
 KNOCK_POINTS = {"sum": 3, "tris": 10}
 """Cirulla: points of each knock kind."""
-GRANDE_POINTS = 5
-"""Cirulla: points of grande (``Jd Qd Kd``)."""
 PHASES = ("knock", "play", "done")
 """Values of ``ReferenceGame.phase``."""
 MAX_REDEAL_ATTEMPTS = 10
@@ -100,54 +89,17 @@ Move = tuple[int, frozenset[int]]
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Card facts as plain tuples (the Deck properties are numpy arrays; plain tuples keep this module numpy-free).
+# Cards and moves in words (the game's errors and records, the record checker's messages).
 
 
-@dataclass(frozen=True)
-class _DeckFacts:
-    """Per-card facts of one deck, indexed by card id."""
-
-    rank: tuple[int, ...]
-    """Rank index, 0 = ace."""
-    suit: tuple[int, ...]
-    """Suit index, 0 = denari."""
-    value: tuple[int, ...]
-    """Capture value, rank index + 1."""
-    primiera: tuple[int, ...]
-    """Primiera value (sevens 21, sixes 18, aces 16, ... faces 10)."""
-    seven: int
-    """Rank index of the sevens."""
-    king: int
-    """Rank index of the kings."""
-
-
-def _facts(deck: Deck) -> _DeckFacts:
-    """The facts of ``deck`` (computed once per deck name)."""
-    return _facts_by_name(deck.name)
-
-
-@functools.cache
-def _facts_by_name(deck_name: str) -> _DeckFacts:
-    deck = DECKS[deck_name]
-    n = deck.num_ranks
-    return _DeckFacts(
-        rank=tuple(c % n for c in range(deck.num_cards)),
-        suit=tuple(c // n for c in range(deck.num_cards)),
-        value=tuple(c % n + 1 for c in range(deck.num_cards)),
-        primiera=tuple(int(p) for p in deck.primiera.tolist()),
-        seven=deck.ranks.index("7"),
-        king=deck.king_rank,
-    )
-
-
-def _fmt(cards: Iterable[int], deck: Deck) -> list[str]:
+def card_texts(cards: Iterable[int], deck: Deck) -> list[str]:
     """Cards in notation, sorted by card id."""
     return [format_card(c, deck) for c in sorted(cards)]
 
 
-def _describe(card: int, capture: Iterable[int], deck: Deck) -> str:
+def describe_move(card: int, capture: Iterable[int], deck: Deck) -> str:
     """One move in words: ``'7d takes 5c+2b'`` or ``'7d laid'``."""
-    taken = _fmt(capture, deck)
+    taken = card_texts(capture, deck)
     return f"{format_card(card, deck)} takes {'+'.join(taken)}" if taken else f"{format_card(card, deck)} laid"
 
 
@@ -165,7 +117,7 @@ def captures(rules: Rules, table: Iterable[int], card: int) -> list[frozenset[in
     15 minus the card's value is a capture too (a fifteen), beside equal rank and sums, but never beside
     ace-takes-all. Sorted by the sorted tuple of card ids.
     """
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     on_table = sorted(set(table))
     if card in on_table:
         raise ValueError(f"card {format_card(card, rules.deck)} is both played and on the table")
@@ -174,13 +126,13 @@ def captures(rules: Rules, table: Iterable[int], card: int) -> list[frozenset[in
 
 def _takes_all(rules: Rules, on_table: Sequence[int], rank: int) -> bool:
     """Ace takes all applies: an ace played on a non-empty table that holds no ace (``rules.ace_takes_all``)."""
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     return rules.ace_takes_all and rank == 0 and bool(on_table) and all(facts.rank[t] != 0 for t in on_table)
 
 
 def _subsets_summing(rules: Rules, on_table: list[int], total: int, min_cards: int) -> list[tuple[int, ...]]:
     """Every increasing run of sorted ``on_table``, ``min_cards`` cards or more, whose values add up to ``total``."""
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     found: list[tuple[int, ...]] = []
     chosen: list[int] = []
 
@@ -204,7 +156,7 @@ def _subsets_summing(rules: Rules, on_table: list[int], total: int, min_cards: i
 
 def _classic_captures(rules: Rules, on_table: list[int], rank: int) -> list[frozenset[int]]:
     """Equal rank (each one alone) if any, else the sums of two or more cards; ace-takes-all excluded."""
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     same_rank = [t for t in on_table if facts.rank[t] == rank]
     if same_rank:
         return [frozenset({t}) for t in same_rank]
@@ -230,118 +182,9 @@ def _captures_by_rank(rules: Rules, on_table: list[int], rank: int) -> list[froz
 
 def is_ace_sweep(rules: Rules, card: int, capture: Iterable[int]) -> bool:
     """True for scopa d'assi's ace-takes-all capture (never a scopa): an ace capturing cards that hold no ace."""
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     taken = list(capture)
     return rules.ace_takes_all and facts.rank[card] == 0 and bool(taken) and all(facts.rank[c] != 0 for c in taken)
-
-
-def _category_winners(values: Sequence[int], shared: bool, minimum: int = 1) -> list[int]:
-    """Sides that score a category: the unique strict leader, or with ``shared`` every side tied at the top.
-
-    Nobody scores when the top value is below ``minimum`` (at least 1: a side with nothing never scores).
-    """
-    top = max(values)
-    if top < max(minimum, 1):
-        return []
-    leaders = [i for i, v in enumerate(values) if v == top]
-    return leaders if shared or len(leaders) == 1 else []
-
-
-def _primiera(pile: Iterable[int], facts: _DeckFacts) -> int:
-    """Sum over the four suits of the best primiera value held in that suit; 0 when a suit is missing."""
-    best = [0, 0, 0, 0]
-    for c in pile:
-        best[facts.suit[c]] = max(best[facts.suit[c]], facts.primiera[c])
-    return sum(best) if all(best) else 0
-
-
-def _napoli(pile: set[int], deck: Deck) -> int:
-    """Napoli: ``Ad 2d 3d`` score 3, plus 1 for each further coin in unbroken value order (all ten coins: 10)."""
-    coins = [Suit.DENARI * deck.num_ranks + r for r in range(deck.num_ranks)]
-    if not all(c in pile for c in coins[:3]):
-        return 0
-    run = 3
-    while run < len(coins) and coins[run] in pile:
-        run += 1
-    return run
-
-
-def _grande(pile: set[int], deck: Deck) -> int:
-    """Grande: the three coin faces ``Jd Qd Kd`` together score 5."""
-    faces = [Suit.DENARI * deck.num_ranks + r for r in range(deck.num_ranks - 3, deck.num_ranks)]
-    return GRANDE_POINTS if all(c in pile for c in faces) else 0
-
-
-def point_keys(rules: Rules) -> tuple[str, ...]:
-    """Keys of one side's hand-points dict under ``rules``: ``CIRULLA_POINT_KEYS`` for cirulla, else ``POINT_KEYS``."""
-    return CIRULLA_POINT_KEYS if rules.cirulla else POINT_KEYS
-
-
-def score_hand(
-    rules: Rules,
-    piles: Sequence[Iterable[int]],
-    scope: Sequence[int],
-    knock_points: Sequence[int] | None = None,
-) -> list[dict[str, int]]:
-    """Hand points of each side (RULES.md sections 4 and 6), one dict per side with the keys ``point_keys(rules)``.
-
-    ``carte, denari, settebello, primiera, scope, total``; cirulla adds ``napoli, grande, knocks`` before ``total``.
-    ``piles[i]`` holds the cards side i captured (leftover and the initial-table take included), ``scope[i]`` its
-    scope this hand (the table take's included), ``knock_points[i]`` its knock points this hand (cirulla; default
-    none).
-    """
-    if len(piles) != rules.num_sides or len(scope) != rules.num_sides:
-        raise ValueError(
-            f"score_hand: {rules.name!r} has {rules.num_sides} sides, got {len(piles)} piles and {len(scope)} scope"
-        )
-    knocked = [0] * rules.num_sides if knock_points is None else [int(k) for k in knock_points]
-    if len(knocked) != rules.num_sides:
-        raise ValueError(f"score_hand: {rules.name!r} has {rules.num_sides} sides, got {len(knocked)} knock points")
-    if any(knocked) and not rules.knocks:
-        raise ValueError(f"score_hand: {rules.name!r} has no knocks, got knock points {knocked}")
-    deck = rules.deck
-    facts = _facts(deck)
-    sets = [set(p) for p in piles]
-    shared = rules.shared_lead_scores
-    carte = [len(p) for p in sets]
-    denari = [sum(1 for c in p if facts.suit[c] == Suit.DENARI) for p in sets]
-    settebello = [int(deck.settebello in p) for p in sets]
-    if rules.simple_primiera:
-        primiera = [sum(1 for c in p if facts.rank[c] == facts.seven) for p in sets]
-    else:
-        primiera = [_primiera(p, facts) for p in sets]
-    carte_min = deck.num_cards // 2 + 1 if rules.majority_needed else 1
-    denari_min = deck.num_ranks // 2 + 1 if rules.majority_needed else 1
-    winners = {
-        "carte": _category_winners(carte, shared, carte_min),
-        "denari": _category_winners(denari, shared, denari_min),
-        "settebello": _category_winners(settebello, shared),
-        "primiera": _category_winners(primiera, shared),
-    }
-    keys = point_keys(rules)
-    out: list[dict[str, int]] = []
-    for side in range(rules.num_sides):
-        points = {key: int(side in winners[key]) for key in ("carte", "denari", "settebello", "primiera")}
-        points["scope"] = int(scope[side])
-        if rules.cirulla:
-            points["napoli"] = _napoli(sets[side], deck) if rules.napoli_grande else 0
-            points["grande"] = _grande(sets[side], deck) if rules.napoli_grande else 0
-            points["knocks"] = knocked[side]
-        points["total"] = sum(points[key] for key in keys[:-1])
-        out.append({key: points[key] for key in keys})
-    return out
-
-
-def match_winner(rules: Rules, scores: Sequence[int]) -> int | None:
-    """The side that wins the match after a hand (RULES.md section 5), or ``None`` to play another hand.
-
-    Only once some side has reached ``rules.target``; the winner is the side with strictly the most points.
-    """
-    top = max(scores)
-    if top < rules.target:
-        return None
-    leaders = [i for i, s in enumerate(scores) if s == top]
-    return leaders[0] if len(leaders) == 1 else None
 
 
 def is_void_table(rules: Rules, table: Iterable[int]) -> bool:
@@ -354,7 +197,7 @@ def void_reason(rules: Rules, table: Iterable[int]) -> str | None:
     """Why the initial ``table`` makes the deal void (``'it holds three or more kings'``), or ``None``."""
     if not (rules.void_on_kings or rules.void_on_aces):
         return None
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     ranks = [facts.rank[c] for c in table]
     if rules.void_on_kings and ranks.count(facts.king) >= 3:
         return "it holds three or more kings"
@@ -371,7 +214,7 @@ def table_take_scope(rules: Rules, table: Iterable[int]) -> int:
     """
     if not rules.table_take:
         return 0
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     matta = _matta(rules.deck)
     cards = list(table)
     if not cards:
@@ -402,7 +245,7 @@ def knock_kinds(rules: Rules, hand: Iterable[int]) -> list[str]:
     cards = sorted(set(hand))
     if len(cards) != 3:
         return []
-    facts = _facts(rules.deck)
+    facts = deck_facts(rules.deck)
     matta = _matta(rules.deck)
     kinds = []
     if sum(1 if c == matta else facts.value[c] for c in cards) <= KNOCK_SUM_MAX:
@@ -416,7 +259,7 @@ def knock_kinds(rules: Rules, hand: Iterable[int]) -> list[str]:
 def knock_why_not(rules: Rules, hand: Iterable[int], kind: str) -> str:
     """Why ``hand`` does not allow a knock of ``kind`` (for error messages)."""
     cards = sorted(set(hand))
-    deck, facts = rules.deck, _facts(rules.deck)
+    deck, facts = rules.deck, deck_facts(rules.deck)
     matta = _matta(deck)
     if kind == "sum":
         total = sum(1 if c == matta else facts.value[c] for c in cards)
@@ -566,8 +409,8 @@ class ReferenceGame:
             del self.stock[:size]
         deal: dict[str, Any] = {}
         if self.deal_no == 0:
-            deal["table"] = _fmt(self.table, self.rules.deck)  # as dealt, before any take
-        deal["hands"] = [_fmt(h, self.rules.deck) for h in self.hands]
+            deal["table"] = card_texts(self.table, self.rules.deck)  # as dealt, before any take
+        deal["hands"] = [card_texts(h, self.rules.deck) for h in self.hands]
         self.records[-1]["deals"].append(deal)
         if self.deal_no == 0:
             self._take_table()
@@ -588,7 +431,7 @@ class ReferenceGame:
         self.last_capturer = side
         self.table = set()
         self.table_take = {"side": side, "cards": taken, "scope": scope}
-        self.records[-1]["table_take"] = {"side": side, "cards": _fmt(taken, self.rules.deck), "scope": scope}
+        self.records[-1]["table_take"] = {"side": side, "cards": card_texts(taken, self.rules.deck), "scope": scope}
 
     # -- knocks -------------------------------------------------------------------------------------------------
 
@@ -621,7 +464,8 @@ class ReferenceGame:
             hand = self.hands[seat]
             why = knock_why_not(self.rules, hand, kind) if kind in KNOCK_POINTS else "unknown knock kind"
             raise ValueError(
-                f"{self._name()}: knock {kind!r} is not legal for seat {seat} (hand {_fmt(hand, self.rules.deck)}: "
+                f"{self._name()}: knock {kind!r} is not legal for seat {seat} (hand "
+                f"{card_texts(hand, self.rules.deck)}: "
                 f"{why}); legal: {', '.join(['None (no knock)', *map(repr, options)])}"
             )
         self.knock_queue.pop(0)
@@ -636,7 +480,7 @@ class ReferenceGame:
                     "seat": seat,
                     "deal": self.deal_no,
                     "kind": kind,
-                    "cards": _fmt(self.hands[seat], self.rules.deck),
+                    "cards": card_texts(self.hands[seat], self.rules.deck),
                     "points": points,
                 }
             )
@@ -680,12 +524,13 @@ class ReferenceGame:
         seat, side = self.current, self.seat_side[self.current]
         if card not in self.hands[seat] or capture not in (captures(rules, self.table, card) or [frozenset()]):
             legal = self.legal_moves()
-            listed = ", ".join(_describe(c, t, deck) for c, t in legal)
+            listed = ", ".join(describe_move(c, t, deck) for c, t in legal)
             raise ValueError(
-                f"illegal move for seat {seat}: {_describe(card, capture, deck)}; "
-                f"hand {_fmt(self.hands[seat], deck)}, table {_fmt(self.table, deck)}; legal moves: {listed}"
+                f"illegal move for seat {seat}: {describe_move(card, capture, deck)}; "
+                f"hand {card_texts(self.hands[seat], deck)}, table {card_texts(self.table, deck)}; legal "
+                f"moves: {listed}"
             )
-        sweep = bool(capture) and _takes_all(rules, sorted(self.table), _facts(deck).rank[card])
+        sweep = bool(capture) and _takes_all(rules, sorted(self.table), deck_facts(deck).rank[card])
         self.hands[seat].discard(card)
         self.revealed[seat].discard(card)
         if capture:
@@ -699,7 +544,7 @@ class ReferenceGame:
         if scopa:
             self.scope[side] += 1
         self.records[-1]["moves"].append(
-            {"seat": seat, "card": format_card(card, deck), "capture": _fmt(capture, deck), "scopa": scopa}
+            {"seat": seat, "card": format_card(card, deck), "capture": card_texts(capture, deck), "scopa": scopa}
         )
         self.current = (seat + 1) % rules.num_players
         result: dict[str, Any] = {
@@ -731,7 +576,7 @@ class ReferenceGame:
         for side, p in enumerate(points):
             self.scores[side] += p["total"]
         record = self.records[-1]
-        record["leftover"] = {"side": leftover_side, "cards": _fmt(leftover, rules.deck)}
+        record["leftover"] = {"side": leftover_side, "cards": card_texts(leftover, rules.deck)}
         record["points"] = [dict(p) for p in points]
         record["scores"] = list(self.scores)
         self.winner = match_winner(rules, self.scores)
@@ -833,7 +678,7 @@ def play_features(rules: Rules, table: Iterable[int]) -> list[float]:
     table and is not ace-takes-all. The sum after: ``sum + v`` after a lay, 0 after ace-takes-all, ``sum - v``
     when the card has an equal-rank or sum capture, else (fifteens only) ``sum - (15 - v)``.
     """
-    deck, facts = rules.deck, _facts(rules.deck)
+    deck, facts = rules.deck, deck_facts(rules.deck)
     table = sorted(table)
     total = sum(facts.value[c] for c in table)
     out = [total / 40.0]
