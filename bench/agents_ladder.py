@@ -38,9 +38,10 @@ from agents.cli.settings import (  # noqa: E402
     parse_options,
     setting,
 )
+from scopa_bench import variant_rules  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
 from scopa_env.games.driver import play  # noqa: E402
-from scopa_env.rules import Rules, get_rules, variant_names  # noqa: E402
+from scopa_env.rules import Rules, variant_names  # noqa: E402
 
 __all__ = ["MAX_DEALS", "MAX_MATCHES", "duel", "main", "parse_pairs"]
 
@@ -150,10 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python bench/agents_ladder.py", description=__doc__.split("\n\n")[0])
     add_field_options(p, Options, typed=True, once=False)
     args = parse_options(p, Options, argv)
-    try:
-        rules = get_rules(args.variant)
-    except ValueError as e:
-        p.error(f"--variant: {e}")
+    rules = variant_rules(p, args.variant)
     if rules.num_sides != 2:
         p.error(
             f"--variant: variant {rules.name!r} has {rules.num_sides} sides; the ladder compares two sides "

@@ -32,6 +32,7 @@ from agents.cli.settings import (  # noqa: E402
     parse_options,
     setting,
 )
+from scopa_bench import variant_rules  # noqa: E402
 from scopa_bench.env_speed import MAX_BATCH, MAX_SEED  # noqa: E402
 from scopa_env.games.driver import play  # noqa: E402
 from scopa_env.games.policy import ActBatch, Policy  # noqa: E402
@@ -122,10 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python bench/agents_speed.py", description=__doc__.split("\n\n")[0])
     add_field_options(p, Options, typed=True, once=False)
     args = parse_options(p, Options, argv)
-    try:
-        rules = get_rules(args.variant)
-    except ValueError as e:
-        p.error(f"--variant: {e}")
+    rules = variant_rules(p, args.variant)
     sep = ";" if ";" in args.agents else ","
     specs = [s.strip() for s in args.agents.split(sep) if s.strip()]
     if not specs:

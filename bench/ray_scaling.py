@@ -25,27 +25,7 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.cli.settings import add_field_options, parse_options, setting  # noqa: E402
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. 2") from None
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"got {value}, out of range; give a whole number from 1 to 64")
-    return value
-
-
-def _positive_big(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. 1000") from None
-    if not 1 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"got {value}, out of range; give a whole number from 1 to 1000000")
-    return value
+from agents.cli.settings import add_field_options, int_arg, parse_options, setting  # noqa: E402
 
 
 @dataclass
@@ -55,12 +35,12 @@ class Options:
     workers: list[int] = setting(
         doc="worker counts to measure (1 2)",
         default_factory=lambda: [1, 2],
-        parse=_positive,
+        parse=int_arg(1, 64),
         nargs="+",
         show_default=False,
     )
-    hands: int = setting(2000, "deals per pairing (2000)", parse=_positive_big, show_default=False)
-    batch: int = setting(100, "deals per task (100)", parse=_positive_big, show_default=False)
+    hands: int = setting(2000, "deals per pairing (2000)", parse=int_arg(1, 1_000_000), show_default=False)
+    batch: int = setting(100, "deals per task (100)", parse=int_arg(1, 1_000_000), show_default=False)
     agents: list[str] = setting(
         doc="the two agents (greedy)",
         default_factory=lambda: ["greedy", "greedy"],
@@ -68,8 +48,10 @@ class Options:
         nargs=2,
         show_default=False,
     )
-    repeats: int = setting(3, "timed runs per setting, after a warm-up (3)", parse=_positive, show_default=False)
-    overhead_tasks: int = setting(200, "one-deal tasks for the overhead (200)", parse=_positive_big, show_default=False)
+    repeats: int = setting(3, "timed runs per setting, after a warm-up (3)", parse=int_arg(1, 64), show_default=False)
+    overhead_tasks: int = setting(
+        200, "one-deal tasks for the overhead (200)", parse=int_arg(1, 1_000_000), show_default=False
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,7 +3,10 @@ compare the weights of two checkpoints."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,9 @@ from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.oracle.reference import ReferenceGame
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import parse_cards
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository's root."""
 
 SCOPA_VARIANTS = [name for name, rules in VARIANTS.items() if not rules.cirulla]
 """The named variants without cirulla's rules (cirulla's have their own tests: knocks, fifteens, ``stop``)."""
@@ -149,13 +155,9 @@ def reference_position(
     game.deal_no = rules.num_deals - 1 if deal_no is None else deal_no
     game.current = current
     game.dealer = (current - 1) % n if dealer is None else dealer
-    game.piles = [set() for _ in rules.sides]
-    game.scope = [0] * rules.num_sides
-    game.last_capturer = None
-    game.revealed = [set() for _ in range(n)]
-    game.knock_points = [0] * rules.num_sides
-    game.table_take = None
-    game.knock_queue = []
+    game.piles, game.scope = [set() for _ in rules.sides], [0] * rules.num_sides
+    game.revealed, game.knock_points = [set() for _ in range(n)], [0] * rules.num_sides
+    game.last_capturer, game.table_take, game.knock_queue = None, None, []
     return game
 
 
@@ -186,6 +188,46 @@ def check_endgame_option(rules: Rules, plain: Policy, exact: Policy) -> tuple[np
         core.step(rules, st, keys.argmax(axis=1), autoreset=True)
     assert solved > 100 and changed > 0  # the solver really overrides the policy somewhere
     return obs, mask
+
+
+def same_state(a: core.State, b: core.State) -> None:
+    """Every field of two batches of games is equal."""
+    for f in dataclasses.fields(core.State):
+        assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+def play_on_alike(rules: Rules, state: core.State, twin: core.State, rng: np.random.Generator, steps: int) -> None:
+    """Step ``state`` and ``twin`` (a copy of it, say one restored from a save) ``steps`` times with the same random
+    legal actions: the masks, observations and every step result must be the same."""
+    for _ in range(steps):
+        mask = core.legal_action_mask(rules, state)
+        assert np.array_equal(mask, core.legal_action_mask(rules, twin))
+        assert np.array_equal(observation.observe(rules, state), observation.observe(rules, twin))
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        a, b = core.step(rules, state, acts), core.step(rules, twin, acts)
+        for f in dataclasses.fields(core.StepInfo):
+            assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in a fresh interpreter started in the repository's root, its output captured; checks that
+    it exited 0 (its stderr is the message where not)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def leaderboard_outputs(tmp_path: Path) -> list[str]:
+    """The ``leaderboard`` command's options that put its runs, page and plot under ``tmp_path``."""
+    docs = tmp_path / "docs"
+    return [
+        "--out",
+        str(tmp_path / "runs"),
+        "--doc",
+        str(docs / "leaderboard.md"),
+        "--plot",
+        str(docs / "img" / "leaderboard.png"),
+    ]
 
 
 def checkpoint_weights(path: Path) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import copy
 import io
 import json
 import re
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ import pytest
 from agents.cli.record import main as record_main
 from agents.cli.record import play_random_records
 from agents.nets.bot import SHIPPED_BOTS
-from scopa_env.engine import core, observation, render
+from scopa_env.engine import core, render
 from scopa_env.engine.render import render_text
 from scopa_env.games.driver import play
 from scopa_env.oracle.record_check import check_file, replay_record
@@ -33,6 +32,7 @@ from scopa_env.records.state_io import (
 )
 from scopa_env.rules import CIRULLA_VARIANTS, Rules
 from scopa_env.rules.cards import format_card, format_cards, parse_card
+from tests.helpers import play_on_alike, same_state
 
 CIRULLA = list(CIRULLA_VARIANTS)
 POINT_KEYS = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
@@ -156,11 +156,6 @@ def test_record_check_reports_a_wrong_knock_and_a_wrong_fifteen(tmp_path, capsys
 # --------------------------------------------------------------------------------------------------- saved states
 
 
-def _same(a: core.State, b: core.State) -> None:
-    for f in fields(core.State):
-        assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
-
-
 def _stop_pending(rules: Rules, state: core.State) -> npt.NDArray[np.bool_]:
     return (state.phase == core.Phase.CHOOSE) & core.legal_action_mask(rules, state)[:, core.stop_action(rules)]
 
@@ -179,7 +174,7 @@ def test_saved_states_round_trip_in_every_phase_and_continue_identically(variant
             if phase in ("CHOOSE", "KNOCK") or step % 25 == 0:
                 d = state_to_dict(rules, state, g)
                 assert list(d)[-3:] == ["revealed", "knock_points", "table_take"]
-                _same(state_from_json(json.dumps(d)), state.take([g]))
+                same_state(state_from_json(json.dumps(d)), state.take([g]))
                 seen.add(phase)
                 stop_seen |= bool(stop[g])
         if state.done.all():
@@ -193,15 +188,8 @@ def test_saved_states_round_trip_in_every_phase_and_continue_identically(variant
         mask = core.legal_action_mask(rules, state)
         core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
     restored = state_from_json([state_to_json(rules, state, g) for g in range(8)], rules)
-    _same(restored, state)
-    for _ in range(60):
-        mask = core.legal_action_mask(rules, state)
-        assert np.array_equal(mask, core.legal_action_mask(rules, restored))
-        assert np.array_equal(observation.observe(rules, state), observation.observe(rules, restored))
-        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
-        a, b = core.step(rules, state, acts), core.step(rules, restored, acts)
-        for f in fields(core.StepInfo):
-            assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+    same_state(restored, state)
+    play_on_alike(rules, state, restored, rng, 60)
 
 
 def test_saves_with_knocks_and_takes_and_old_saves_without_the_keys() -> None:
@@ -218,7 +206,7 @@ def test_saves_with_knocks_and_takes_and_old_saves_without_the_keys() -> None:
     core.step(rules, one, np.array([core.stop_action(rules) + 1 + int(mask[core.knock_tris_action(rules)])]))
     d = state_to_dict(rules, one)
     assert sum(d["knock_points"]) in (3, 10) and any(d["revealed"])
-    _same(state_from_dict(d), one)
+    same_state(state_from_dict(d), one)
     # a save without the cirulla keys loads with them empty
     bare = {key: v for key, v in d.items() if key not in ("revealed", "knock_points", "table_take")}
     loaded = state_from_dict(bare)
@@ -240,7 +228,7 @@ def test_other_variants_saves_are_unchanged_and_refuse_cirulla_fields() -> None:
     for key, value in [("revealed", [["7d"], []]), ("knock_points", [3, 0]), ("table_take", 1), ("phase", "KNOCK")]:
         with pytest.raises(StateFormatError):
             state_from_dict({**d, key: value})
-    _same(state_from_dict({**d, "revealed": [[], []], "knock_points": [0, 0], "table_take": 0}), state)
+    same_state(state_from_dict({**d, "revealed": [[], []], "knock_points": [0, 0], "table_take": 0}), state)
 
 
 @pytest.mark.parametrize("variant", CIRULLA)
@@ -262,13 +250,13 @@ def test_state_from_record_replays_knocks_to_every_move_prefix(variant: str) -> 
             break
     assert sum(len(h["knocks"]) for h in rec["hands"]) > 0, "no match of seeds 11..60 has a knock"
     start = state_from_record(rec, moves=0)
-    _same(start, core.reset(rules, np.array([seed], dtype=np.uint64)))
+    same_state(start, core.reset(rules, np.array([seed], dtype=np.uint64)))
     for k in sorted({1, 2, 5, len(snapshots) // 2, len(snapshots) - 1, len(snapshots)}):
         got = state_from_record(json.dumps(rec), moves=k)
         want = snapshots[k - 1]
         if k == len(snapshots):  # the driver stopped the game after max_hands: the core dealt the next hand
             want.phase[:] = got.phase
-        _same(got, want)
+        same_state(got, want)
     # a knock the hand does not allow, and a knock left out of order, are refused with the hand at fault
     bad = copy.deepcopy(rec)
     h = next(i for i, hand in enumerate(bad["hands"]) if hand["knocks"])

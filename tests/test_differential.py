@@ -13,6 +13,9 @@ with their knock decisions, ``stop`` and table takes compared too (``run_cirulla
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -91,22 +94,38 @@ def run_differential(
                         card, _ = planned[g]
                         assert len([1 for c2, _ in ref.legal_moves() if c2 == card]) >= 2
                     continue
-                card, cap = planned[g]
-                out = ref.play(card, cap)
-                assert info.card[g] == card and set(np.flatnonzero(info.capture[g]).tolist()) == set(out["capture"])
-                assert info.scopa[g] == out["scopa"] and info.seat[g] == out["seat"]
-                assert info.hand_over[g] == out["hand_over"]
-                if out["hand_over"]:
-                    side, left = out["leftover"]
-                    assert info.leftover_side[g] == (-1 if side is None or not left else side)
-                    assert set(np.flatnonzero(info.leftover[g]).tolist()) == set(left)
-                    for s, pts in enumerate(out["hand_points"]):
-                        assert info.hand_points[g, s].tolist() == [pts[k] for k in POINT_FIELDS], (g, s)
-                    assert info.final_scores[g].tolist() == ref.scores
-                assert info.match_over[g] == out["match_over"]
-                if out["match_over"]:
-                    assert info.winner[g] == out["winner"] == st.winner[g]
+                _play_alike(ref, planned[g], st, info, g, POINT_FIELDS)
     return decisions
+
+
+def _play_alike(
+    ref: ReferenceGame,
+    move: tuple[int, frozenset[int]] | None,
+    st: core.State,
+    info: Any,
+    g: int,
+    fields: Sequence[str],
+) -> dict[str, Any]:
+    """Play ``move`` on the reference game ``ref`` and check that the core's step (its ``info``, game ``g`` of
+    ``st``) did the same: card, capture, scopa, seat, the hand's end (leftover, hand points in ``fields``, scores)
+    and the match's; returns the reference's result."""
+    assert move is not None
+    card, cap = move
+    out = ref.play(card, cap)
+    assert info.card[g] == card and set(np.flatnonzero(info.capture[g]).tolist()) == set(out["capture"])
+    assert info.scopa[g] == out["scopa"] and info.seat[g] == out["seat"]
+    assert info.hand_over[g] == out["hand_over"]
+    if out["hand_over"]:
+        side, left = out["leftover"]
+        assert info.leftover_side[g] == (-1 if side is None or not left else side)
+        assert set(np.flatnonzero(info.leftover[g]).tolist()) == set(left)
+        for s, pts in enumerate(out["hand_points"]):
+            assert info.hand_points[g, s].tolist() == [pts[k] for k in fields], (g, s)
+        assert info.final_scores[g].tolist() == ref.scores
+    assert info.match_over[g] == out["match_over"]
+    if out["match_over"]:
+        assert info.winner[g] == out["winner"] == st.winner[g]
+    return out
 
 
 FAST_GAMES = {"simple-8": 12, "simple-6": 25, "simple-6-teams": 25, "simple-5": 30}
@@ -234,24 +253,10 @@ def run_cirulla_differential(
                     card, _ = planned[g]
                     assert len([1 for c2, _ in ref.legal_moves() if c2 == card]) >= 2
                     continue
-                card, cap = planned[g]
-                out = ref.play(card, cap)
-                assert info.card[g] == card and set(np.flatnonzero(info.capture[g]).tolist()) == set(out["capture"])
-                assert info.scopa[g] == out["scopa"] and info.seat[g] == out["seat"]
-                assert info.hand_over[g] == out["hand_over"]
-                if out["hand_over"]:
-                    side, left = out["leftover"]
-                    assert info.leftover_side[g] == (-1 if side is None or not left else side)
-                    assert set(np.flatnonzero(info.leftover[g]).tolist()) == set(left)
-                    for s, pts in enumerate(out["hand_points"]):
-                        assert info.hand_points[g, s].tolist() == [pts[k] for k in fields], (g, s)
-                    assert info.final_scores[g].tolist() == ref.scores
-                    if not ref.done:
-                        assert info.new_hand[g]
-                        assert info.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
-                assert info.match_over[g] == out["match_over"]
-                if out["match_over"]:
-                    assert info.winner[g] == out["winner"] == st.winner[g]
+                out = _play_alike(ref, planned[g], st, info, g, fields)
+                if out["hand_over"] and not ref.done:
+                    assert info.new_hand[g]
+                    assert info.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
     return decisions, knocks, stops
 
 

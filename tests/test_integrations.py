@@ -19,6 +19,7 @@ from pettingzoo.utils import wrappers
 
 from scopa_env import scopa_v0
 from scopa_env.engine import core
+from tests.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "integrations.md"
@@ -116,8 +117,6 @@ def test_rllib_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_rllib_module_is_lazy_and_says_what_to_install() -> None:
     """Importing ``scopa_env.envs.rllib`` loads no Ray; without RLlib the classes' ImportError names the extra."""
-    import subprocess
-
     code = (
         "import sys\n"
         "sys.modules['ray'] = None\n"
@@ -128,9 +127,7 @@ def test_rllib_module_is_lazy_and_says_what_to_install() -> None:
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert "pip install 'scopa[rllib]'" in out.stdout
+    assert "pip install 'scopa[rllib]'" in run_python(code).stdout
 
 
 def test_sb3(monkeypatch: pytest.MonkeyPatch) -> None:

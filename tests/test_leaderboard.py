@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scopa_bench import leaderboard
-from tests.helpers import pretend_no_shipped_bot
+from tests.helpers import leaderboard_outputs, pretend_no_shipped_bot
 
 
 def _run(tmp_path: Path, *extra: str) -> int:
@@ -27,12 +27,7 @@ def _run(tmp_path: Path, *extra: str) -> int:
             "1",
             "--cost-games",
             "2",
-            "--out",
-            str(tmp_path / "runs"),
-            "--doc",
-            str(tmp_path / "docs" / "leaderboard.md"),
-            "--plot",
-            str(tmp_path / "docs" / "img" / "leaderboard.png"),
+            *leaderboard_outputs(tmp_path),
             *extra,
         ]
     )

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scopa_bench import leaderboard
+from tests.helpers import leaderboard_outputs
 
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 LONG = settings(
@@ -89,12 +90,7 @@ def _args(tmp_path: Path, *extra: str, variants: tuple[str, ...] = ("simple-2",)
         "random",
         "--deals",
         "3",
-        "--out",
-        str(tmp_path / "runs"),
-        "--doc",
-        str(tmp_path / "docs" / "leaderboard.md"),
-        "--plot",
-        str(tmp_path / "docs" / "img" / "leaderboard.png"),
+        *leaderboard_outputs(tmp_path),
         *extra,
     ]
 

@@ -98,13 +98,13 @@ def test_enumerator_matches_the_reference_on_random_positions(variant: str) -> N
     assert seen_choose > 0, "the random games never reached the CHOOSE phase; the test lost its CHOOSE cases"
 
 
-@pytest.mark.parametrize("variant", ["classic", "scopa-d-assi", "simple-8"])
-def test_enumerator_matches_the_reference_on_random_tables(variant: str) -> None:
-    """Any table (up to 14 cards, more than play reaches), any card, and any picked part of a legal capture."""
-    rules = get_rules(variant)
+def _enumerator_matches_the_reference_on_random_tables(rules: Rules, seed: int, n: int, stop: bool) -> None:
+    """``n`` random tables (up to 14 cards), a random card to play on each and, on every other one, a random part of
+    one of its legal captures already picked (the whole capture too where ``stop``: cirulla's ``stop`` action ends a
+    pick): ``enumerate_moves`` and ``expand_captures`` list exactly the reference's captures that hold the picked
+    cards."""
     d, r = rules.num_cards, rules.deck.num_ranks
-    rng = np.random.default_rng(11)
-    n = 300
+    rng = np.random.default_rng(seed)
     tables = np.zeros((n, d), dtype=np.bool_)
     playable = np.zeros((n, d), dtype=np.bool_)
     picked = np.zeros((n, d), dtype=np.bool_)
@@ -115,10 +115,8 @@ def test_enumerator_matches_the_reference_on_random_tables(variant: str) -> None
         caps = reference.captures(rules, cards[1:].tolist(), int(cards[0]))
         if i % 2 and caps:  # a CHOOSE position: part of one legal capture is picked
             cap = sorted(caps[rng.integers(len(caps))])
-            picked[i, cap[: rng.integers(len(cap))]] = True
-    counts = tables.reshape(n, 4, r).sum(axis=1)
-    picked_counts = picked.reshape(n, 4, r).sum(axis=1)
-    classes = enumerate_moves(rules, playable, counts, picked_counts)
+            picked[i, cap[: rng.integers(len(cap) + int(stop))]] = True
+    classes = enumerate_moves(rules, playable, tables.reshape(n, 4, r).sum(axis=1), picked.reshape(n, 4, r).sum(axis=1))
     index, captured = expand_captures(rules, classes, tables, picked)
     for i in range(n):
         card = int(np.flatnonzero(playable[i])[0])
@@ -126,7 +124,13 @@ def test_enumerator_matches_the_reference_on_random_tables(variant: str) -> None
         want = {c for c in reference.captures(rules, np.flatnonzero(tables[i]).tolist(), card) or [frozenset()]}
         want = {c for c in want if pick <= c}
         got = [frozenset(np.flatnonzero(c).tolist()) for c in captured[classes.row[index] == i]]
-        assert len(got) == len(set(got)) and set(got) == want, (variant, i, got, want)
+        assert len(got) == len(set(got)) and set(got) == want, (rules.name, i, got, want)
+
+
+@pytest.mark.parametrize("variant", ["classic", "scopa-d-assi", "simple-8"])
+def test_enumerator_matches_the_reference_on_random_tables(variant: str) -> None:
+    """Any table (up to 14 cards, more than play reaches), any card, and any picked part of a legal capture."""
+    _enumerator_matches_the_reference_on_random_tables(get_rules(variant), seed=11, n=300, stop=False)
 
 
 @pytest.mark.parametrize("variant", ["classic", "scopone-scientifico", "simple-5"])
@@ -283,30 +287,7 @@ def test_cirulla_enumerator_matches_the_reference_on_random_positions(variant: s
 
 def test_cirulla_enumerator_matches_the_reference_on_random_tables() -> None:
     """Any table (up to 14 cards), any card, any picked part of a legal capture (equal, sum, fifteen, ace)."""
-    rules = CIRULLA_VARIANTS["cirulla"]
-    d, r = rules.num_cards, rules.deck.num_ranks
-    rng = np.random.default_rng(12)
-    n = 400
-    tables = np.zeros((n, d), dtype=np.bool_)
-    playable = np.zeros((n, d), dtype=np.bool_)
-    picked = np.zeros((n, d), dtype=np.bool_)
-    for i in range(n):
-        cards = rng.permutation(d)[: 1 + rng.integers(15)]
-        playable[i, cards[0]] = True
-        tables[i, cards[1:]] = True
-        caps = reference.captures(rules, cards[1:].tolist(), int(cards[0]))
-        if i % 2 and caps:
-            cap = sorted(caps[rng.integers(len(caps))])
-            picked[i, cap[: rng.integers(len(cap) + 1)]] = True
-    classes = enumerate_moves(rules, playable, tables.reshape(n, 4, r).sum(axis=1), picked.reshape(n, 4, r).sum(axis=1))
-    index, captured = expand_captures(rules, classes, tables, picked)
-    for i in range(n):
-        card = int(np.flatnonzero(playable[i])[0])
-        pick = frozenset(np.flatnonzero(picked[i]).tolist())
-        want = {c for c in reference.captures(rules, np.flatnonzero(tables[i]).tolist(), card) or [frozenset()]}
-        want = {c for c in want if pick <= c}
-        got = [frozenset(np.flatnonzero(c).tolist()) for c in captured[classes.row[index] == i]]
-        assert len(got) == len(set(got)) and set(got) == want, (i, got, want)
+    _enumerator_matches_the_reference_on_random_tables(CIRULLA_VARIANTS["cirulla"], seed=12, n=400, stop=True)
 
 
 def test_cirulla_generated_moves_are_legal_and_cover_every_class() -> None:

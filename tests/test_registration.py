@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import gymnasium
@@ -17,6 +15,7 @@ import scopa_env  # noqa: F401  (registers the ids)
 from scopa_env.envs.gym import ScopaEnv
 from scopa_env.envs.registration import ENV_IDS, env_id, variant_of
 from scopa_env.rules import VARIANTS
+from tests.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,9 +89,7 @@ def test_importing_the_package_registers_without_heavy_imports() -> None:
         "heavy = ('torch', 'stable_baselines3', 'pettingzoo', 'scopa_env.envs.gym', 'agents')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert run_python(code).stdout.strip() == "[]"
 
 
 DOC_BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "ecosystem.md").read_text(encoding="utf-8"), re.S)

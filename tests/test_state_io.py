@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import fields
 
 import numpy as np
 import pytest
 
 from agents.cli.record import play_random_records
 from scopa_env import scopa_v0
-from scopa_env.engine import core, observation
+from scopa_env.engine import core
 from scopa_env.records.state_io import (
     StateFormatError,
     state_from_dict,
@@ -22,6 +21,7 @@ from scopa_env.records.state_io import (
     state_to_json,
 )
 from scopa_env.rules import VARIANTS, get_rules
+from tests.helpers import play_on_alike, same_state
 
 VARIANT_NAMES = list(VARIANTS)
 
@@ -33,11 +33,6 @@ def _random_steps(variant: str, state: core.State, steps: int, rng: np.random.Ge
         core.step(variant, state, acts)
 
 
-def _same(a: core.State, b: core.State) -> None:
-    for f in fields(core.State):
-        assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
-
-
 @pytest.mark.parametrize("variant", VARIANT_NAMES)
 def test_round_trip_and_continue_identically(variant: str) -> None:
     rules = get_rules(variant)
@@ -46,18 +41,11 @@ def test_round_trip_and_continue_identically(variant: str) -> None:
     _random_steps(variant, state, int(rng.integers(20, 60)), rng)  # mid-game, some in the CHOOSE phase maybe
     texts = [state_to_json(rules, state, g) for g in range(4)]
     restored = state_from_json(texts, rules)
-    _same(restored, state)
+    same_state(restored, state)
     for g in range(4):
-        _same(state_from_json(texts[g]), state.take([g]))
-    for _ in range(300):  # continue both with the same actions: same observations, masks and results
-        mask = core.legal_action_mask(rules, state)
-        assert np.array_equal(mask, core.legal_action_mask(rules, restored))
-        assert np.array_equal(observation.observe(rules, state), observation.observe(rules, restored))
-        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
-        a, b = core.step(rules, state, acts), core.step(rules, restored, acts)
-        for f in fields(core.StepInfo):
-            assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
-    _same(restored, state)
+        same_state(state_from_json(texts[g]), state.take([g]))
+    play_on_alike(rules, state, restored, rng, 300)  # continuing both with the same actions changes nothing
+    same_state(restored, state)
 
 
 def test_choose_phase_and_finished_games_round_trip() -> None:
@@ -69,7 +57,7 @@ def test_choose_phase_and_finished_games_round_trip() -> None:
         for g in range(64):
             seen.add(core.Phase(int(state.phase[g])).name)
             if state.phase[g] != core.Phase.PLAY and (step % 5 == 0 or state.phase[g] == core.Phase.CHOOSE):
-                _same(state_from_json(state_to_json(rules, state, g)), state.take([g]))
+                same_state(state_from_json(state_to_json(rules, state, g)), state.take([g]))
         if state.done.all():
             break
         _random_steps("classic", state, 1, rng)
@@ -118,7 +106,7 @@ def test_aec_reset_refuses_bad_options() -> None:
         env.reset(options={"state": core.reset("classic", [1, 2])})
     env.reset(options={"state": state})  # a core.State is copied, not shared
     env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
-    _same(state, core.reset("classic", [5]))
+    same_state(state, core.reset("classic", [5]))
     env.reset(seed=0, options={"options": 1})  # other keys are ignored (PettingZoo's API test passes one)
 
 
@@ -133,9 +121,9 @@ def test_record_prefix() -> None:
     after_hand = state_from_record(rec, moves=first)
     assert int(after_hand.hand_no[0]) == 1 and after_hand.scores[0].tolist() == rec["hands"][0]["scores"]
     assert state_from_record(rec, moves=0).hand_no[0] == 0
-    _same(state_from_record(rec, moves=0), core.reset(rules, [rec["seed"]]))
+    same_state(state_from_record(rec, moves=0), core.reset(rules, [rec["seed"]]))
     mid = state_from_record(rec, moves=7)
-    _same(state_from_json(state_to_json(rules, mid)), mid)  # a record prefix saves like any position
+    same_state(state_from_json(state_to_json(rules, mid)), mid)  # a record prefix saves like any position
     with pytest.raises(StateFormatError, match=f"0..{total}"):
         state_from_record(rec, moves=total + 1)
     bad = copy.deepcopy(rec)
