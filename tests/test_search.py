@@ -122,6 +122,20 @@ def test_sampled_worlds_are_consistent(variant: str) -> None:
     assert not np.array_equal(worlds.hands[0::4], worlds.hands[1::4])
 
 
+def test_worlds_of_an_inconsistent_state_are_refused() -> None:
+    """A state whose unseen cards do not fill the other hands and the stock (a card lost from a hand) deals no world:
+    the compiled dealing refuses it for both search paths, whatever the world count of the other games."""
+    rules = get_rules("classic")
+    st = random_positions(rules, 4, 3, seed=3)
+    games = np.flatnonzero(st.phase != Phase.DONE)
+    other = (int(st.current[games[-1]]) + 1) % rules.num_players
+    st.hands[games[-1], other, np.flatnonzero(st.hands[games[-1], other])[0]] = False
+    with pytest.raises(RuntimeError, match="inconsistent"):
+        sample_worlds(rules, st, games, 2, np.random.default_rng(0))
+    counts = np.zeros(games.size, dtype=np.intp)
+    assert sample_worlds(rules, st, games, counts, np.random.default_rng(0))[0].batch_size == 0
+
+
 def test_open_positions_have_a_single_world() -> None:
     rules = get_rules("classic")
     st = random_positions(rules, 32, 30, seed=4)  # 30 plies: the stock is empty in every game still running

@@ -26,12 +26,13 @@ import numpy.typing as npt
 from agents.baselines.features import DEFAULT_WEIGHTS, _static_lookup, _tables, card_weights
 from scopa_env.engine import kernel
 from scopa_env.engine.core import Phase, State
-from scopa_env.engine.kernel import Kernel, KernelUnavailableError, kernel_for, pack_states
+from scopa_env.engine.kernel import Kernel, kernel_for, pack_states
 from scopa_env.rules import Rules, get_rules
 
 __all__ = [
     "KernelMoves",
     "deal_worlds",
+    "greedy_tables",
     "jit",
     "kernel_rollout",
     "kernel_sampled_search",
@@ -84,21 +85,13 @@ def jit() -> ModuleType:
     progress = None
     if not kernel.cached_already("kernel_search", places):
         progress = kernel.CompileProgress(sys.stderr, "the numba search", COMPILE_SECONDS, WARM_UP_STEPS)
-    try:
+
+    def parts() -> list[ModuleType]:
         import agents.search.kernel_search as search_part
 
-        compiled = ModuleType("agents.search.compiled.compiled", "The kernel's and the search's compiled functions.")
-        compiled.__dict__.update((k, v) for k, v in vars(engine).items() if not k.startswith("__"))
-        compiled.__dict__.update((k, v) for k, v in vars(search_part).items() if not k.startswith("__"))
-        _warm_up(compiled, progress.tick if progress is not None else lambda step: None)
-    except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
-        raise KernelUnavailableError(
-            f"scopa's compiled search could not be compiled by numba ({type(e).__name__}: {e}); check that numba "
-            "matches the installed numpy (`pip install -U numba`), or set NUMBA_CACHE_DIR to a writable directory"
-        ) from e
-    if progress is not None:
-        progress.done()
-    _JIT = compiled
+        return [engine, search_part]
+
+    _JIT = compiled = kernel.compile_namespace("agents.search.compiled.compiled", parts, _warm_up, progress, "search")
     return compiled
 
 
@@ -117,11 +110,11 @@ def _warm_up(mod: ModuleType, tick: Callable[[tuple[str, str]], None] = lambda s
         mod.solve_open_batch(rc, pc, st[None], acts, margins, np.zeros(1, np.int64))
         tick((name, "end game"))
         r, d = k.rules.deck.num_ranks, k.rules.num_cards
-        weights = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(pc), 1), -1), np.ones(2))
+        greedy = (np.zeros(d), np.zeros(r * 50), np.zeros(r * 10), np.full((len(pc), 1), -1), np.ones(2))
         mod.deal_worlds(rc, st, np.zeros((2, d)), np.zeros((2, mod.STATE_SIZE), dtype=np.int64))
-        mod.rollout_many(rc, pc, st[None].copy(), np.zeros((1, mod.SMAX)), *weights)
+        mod.rollout_many(rc, pc, st[None].copy(), np.zeros((1, mod.SMAX)), greedy)
         one = np.ones(1, dtype=np.int64)
-        mod.search_worlds(rc, pc, st[None], one, moves[None], values[None], one.copy(), *weights)
+        mod.search_worlds(rc, pc, st[None], one, moves[None], values[None], one.copy(), greedy)
         tick((name, "search"))
 
 
@@ -158,7 +151,7 @@ class KernelMoves:
 _GREEDY_TABLES: dict[Rules, tuple[npt.NDArray[Any], ...]] = {}
 
 
-def _greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
+def greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
     """The greedy rollout policy's weights as the kernel reads them: (w, lk, lkt, pflat, knobs)."""
     out = _GREEDY_TABLES.get(rules)
     if out is None:
@@ -202,7 +195,7 @@ def kernel_rollout(rules: Rules, state: State) -> npt.NDArray[np.float64]:
     k = kernel_for(rules)
     states = pack_states(rules, state, np.arange(state.batch_size))
     points = np.zeros((state.batch_size, rules.num_sides))
-    jit().rollout_many(k.rc, k.pc, states, points, *_greedy_tables(rules))
+    jit().rollout_many(k.rc, k.pc, states, points, greedy_tables(rules))
     return points
 
 
@@ -266,7 +259,7 @@ def _kernel_search(
     moves, values = _search_buffers(nw, m.MAX_MOVES, m.SMAX)  # the kernel fills what is read back
     counts = np.zeros(nw, dtype=np.int64)
     lim = np.asarray(limits, dtype=np.int64)
-    m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, *_greedy_tables(rules))
+    m.search_worlds(k.rc, k.pc, states, lim, moves, values, counts, greedy_tables(rules))
     row = np.repeat(np.arange(nw, dtype=np.intp), counts)
     keep = np.arange(m.MAX_MOVES)[None, :] < counts[:, None]
     flat = moves[keep]

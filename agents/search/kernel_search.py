@@ -303,11 +303,7 @@ def max_n(
     ws_child: np.ndarray,
     ws_vals: np.ndarray,
     info: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
+    greedy: tuple,
 ) -> int:
     """The max^n tree of a perfect-information position (PLAY or CHOOSE phase): its candidates into ``moves`` and
     the value (hand points of each side) of each, the best for the side to move (its own margin, the first of
@@ -316,7 +312,7 @@ def max_n(
 
     A candidate that ends the hand is worth its points; below the others the tree goes on ``depth`` plies in all
     (more than the cards in the hands: to the end of the hand, the exact end game), valued at the horizon by greedy
-    rollouts (``w`` ... ``knobs``: ``rollout``'s tables; unused by the exact end game). The children's candidates,
+    rollouts (``greedy``: ``greedy_pick``'s tables; unused by the exact end game). The children's candidates,
     states and values go to row ``level`` of the workspace (``_workspace``), their children's to the row below.
 
     numba's disk cache of a recursive function breaks (a crash when loaded) if a caller passes it a constant: every
@@ -337,10 +333,10 @@ def max_n(
         elif depth > 1:
             max_n(
                 rc, pc, child, depth - 1, below, values, vals, level - 1, ws_moves, ws_child, ws_vals, info,
-                w, lk, lkt, pflat, knobs,
+                greedy,
             )  # fmt: skip
         else:
-            rollout(rc, pc, child, vals, below, info, w, lk, lkt, pflat, knobs)
+            rollout(rc, pc, child, vals, below, info, greedy)
         if keep:
             for i in range(s):
                 values[j, i] = vals[i]
@@ -377,7 +373,7 @@ def _solve_root(
     level = ws_moves.shape[0] - 1
     return max_n(
         rc, pc, st, rc[R_D] + 1, moves, values, best, level, ws_moves, ws_child, ws_vals, info,
-        none, none, none, np.empty((0, 1), np.int64), none,
+        (none, none, none, np.empty((0, 1), np.int64), none),
     )  # fmt: skip
 
 
@@ -423,20 +419,18 @@ def greedy_pick(
     st: np.ndarray,
     moves: np.ndarray,
     m: int,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
+    greedy: tuple,
     keys: np.ndarray,
     parts: np.ndarray,
 ) -> int:
     """``greedy.greedy_moves``' choice among the candidates ``moves[:m]`` of a position in the PLAY phase: the first
     best of ``features.greedy_scores`` (cards won plus the scopa; a lay costs the card laid), float for float.
 
-    ``w``: the static card weights; ``lk`` / ``lkt``: ``features._static_lookup``'s tables, flattened; ``pflat``:
+    ``greedy``: the policy's tables (``compiled.greedy_tables``), (w, lk, lkt, pflat, knobs): ``w`` the static card
+    weights; ``lk`` / ``lkt``: ``features._static_lookup``'s tables, flattened; ``pflat``:
     ``_FeatureTables.p_flat`` (-1 for its dummy column); ``knobs``: (lay, scopa) weights; ``keys`` and ``parts``:
     scratch arrays of 16."""
+    w, lk, lkt, pflat, knobs = greedy
     r = rc[R_R]
     table = st[TABLE]
     have = packed_counts(rc, table)
@@ -484,11 +478,7 @@ def rollout(
     out: np.ndarray,
     moves: np.ndarray,
     info: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
+    greedy: tuple,
 ) -> None:
     """``lookahead.rollout`` with the greedy policy: play ``st`` (in place) to the end of its hand; the hand points
     of each side into ``out[:S]``."""
@@ -499,7 +489,7 @@ def rollout(
     parts = np.empty(16, dtype=np.float64)
     while True:
         m = candidates(rc, pc, st, moves, False)  # greedy's scores need no suits: only the move played does
-        j = greedy_pick(rc, st, moves, m, w, lk, lkt, pflat, knobs, keys, parts)
+        j = greedy_pick(rc, st, moves, m, greedy, keys, parts)
         if moves[j, 3] < 0:
             moves[j, 3] = _best_suits(rc, pc, moves[j, 2], st[TABLE], 0)
         if do_move(rc, pc, st, moves[j], info):
@@ -517,11 +507,7 @@ def search_worlds(
     moves: np.ndarray,
     values: np.ndarray,
     counts: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
+    greedy: tuple,
 ) -> None:
     """``lookahead.search_tree`` of many perfect-information worlds with greedy rollouts: for world i its root
     candidates (``moves[i, :counts[i]]``) and the value of each (``values[i, j, :S]`` hand points), searched
@@ -533,7 +519,7 @@ def search_worlds(
     for wi in range(states.shape[0]):
         counts[wi] = max_n(
             rc, pc, states[wi], limits[wi], moves[wi], values[wi], best, level, ws_moves, ws_child, ws_vals, info,
-            w, lk, lkt, pflat, knobs,
+            greedy,
         )  # fmt: skip
 
 
@@ -640,11 +626,7 @@ def rollout_many(
     pc: np.ndarray,
     states: np.ndarray,
     points: np.ndarray,
-    w: np.ndarray,
-    lk: np.ndarray,
-    lkt: np.ndarray,
-    pflat: np.ndarray,
-    knobs: np.ndarray,
+    greedy: tuple,
 ) -> None:
     """``lookahead.rollout`` with the greedy policy of many games (rows of ``states``, played in place): each
     one's hand points into ``points[i, :S]`` (0 for a game already over)."""
@@ -656,6 +638,6 @@ def rollout_many(
             points[i, j] = 0.0
         if states[i, PHASE] == DONE:
             continue
-        rollout(rc, pc, states[i], vals, moves, info, w, lk, lkt, pflat, knobs)
+        rollout(rc, pc, states[i], vals, moves, info, greedy)
         for j in range(rc[R_S]):
             points[i, j] = vals[j]

@@ -1,13 +1,17 @@
-"""Look-ahead primitives of the search agents and the exact end-game solver, on the batched rules core.
+"""The search agents' look-ahead: one search, with two engines under it.
 
 Worlds (``sample_worlds``: the unseen cards dealt at random into the other hands and the stock, never reading
 where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the depth-limited max^n tree
 (``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``).
 ``agents.search.pimc`` (``pimc``, ``ismcts``) and ``agents.search.endgame`` (the open-book solver ``expert`` and the
-bots play end games with) build on them. The open-book test ``is_open`` and the plies left in a hand
-(``remaining_plies``) are the core's (``scopa_env.engine.core``; ``is_open`` is re-exported here). The value of a
-finished hand for a side is its hand points minus the mean of the other sides'
-(``scopa_env.rules.scoring.margin_vs_mean_of_others``).
+bots play end games with) build on them. ``_move_margins`` searches on the compiled search
+(``agents.search.compiled``: worlds, tree and greedy rollouts in numba) whenever the rollout policy is greedy, and on
+the batched core here only where a caller needs it: another rollout policy (expert, a network: they score a batch of
+positions at once) or a custom world sampler (``agents.search.inference``). Both paths deal the same worlds (the
+compiled dealing, ``compiled.deal_worlds``), list the same candidates, back up max^n with the same tie-breaks and end
+in the same margins and choice. The open-book test ``is_open`` and the plies left in a hand (``remaining_plies``) are
+the core's (``scopa_env.engine.core``; ``is_open`` is re-exported here). The value of a finished hand for a side is
+its hand points minus the mean of the other sides' (``scopa_env.rules.scoring.margin_vs_mean_of_others``).
 
 Cirulla: cards revealed by a knock (``State.revealed``) are public, so they stay in their seat's hand in every
 world; a hand that reaches a new deal inside a search meets KNOCK phases, which ``resolve_knocks`` settles with a

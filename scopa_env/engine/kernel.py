@@ -49,6 +49,7 @@ __all__ = [
     "KernelUnavailableError",
     "cache_places",
     "cached_already",
+    "compile_namespace",
     "drop_stale_cache",
     "jit",
     "kernel_for",
@@ -138,24 +139,43 @@ def jit() -> ModuleType:
         ) from None
     drop_stale_cache()
     progress = None if cached_already("_kernel_calls", cache_places()) else CompileProgress(sys.stderr)
-    try:
+
+    def parts() -> list[ModuleType]:
         import scopa_env.engine._kernel_calls as calls_part
         import scopa_env.engine._kernel_jit as rules_part
         import scopa_env.engine._kernel_layout as layout
         import scopa_env.engine._kernel_observe as observe_part
 
-        compiled = ModuleType("scopa_env.engine.kernel.compiled", "The kernel's compiled functions and constants.")
-        for part in (layout, rules_part, observe_part, calls_part):
+        return [layout, rules_part, observe_part, calls_part]
+
+    _JIT = compiled = compile_namespace(
+        "scopa_env.engine.kernel.compiled", parts, _warm_up, progress, "single-game kernel"
+    )
+    return compiled
+
+
+def compile_namespace(
+    name: str,
+    parts: Callable[[], list[ModuleType]],
+    warm_up: Callable[[ModuleType, Callable[[tuple[str, str]], None]], None],
+    progress: CompileProgress | None,
+    what: str,
+) -> ModuleType:
+    """The compiled modules ``parts()`` in one namespace (``name``), warmed up (``warm_up(namespace, tick)``, which
+    compiles or loads them) with ``progress`` ticking (None: the disk cache holds them, nothing to show); raises
+    ``KernelUnavailableError`` naming ``what`` if numba fails. The kernel's (``jit``) and the agents' search's."""
+    try:
+        compiled = ModuleType(name, f"The {what}'s compiled functions and constants.")
+        for part in parts():
             compiled.__dict__.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
-        _warm_up(compiled, progress.tick if progress is not None else lambda step: None)
+        warm_up(compiled, progress.tick if progress is not None else lambda step: None)
     except Exception as e:  # numba's errors: typing, lowering, a cache directory that cannot be written...
         raise KernelUnavailableError(
-            f"scopa's single-game kernel could not be compiled by numba ({type(e).__name__}: {e}); check that numba "
+            f"scopa's {what} could not be compiled by numba ({type(e).__name__}: {e}); check that numba "
             "matches the installed numpy (`pip install -U numba`), or set NUMBA_CACHE_DIR to a writable directory"
         ) from e
     if progress is not None:
         progress.done()
-    _JIT = compiled
     return compiled
 
 
