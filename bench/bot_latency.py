@@ -54,7 +54,8 @@ from scopa_env.rules import get_rules, variant_names  # noqa: E402
 
 SHIPPED = ROOT / "agents" / "bots" / "classic"
 SAMPLE_ROWS = 4096
-"""Rows ``agents.nets.export.sample_inputs`` draws; the first half (from real games) is what the bot is timed on."""
+"""Rows ``agents.nets.export_onnx.sample_inputs`` draws; the first half (from real games) is what the bot is timed
+on."""
 MAX_BATCH = SAMPLE_ROWS // 2
 """The largest ``--batch``: the throughput batch is cut from the observations of real games."""
 MAX_CALLS = 10**6
@@ -131,7 +132,7 @@ def game_positions(rules: Any, count: int, seed: int, spread: int = SPREAD) -> l
 def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     probe = Bot.load(bot_dir, prefer="numpy")
     rules = get_rules(probe.variant)
-    from agents.nets.export import sample_inputs
+    from agents.nets.export_onnx import sample_inputs
 
     obs, mask = sample_inputs(rules, SAMPLE_ROWS, seed)
     obs, mask = obs[: obs.shape[0] // 2], mask[: mask.shape[0] // 2]  # observations from real games

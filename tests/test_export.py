@@ -27,7 +27,8 @@ from agents.base import MODEL_CARD, AgentSpecError, make_agent  # noqa: E402
 from agents.nets import export  # noqa: E402
 from agents.nets.bot import Bot  # noqa: E402
 from agents.nets.card import ratings_from_results  # noqa: E402
-from agents.nets.export import check_arguments, export_checkpoint, sample_inputs, torch_probs  # noqa: E402
+from agents.nets.export import check_arguments, export_checkpoint  # noqa: E402
+from agents.nets.export_onnx import DEFAULT_CHECK_ROWS, ExportCheckError, sample_inputs, torch_probs  # noqa: E402
 from agents.nets.mlp import ExportError  # noqa: E402
 from agents.nets.weights import ONNX, WEIGHTS  # noqa: E402
 from scopa_env.engine import observation  # noqa: E402
@@ -198,7 +199,7 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
         assert card["files"][name]["sha256"] == hashlib.sha256((bot_dir / name).read_bytes()).hexdigest()
     checks = card["checks"]
     assert checks["max_abs_diff_numpy"] <= TOL and checks["max_abs_diff_onnx"] <= TOL
-    assert checks["masked_prob_max"] == 0.0 and checks["rows"] == export.DEFAULT_CHECK_ROWS
+    assert checks["masked_prob_max"] == 0.0 and checks["rows"] == DEFAULT_CHECK_ROWS
     ratings = card["ratings"]
     assert ratings["source"] == str(results) and ratings["mode"] == "hands" and ratings["deals"] == 16
     assert {r["agent"] for r in ratings["ratings"]} == {"best", "random"}
@@ -380,7 +381,7 @@ def test_failed_check_leaves_no_files(
         return {**real(*args, **kwargs), "max_abs_diff_numpy": 0.5}  # as if the numpy weights were wrong
 
     monkeypatch.setattr(export, "check_export", off)
-    with pytest.raises(export.ExportCheckError, match="does not match the torch policy"):
+    with pytest.raises(ExportCheckError, match="does not match the torch policy"):
         export_checkpoint(ckpt, tmp_path / "out", check_rows=64)
     assert not (tmp_path / "out").exists()  # nor the folder it made (no empty export directory left behind)
     assert export.main([str(ckpt), "--out", str(tmp_path / "cli"), "--check-rows", "64"]) == 1  # a failed check: 1

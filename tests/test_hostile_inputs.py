@@ -348,7 +348,7 @@ def test_an_export_that_fails_leaves_no_empty_folder(
     def fail(*args: object, **kwargs: object) -> None:
         raise ExportError("the ONNX writer failed")
 
-    monkeypatch.setattr(export, "_write_onnx", fail)
+    monkeypatch.setattr(export, "write_onnx", fail)
     out = tmp_path / "new" / "bot"
     with pytest.raises(ExportError, match="ONNX writer failed"):
         export.export_checkpoint(smoke_run / "best.zip", out)
