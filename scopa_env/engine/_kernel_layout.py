@@ -1,13 +1,14 @@
 """The single-game kernel's array layouts, named once: where each field of a game lies in the kernel's (``STATE_SIZE``,)
 int64 state, each item of a step's info in its (``INFO_SIZE``,) int64 info, and each of the rules' constants in
 ``rc`` (``scopa_env.engine.kernel._rules_constants`` fills it). The compiled code (``scopa_env.engine._kernel_jit``,
-``scopa_env.engine._kernel_search``) and its Python faces (``scopa_env.engine.kernel``, ``scopa_env.engine.single``) all
-read them from here, by name; this module imports nothing, so that the faces name the layout without loading numba.
+``_kernel_observe``, ``_kernel_calls``, and the agents' ``agents.search.kernel_search``) and its Python faces
+(``scopa_env.engine.kernel``, ``scopa_env.engine.single``, ``agents.search.compiled``) all read them from here, by
+name; this module imports nothing, so that the faces name the layout without loading numba.
 
 Card sets are bit masks (bit ``c`` for card ``c``), the seed is kept as two 32-bit halves.
 
 numba freezes these values into the compiled code, and keys its disk cache on the compiling module's file alone:
-``scopa_env.engine.kernel.drop_stale_cache`` drops the kernel's cache where this file is newer.
+``scopa_env.engine.kernel.drop_stale_cache`` drops the kernel's cache (and the search's) where this file is newer.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 ``observation_size`` is its length; ``observation_version`` is recorded in checkpoints and bots (``OBS_VERSION``,
 or ``CIRULLA_OBS_VERSION`` under cirulla's rules): the family hook of the rules (``scopa_env.rules.variant``) says
 which, and adds its blocks (cirulla's, ``scopa_env.rules.cirulla``). The compiled kernel
-(``scopa_env.engine._kernel_jit``) computes the same numbers for one game (``tests/test_kernel.py``).
+(``scopa_env.engine._kernel_observe``) computes the same numbers for one game (``tests/test_kernel.py``).
 """
 
 from __future__ import annotations
