@@ -13,7 +13,7 @@ with their knock decisions, ``stop`` and table takes compared too (``run_cirulla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import pytest
 
 from scopa_env.engine import core, observation
 from scopa_env.oracle.reference import ReferenceGame, observe
-from scopa_env.rules import CIRULLA_VARIANTS, get_rules
+from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from scopa_env.rules.scoring import POINT_FIELDS, point_fields
 from tests.helpers import SCOPA_VARIANTS
 
@@ -41,10 +41,7 @@ def run_differential(
     rng = np.random.default_rng(first_seed)
     decisions = 0
     n_observed = num_games if observed_games is None else observed_games
-    for lo in range(0, num_games, batch):
-        seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
-        st = core.reset(rules, seeds)
-        refs = [ReferenceGame(rules, int(s)) for s in seeds]
+    for lo, st, refs in _batches(rules, num_games, batch, first_seed):
         b = len(refs)
         planned: list[tuple[int, frozenset[int]] | None] = [None] * b
         while not all(r.done for r in refs):
@@ -60,9 +57,7 @@ def run_differential(
                 assert not st.done[g]
                 assert st.current[g] == ref.current and st.dealer[g] == ref.dealer
                 if st.phase[g] == core.Phase.PLAY:
-                    assert (st.hands[g] == np.array([_mask(h, d) for h in ref.hands])).all()
-                    assert (st.table[g] == _mask(ref.table, d)).all()
-                    assert (st.piles[g] == np.array([_mask(p, d) for p in ref.piles])).all()
+                    _same_cards(st, g, ref)
                     assert st.scope[g].tolist() == ref.scope and st.scores[g].tolist() == ref.scores
                     moves = ref.legal_moves()
                     assert sorted(moves, key=lambda m: (m[0], sorted(m[1]))) == legal[g]
@@ -96,6 +91,24 @@ def run_differential(
                     continue
                 _play_alike(ref, planned[g], st, info, g, POINT_FIELDS)
     return decisions
+
+
+def _batches(
+    rules: Rules, num_games: int, batch: int, first_seed: int
+) -> Iterator[tuple[int, core.State, list[ReferenceGame]]]:
+    """The matches of seeds ``first_seed`` on, ``batch`` at a time: (index of the first, the core's batch, the
+    reference's games)."""
+    for lo in range(0, num_games, batch):
+        seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
+        yield lo, core.reset(rules, seeds), [ReferenceGame(rules, int(s)) for s in seeds]
+
+
+def _same_cards(st: core.State, g: int, ref: ReferenceGame) -> None:
+    """Game ``g`` of ``st`` has the reference game's hands, table and piles."""
+    d = st.table.shape[1]
+    assert (st.hands[g] == np.array([_mask(h, d) for h in ref.hands])).all()
+    assert (st.table[g] == _mask(ref.table, d)).all()
+    assert (st.piles[g] == np.array([_mask(p, d) for p in ref.piles])).all()
 
 
 def _play_alike(
@@ -171,10 +184,7 @@ def run_cirulla_differential(
     rng = np.random.default_rng(first_seed)
     decisions = knocks = stops = 0
     n_observed = num_games if observed_games is None else observed_games
-    for lo in range(0, num_games, batch):
-        seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
-        st = core.reset(rules, seeds)
-        refs = [ReferenceGame(rules, int(s)) for s in seeds]
+    for lo, st, refs in _batches(rules, num_games, batch, first_seed):
         b = len(refs)
         planned: list[tuple[int, frozenset[int]] | None] = [None] * b
         knock_of: list[str | None] = [None] * b
@@ -194,9 +204,7 @@ def run_cirulla_differential(
                 assert st.current[g] == ref.current and st.dealer[g] == ref.dealer
                 observed = obs is not None and lo + g < n_observed
                 if st.phase[g] in (core.Phase.PLAY, core.Phase.KNOCK):
-                    assert (st.hands[g] == np.array([_mask(h, d) for h in ref.hands])).all()
-                    assert (st.table[g] == _mask(ref.table, d)).all()
-                    assert (st.piles[g] == np.array([_mask(p, d) for p in ref.piles])).all()
+                    _same_cards(st, g, ref)
                     assert (st.revealed[g] == np.array([_mask(r, d) for r in ref.revealed])).all()
                     assert st.knock_points[g].tolist() == ref.knock_points
                     assert st.scope[g].tolist() == ref.scope and st.scores[g].tolist() == ref.scores
