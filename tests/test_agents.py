@@ -13,16 +13,9 @@ import numpy.typing as npt
 import pytest
 
 from agents.base import AgentSpecError, make_agent, registered_agents
-from agents.baselines.features import (
-    CardWeights,
-    card_weights,
-    check_weights,
-    dynamic_weights,
-    generate_moves,
-    hit_probability,
-    segment_argmax,
-)
+from agents.baselines.features import CardWeights, card_weights, dynamic_weights, generate_moves, segment_argmax
 from agents.baselines.greedy import GreedyAgent
+from agents.baselines.table_eval import check_weights, hit_probability
 from agents.search.expert import ExpertAgent
 from scopa_env.engine import core, observation
 from scopa_env.engine.core import State

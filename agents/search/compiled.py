@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.baselines.features import DEFAULT_WEIGHTS, _static_lookup, _tables, card_weights
+from agents.baselines.features import DEFAULT_WEIGHTS, card_weights
+from agents.baselines.table_eval import feature_tables, static_lookup
 from scopa_env.engine import kernel
 from scopa_env.engine.core import Phase, State
 from scopa_env.engine.kernel import Kernel, kernel_for, pack_states
@@ -156,8 +157,8 @@ def greedy_tables(rules: Rules) -> tuple[npt.NDArray[Any], ...]:
     out = _GREEDY_TABLES.get(rules)
     if out is None:
         w = np.array(card_weights(rules), dtype=np.float64)  # a writable copy: numba types read-only arrays apart
-        lk, lkt = _static_lookup(rules, w)
-        ft = _tables(rules)
+        lk, lkt = static_lookup(rules, w)
+        ft = feature_tables(rules)
         pflat = np.where(ft.p_flat == rules.deck.num_ranks * 5, -1, ft.p_flat).astype(np.int64)
         knobs = np.array([DEFAULT_WEIGHTS.lay, DEFAULT_WEIGHTS.scopa], dtype=np.float64)
         out = _GREEDY_TABLES[rules] = (w, lk.reshape(-1).copy(), lkt.reshape(-1).copy(), pflat, knobs)

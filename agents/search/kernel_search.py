@@ -427,9 +427,9 @@ def greedy_pick(
     best of ``features.greedy_scores`` (cards won plus the scopa; a lay costs the card laid), float for float.
 
     ``greedy``: the policy's tables (``compiled.greedy_tables``), (w, lk, lkt, pflat, knobs): ``w`` the static card
-    weights; ``lk`` / ``lkt``: ``features._static_lookup``'s tables, flattened; ``pflat``:
-    ``_FeatureTables.p_flat`` (-1 for its dummy column); ``knobs``: (lay, scopa) weights; ``keys`` and ``parts``:
-    scratch arrays of 16."""
+    weights; ``lk`` / ``lkt``: ``table_eval.static_lookup``'s tables, flattened; ``pflat``:
+    ``table_eval.FeatureTables.p_flat`` (-1 for its dummy column); ``knobs``: (lay, scopa) weights; ``keys`` and
+    ``parts``: scratch arrays of 16."""
     w, lk, lkt, pflat, knobs = greedy
     r = rc[R_R]
     table = st[TABLE]
