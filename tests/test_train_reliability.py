@@ -152,7 +152,9 @@ def test_a_no_op_resume_changes_nothing(smoke_run: Path, tmp_path: Path, capsys:
     assert before.keys() == after.keys() and all(before[k] == after[k] for k in before if k != "events")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+# SIGHUP goes through the same StopSignals handler as SIGTERM (tests/test_signals.py sends both in-process): its
+# train.py subprocess, another ten seconds, runs under -m slow.
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)])
 def test_a_signal_saves_a_checkpoint_and_the_run_resumes_from_python(tmp_path: Path, sig: signal.Signals) -> None:
     """The run is started from the command line (``__main__``) and resumed through ``Trainer.resume``."""
     cmd = [sys.executable, str(ROOT / "train.py"), "--config", SMOKE, "--run-root", str(tmp_path), "--name", "sig"]
