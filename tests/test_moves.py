@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from agents.baselines.features import card_weights, generate_moves
+from agents.baselines.features import Moves, card_weights, generate_moves
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State
 from scopa_env.oracle import reference
@@ -165,18 +165,23 @@ def test_remaining_plies_last_play_and_open_book_match_a_direct_count(variant: s
 def test_generated_moves_are_legal_and_cover_every_class(variant: str) -> None:
     """``generate_moves`` lists each (card, captured rank multiset) of the reference's moves exactly once."""
     rules = get_rules(variant)
-    rank = rules.deck.rank
     for st in _random_positions(rules, games=12, steps=30, seed=7):
         live = np.flatnonzero(st.phase != Phase.DONE)
-        moves = generate_moves(rules, st, live)
-        for a, g in enumerate(live.tolist()):
-            legal = _reference_moves(rules, st, g)
-            span = range(moves.starts[a], moves.starts[a + 1])
-            gen = [(int(moves.card[i]), frozenset(np.flatnonzero(moves.capture[i]).tolist())) for i in span]
-            assert set(gen) <= set(legal), f"{variant}: a candidate is not legal in game {g}"
-            ranks = [(c, tuple(sorted(rank[x] for x in cap))) for c, cap in gen]
-            assert len(ranks) == len(set(ranks)), f"{variant}: a class is listed twice in game {g}"
-            assert set(ranks) == {(c, tuple(sorted(rank[x] for x in cap))) for c, cap in legal}
+        _one_move_a_class(rules, st, live, generate_moves(rules, st, live))
+
+
+def _one_move_a_class(rules: Rules, st: State, live: np.ndarray, moves: Moves) -> None:
+    """``moves`` (``generate_moves`` of games ``live``) lists only legal moves of the reference, one for each of its
+    (card, captured rank multiset) classes."""
+    rank = rules.deck.rank
+    for a, g in enumerate(live.tolist()):
+        legal = _reference_moves(rules, st, g)
+        span = range(moves.starts[a], moves.starts[a + 1])
+        gen = [(int(moves.card[i]), frozenset(np.flatnonzero(moves.capture[i]).tolist())) for i in span]
+        assert set(gen) <= set(legal), f"{rules.name}: a candidate is not legal in game {g}"
+        ranks = [(c, tuple(sorted(rank[x] for x in cap))) for c, cap in gen]
+        assert len(ranks) == len(set(ranks)), f"{rules.name}: a class is listed twice in game {g}"
+        assert set(ranks) == {(c, tuple(sorted(rank[x] for x in cap))) for c, cap in legal}
 
 
 def test_one_sum_class_stands_for_every_choice_of_suits() -> None:
@@ -293,20 +298,12 @@ def test_cirulla_enumerator_matches_the_reference_on_random_tables() -> None:
 def test_cirulla_generated_moves_are_legal_and_cover_every_class() -> None:
     """``features.generate_moves`` sees cirulla's captures: one legal candidate per (card, rank multiset)."""
     rules = CIRULLA_VARIANTS["cirulla"]
-    rank = rules.deck.rank
     fifteens = 0
     for st in _random_positions(rules, games=12, steps=40, seed=7):
         live = np.flatnonzero((st.phase == Phase.PLAY) | (st.phase == Phase.CHOOSE))
         moves = generate_moves(rules, st, live)
         fifteens += int((moves.kind == MoveKind.FIFTEEN).sum())
-        for a, g in enumerate(live.tolist()):
-            legal = _reference_moves(rules, st, g)
-            span = range(moves.starts[a], moves.starts[a + 1])
-            gen = [(int(moves.card[i]), frozenset(np.flatnonzero(moves.capture[i]).tolist())) for i in span]
-            assert set(gen) <= set(legal), f"a candidate is not legal in game {g}"
-            ranks = [(c, tuple(sorted(rank[x] for x in cap))) for c, cap in gen]
-            assert len(ranks) == len(set(ranks))
-            assert set(ranks) == {(c, tuple(sorted(rank[x] for x in cap))) for c, cap in legal}
+        _one_move_a_class(rules, st, live, moves)
     assert fifteens > 0
 
 
