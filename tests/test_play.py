@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from agents.base import make_agent
 from agents.nets.bot import make_bot_policy, new_card, write_numpy_export
+from agents.play import card_words
 from agents.play import terminal as play
 from agents.play.hints import move_probabilities
 from scopa_env.engine import core, observation
@@ -265,6 +266,7 @@ def test_move_probabilities_cover_every_legal_move(tmp_path: Path) -> None:
 def test_default_opponent_prefers_the_shipped_bot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = get_rules("classic")
     monkeypatch.setattr(play, "SHIPPED_BOTS", tmp_path)
+    monkeypatch.setattr(card_words, "SHIPPED_BOTS", tmp_path)  # the bot's name (short_name) reads the same folder
     spec, notes = play.default_opponent(rules)
     assert spec == "expert" and any("no shipped bot" in n for n in notes)
     _numpy_bot(tmp_path / "classic", rules)
