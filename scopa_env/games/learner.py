@@ -174,13 +174,13 @@ class EpisodeEnds:
     def info(self, j: int) -> dict[str, Any]:
         """The ``info`` keys of row ``j``'s ended episode, as the envs report them (``terminal_observation`` and
         ``TimeLimit.truncated`` are stable-baselines3's names; ``ScopaEnv`` drops the first)."""
-        return {
+        return {  # item: the Python bool or int, without a numpy scalar on the way
             "terminal_observation": self.observation[j],
-            "TimeLimit.truncated": bool(self.truncated[j]),
-            "episode_opponent": int(self.opponent[j]),
-            "episode_pool": int(self.pool[j]),
-            "episode_result": int(self.result[j]),
-            "episode_margin": int(self.margin[j]),
+            "TimeLimit.truncated": self.truncated.item(j),
+            "episode_opponent": self.opponent.item(j),
+            "episode_pool": self.pool.item(j),
+            "episode_result": self.result.item(j),
+            "episode_margin": self.margin.item(j),
         }
 
     @classmethod
@@ -284,8 +284,8 @@ class LearnerGames:
         self._result = np.zeros(b, dtype=np.int8)
         self._truncated = np.zeros(b, dtype=np.bool_)
         self._ends: list[EpisodeEnds] = []
-        self.mask = np.zeros((b, rules.num_actions), dtype=np.bool_)
         self._obs_size = observation.observation_size(rules)
+        self.mask = np.zeros((b, rules.num_actions), dtype=np.bool_)
         """(B, A) legal actions of the learner in each game (all False for a finished game); A = ``num_actions``."""
 
     # ------------------------------------------------------------------------------------------------ policies
@@ -553,8 +553,8 @@ class LearnerGames:
 
     def _end_episodes(self) -> None:
         """Record the episodes that just ended and restart their slots (or park them without autoreset)."""
-        idx = np.flatnonzero(self._ending)
-        self._ending[idx] = False
+        idx = self._ending.nonzero()[0]
+        self._ending.fill(False)
         self._ends.append(
             EpisodeEnds(
                 idx=idx,
