@@ -31,14 +31,9 @@ from collections.abc import Mapping, Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting  # noqa: E402  # noqa: E402
-from agents.play.review import (  # noqa: E402
-    DEFAULT_WORLDS,
-    INACCURACY,
-    MAX_WORLDS,
-    review_records,
-    self_play_records,
-)
+from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting  # noqa: E402
+from agents.play.move_values import INACCURACY  # noqa: E402
+from agents.play.review import DEFAULT_WORLDS, MAX_WORLDS, review_records, self_play_records  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
 
 __all__ = ["Options", "agreement", "main"]

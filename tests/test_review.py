@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agents.play import move_values
 from agents.play import review as rv
 from agents.play.terminal import PlayConfig, run
 from agents.search.endgame import _solve_open_kernel, open_endgame_rows, optimal_open_actions
@@ -106,13 +107,15 @@ def test_honest_values_are_blind_to_the_hidden_cards(variant: str) -> None:
         state = state_from_record(record, ply)
         other = _hidden_reshuffled(state, np.random.default_rng(ply))
         assert not np.array_equal(other.hands, state.hands) or not np.array_equal(other.deck, state.deck)
-        a = rv.value_moves(rules, state, 32, np.random.default_rng(5))
-        b = rv.value_moves(rules, other, 32, np.random.default_rng(5))
+        a = move_values.value_moves(rules, state, 32, np.random.default_rng(5))
+        b = move_values.value_moves(rules, other, 32, np.random.default_rng(5))
         assert a.moves == b.moves
         np.testing.assert_array_equal(a.margins, b.margins)
-        settled = [rv._settled_values(rules, st, 0, 32, np.random.default_rng(6), False) for st in (state, other)]
+        settled = [
+            move_values.settled_values(rules, st, 0, 32, np.random.default_rng(6), False) for st in (state, other)
+        ]
         np.testing.assert_array_equal(settled[0].margins, settled[1].margins)  # more deals where unsettled: the same
-        hindsight = rv.value_moves(rules, other, 32, np.random.default_rng(5), open_hands=True)
+        hindsight = move_values.value_moves(rules, other, 32, np.random.default_rng(5), open_hands=True)
         assert hindsight.margins.shape[0] == 1  # the real deal, the one world of a hindsight review
 
 
@@ -120,7 +123,7 @@ def _open_end_games(count: int) -> list[tuple[core.State, dict[str, Any]]]:
     out = []
     for record in rv.self_play_records(CLASSIC, "greedy", 6, 40):
         for _hand, _move, state, _ in rv._positions(CLASSIC, record):
-            if open_endgame_rows(CLASSIC, state, np.zeros(1, dtype=np.intp), rv.ENDGAME_PLIES).size:
+            if open_endgame_rows(CLASSIC, state, np.zeros(1, dtype=np.intp), move_values.ENDGAME_PLIES).size:
                 out.append((state, record))
         if len(out) >= count:
             break
@@ -131,7 +134,7 @@ def test_open_end_games_are_valued_as_the_solver_values_them() -> None:
     positions = _open_end_games(12)
     assert len(positions) == 12
     for state, _ in positions:
-        mv = rv.value_moves(CLASSIC, state, 64, np.random.default_rng(0))
+        mv = move_values.value_moves(CLASSIC, state, 64, np.random.default_rng(0))
         assert mv.method == "exact" and mv.margins.shape[0] == 1
         assert not mv.se.any()
         games = np.zeros(1, dtype=np.intp)
