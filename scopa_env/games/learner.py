@@ -245,9 +245,6 @@ class LearnerGames:
             raise ValueError(f"learner_seat must be 'rotate', 'random' or a seat 0..{n - 1}, got {learner_seat!r}")
         self.learner_seat_mode = learner_seat
         self.side_of = np.array(rules.seat_side, dtype=np.int8)
-        self._side_seats = np.zeros((rules.num_sides, n), dtype=np.bool_)  # (S, N) seats of each side
-        for s, seats in enumerate(rules.sides):
-            self._side_seats[s, list(seats)] = True
         self.rng = np.random.default_rng()
         self._actors: list[Policy | None] = []
         self._pool: list[int] = []
@@ -263,6 +260,11 @@ class LearnerGames:
                     "(or a team variant such as 'scopa-a-quattro')"
                 )
             self._partner = self._register(_as_policy(partner, rules, "partner"))
+        same_side = self.side_of[:, None] == self.side_of[None, :]  # (N, N) seats of each seat's side
+        learner_seats = same_side if self._partner < 0 else np.eye(n, dtype=np.bool_)
+        self._seat_roles = np.where(learner_seats, -1, same_side).astype(np.int8)
+        """(N, N) row i: who plays each seat when the learner sits at seat i: -1 the learner, 1 its partner policy,
+        0 the opponent (the one table of ``_assign`` and ``SingleLearnerGame._assign``)."""
         self._ar = np.arange(b)
         self.state = core.reset(rules, np.arange(b, dtype=np.uint64))
         self.seat_actor = np.zeros((b, n), dtype=np.int32)
@@ -393,10 +395,9 @@ class LearnerGames:
         else:
             opp = self.rng.choice(len(self._pool), size=k, p=self._pool_probs)
         side = self.side_of[seat]
-        learner_seats = self._side_seats[side] if self._partner < 0 else np.eye(n, dtype=np.bool_)[seat]
-        teammates = self._side_seats[side] & ~learner_seats
+        roles = self._seat_roles[seat]
         actors = np.asarray(self._pool, dtype=np.int32)[opp]
-        table = np.where(learner_seats, -1, np.where(teammates, self._partner, actors[:, None]))
+        table = np.where(roles < 0, -1, np.where(roles > 0, self._partner, actors[:, None]))
         self.seat_actor[idx] = table
         self.learner_seat[idx] = seat
         self.learner_side[idx] = side

@@ -77,6 +77,7 @@ class SingleLearnerGame(LearnerGames):
         ``play_then_random`` know no cirulla knocks nor fifteens' picks), else None: every policy through ``decide``."""
         super().__init__(rules, 1, *args, **kwargs)
         self._actor_row: list[int] = self.seat_actor[0].tolist()
+        self._role_rows: list[list[int]] = self._seat_roles.tolist()
         self._d = self.rules.num_actions
         self._num_sides = self.rules.num_sides
 
@@ -147,12 +148,8 @@ class SingleLearnerGame(LearnerGames):
             seat = int(mode)
         opp = 0 if len(self._pool) == 1 else int(self.rng.choice(len(self._pool), size=1, p=self._pool_probs)[0])
         side = self._seat_side[seat]
-        team = rules.sides[side]
-        actor = self._pool[opp]
-        if self._partner < 0:
-            row = [-1 if i in team else actor for i in range(n)]
-        else:
-            row = [-1 if i == seat else self._partner if i in team else actor for i in range(n)]
+        actor, partner = self._pool[opp], self._partner
+        row = [-1 if role < 0 else partner if role else actor for role in self._role_rows[seat]]
         self._actor_row = row
         others = {a for a in row if a >= 0}
         self._against_random = self._fast = None
