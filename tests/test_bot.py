@@ -16,8 +16,9 @@ import pytest
 
 from agents.base import MODEL_CARD, AgentSpecError, make_agent, registered_agents
 from agents.nets.bot import Bot, BotPolicy, is_export_dir, make_bot_policy, masked_softmax
+from agents.nets.bot_search import BotError
 from agents.nets.export_onnx import sample_inputs
-from agents.nets.weights import ONNX, WEIGHTS, BotError
+from agents.nets.weights import ONNX, WEIGHTS
 from scopa_env.engine import core, observation
 from scopa_env.games.driver import play as arena_play
 from scopa_env.games.policy import ActBatch, RandomAgent

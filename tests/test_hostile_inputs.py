@@ -272,7 +272,7 @@ def test_a_bot_whose_weights_claim_a_huge_layer_is_refused(tmp_path: Path) -> No
     import shutil
 
     from agents.nets.bot import Bot
-    from agents.nets.weights import BotError
+    from agents.nets.bot_search import BotError
 
     bot = Path(shutil.copytree(Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic", tmp_path / "bot"))
     (bot / "policy.npz").write_bytes(_npz_claiming((200000, 200000), extra={"activation": "relu", "num_layers": 1}))

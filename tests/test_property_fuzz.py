@@ -258,7 +258,7 @@ def test_record_files_of_random_bytes_are_checked_line_by_line(tmp_path_factory:
 @given(data=st.data())
 def test_model_cards_load_or_give_a_bot_error(tmp_path_factory: Any, data: st.DataObject) -> None:
     from agents.nets.bot import Bot
-    from agents.nets.weights import BotError
+    from agents.nets.bot_search import BotError
 
     folder = tmp_path_factory.mktemp("bot")
     bot_dir = Path(shutil.copytree(ROOT / "agents" / "bots" / "classic", folder / "classic"))

@@ -21,9 +21,9 @@ import pytest
 from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
 from agents.nets.bot import Bot, BotPolicy
+from agents.nets.bot_search import BotError
 from agents.nets.export import export_bot, export_search_only
 from agents.nets.mlp import ExportArgumentError
-from agents.nets.weights import BotError
 from agents.search.pimc import PIMCAgent
 from scopa_env.engine import core, observation
 from scopa_env.engine.core import Phase

@@ -269,7 +269,7 @@ def test_bot_weights_with_pickled_objects_are_refused(tmp_path: Path) -> None:
 
 def test_odd_paths_and_incomplete_bots_give_clean_errors(tmp_path: Path) -> None:
     from agents.nets.bot import Bot
-    from agents.nets.weights import BotError
+    from agents.nets.bot_search import BotError
 
     for spec in ("ÿ" * 300, "a\0b", "/" + "x" * 300 + "/best.zip", str(ROOT / "agents" / "bots")):
         with pytest.raises(AgentSpecError):

@@ -50,20 +50,17 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import MODEL_CARD, AgentSpecError, path_kind, register_agent
+from agents.nets.bot_search import MAX_WORLDS, BotError, check_search, plays_pimc
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.nets.weights import (
     CARD_FORMAT,
     CARD_VERSION,
-    MAX_WORLDS,
     ONNX,
     WEIGHTS,
-    BotError,
     check_finite,
-    check_search,
     file_sha256,
     onnx_session,
-    plays_pimc,
     read_bot_files,
     read_card,
 )

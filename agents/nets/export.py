@@ -40,6 +40,7 @@ import numpy as np
 from agents.base import MODEL_CARD, path_kind
 from agents.cli.settings import add_field_options, parse_options, setting
 from agents.nets.bot import Bot, new_card, write_card, write_numpy_export
+from agents.nets.bot_search import is_whole
 from agents.nets.card import add_ratings, ratings_from_results, read_provenance
 from agents.nets.export_onnx import DEFAULT_CHECK_ROWS, ExportCheckError, check_export, sample_inputs, write_onnx
 from agents.nets.mlp import ExportArgumentError, ExportError, extract_mlp
@@ -113,10 +114,6 @@ def _check_out_dir(out_dir: Path, force: bool) -> None:
         )
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def check_arguments(
     checkpoint: Any,
     out: Any,
@@ -173,9 +170,9 @@ def check_arguments(
             f"--tolerance must be a number in [0, 1] (the largest probability difference accepted; default "
             f"{DEFAULT_TOLERANCE:g}), got {tolerance!r}"
         )
-    if endgame is not None and (not _is_int(endgame) or endgame < 0):
+    if endgame is not None and (not is_whole(endgame) or endgame < 0):
         raise ExportArgumentError(f"--endgame must be >= 0 plies (0: the network alone), got {endgame!r}")
-    if not _is_int(seed) or seed < 0:
+    if not is_whole(seed) or seed < 0:
         raise ExportArgumentError(f"seed must be an integer >= 0 (of the check's sample games), got {seed!r}")
     files = _check_name_and_ratings(name, ratings)
     read_provenance(commands, cost)
@@ -218,7 +215,7 @@ def parse_search(search: str | dict[str, Any]) -> dict[str, Any]:
     ``'az:worlds=16'``), ``pimc`` options (``'pimc:worlds=256,endgame=10,prior=2'``), or a dict with ``"agent"``;
     raises ``ExportArgumentError`` for an unknown search or option or a value out of range."""
     from agents.base import AgentSpecError, parse_spec
-    from agents.nets.weights import SEARCH_AGENT, SEARCH_AGENTS, BotError, check_search
+    from agents.nets.bot_search import SEARCH_AGENT, SEARCH_AGENTS, BotError, check_search
 
     if isinstance(search, str):
         head = search.split(":", 1)[0] if ":" in search else ""

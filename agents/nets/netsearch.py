@@ -29,7 +29,8 @@ from pathlib import Path
 
 from agents.base import AgentSpecError, register_agent, set_network_loader
 from agents.nets.az import AZAgent, NetEvaluator
-from agents.nets.weights import BotError, open_network
+from agents.nets.bot_search import BotError
+from agents.nets.weights import open_network
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 

@@ -47,7 +47,7 @@ import numpy.typing as npt
 from agents.base import MODEL_CARD, AgentSpecError, path_kind
 from agents.cli.settings import ConfigError
 from agents.cli.shell import python_command
-from agents.errors import ScopaError
+from agents.nets.bot_search import MAX_WORLDS, BotError, check_search, has_network, is_whole
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from scopa_env.engine import observation
@@ -60,7 +60,6 @@ __all__ = [
     "MAX_JSON_MEMBER_BYTES",
     "MAX_NPZ_BYTES",
     "MAX_WEIGHT_BYTES",
-    "MAX_WORLDS",
     "META_NAME",
     "NPZ_SLACK_BYTES",
     "ONNX",
@@ -69,23 +68,17 @@ __all__ = [
     "RLLIB_FORMAT",
     "RLLIB_META_FILE",
     "RLLIB_WEIGHTS_FILE",
-    "SEARCH_AGENT",
-    "SEARCH_AGENTS",
     "WEIGHTS",
-    "BotError",
     "BotFiles",
     "Layers",
     "Network",
     "check_finite",
     "check_meta",
-    "check_search",
     "checkpoint_layers",
     "file_sha256",
-    "has_network",
     "onnx_session",
     "open_checkpoint",
     "open_network",
-    "plays_pimc",
     "read_activation",
     "read_bot_files",
     "read_card",
@@ -95,7 +88,6 @@ __all__ = [
     "read_rllib_module",
     "read_torch_member",
     "read_weights",
-    "search_agent",
     "warm_start_weights",
 ]
 
@@ -337,29 +329,6 @@ CARD_VERSION = 1
 """``version`` field of a model card; bumped when the export directory's layout changes."""
 MAX_CARD_BYTES = 16 << 20
 """Largest model card read (a card is a few KiB; a bigger one is not a model card)."""
-SEARCH_AGENT = "az"
-"""The search a search bot runs its network inside by default (``agents.nets.netsearch``; a model card's
-``"search"``)."""
-SEARCH_AGENTS = ("az", "pimc")
-"""The searches a search bot may play (its card's ``"search"["agent"]``): ``az`` (the network inside the search: its
-rollouts and prior) or ``pimc`` (``agents.search.pimc``: greedy or expert rollouts and the expert prior; the bot's
-network is then what ``bot:path=DIR,search=false`` plays)."""
-MAX_WORLDS = 1024
-"""The most sampled deals a bot may ask for: its search's ``worlds`` and its end game's ``endgame_worlds`` (the card's
-field and the agent spec's option alike)."""
-SEARCH_INTS = {"worlds": (1, MAX_WORLDS), "depth": (1, 4), "endgame": (0, 64)}
-SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
-SEARCH_ROLLOUTS = ("net", "greedy")
-SEARCH_OPTIONS = {
-    "az": ("worlds", "depth", "endgame", "prior", "rollout", "temp", "expert"),
-    "pimc": ("worlds", "depth", "endgame", "prior", "rollout"),
-}
-"""The options each search of ``SEARCH_AGENTS`` takes from a model card."""
-SEARCH_ROLLOUTS_OF = {"az": SEARCH_ROLLOUTS, "pimc": ("greedy", "expert")}
-
-
-class BotError(ScopaError, ValueError):
-    """An export directory that cannot be loaded, or inputs / rules that do not fit the bot."""
 
 
 def file_sha256(path: Path) -> str:
@@ -368,63 +337,6 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def check_search(search: Any, where: str) -> dict[str, Any]:
-    """The options of a search bot's model card field ``"search"`` (``{"agent": "az", "worlds": 16, ...}`` or
-    ``{"agent": "pimc", "worlds": 256, ...}``) without ``"agent"``, checked (known keys, numbers in range: a card is
-    untrusted input); raises ``BotError`` naming what is wrong. ``search_agent`` reads the agent."""
-    agent = search_agent(search, where)
-    known = {"agent", *SEARCH_OPTIONS[agent]}
-    unknown = sorted(str(k) for k in search if k not in known)
-    if unknown:
-        raise BotError(f"{where}: 'search' ({agent}) has unknown options {unknown} (known: {', '.join(sorted(known))})")
-    opts: dict[str, Any] = {}
-    for key, (low, high) in SEARCH_INTS.items():
-        if key in search:
-            v = search[key]
-            if not _is_int(v) or not low <= v <= high:
-                raise BotError(f"{where}: search option {key!r} must be an integer in {low}..{high}, got {v!r}")
-            opts[key] = int(v)
-    for key, (flow, fhigh) in SEARCH_FLOATS.items():
-        if key in search:
-            v = search[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not flow <= v <= fhigh:
-                raise BotError(f"{where}: search option {key!r} must be a number in [{flow:g}, {fhigh:g}], got {v!r}")
-            opts[key] = float(v)
-    if "rollout" in search:
-        rollouts = SEARCH_ROLLOUTS_OF[agent]
-        if search["rollout"] not in rollouts:
-            got = search["rollout"]
-            raise BotError(f"{where}: search option 'rollout' of {agent} must be one of {rollouts}, got {got!r}")
-        opts["rollout"] = str(search["rollout"])
-    if opts.get("temp", 0.0) > 0 and opts.get("rollout", "net") != "net":
-        raise BotError(f"{where}: search option 'temp' > 0 needs rollout 'net' (sampled network rollouts)")
-    return opts
-
-
-def search_agent(search: Any, where: str) -> str:
-    """The search (one of ``SEARCH_AGENTS``) a model card's ``"search"`` names; raises ``BotError`` otherwise."""
-    if not isinstance(search, dict) or search.get("agent") not in SEARCH_AGENTS:
-        raise BotError(
-            f'{where}: \'search\' must be an object {{"agent": "az" or "pimc", "worlds": ..., ...}}, got '
-            f"{search!r}; export the bot again"
-        )
-    return str(search["agent"])
-
-
-def plays_pimc(card: dict[str, Any]) -> bool:
-    """Whether a model card's search is ``pimc`` (the only search a bot without a network may play)."""
-    return isinstance(card.get("search"), dict) and card["search"].get("agent") == "pimc"
-
-
-def has_network(card: dict[str, Any]) -> bool:
-    """Whether a model card describes a network (``architecture``): not a search-only pimc bot."""
-    return card.get("architecture") is not None or not plays_pimc(card)
 
 
 def read_card(directory: Path) -> dict[str, Any]:
@@ -453,7 +365,7 @@ def read_card(directory: Path) -> dict[str, Any]:
         if key not in card:
             raise BotError(f"{path} lacks the field {key!r}; export the checkpoint again")
     for key in ("obs_version", "obs_size", "num_cards"):
-        if not _is_int(card[key]) or card[key] < 1:
+        if not is_whole(card[key]) or card[key] < 1:
             raise BotError(
                 f"{path}: {key!r} must be a positive integer, got {card[key]!r}; export the checkpoint again"
             )
@@ -463,10 +375,10 @@ def read_card(directory: Path) -> dict[str, Any]:
     if not isinstance(serves, list) or not all(isinstance(v, str) for v in serves):
         raise BotError(f"{path}: 'serves' must be a list of variant names, got {serves!r}")
     endgame = card.get("endgame", 0)
-    if not _is_int(endgame) or endgame < 0:
+    if not is_whole(endgame) or endgame < 0:
         raise BotError(f"{path}: 'endgame' must be a number of plies >= 0, got {endgame!r}; export the bot again")
     worlds = card.get("endgame_worlds", 0)
-    if not _is_int(worlds) or not 0 <= worlds <= MAX_WORLDS:
+    if not is_whole(worlds) or not 0 <= worlds <= MAX_WORLDS:
         raise BotError(
             f"{path}: 'endgame_worlds' must be a number of sampled deals in 0..{MAX_WORLDS}, got {worlds!r}; set it "
             f"in 0..{MAX_WORLDS} or drop it"
