@@ -51,11 +51,8 @@ def run_differential(
             obs = observation.observe(rules, st) if lo < n_observed else None
             actions = np.zeros(b, dtype=np.int64)
             for g, ref in enumerate(refs):
-                if ref.done:
-                    assert st.done[g]
+                if not _live_alike(st, g, ref):
                     continue
-                assert not st.done[g]
-                assert st.current[g] == ref.current and st.dealer[g] == ref.dealer
                 if st.phase[g] == core.Phase.PLAY:
                     _same_cards(st, g, ref)
                     assert st.scope[g].tolist() == ref.scope and st.scores[g].tolist() == ref.scores
@@ -101,6 +98,16 @@ def _batches(
     for lo in range(0, num_games, batch):
         seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
         yield lo, core.reset(rules, seeds), [ReferenceGame(rules, int(s)) for s in seeds]
+
+
+def _live_alike(st: core.State, g: int, ref: ReferenceGame) -> bool:
+    """Whether the match goes on: game ``g`` of ``st`` and the reference game are over together, or both go on with
+    the same seat to play and the same dealer."""
+    assert bool(st.done[g]) == ref.done
+    if ref.done:
+        return False
+    assert st.current[g] == ref.current and st.dealer[g] == ref.dealer
+    return True
 
 
 def _same_cards(st: core.State, g: int, ref: ReferenceGame) -> None:
@@ -197,11 +204,8 @@ def run_cirulla_differential(
             actions = np.zeros(b, dtype=np.int64)
             chosen = np.zeros((b, d), dtype=bool)
             for g, ref in enumerate(refs):
-                if ref.done:
-                    assert st.done[g]
+                if not _live_alike(st, g, ref):
                     continue
-                assert not st.done[g]
-                assert st.current[g] == ref.current and st.dealer[g] == ref.dealer
                 observed = obs is not None and lo + g < n_observed
                 if st.phase[g] in (core.Phase.PLAY, core.Phase.KNOCK):
                     _same_cards(st, g, ref)
