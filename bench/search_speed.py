@@ -11,8 +11,7 @@ position so a busy machine slows both alike:
   kernel (``agents.search.compiled.kernel_search_tree``); both must choose the same action (checked here too).
 - the exact end game (``endgame.solve_open``) on open-book positions of at most 8 plies, one position a call: the
   batched search it replaced (``lookahead._move_margins`` on the core) against the kernel's.
-- ``SingleGame``: play + observe per second of random games, the plain-Python engine of ``scopa_env/engine/single.py``
-at
+- ``SingleGame``: play + observe per second of random games, the plain-Python engine of ``scopa_env/single.py`` at
   git revision ``--old-rev`` (loaded from git; skipped if git cannot show it) against the kernel's.
 
 It prints per-call medians (ms), the old/new ratio of the medians and the median of the per-position ratios, the
@@ -48,7 +47,7 @@ from scopa_env.rules import Rules, get_rules
 __all__ = ["main"]
 
 OLD_REV = "ce649ad"
-"""The commit before the kernel: its ``scopa_env/engine/single.py`` is the plain-Python single-game engine."""
+"""The commit before the kernel: its ``scopa_env/single.py`` is the plain-Python single-game engine."""
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -145,13 +144,16 @@ def bench_end_game(rules: Rules, num: int, seed: int) -> dict[str, Any]:
 
 
 def _old_single(rev: str) -> ModuleType | None:
-    """``scopa_env/engine/single.py`` at git revision ``rev`` as a module, or None if git cannot show it."""
+    """``scopa_env/single.py`` at git revision ``rev`` as a module, or None if git cannot show it."""
     try:
         text = subprocess.run(
-            ["git", "show", f"{rev}:scopa_env/engine/single.py"], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", "show", f"{rev}:scopa_env/single.py"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
+    # its imports, written before scopa_env was split by job (docs/architecture.md), moved to where the names are now
+    text = text.replace("from scopa_env import core\n", "from scopa_env.engine import core\n")
+    text = text.replace("from scopa_env.captures import", "from scopa_env.rules.captures import")
     path = Path(tempfile.mkdtemp()) / "old_single.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("old_single", path)
