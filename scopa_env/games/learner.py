@@ -374,11 +374,15 @@ class LearnerGames:
             self.state = core.reset(self.rules, seeds)
         else:
             self.state.put(idx, core.reset(self.rules, seeds))
+        self._begin(idx)
+
+    def _begin(self, idx: npt.NDArray[np.intp]) -> None:
+        """New episodes in slots ``idx``, their games just dealt: draw seats and opponents, play up to the learner."""
         self._assign(idx)
         self._ending[idx] = False
         self._ends = []
         self._play_others()
-        self.mask = self._learner_mask()
+        self._set_mask()
 
     def _assign(self, idx: npt.NDArray[np.intp]) -> None:
         """Draw the learner's seat and the opponent of new episodes in slots ``idx``."""
@@ -428,7 +432,7 @@ class LearnerGames:
             self.state.put(rows, sub)
             self._account(rows, info)
         self._play_others()
-        self.mask = self._learner_mask()
+        self._set_mask()
         return self.reward_acc.copy(), self._collect_ends(), bad
 
     def _learner_actions(
@@ -473,14 +477,15 @@ class LearnerGames:
         seats = np.where(self.finished, self.learner_seat, self.state.current)
         return observation.observe(self.rules, self.state, seats=seats)
 
-    def _learner_mask(self) -> npt.NDArray[np.bool_]:
+    def _set_mask(self) -> None:
+        """Set ``mask``: the learner's legal actions in every game (none in a finished one; ``mask_filter``'s)."""
         mask = core.legal_action_mask(self.rules, self.state)
         mask[self.finished] = False
         if self.mask_filter is not None:
             live = np.flatnonzero(~self.finished)
             if live.size:
                 mask[live] = self.mask_filter(self.rules, self.state, live, mask[live])
-        return mask
+        self.mask = mask
 
     def _play_others(self) -> None:
         """Let opponents and a policy partner act until every game is at a learner decision or finished.
@@ -576,7 +581,7 @@ class LearnerGames:
 
     # ------------------------------------------------------------------------------------------------ the engine
     # What ``SingleLearnerGame`` plays on one compiled game instead (with ``state``, ``mask``, ``start``, ``step``,
-    # ``observe``, ``_learner_mask``, ``_play_others`` and ``_assign``): the loop above stays the same.
+    # ``observe``, ``_set_mask``, ``_play_others`` and ``_assign``): the loop above stays the same.
 
     def _final_observations(self, idx: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """(k, obs_size) the learner seats' observations of the games ``idx`` whose episode just ended."""

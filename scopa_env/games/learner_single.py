@@ -128,11 +128,7 @@ class SingleLearnerGame(LearnerGames):
     def start_seed(self, seed: int) -> None:
         """``start([0], [seed])``: a new episode with the game of ``seed`` (an int in [0, 2**64))."""
         self.game = self.game.restarted(seed)
-        self._assign(_SLOT0)
-        self._ending[0] = False
-        self._ends = []
-        self._play_others()
-        self._set_mask()
+        self._begin(_SLOT0)
 
     def _assign(self, idx: npt.NDArray[np.intp]) -> None:
         """``LearnerGames._assign`` of slot 0 in Python ints (its arrays cost more than the rest of a short episode's
@@ -296,11 +292,6 @@ class SingleLearnerGame(LearnerGames):
         """(obs_size,) ``observe()[0]``: the learner seat's observation (final position if finished)."""
         game = self.game
         return game.observe(int(self.learner_seat[0]) if self.finished[0] else game.current)
-
-    def _learner_mask(self) -> npt.NDArray[np.bool_]:
-        """Set the learner's mask and return it."""
-        self._set_mask()
-        return self.mask
 
     def _set_mask(self) -> None:
         """Set the learner's mask (bits, and the filter's array with a ``mask_filter``); no array built without."""
