@@ -31,7 +31,7 @@ Each run writes ``runs/<variant>__<name>__<seed>__<time>/``:
 Checkpoints are ``model.save`` zips plus ``scopa_meta.json`` (variant, observation version, steps, config, code
 version), written atomically; ``make_agent("runs/<run>/best.zip", rules)`` plays them. Ctrl-C stops at the next
 step and saves ``last.zip`` (as of the start of the current rollout) before exiting with status 130 and the command
-that continues it (``agents.training.trainer.train_command``); ``--resume`` continues the run with the same results
+that continues it (``agents.cli.shell.train_command``); ``--resume`` continues the run with the same results
 as an uninterrupted one for the same seed, up to floating-point noise.
 
 This file is the command line only; the parts live in ``agents.training``: ``train_config`` (``TrainConfig``, config
@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli.settings import ConfigError, StoreOnce, add_field_options, cli_overrides
+from agents.cli.shell import train_command
 from agents.cli.signals import StopSignals, exit_status
 from agents.training.run_dir import RunDirError
 from agents.training.train_config import (
@@ -57,7 +58,7 @@ from agents.training.train_config import (
     config_yaml,
     load_config,
 )
-from agents.training.trainer import Trainer, train_command
+from agents.training.trainer import Trainer
 from scopa_env.engine import kernel
 
 __all__ = ["build_parser", "main", "parse_cli"]

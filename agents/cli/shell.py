@@ -13,7 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
-__all__ = ["TRAIN_PY", "python_command", "python_path", "shell_command", "shown_path"]
+__all__ = ["TRAIN_PY", "python_command", "python_path", "shell_command", "shown_path", "train_command"]
 
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*|[\w./=-]*<\w+>[\w./=-]*")
 """Words a hint leaves for the user to fill in (``CHECKPOINT``, ``runs/<run>/best.zip``): written unquoted."""
@@ -51,3 +51,12 @@ def shell_command(*args: str | Path) -> str:
     """``args`` as one shell command, each word quoted as needed and paths shown relative to the working directory
     (a command a user typed, given back: no placeholders)."""
     return shlex.join(_shown(args))
+
+
+def train_command(*args: str | Path) -> str:
+    """The shell command that runs train.py with ``args`` from the working directory, as a hint to print:
+    ``scopa-train ARGS`` when started as that command, else this very interpreter and train.py, each relative to
+    the working directory when inside it (``.venv/bin/python train.py ARGS`` in a checkout set up by ``make``)."""
+    if sys.argv and Path(sys.argv[0]).name == "scopa-train":
+        return shell_command("scopa-train", *args)
+    return shell_command(python_path(), TRAIN_PY, *args)

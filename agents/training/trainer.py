@@ -7,17 +7,14 @@ settings ``agents.training.train_config.TrainConfig``.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import math
 import os
-import random
 import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +23,18 @@ import numpy.typing as npt
 
 from agents.base import AgentSpecError, make_agent
 from agents.cli.settings import ConfigError
-from agents.cli.shell import TRAIN_PY, python_path, shell_command
+from agents.cli.shell import train_command
 from agents.cli.signals import StopSignals, signal_name
 from agents.nets.mlp import ACTIVATIONS
 from agents.nets.weights import warm_start_weights
-from agents.training import safe_state
 from agents.training.duplicate_eval import (
     EVAL_CHUNK,
     StopTraining,
     duplicate_eval,
     duplicate_eval_on_ray,
 )
+from agents.training.progress import open_bar
+from agents.training.resume_point import MODEL_COUNTERS, ResumePoint, capture, rewind, set_rng_states
 from agents.training.run_dir import (
     RESUME_MEMBER,
     RunDirError,
@@ -57,57 +55,18 @@ from agents.training.train_config import (
     read_yaml,
     upgrade_saved_config,
 )
+from agents.training.train_logs import log_eval, log_league
 from scopa_env.engine import observation
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 
-__all__ = [
-    "MODEL_COUNTERS",
-    "RESUMABLE_FIELDS",
-    "Trainer",
-    "train_command",
-]
+__all__ = ["RESUMABLE_FIELDS", "Trainer"]
 
-MODEL_COUNTERS = (
-    "_n_updates",
-    "_episode_num",
-    "_last_obs",
-    "_last_episode_starts",
-    "_last_original_obs",
-    "ep_info_buffer",
-    "ep_success_buffer",
-)
-"""The ``MaskablePPO`` attributes besides weights and optimizer that a resumed run restores."""
 RESUMABLE_FIELDS = ("total_steps", "progress", "torch_threads", "ray")
 """Config fields a resumed run may change; the others must match the run's saved config."""
 
 
 # --------------------------------------------------------------------------------------------------- trainer
-
-
-@dataclass
-class _ResumePoint:
-    """Everything needed to restart training exactly at the start of a rollout."""
-
-    steps: int
-    policy_state: dict[str, Any]
-    optim_state: dict[str, Any]
-    blob: bytes
-    """``agents.training.safe_state`` file of the env, league, counters, model extras and random states."""
-
-
-def _rng_states() -> dict[str, Any]:
-    import torch
-
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-
-
-def _set_rng_states(states: dict[str, Any]) -> None:
-    import torch
-
-    random.setstate(states["python"])
-    np.random.set_state(states["numpy"])
-    torch.set_rng_state(states["torch"])
 
 
 class Trainer:
@@ -120,7 +79,7 @@ class Trainer:
         self.version = code_version()
         self.stop_requested = False
         self.state: dict[str, Any] = {}
-        self._point: _ResumePoint | None = None
+        self._point: ResumePoint | None = None
         self._pending: list[npt.NDArray[np.int64]] = []
         self._endgame: list[tuple[npt.NDArray[Any], ...]] = []
         self._endgame_s = 0.0
@@ -413,7 +372,7 @@ class Trainer:
 
             self._endgame_opt = actor_optimizer(model.policy, self.cfg.learning_rate)
             self._endgame_opt.load_state_dict(blob["endgame_optimizer"])
-        _set_rng_states(blob["rng"])
+        set_rng_states(blob["rng"])
 
     def _setup_logging(self) -> None:
         from stable_baselines3.common.logger import Logger
@@ -695,23 +654,7 @@ class Trainer:
         w.add_scalar("charts/elapsed_minutes", self._elapsed() / 60, steps)
 
     def _log_league(self, steps: int) -> None:
-        info = self.league.summary()
-        w = self.writer
-        w.add_scalar("league/size", info["size"], steps)
-        w.add_scalar("league/snapshots", info["snapshots"], steps)
-        snaps = [m for m in info["members"] if m["kind"] == "snapshot"]
-        for m in info["members"]:
-            if m["kind"] == "baseline":
-                w.add_scalar(f"league/win_rate/{m['name']}", m["win_rate"], steps)
-                w.add_scalar(f"league/prob/{m['name']}", m["prob"], steps)
-        if snaps:
-            w.add_scalar("league/win_rate/snapshots_mean", float(np.mean([m["win_rate"] for m in snaps])), steps)
-            w.add_scalar("league/win_rate/newest_snapshot", snaps[-1]["win_rate"], steps)
-            w.add_scalar("league/prob/snapshots", float(sum(m["prob"] for m in snaps)), steps)
-        if steps == 0 or steps >= self.state.get("next_composition", 0):  # the text only every snapshot_every
-            text = " | ".join(f"{m['name']} p={m['prob']:.2f} win={m['win_rate']:.2f}" for m in info["members"])
-            w.add_text("league/composition", text, steps)
-            self.state["next_composition"] = (steps // self.cfg.snapshot_every + 1) * self.cfg.snapshot_every
+        log_league(self.writer, self.league.summary(), steps, self.state, self.cfg.snapshot_every)
 
     def _evaluate(self, steps: int) -> None:
         from agents.nets.checkpoint import NeuralPolicy
@@ -746,26 +689,9 @@ class Trainer:
                         self.rules, me, agent, cfg.eval_deals, cfg.eval_seed, on_step=check_stop, chunk=EVAL_CHUNK
                     )
                 )
-        for r in results:
-            self.writer.add_scalar(f"eval/margin/{r.opponent}", r.margin, steps)
-            self.writer.add_scalar(f"eval/margin_low/{r.opponent}", r.low, steps)
-            self.writer.add_scalar(f"eval/win_rate/{r.opponent}", r.win_rate, steps)
         elapsed = self._elapsed()
         key = results[-1]
-        record = {
-            "step": steps,
-            "elapsed_s": round(elapsed, 1),
-            "time": now(),
-            "margins": {r.opponent: dataclasses.asdict(r) for r in results},
-        }
-        append_jsonl(self.run_dir / "eval.jsonl", record)
-        try:  # eval.png: a side output, so a failure to draw is reported and training goes on
-            from agents.training.curves import plot_eval_curves, read_eval_log
-
-            records = read_eval_log(self.run_dir / "eval.jsonl")
-            plot_eval_curves(records, self.run_dir / "eval.png", title=f"{self.run_dir.name}: evaluation margins")
-        except Exception as exc:
-            self._say(f"warning: eval.png not updated ({type(exc).__name__}: {exc})")
+        record = log_eval(self.writer, self.run_dir, results, steps, elapsed, self._say)
         self.state["last_eval"] = {"step": steps, **{r.opponent: r.margin for r in results}}
         self.writer.add_scalar("eval/seconds", sum(r.seconds for r in results), steps)
         improved = key.margin > self.state["best_margin"]
@@ -807,39 +733,18 @@ class Trainer:
         """Wall-clock seconds of training so far, over all sessions of the run."""
         return float(self.state["elapsed_s"]) + time.perf_counter() - self._session_t0
 
-    def _capture(self) -> _ResumePoint:
-        """The state at this rollout boundary: weights, optimizer, and a pickle of everything else."""
-        model = self.model
+    def _capture(self) -> ResumePoint:
+        """The state at this rollout boundary (``resume_point.capture``), the run's wall-clock time brought to now."""
         now = time.perf_counter()
         self.state["elapsed_s"] += now - self._session_t0
         self._session_t0 = now
-        blob = safe_state.dumps(
-            {
-                "env": self.env,
-                "league": self.league,
-                "state": self.state,
-                "rng": _rng_states(),
-                "num_timesteps": int(model.num_timesteps),
-                "model": {name: getattr(model, name) for name in MODEL_COUNTERS},
-                "endgame_optimizer": None if self._endgame_opt is None else self._endgame_opt.state_dict(),
-            }
-        )
-        return _ResumePoint(
-            int(model.num_timesteps),
-            copy.deepcopy(model.policy.state_dict()),
-            copy.deepcopy(model.policy.optimizer.state_dict()),
-            blob,
-        )
+        return capture(self.model, self.env, self.league, self.state, self._endgame_opt)
 
-    def _write_checkpoint(self, point: _ResumePoint, step_file: bool = False) -> None:
+    def _write_checkpoint(self, point: ResumePoint, step_file: bool = False) -> None:
         """Write last.zip (with the resume state); with ``step_file`` first checkpoints/step_<steps>.zip (with it
         too, so that a step file can stand in for a damaged last.zip), then delete the step files beyond
         ``keep_checkpoints``."""
-        model = self.model
-        if int(model.num_timesteps) != point.steps:  # interrupted mid-rollout: go back to the point's weights
-            model.policy.load_state_dict(point.policy_state)
-            model.policy.optimizer.load_state_dict(point.optim_state)
-            model.num_timesteps = point.steps
+        rewind(self.model, point)
         members = {RESUME_MEMBER: point.blob}
         if step_file:
             ckpt_dir = self.run_dir / "checkpoints"
@@ -851,22 +756,8 @@ class Trainer:
     # ------------------------------------------------------------------------------------------------ output
 
     def _open_bar(self, start: int) -> None:
-        if not self.cfg.progress:
-            return
-        if not sys.stderr.isatty():  # a log file: plain lines, no carriage returns
-            self._bar = _LineProgress(self.cfg.total_steps, start)
-            return
-        from tqdm import tqdm
-
-        self._bar = tqdm(
-            total=self.cfg.total_steps,
-            initial=start,
-            unit="step",
-            unit_scale=True,
-            dynamic_ncols=True,
-            smoothing=0.05,
-            desc=f"{self.cfg.variant}/{self.cfg.name}",
-        )
+        if self.cfg.progress:
+            self._bar = open_bar(self.cfg.total_steps, start, f"{self.cfg.variant}/{self.cfg.name}")
 
     def _close_bar(self) -> None:
         """Close the progress bar (tqdm leaves its last state on its line); later lines are plain prints."""
@@ -879,38 +770,6 @@ class Trainer:
             self._bar.write(text)
         else:
             print(text, flush=True)
-
-
-class _LineProgress:
-    """The progress bar's stand-in when stderr is not a terminal: one line every ``interval`` seconds."""
-
-    def __init__(self, total: int, start: int, interval: float = 60.0) -> None:
-        self.total, self.n, self.start, self.interval = total, start, start, interval
-        self.t0 = self.last = time.perf_counter()
-        self.postfix = ""
-
-    def update(self, n: int) -> None:
-        self.n += n
-        now = time.perf_counter()
-        if now - self.last >= self.interval:
-            self.last = now
-            rate = (self.n - self.start) / max(now - self.t0, 1e-9)
-            left = max(self.total - self.n, 0) / max(rate, 1e-9)
-            print(
-                f"progress: {self.n:,}/{self.total:,} steps ({100 * self.n / self.total:.0f}%), {rate:,.0f} steps/s, "
-                f"{left / 60:.1f} min left{'; ' + self.postfix if self.postfix else ''}",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def set_postfix_str(self, text: str, refresh: bool = False) -> None:
-        self.postfix = text
-
-    def write(self, text: str) -> None:
-        print(text, flush=True)
-
-    def close(self) -> None:
-        """Nothing to release."""
 
 
 def _check_ray(cfg: TrainConfig) -> None:
@@ -932,12 +791,3 @@ def _make(spec: str, rules: Rules, seed: int, what: str) -> Policy:
         return make_agent(spec, rules, seed)
     except AgentSpecError as e:
         raise ConfigError(f"{what}: {e}") from None
-
-
-def train_command(*args: str | Path) -> str:
-    """The shell command that runs train.py with ``args`` from the working directory, as a hint to print:
-    ``scopa-train ARGS`` when started as that command, else this very interpreter and train.py, each relative to
-    the working directory when inside it (``.venv/bin/python train.py ARGS`` in a checkout set up by ``make``)."""
-    if sys.argv and Path(sys.argv[0]).name == "scopa-train":
-        return shell_command("scopa-train", *args)
-    return shell_command(python_path(), TRAIN_PY, *args)
