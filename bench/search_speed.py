@@ -10,7 +10,7 @@ position so a busy machine slows both alike:
   being the same agent searching its worlds on the batched core (``lookahead.search_tree``), the new one on the
   kernel (``agents.search.compiled.kernel_search_tree``); both must choose the same action (checked here too).
 - the exact end game (``endgame.solve_open``) on open-book positions of at most 8 plies, one position a call: the
-  batched search it replaced (``lookahead._move_margins`` on the core) against the kernel's.
+  batched search it replaced (``lookahead.move_margins`` on the core) against the kernel's.
 - ``SingleGame``: play + observe per second of random games, the plain-Python engine of ``scopa_env/single.py`` at
   git revision ``--old-rev`` (loaded from git; skipped if git cannot show it) against the kernel's.
 
@@ -120,8 +120,8 @@ def bench_pimc(rules: Rules, num: int, seed: int) -> dict[str, Any]:
 
 
 def bench_end_game(rules: Rules, num: int, seed: int) -> dict[str, Any]:
-    from agents.search.endgame import _best_actions, solve_open
-    from agents.search.lookahead import _move_margins
+    from agents.search.endgame import best_actions, solve_open
+    from agents.search.lookahead import move_margins
 
     pos = _positions(rules, num, seed, open_book=True)
     old_t, new_t, same = [], [], 0
@@ -131,7 +131,7 @@ def bench_end_game(rules: Rules, num: int, seed: int) -> dict[str, Any]:
     def old_solve(one: core.State) -> Any:
         limits = core.remaining_plies(rules, one, row)
         rng = np.random.default_rng(0)
-        return _best_actions(one, row, _move_margins(rules, one, row, ones, limits, _batched_greedy, rng))
+        return best_actions(one, row, move_margins(rules, one, row, ones, limits, _batched_greedy, rng))
 
     for i in range(pos.batch_size):
         one = pos.take([i])

@@ -640,3 +640,36 @@ def test_every_command_line_uses_the_settings_machinery() -> None:
         f"use add_field_options / parse_options): {by_hand}"
     )
     assert all(_calls((ROOT / rel).read_text(), "ArgumentParser") for rel in PLAIN_ARGPARSE), "stale PLAIN_ARGPARSE"
+
+
+# ------------------------------------------------------------------------------------------- private names stay home
+
+PRIVATE_IMPORTS: dict[str, str] = {}
+"""``from M import _name`` between modules that may stay (``"importer: _name from M"``: why): none. A name another
+module needs is that module's API: public, with a docstring, or the code moves to where it is used."""
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """No module of ``scopa_env``, ``agents`` or the tools imports another's private (``_``) name: the floors and the
+    one-module-per-job split hold only if what crosses a module's edge is its public face."""
+    files = [p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))]
+    files += [ROOT / "train.py", ROOT / "evaluate.py"]
+    crossing = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue
+            if node.module.split(".")[0] not in PACKAGES:
+                continue
+            crossing += [
+                f"{path.relative_to(ROOT)}: {a.name} from {node.module}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+    unexplained = sorted(set(crossing) - set(PRIVATE_IMPORTS))
+    assert not unexplained, (
+        f"private names imported from another module (make them public or move the code): {unexplained}"
+    )
+    assert not set(PRIVATE_IMPORTS) - set(crossing), (
+        f"stale PRIVATE_IMPORTS: {sorted(set(PRIVATE_IMPORTS) - set(crossing))}"
+    )

@@ -6,7 +6,7 @@ traceback, never an allocation the file's real size does not justify, never a lo
 sizes cannot be right. ``python -m agents.training.label_store RUN --out F`` does the same for a run directory, and
 checks ``--out`` before the replay starts.
 
-The files are built here in a second: a random player's hands on fixed deals (``imitation._teacher_games``, the
+The files are built here in a second: a random player's hands on fixed deals (``imitation.teacher_games``, the
 driver the replay uses) with made-up teacher values, packed the way ``label_store.pack_runs`` packs them.
 """
 
@@ -41,14 +41,14 @@ def _rows(variant: str, tasks: tuple[tuple[int, int], ...]) -> tuple[dict[str, n
     """A random player's decisions on the tasks' deals, in the replay's order, with made-up finite values of the
     legal actions (-inf elsewhere), and each task's number of rows."""
     from agents import make_agent
-    from agents.training.imitation import _teacher_games
+    from agents.training.imitation import teacher_games
     from scopa_env.rules import get_rules
 
     rules = get_rules(variant)
     parts, rows = [], []
     for first, n in tasks:
         agent = make_agent("random", rules, seed=first)
-        obs, mask, action, _ = _teacher_games(rules, agent, np.arange(first, first + n, dtype=np.uint64), None)
+        obs, mask, action, _ = teacher_games(rules, agent, np.arange(first, first + n, dtype=np.uint64), None)
         values = np.where(mask, np.random.default_rng(first).normal(size=mask.shape), -np.inf).astype(np.float32)
         parts.append({"obs": obs, "mask": mask, "action": action, "values": values})
         rows.append(int(action.size))

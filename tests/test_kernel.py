@@ -9,7 +9,7 @@ reference engine, on every variant (cirulla's included).
 - The search candidates (``agents.search.kernel_search``) against ``agents.baselines.features.generate_moves``
   (cards, kinds, partitions, captured cards, scopa flags), in the PLAY and CHOOSE phases.
 - The exact end game (``agents.search.endgame``, on the compiled search) against the batched search it replaced
-  (``lookahead._move_margins`` to the end of the hand) on fixed sets of open-book positions: the same moves, the
+  (``lookahead.move_margins`` to the end of the hand) on fixed sets of open-book positions: the same moves, the
   same set of best first actions.
 
 Fast by default (a few games per variant); ``-m slow`` plays 10,000 games and checks >= 2,000 end-game positions.
@@ -26,8 +26,8 @@ import pytest
 from agents.baselines.features import generate_moves
 from agents.baselines.greedy import greedy_moves
 from agents.search import compiled
-from agents.search.endgame import _best_actions, open_endgame_rows, optimal_open_actions, solve_open
-from agents.search.lookahead import _move_margins
+from agents.search.endgame import best_actions, open_endgame_rows, optimal_open_actions, solve_open
+from agents.search.lookahead import move_margins
 from scopa_env.engine import core, observation, single
 from scopa_env.engine.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.engine.single import SingleGame, bits_of
@@ -250,13 +250,13 @@ def _old_end_game(
     games = np.arange(pos.batch_size)
     limits = core.remaining_plies(rules, pos, games)
     ones = np.ones(games.size, dtype=np.intp)
-    searched = _move_margins(rules, pos, games, ones, limits, greedy_moves, np.random.default_rng(0))
+    searched = move_margins(rules, pos, games, ones, limits, greedy_moves, np.random.default_rng(0))
     moves, total, first = searched
     rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
     acts = core.move_actions(pos.take(games[rows]), moves.card[first[rows] + js], moves.capture[first[rows] + js])
     best = np.zeros((games.size, rules.num_actions), dtype=np.bool_)
     best[rows, acts] = True
-    return _best_actions(pos, games, searched), best
+    return best_actions(pos, games, searched), best
 
 
 def end_game_positions(variant: str, num: int, seed: int, max_plies: int = 8) -> core.State:

@@ -265,7 +265,7 @@ def test_expert_iteration_stops_on_sigterm_keeping_the_finished_iterations(
 
 
 def test_az_expert_prior_adds_pimcs_heuristic_to_the_networks() -> None:
-    """``expert=w`` adds w times the expert heuristic (pimc's prior) to the margins: ``_move_margins`` gets the real
+    """``expert=w`` adds w times the expert heuristic (pimc's prior) to the margins: ``move_margins`` gets the real
     position's candidates scored prior x log p(card) + w x expert, so with the same worlds the margins differ from
     ``expert=0`` by exactly w x expert on each candidate (the end game, solved exactly, keeps no prior)."""
     from agents.baselines.features import dynamic_weights, expert_scores, generate_moves

@@ -371,7 +371,7 @@ def test_search_options() -> None:
 
 
 def _batched_greedy(rules: Rules, state: State, games: npt.NDArray[np.intp]) -> tuple[Moves, npt.NDArray[np.intp]]:
-    """``greedy_moves`` under another name: ``_move_margins`` then searches on the batched core, as before the
+    """``greedy_moves`` under another name: ``move_margins`` then searches on the batched core, as before the
     compiled kernel (which it uses for ``greedy_moves`` itself)."""
     return greedy_moves(rules, state, games)
 
@@ -440,7 +440,7 @@ def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() ->
     """az (the classic bot's network as prior, greedy rollouts) searches its worlds on the kernel: same decisions."""
     from pathlib import Path
 
-    from agents.search.endgame import _best_actions
+    from agents.search.endgame import best_actions
 
     bot = Path(__file__).resolve().parents[1] / "agents" / "bots" / "classic"
     rules = get_rules("classic")
@@ -451,8 +451,8 @@ def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() ->
         new = make_agent(f"az:path={bot},worlds=8,rollout=greedy", rules, seed=i)
         old = make_agent(f"az:path={bot},worlds=8,rollout=greedy", rules, seed=i)
         old.policy = _batched_greedy  # type: ignore[attr-defined]
-        got = _best_actions(one, row, new.search(one, row))  # type: ignore[attr-defined]
-        want = _best_actions(one, row, old.search(one, row))  # type: ignore[attr-defined]
+        got = best_actions(one, row, new.search(one, row))  # type: ignore[attr-defined]
+        want = best_actions(one, row, old.search(one, row))  # type: ignore[attr-defined]
         assert int(got[0]) == int(want[0]), f"position {i}"
 
 

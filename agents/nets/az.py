@@ -26,8 +26,8 @@ from agents.baselines.greedy import greedy_moves
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.nets.weights import Layers
 from agents.search.compiled import KernelMoves
-from agents.search.endgame import _best_actions
-from agents.search.lookahead import RolloutPolicy, _move_margins
+from agents.search.endgame import best_actions
+from agents.search.lookahead import RolloutPolicy, move_margins
 from scopa_env.engine import observation
 from scopa_env.engine.core import State, is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy
@@ -187,9 +187,9 @@ class AZAgent(Policy):
                 scores = scores + self.expert * expert_scores(rules, state, real)
             return real, scores
 
-        return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, log_prior)
+        return move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, log_prior)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)
         with one_blas_thread():  # cirulla's knock decisions follow the search agents' fixed rule (tris, then sum)
-            return act_with_knocks(self.rules, state, games, lambda g: _best_actions(state, g, self.search(state, g)))
+            return act_with_knocks(self.rules, state, games, lambda g: best_actions(state, g, self.search(state, g)))

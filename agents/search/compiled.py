@@ -1,7 +1,7 @@
 """The agents' compiled search: its face. The compiled functions (``agents.search.kernel_search``, numba) run the
 searches' worlds, max^n trees and greedy rollouts on the single-game kernel (``scopa_env.engine.kernel``); here they
 are loaded (``jit``), and called on the batched core's ``State`` (``kernel_search_tree``, ``kernel_rollout``,
-``kernel_sampled_search``: ``lookahead._move_margins`` uses them whenever the rollout policy is greedy, the end game
+``kernel_sampled_search``: ``lookahead.move_margins`` uses them whenever the rollout policy is greedy, the end game
 (``agents.search.endgame``) and the review always).
 
 ``jit()`` compiles the kernel (``kernel.jit``) and then the search, once per install, each with its progress line,

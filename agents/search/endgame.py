@@ -68,12 +68,12 @@ def play_exact_endgame(
     return play_open_endgames(batch.rules, state, games, actions, plies)
 
 
-def _best_actions(
+def best_actions(
     state: State,
     games: npt.NDArray[np.intp],
     searched: tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]],
 ) -> npt.NDArray[np.int64]:
-    """The action that starts each row's move of best mean margin, from ``_move_margins``' result."""
+    """The action that starts each row's move of best mean margin, from ``move_margins``' result."""
     moves, total, first_move = searched
     pick = first_move + np.argmax(total, axis=1)
     return core.move_actions(state.take(games), moves.card[pick], moves.captures(pick))

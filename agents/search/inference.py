@@ -187,7 +187,7 @@ def _log_likelihood(
 
 
 def inferred_worlds(memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
-    """A world sampler for ``lookahead._move_margins``: ``pool`` x uniform worlds, resampled by the likelihood of
+    """A world sampler for ``lookahead.move_margins``: ``pool`` x uniform worlds, resampled by the likelihood of
     each game's recorded opponent moves (games without any keep uniform worlds)."""
 
     def sampler(

@@ -27,7 +27,7 @@ from agents.baselines.features import (
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import kernel_rollout
 from agents.search.lookahead import apply_moves, rollout, sample_worlds
-from agents.search.pimc import _check_rollout
+from agents.search.pimc import check_rollout
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase
 from scopa_env.games.policy import ActBatch, Policy
@@ -83,7 +83,7 @@ class ISMCTSAgent(Policy):
             raise AgentSpecError(f"ismcts: final must be 'visits' or 'value', got {final!r}")
         self.iters, self.c, self.parallel, self.final = int(iters), float(c), int(parallel), final
         self.rollout_name = rollout
-        self.policy = _check_rollout("ismcts", rollout)
+        self.policy = check_rollout("ismcts", rollout)
 
     def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
         state, games = require_state(batch, self.name)

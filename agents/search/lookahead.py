@@ -2,9 +2,9 @@
 
 Worlds (``sample_worlds``: the unseen cards dealt at random into the other hands and the stock, never reading
 where they really are), ``apply_moves``, ``rollout`` to the end of the hand, the depth-limited max^n tree
-(``search_tree``) and the mean margin of every candidate move over the worlds (``_move_margins``).
+(``search_tree``) and the mean margin of every candidate move over the worlds (``move_margins``).
 ``agents.search.pimc`` (``pimc``, ``ismcts``) and ``agents.search.endgame`` (the open-book solver ``expert`` and the
-bots play end games with) build on them. ``_move_margins`` searches on the compiled search
+bots play end games with) build on them. ``move_margins`` searches on the compiled search
 (``agents.search.compiled``: worlds, tree and greedy rollouts in numba) whenever the rollout policy is greedy, and on
 the batched core here only where a caller needs it: another rollout policy (expert, a network: they score a batch of
 positions at once) or a custom world sampler (``agents.search.inference``). Both paths deal the same worlds (the
@@ -229,7 +229,7 @@ def search_tree(
     return level_moves[0], level_value[1]
 
 
-def _move_margins(
+def move_margins(
     rules: Rules,
     state: State,
     games: npt.NDArray[np.intp],

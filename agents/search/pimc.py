@@ -44,11 +44,11 @@ from agents.baselines.features import (
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import KernelMoves
 from agents.search.endgame import (
-    _best_actions,
+    best_actions,
 )
 from agents.search.expert import expert_moves
 from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
-from agents.search.lookahead import RolloutPolicy, WorldSampler, _move_margins
+from agents.search.lookahead import RolloutPolicy, WorldSampler, move_margins
 from scopa_env.engine import core
 from scopa_env.engine.core import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy
@@ -63,7 +63,8 @@ ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {"greedy": greedy_moves, "expert": 
 # --------------------------------------------------------------------------------------------------- agents
 
 
-def _check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
+def check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
+    """The rollout policy ``rollout_name`` names (``ROLLOUT_POLICIES``), else ``AgentSpecError`` for agent ``name``."""
     if rollout_name not in ROLLOUT_POLICIES:
         raise AgentSpecError(
             f"{name}: unknown rollout policy {rollout_name!r}; choose one of {sorted(ROLLOUT_POLICIES)}"
@@ -114,7 +115,7 @@ class PIMCAgent(Policy):
             )
         self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
         self.rollout_name = rollout
-        self.policy = _check_rollout("pimc", rollout)
+        self.policy = check_rollout("pimc", rollout)
         self.prior = float(prior)
         self.infer, self.pool = float(infer), int(pool)
         self.sampler: WorldSampler | None = None
@@ -146,7 +147,7 @@ class PIMCAgent(Policy):
 
     def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         """The action that starts each game's move of best mean margin (plus prior)."""
-        return _best_actions(state, games, self.search(state, games))
+        return best_actions(state, games, self.search(state, games))
 
     def search(
         self, state: core.State, games: npt.NDArray[np.intp]
@@ -160,7 +161,7 @@ class PIMCAgent(Policy):
         counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
         limits = np.where(exact, remaining, self.depth).astype(np.intp)
         prior = np.where(exact, 0.0, self.prior)
-        return _move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler)
+        return move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler)
 
 
 DEFAULTS = {

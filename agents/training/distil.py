@@ -202,9 +202,9 @@ def _fold_sweep_inputs(rules: Any, fitted: Any, probe: npt.NDArray[np.float32]) 
     from agents.nets.checkpoint import policy_from_layers
     from agents.nets.mlp import ExportError
     from agents.nets.sweep_inputs import compose, sweep_input_size
-    from agents.training.expert_iteration import _actor_layers
+    from agents.training.expert_iteration import actor_layers
 
-    policy = policy_from_layers(rules, compose(rules, _actor_layers(fitted)[0]), "ReLU", vf=[64, 64])
+    policy = policy_from_layers(rules, compose(rules, actor_layers(fitted)[0]), "ReLU", vf=[64, 64])
     with torch.no_grad():
         size = probe.shape[1] - sweep_input_size(rules)
         want = fitted.action_net(fitted.mlp_extractor.forward_actor(torch.as_tensor(probe)))
@@ -219,9 +219,9 @@ def save_distilled_checkpoint(policy: Any, path: Path, variant: str, rows: int, 
     """The fitted policy as a ``train.py``-format checkpoint (weights and JSON only), which ``agents.nets.export``
     turns into a full bot directory (ONNX included)."""
     from agents.nets.checkpoint import checkpoint_meta
-    from agents.training.expert_iteration import _activation_name, save_policy_checkpoint
+    from agents.training.expert_iteration import activation_name, save_policy_checkpoint
 
-    config = {"activation": _activation_name(policy), "algorithm": "distil", "endgame": endgame}
+    config = {"activation": activation_name(policy), "algorithm": "distil", "endgame": endgame}
     meta = checkpoint_meta(variant, rows, kind="distil", endgame=endgame, config=config)
     return save_policy_checkpoint(policy, path, meta)
 
@@ -275,9 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from agents.nets.bot import new_card, write_numpy_export
-    from agents.training.expert_iteration import _actor_layers
+    from agents.training.expert_iteration import actor_layers
 
-    layers, activation = _actor_layers(policy)
+    layers, activation = actor_layers(policy)
     card = new_card(
         get_rules(variant),
         layers,

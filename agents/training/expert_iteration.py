@@ -179,7 +179,7 @@ def _init_policy(cfg: ExItConfig) -> Any:
     return policy_from_layers(rules, [(w.T, b) for w, b in bot.layers], ACTIVATIONS[bot.activation].torch)
 
 
-def _actor_layers(policy: Any) -> tuple[Layers, str]:
+def actor_layers(policy: Any) -> tuple[Layers, str]:
     """The actor as ``(weight (out, in), bias)`` layers and the bot's activation name."""
     from agents.nets.checkpoint import ActorNet
     from agents.nets.mlp import extract_mlp
@@ -187,7 +187,7 @@ def _actor_layers(policy: Any) -> tuple[Layers, str]:
     return extract_mlp(ActorNet.from_sb3(policy))
 
 
-def _activation_name(policy: Any) -> str:
+def activation_name(policy: Any) -> str:
     """The ``train.py`` config name of the policy's activation (``relu``, ``tanh``, ...)."""
     from agents.nets.mlp import TORCH_ACTIVATIONS
 
@@ -271,7 +271,7 @@ class ExpertIteration:
     def _export(self, policy: Any, k: int) -> Path:
         from agents.nets.bot import new_card, write_numpy_export
 
-        layers, activation = _actor_layers(policy)
+        layers, activation = actor_layers(policy)
         card = new_card(self.rules, layers, activation, name=f"{self.cfg.variant}-exit-{k}")
         return write_numpy_export(self.run_dir / "nets" / f"iter_{k}", card, layers, activation)
 
@@ -440,7 +440,7 @@ class ExpertIteration:
     def _meta(self, policy: Any, positions: int, iteration: int) -> dict[str, Any]:
         from agents.nets.checkpoint import checkpoint_meta
 
-        config = {"activation": _activation_name(policy), "algorithm": "expert-iteration"}
+        config = {"activation": activation_name(policy), "algorithm": "expert-iteration"}
         return checkpoint_meta(
             self.rules, positions, kind="last", iteration=iteration, config=config, exit=dataclasses.asdict(self.cfg)
         )

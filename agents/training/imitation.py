@@ -139,7 +139,7 @@ def _teacher_batch(
 ) -> tuple[npt.NDArray[Any], ...]:
     """Hands ``lo`` to ``hi - 1`` (deal seeds ``seed + lo`` ...), the teacher seeded with ``seed + lo``."""
     agent.seed(seed + lo)
-    return _teacher_games(rules, agent, np.arange(seed + lo, seed + hi, dtype=np.uint64), progress)
+    return teacher_games(rules, agent, np.arange(seed + lo, seed + hi, dtype=np.uint64), progress)
 
 
 _RAY_TEACHERS: dict[tuple[str, str, int], Policy] = {}
@@ -196,7 +196,7 @@ def _teacher_chunks_on_ray(
     return [chunks[lo] for lo in starts]
 
 
-def _teacher_games(
+def teacher_games(
     rules: Rules,
     agent: Policy,
     seeds: npt.NDArray[np.uint64],

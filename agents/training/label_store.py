@@ -7,7 +7,7 @@ labels file keeps what cannot be recomputed and replays the rest:
 
 - the deals (each self-play task's first deal seed and its number of hands) and every action played, in the order
   the game driver asked for them: replaying those actions on the same deals with the same driver
-  (``imitation._teacher_games``) gives back every observation and legal mask, in the same row order;
+  (``imitation.teacher_games``) gives back every observation and legal mask, in the same row order;
 - the teacher's values of the legal actions only, as each row's best value (float32) and every legal action's gap
   below it (float16: a gap of 1 point is kept to 0.0005, so the soft targets of ``search_labels.soft_targets`` move
   by less than 0.1%).
@@ -108,14 +108,14 @@ def replay_tasks(
     ``i`` is hands ``first[i]`` .. ``first[i] + hands[i] - 1`` on one driver, as ``search_labels.labelled_hands``
     played them. Raises ``ValueError`` when an action is illegal where it is replayed or the actions do not end the
     hands exactly."""
-    from agents.training.imitation import _teacher_games
+    from agents.training.imitation import teacher_games
 
     obs_l, mask_l, rows = [], [], np.zeros(first.size, dtype=np.int64)
     used = 0
     for i, (lo, n) in enumerate(zip(first.tolist(), hands.tolist(), strict=True)):
         replay = _Replay(rules, action[used:])
         try:
-            obs, mask, played, _ = _teacher_games(rules, replay, np.arange(lo, lo + n, dtype=np.uint64), None)
+            obs, mask, played, _ = teacher_games(rules, replay, np.arange(lo, lo + n, dtype=np.uint64), None)
         except ValueError as e:  # core.IllegalActionError is one
             raise ValueError(f"task {i} (deals {lo}..{lo + n - 1}) does not replay: {e}") from e
         obs_l.append(obs)

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from agents.base import make_agent
 from agents.baselines.features import act_with_knocks, require_state
-from agents.search.endgame import _best_actions
+from agents.search.endgame import best_actions
 from scopa_env.engine import core
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
@@ -110,7 +110,7 @@ class SearchLabeller(Policy):
         def play(g: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
             searched = search(state, g)
             values[[position[int(x)] for x in g]] = action_values(rules, state, g, searched)
-            return _best_actions(state, g, searched)
+            return best_actions(state, g, searched)
 
         actions = act_with_knocks(rules, state, games, play)
         if self.explore > 0 and self.student is not None:
@@ -131,7 +131,7 @@ def labelled_hands(
     """Hands ``lo`` to ``hi - 1`` (deal seeds ``seed + lo`` ...) with the labeller in every seat, seeded with
     ``seed + lo``: ``(obs, mask, action, ret, values)``, one row per decision (``ret``: the hand's margin of the acting
     side; ``values``: the teacher's action values, ``action_values``). ``student``: an agent spec (``bot:path=...``)."""
-    from agents.training.imitation import _teacher_games
+    from agents.training.imitation import teacher_games
 
     key = (variant, teacher, student, explore, seed)
     if key not in _LABELLERS:
@@ -142,7 +142,7 @@ def labelled_hands(
     labeller = _LABELLERS[key]
     labeller.seed(seed + lo)
     rows: list[npt.NDArray[np.float32]] = []
-    obs, mask, action, ret = _teacher_games(
+    obs, mask, action, ret = teacher_games(
         labeller.rules,
         labeller,
         np.arange(seed + lo, seed + hi, dtype=np.uint64),

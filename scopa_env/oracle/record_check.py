@@ -26,7 +26,6 @@ from scopa_env.oracle.reference import (
     KNOCK_POINTS,
     MAX_REDEAL_ATTEMPTS,
     ReferenceGame,
-    _shuffled,
     captures,
     card_texts,
     deal_schedule,
@@ -34,6 +33,7 @@ from scopa_env.oracle.reference import (
     hand_deck,
     knock_kinds,
     knock_why_not,
+    shuffled_deck,
     void_reason,
 )
 from scopa_env.rules import Rules, get_rules
@@ -202,7 +202,7 @@ def _check_deals(rules: Rules, h: int, deals: Any, dealer: int, seed: int) -> No
     attempt, order = hand_deck(rules, seed, h)
     if matches(order):
         return
-    others = [a for a in range(MAX_REDEAL_ATTEMPTS) if a != attempt and matches(_shuffled(rules, seed, h, a))]
+    others = [a for a in range(MAX_REDEAL_ATTEMPTS) if a != attempt and matches(shuffled_deck(rules, seed, h, a))]
     if others:
         raise RecordError(
             f"hand {h} deals: they are re-deal attempt {others[0]} of seed {seed}, but attempt {attempt} is the "

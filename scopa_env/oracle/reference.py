@@ -267,7 +267,9 @@ def knock_why_not(rules: Rules, hand: Iterable[int], kind: str) -> str:
     return "it holds no three cards of one rank, nor a pair with 7c"
 
 
-def _shuffled(rules: Rules, seed: int, hand_no: int, attempt: int) -> list[int]:
+def shuffled_deck(rules: Rules, seed: int, hand_no: int, attempt: int) -> list[int]:
+    """The deck of hand ``hand_no`` of match ``seed`` at deal ``attempt`` (0, then one more per void deal), in
+    dealing order (``scopa_env.rules.shuffle``)."""
     return [int(c) for c in shuffled_decks([seed], [hand_no], [attempt], rules.num_cards)[0]]
 
 
@@ -275,7 +277,7 @@ def hand_deck(rules: Rules, seed: int, hand_no: int) -> tuple[int, list[int]]:
     """``(attempt, deck order)`` of hand ``hand_no``: attempt 0, 1, ... until the initial table is not void."""
     attempt = 0
     while True:
-        deck = _shuffled(rules, seed, hand_no, attempt)
+        deck = shuffled_deck(rules, seed, hand_no, attempt)
         if not is_void_table(rules, deck[: rules.table_cards]):
             return attempt, deck
         attempt += 1
