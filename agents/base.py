@@ -121,13 +121,14 @@ _NETWORK_LOADER: Callable[[Rules, str], Any] | None = None
 
 
 def set_network_loader(loader: Callable[[Rules, str], Any]) -> None:
-    """Install the function that opens a network for a search (``agents.nets.netsearch`` installs ``load_net``)."""
+    """Install the function that opens a network for a search (``agents.nets.netsearch`` installs its cached opener)."""
     global _NETWORK_LOADER
     _NETWORK_LOADER = loader
 
 
 def load_network(rules: Rules, path: str) -> Any:
-    """The network of a bot directory or a ``train.py`` checkpoint as a search evaluator (``NetEvaluator``).
+    """The network of a bot directory or a ``train.py`` checkpoint as a search evaluator (``NetEvaluator``, cached):
+    the one public way for a search to open a network (a playing agent: ``make_agent``; layers: ``open_network``).
 
     How a search below the nets floor (``pimc:model=PATH``) gets a network without importing ``agents.nets``: the
     loader is registered like the agents are, by ``agents.nets.netsearch`` when the registry imports it.

@@ -673,3 +673,41 @@ def test_no_private_name_is_imported_across_modules() -> None:
     assert not set(PRIVATE_IMPORTS) - set(crossing), (
         f"stale PRIVATE_IMPORTS: {sorted(set(PRIVATE_IMPORTS) - set(crossing))}"
     )
+
+
+# ------------------------------------------------------------------------------------------- one door to a network
+
+NETWORK_DOORS = {
+    "agents.base.make_agent": "a playing agent from a spec: a bot directory, a checkpoint, an RLlib export, az, pimc",
+    "agents.base.load_network": "a search's network (az, pimc:model=PATH), the registry's door below the nets floor",
+    "agents.nets.weights.open_network": "a network's numpy layers and activation, checked against the rules",
+    "agents.nets.weights.open_checkpoint": "a checkpoint's zip for the readers beside it (metadata, members)",
+    "agents.nets.bot.Bot.load": "the torch-free bot of docs/export_play.md; make_agent('bot:path=DIR') builds on it",
+    "agents.nets.checkpoint.NeuralPolicy.from_checkpoint": "still public: to go behind make_agent (issue 52)",
+    "agents.nets.checkpoint.load_checkpoint_policy": "still public: the exporter's torch policy (issue 52)",
+    "agents.nets.rllib.load_rllib_policy": "still public: to go behind make_agent('rllib:...') (issue 52)",
+}
+"""Every public way to open a network (functions and methods of ``agents.base`` and ``agents.nets`` named ``load``,
+``open_...``, ``load_...`` or ``..._from_checkpoint``), each with its job: one for play (``make_agent``), one for a
+search (``load_network``), one for layers (``open_network``); a new way is a new entry here, argued."""
+
+
+def test_one_public_way_to_open_a_network() -> None:
+    import re
+
+    door_name = re.compile(r"(load|open)(_\w+)?|\w*from_checkpoint|make_agent")
+    found = set()
+    for module, path in _agents_modules().items():
+        if not (module == "agents.base" or module.startswith("agents.nets.")):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            defs = [(node, "")] if isinstance(node, ast.FunctionDef) else []
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                defs = [(m, f"{node.name}.") for m in node.body if isinstance(m, ast.FunctionDef)]
+            for fn, owner in defs:
+                if not fn.name.startswith("_") and door_name.fullmatch(fn.name):
+                    found.add(f"{module}.{owner}{fn.name}")
+    assert found == set(NETWORK_DOORS), (
+        f"public ways to open a network not argued in NETWORK_DOORS: {sorted(found - set(NETWORK_DOORS))}; "
+        f"stale entries: {sorted(set(NETWORK_DOORS) - found)}"
+    )

@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import AgentSpecError, make_agent
+from agents.base import AgentSpecError, load_network, make_agent
 from agents.nets.az import AZAgent, NetEvaluator
 from agents.nets.bot import new_card, write_numpy_export
-from agents.nets.netsearch import load_net
 from scopa_env.engine import core, observation
 from scopa_env.engine.core import Phase
 from scopa_env.games.driver import play
@@ -126,7 +125,7 @@ def test_az_options_are_checked(tmp_path: Path) -> None:
         make_agent(f"az:path={CLASSIC_BOT},expert=-1", rules)
     quattro = random_net(tmp_path / "q", "scopa-a-quattro")
     with pytest.raises(AgentSpecError):  # a network of another variant's size
-        load_net(rules, quattro)
+        load_network(rules, str(quattro))
 
 
 def assert_checkpoint_and_export_agree(rules: Rules, st: core.State, checkpoint: Path, export: Path) -> None:
@@ -175,7 +174,7 @@ def test_sampled_rollouts_follow_the_networks_softmax() -> None:
     from agents.nets.az import net_rollout_policy
 
     rules = get_rules("classic")
-    net = load_net(rules, CLASSIC_BOT)
+    net = load_network(rules, str(CLASSIC_BOT))
     st = core.reset(rules, np.full(4000, 3, dtype=np.uint64))  # one position, 4000 times
     games = np.arange(st.batch_size, dtype=np.intp)
     logits = net.state_logits(st.take(np.array([0])))[0].astype(np.float64)

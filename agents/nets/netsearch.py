@@ -34,13 +34,13 @@ from agents.nets.weights import open_network
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 
-__all__ = ["load_net"]
+__all__: list[str] = []  # opened through agents.base.load_network (searches) and make_agent (the az spec)
 
 
 _NETS: dict[tuple[str, str, float], NetEvaluator] = {}
 
 
-def load_net(rules: Rules, path: str | Path) -> NetEvaluator:
+def _load_net(rules: Rules, path: str | Path) -> NetEvaluator:
     """The network of a bot export directory (torch-free) or of a ``train.py`` checkpoint ``.zip`` (cached)."""
     p = Path(str(path))
     if not p.exists():
@@ -77,7 +77,7 @@ def _make_az(
 ) -> Policy:
     if not path:
         raise AgentSpecError("agent az needs a network: az:path=agents/bots/classic (a bot directory or a .zip)")
-    net = load_net(rules, path)
+    net = _load_net(rules, path)
     return AZAgent(
         rules,
         net,
@@ -92,4 +92,4 @@ def _make_az(
     )
 
 
-set_network_loader(load_net)  # pimc:model=PATH opens its network through the registry (agents.base.load_network)
+set_network_loader(_load_net)  # pimc:model=PATH opens its network through the registry (agents.base.load_network)

@@ -22,7 +22,7 @@ and expert iteration's data through ``agents.training.label_store``): each membe
 header against what the member holds, a ceiling and (``max_ratio``) the file's real size, before anything is read.
 
 ``open_network(rules, path)`` is the typed handle for the code that runs a network's layers itself (the ``az``
-search and ``pimc:model=PATH`` through ``agents.nets.netsearch.load_net``, expert iteration's start): a bot directory
+search and ``pimc:model=PATH`` through ``agents.base.load_network``, expert iteration's start): a bot directory
 or a checkpoint as numpy layers and an activation name, checked against the rules. The agents that play a file
 (``agents.nets.checkpoint``, ``agents.nets.bot``, ``agents.nets.rllib``), the exporter and the trainer's warm start and
 resume build on the readers above.
