@@ -379,12 +379,15 @@ class Options:
     url: str | None = setting(None, "load a server already running instead of starting one", show_default=False)
 
 
+DESCRIPTION = (
+    "Load test of scopa-web: players finishing whole matches while slow clients hold connections; prints the latency "
+    "of a move (median, p99) and one JSON line."
+)
+"""The command's ``--help`` summary."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python bench/web_load.py",
-        description="Load test of scopa-web: players finishing whole matches while slow clients hold connections; "
-        "prints the latency of a move (median, p99) and one JSON line.",
-    )
+    parser = argparse.ArgumentParser(prog="python bench/web_load.py", description=DESCRIPTION)
     add_field_options(parser, Options, typed=True, once=False)
     args = parse_options(parser, Options, argv)
     try:

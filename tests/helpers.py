@@ -230,6 +230,20 @@ def leaderboard_outputs(tmp_path: Path) -> list[str]:
     ]
 
 
+SMOKE_CONFIG = str(ROOT / "configs" / "smoke.yaml")
+"""configs/smoke.yaml: 4,096 steps, an evaluation and a step file every 2,048."""
+
+
+def train_smoke(root: Path, name: str, *extra: str) -> Path:
+    """Train the smoke config (with ``train.py``'s options ``extra``) as run ``name`` under ``root``; returns the
+    run's folder."""
+    import train
+
+    assert train.main(["--config", SMOKE_CONFIG, "--run-root", str(root), "--name", name, *extra]) == 0
+    (run,) = [p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name]
+    return run
+
+
 def checkpoint_weights(path: Path) -> dict[str, Any]:
     """The policy state dict of a train.py checkpoint (``torch.load(weights_only=True)``)."""
     import torch

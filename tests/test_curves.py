@@ -11,22 +11,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import train
 from agents.evaluation.eval_config import EvalConfig
 from agents.evaluation.report import plot_ratings
 from agents.evaluation.tournament import run_tournament
 from agents.training import curves
-from tests.helpers import same_weights
+from tests.helpers import same_weights, train_smoke
 
-ROOT = Path(__file__).resolve().parents[1]
-SMOKE = str(ROOT / "configs" / "smoke.yaml")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def _smoke(root: Path, name: str) -> Path:
-    assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, "--total-steps", "2048"]) == 0
-    (run,) = [p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name]
-    return run
 
 
 def _margins(run: Path) -> list[dict[str, Any]]:
@@ -50,7 +41,7 @@ def _blank_border(path: Path, width: int = 2) -> bool:
 def test_smoke_run_draws_eval_png_and_a_failing_plot_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = _smoke(tmp_path, "drawn")
+    run = train_smoke(tmp_path, "drawn", "--total-steps", "2048")
     png = run / "eval.png"
     assert png.read_bytes()[:8] == PNG_SIGNATURE
     with Image.open(png) as image:
@@ -63,7 +54,8 @@ def test_smoke_run_draws_eval_png_and_a_failing_plot_changes_nothing(
 
     monkeypatch.setattr(curves, "plot_eval_curves", boom)
     capsys.readouterr()
-    plain = _smoke(tmp_path, "undrawn")  # the plot fails at every evaluation: reported, training goes on
+    # the plot fails at every evaluation: reported, training goes on
+    plain = train_smoke(tmp_path, "undrawn", "--total-steps", "2048")
     assert "warning: eval.png not updated (OSError: disk full)" in capsys.readouterr().out
     assert not (plain / "eval.png").exists()
     assert _margins(plain) == _margins(run)  # the picture is a side output: same evaluations, same weights

@@ -30,7 +30,7 @@ from agents.training.trainer import Trainer
 from scopa_env.engine import core, observation
 from scopa_env.games.driver import play
 from scopa_env.rules import get_rules
-from tests.helpers import checkpoint_weights, same_weights
+from tests.helpers import checkpoint_weights, same_weights, train_smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -38,12 +38,6 @@ SMOKE = str(ROOT / "configs" / "smoke.yaml")
 
 def _run_dirs(root: Path, name: str) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and f"__{name}__" in p.name)
-
-
-def _smoke(root: Path, name: str, *extra: str) -> Path:
-    assert train.main(["--config", SMOKE, "--run-root", str(root), "--name", name, *extra]) == 0
-    (run,) = _run_dirs(root, name)
-    return run
 
 
 # --------------------------------------------------------------------------------------------------- config
@@ -247,7 +241,7 @@ def _tags(run: Path) -> set[str]:
 
 
 def test_smoke_run_writes_a_loadable_checkpoint_and_tensorboard_events(tmp_path: Path) -> None:
-    run = _smoke(tmp_path, "smoke")
+    run = train_smoke(tmp_path, "smoke")
     assert run.name.startswith("classic__smoke__0__")
     for name in ("config.yaml", "version.json", "history.jsonl", "eval.jsonl", "last.zip", "best.zip"):
         assert (run / name).is_file(), name
@@ -329,7 +323,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes_exactly(
 
 def test_endgame_distillation_runs_and_resumes_exactly(smoke_run: Path, tmp_path: Path) -> None:
     fixed = ["--lr-end-fraction", "1", "--distill-coef", "1", "--distill-fraction", "0.5"]
-    full = _smoke(tmp_path, "full", *fixed)
+    full = train_smoke(tmp_path, "full", *fixed)
     tags = _tags(full)
     for tag in ("endgame/labels", "endgame/accuracy", "endgame/loss", "endgame/label_seconds"):
         assert tag in tags, tag
@@ -342,7 +336,7 @@ def test_endgame_distillation_runs_and_resumes_exactly(smoke_run: Path, tmp_path
     # in the first rollout, which starts with every hand)
     assert len(labels) == 4 and all(0 < n <= 250 for n in labels) and 150 < sum(labels) < 600, labels
     assert not same_weights(full / "last.zip", smoke_run / "last.zip")  # the extra loss changes the training
-    half = _smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
+    half = train_smoke(tmp_path, "half", *fixed, "--total-steps", "2048")
     assert train.main(["--resume", str(half), "--total-steps", "4096"]) == 0
     assert same_weights(full / "last.zip", half / "last.zip")
 
@@ -378,11 +372,11 @@ def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Pa
 def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path) -> None:
     from agents.search.endgame import open_endgame_rows, optimal_open_actions
 
-    run = _smoke(tmp_path, "exact", "--endgame", "8", "--total-steps", "2048")
+    run = train_smoke(tmp_path, "exact", "--endgame", "8", "--total-steps", "2048")
     assert read_checkpoint_meta(run / "best.zip")["endgame"] == 8
     assert make_agent(str(run / "best.zip"), "classic").endgame == 8  # checkpoints play as they were trained
     assert make_agent(f"neural:path={run / 'best.zip'},endgame=0", "classic").endgame == 0
-    assert read_checkpoint_meta(_smoke(tmp_path, "plain", "--total-steps", "1024") / "best.zip")["endgame"] == 0
+    assert read_checkpoint_meta(train_smoke(tmp_path, "plain", "--total-steps", "1024") / "best.zip")["endgame"] == 0
     cfg = load_config(SMOKE, {"run_root": str(tmp_path), "name": "masks", "endgame": 8})
     trainer = Trainer.create(cfg)
     env = trainer.env.unwrapped
@@ -407,7 +401,7 @@ def test_exact_endgame_run_plays_and_records_the_solved_end_game(tmp_path: Path)
 
 
 def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = _smoke(tmp_path, "src", "--total-steps", "1024")
+    src = train_smoke(tmp_path, "src", "--total-steps", "1024")
     init = {"run_root": str(tmp_path), "name": "init", "init_from": str(src / "last.zip"), "pretrain_teacher": "none"}
     cfg = load_config(SMOKE, init)
     trainer = Trainer.create(cfg)
@@ -438,7 +432,7 @@ def test_init_from_starts_from_the_checkpoints_weights(tmp_path: Path, capsys: p
 
 
 def test_resume_refuses_another_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run = _smoke(tmp_path, "smoke", "--total-steps", "1024")
+    run = train_smoke(tmp_path, "smoke", "--total-steps", "1024")
     capsys.readouterr()
     assert train.main(["--resume", str(run), "--variant", "scopa-a-quattro"]) == 2
     err = capsys.readouterr().err
@@ -451,7 +445,7 @@ def test_resume_refuses_another_config(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_team_variant_smoke_run(tmp_path: Path) -> None:
-    run = _smoke(tmp_path, "team", "--variant", "scopa-a-quattro", "--total-steps", "2048")
+    run = train_smoke(tmp_path, "team", "--variant", "scopa-a-quattro", "--total-steps", "2048")
     agent = make_agent(str(run / "best.zip"), "scopa-a-quattro", seed=0)
     res = play(
         "scopa-a-quattro",
@@ -481,7 +475,9 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
         "checkpoint-every": "1e5",
         "snapshot-every": "1e5",
     }
-    run = _smoke(tmp_path, "learn", *[x for k, v in opts.items() for x in (f"--{k}", v)], "--net-arch", "128", "128")
+    run = train_smoke(
+        tmp_path, "learn", *[x for k, v in opts.items() for x in (f"--{k}", v)], "--net-arch", "128", "128"
+    )
     rules = get_rules("classic")
     agent = make_agent(str(run / "best.zip"), rules)
     r = duplicate_eval(rules, agent, make_agent("random", rules, 0), deals=1000, seed=777)
