@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from agents.cli.settings import add_field_options, parse_options, setting, variants_option
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.rules import Rules, get_rules
 
 __all__ = ["main"]
@@ -129,7 +129,7 @@ def bench_end_game(rules: Rules, num: int, seed: int) -> dict[str, Any]:
     ones = np.ones(1, dtype=np.intp)
 
     def old_solve(one: core.State) -> Any:
-        limits = core.remaining_plies(rules, one, row)
+        limits = state_moves.remaining_plies(rules, one, row)
         rng = np.random.default_rng(0)
         return best_actions(one, row, move_margins(rules, one, row, ones, limits, _batched_greedy, rng))
 

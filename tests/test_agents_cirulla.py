@@ -27,7 +27,7 @@ from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import open_endgame_rows, optimal_open_actions
 from agents.search.expert import ExpertAgent
 from agents.search.lookahead import resolve_knocks, rollout, sample_worlds
-from scopa_env.engine import core, observation
+from scopa_env.engine import core, observation, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.games import driver
 from scopa_env.games.policy import ActBatch, Policy
@@ -131,7 +131,7 @@ def test_candidate_moves_are_legal_and_cover_every_legal_capture() -> None:
         play = np.flatnonzero(st.phase == Phase.PLAY)
         if play.size:
             moves = generate_moves(rules, st, play)
-            legal = core.legal_move_lists(rules, st, play)
+            legal = state_moves.legal_move_lists(rules, st, play)
             for i, g in enumerate(play.tolist()):
                 seg = range(int(moves.starts[i]), int(moves.starts[i + 1]))
                 cands = {(int(moves.card[j]), frozenset(np.flatnonzero(moves.captures([j])[0]).tolist())) for j in seg}

@@ -483,12 +483,9 @@ NAME_EDGES = {
         "reset",
         "step",
         "legal_action_mask",
-        "legal_moves",
-        "legal_move_lists",
-        "move_classes",
-        "is_open",
         "rules_key",
     },  # the engine's public entry points (README, docs/examples.md)
+    "scopa_env/engine/state_moves.py": {"legal_moves", "legal_move_lists", "move_classes", "is_open"},  # the same
     "scopa_env/engine/observation.py": {
         "observe",
         "observation_size",

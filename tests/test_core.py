@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from scopa_env.engine import core, observation
+from scopa_env.engine import core, observation, state_moves
 from scopa_env.rules import VARIANTS, get_rules
 from scopa_env.rules.cards import format_cards, parse_card
 from tests.helpers import position
@@ -38,7 +38,7 @@ def test_choice_among_equal_ranks():
     info = act(rules, st, "5c")
     assert not info.move_done[0] and st.phase[0] == core.Phase.CHOOSE
     assert set(mask_cards(rules, st)) == {"5d", "5s"}
-    assert {c for _, c in core.legal_moves(rules, st, 0)} == {
+    assert {c for _, c in state_moves.legal_moves(rules, st, 0)} == {
         frozenset([parse_card("5d")]),
         frozenset([parse_card("5s")]),
     }
@@ -52,7 +52,7 @@ def test_choice_among_sums_and_every_capture_reachable():
     # table: Ad 6c 2s 5b 3d 4c   hand: 7c -> {A,6} {2,5} {3,4} {A,2,4}
     rules, st = position("classic", ["7c Kd Kc", "Ks Kb Qd"], "Ad 6c 2s 5b 3d 4c")
     expected = {frozenset(map(parse_card, s.split())) for s in ["Ad 6c", "2s 5b", "3d 4c", "Ad 2s 4c"]}
-    moves = core.legal_moves(rules, st, 0)
+    moves = state_moves.legal_moves(rules, st, 0)
     assert {cap for card, cap in moves if card == parse_card("7c")} == expected
     reached = set()
     for cap in expected:
@@ -61,7 +61,7 @@ def test_choice_among_sums_and_every_capture_reachable():
         caps[0, list(cap)] = True
         info = None
         for _ in range(5):
-            a = core.move_actions(s2, [parse_card("7c")], caps)
+            a = state_moves.move_actions(s2, [parse_card("7c")], caps)
             info = core.step(rules, s2, a)
             if info.move_done[0]:
                 break
@@ -349,7 +349,7 @@ def test_step_observe_and_masks_refuse_another_variants_rules():
         with pytest.raises(ValueError, match="started under 'classic'"):
             core.legal_action_mask(other, state)
         with pytest.raises(ValueError, match="started under 'classic'"):
-            core.legal_moves(other, state, 0)
+            state_moves.legal_moves(other, state, 0)
     same = get_rules("classic").with_(description="the same rules, another description")
     core.step(same, state, core.legal_action_mask(same, state).argmax(axis=1))
     mixed = core.State.concat([state, core.reset("classic-15", [3])])
@@ -386,6 +386,6 @@ def test_reset_and_legal_moves_refuse_bad_arguments():
             core.reset("classic", np.random.default_rng(0), batch=batch)  # type: ignore[arg-type]
     state = core.reset("classic", [1])
     with pytest.raises(ValueError, match=r"game must be an index 0\.\.0"):
-        core.legal_moves("classic", state, 1)
+        state_moves.legal_moves("classic", state, 1)
     with pytest.raises(ValueError, match="on_illegal must be"):
         core.step("classic", state, np.zeros(1, dtype=np.int64), on_illegal="ignore")  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from scopa_env.engine import core, observation
+from scopa_env.engine import core, observation, state_moves
 from scopa_env.rules import CIRULLA_VARIANTS, VARIANTS, Rules, cirulla
 from scopa_env.rules.cards import format_cards, parse_card, parse_cards
 from scopa_env.rules.moves import MoveKind
@@ -89,7 +89,7 @@ def knock_kinds(hand: list[int]) -> set[str]:
 def test_equal_rank_or_fifteen_with_stop():
     # table: 5d 2s 3b      hand: 5c  -> {5d} (equal rank) or {5d 2s 3b} (a fifteen: 5 + 5 + 2 + 3)
     rules, st = cpos("cirulla", ["5c Kd Kc", "Ks Kb Qd"], "5d 2s 3b")
-    captures = core.enumerate_captures(rules, parse_cards("5d 2s 3b"), parse_card("5c"))
+    captures = state_moves.enumerate_captures(rules, parse_cards("5d 2s 3b"), parse_card("5c"))
     assert sorted(format_cards(sorted(c)) for c in captures) == [["5d"], ["5d", "2s", "3b"]]
     info = act(rules, st, "5c")
     assert not info.move_done[0] and st.phase[0] == core.Phase.CHOOSE
@@ -113,7 +113,7 @@ def test_picking_into_the_fifteen_completes_it_and_sweeps():
 def test_sum_or_fifteen_and_single_fifteen():
     # table: 2d 4s Qb      hand: 6c -> {2d 4s} (sum to 6) or {Qb} (6 + 9 = 15)
     rules, st = cpos("cirulla", ["6c Kd Kc", "Ks Kb Qd"], "2d 4s Qb")
-    moves = core.legal_moves(rules, st, 0)
+    moves = state_moves.legal_moves(rules, st, 0)
     assert sorted(format_cards(sorted(c)) for card, c in moves if card == parse_card("6c")) == [["2d", "4s"], ["Qb"]]
     act(rules, st, "6c")
     assert mask_names(rules, st) == ["2d", "4s", "Qb"]
@@ -132,7 +132,7 @@ def test_sum_or_fifteen_and_single_fifteen():
 def test_fifteen_of_several_cards_and_move_classes():
     # table: Ad 2c 3s 4b   hand: 5d -> fifteens: 10 from the table = {Ad 2c 3s 4b}; sums to 5: {Ad 4b} {2c 3s}
     rules, st = cpos("cirulla", ["5d Kd Kc", "Ks Kb Qd"], "Ad 2c 3s 4b")
-    classes = core.move_classes(rules, st, [0])
+    classes = state_moves.move_classes(rules, st, [0])
     five = classes.card == parse_card("5d")
     assert sorted(MoveKind(k).name for k in classes.kind[five]) == ["FIFTEEN", "SUM", "SUM"]
     assert classes.scopa[five & (classes.kind == MoveKind.FIFTEEN)].all()
@@ -146,7 +146,9 @@ def test_fifteen_of_several_cards_and_move_classes():
 def test_ace_takes_all_cases():
     # table: 5s Qb         hand: Ad -> takes the whole table (never a scopa, though 1 + 5 + 9 = 15)
     rules, st = cpos("cirulla", ["Ad 2c Kc", "Ks Kb Qd"], "5s Qb")
-    assert [format_cards(sorted(c)) for c in core.enumerate_captures(rules, parse_cards("5s Qb"), 0)] == [["5s", "Qb"]]
+    assert [format_cards(sorted(c)) for c in state_moves.enumerate_captures(rules, parse_cards("5s Qb"), 0)] == [
+        ["5s", "Qb"]
+    ]
     info = act(rules, st, "Ad")
     assert info.move_done[0] and taken(info) == {"5s", "Qb"} and not info.scopa[0]
     assert st.scope[0].tolist() == [0, 0] and st.last_capturer[0] == 0
@@ -180,7 +182,7 @@ def test_illegal_fifteen_and_stop_name_the_game_and_the_legal_actions():
 def test_last_play_fifteen_is_not_a_scopa():
     # table: 5s            last card: Kd -> the fifteen clears the table on the hand's last play: no scopa
     rules, st = cpos("cirulla", ["Kd", ""], "5s", stock="", last_capturer=1)
-    assert core.is_last_play(rules, st)[0]
+    assert state_moves.is_last_play(rules, st)[0]
     info = act(rules, st, "Kd")
     assert info.move_done[0] and taken(info) == {"5s"} and not info.scopa[0] and info.hand_over[0]
     assert info.leftover_side[0] == -1
@@ -260,7 +262,7 @@ def test_knock_phase_order_points_reveal_and_observation():
     assert info.knock[0] == cirulla.KnockKind.TRIS and info.seat[0] == 1
     assert st.knock_points[0].tolist() == [0, 10, 3]
     assert st.phase[0] == core.Phase.PLAY and st.current[0] == 2
-    assert core.move_actions(st, np.array([0]), np.zeros((1, d), bool)).tolist() == [0]
+    assert state_moves.move_actions(st, np.array([0]), np.zeros((1, d), bool)).tolist() == [0]
     # Playing a revealed card hides it again.
     act(rules, st, "2c")
     assert format_cards(st.revealed[0, 2]) == ["Ad", "3s"]
@@ -269,8 +271,8 @@ def test_knock_phase_order_points_reveal_and_observation():
 def test_stop_knock_and_knock_phase_has_no_moves():
     rules, st = cpos("cirulla", ["Ad 2c 3s", "Jd Qc Ks"], "Kd", dealer=1)
     st.phase[0] = core.Phase.KNOCK
-    assert core.legal_moves(rules, st, 0) == []
-    a = core.move_actions(st, np.array([0]), np.zeros((1, 40), bool))
+    assert state_moves.legal_moves(rules, st, 0) == []
+    a = state_moves.move_actions(st, np.array([0]), np.zeros((1, 40), bool))
     assert a.tolist() == [STOP]
     info = core.step(rules, st, a)
     assert info.acted[0] and info.knock[0] == 0 and st.knock_points[0].tolist() == [0, 0]
@@ -468,7 +470,7 @@ def test_random_games_against_the_brute_force_rules(variant):
     rules = CIRULLA_VARIANTS[variant]
     checked = stops = 0
     for st, mask, _ in _random_play(rules, np.arange(8), 3):
-        lists = core.legal_move_lists(rules, st)
+        lists = state_moves.legal_move_lists(rules, st)
         for g in range(st.batch_size):
             if st.phase[g] not in (core.Phase.PLAY, core.Phase.CHOOSE):
                 continue

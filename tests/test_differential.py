@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scopa_env.engine import core, observation
+from scopa_env.engine import core, observation, state_moves
 from scopa_env.oracle.reference import ReferenceGame, observe
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from scopa_env.rules.scoring import POINT_FIELDS, point_fields
@@ -47,7 +47,7 @@ def run_differential(
         while not all(r.done for r in refs):
             # Compare states and choose the next action for each game.
             mask = core.legal_action_mask(rules, st)
-            legal = core.legal_move_lists(rules, st)  # every game's legal_moves, enumerated together
+            legal = state_moves.legal_move_lists(rules, st)  # every game's legal_moves, enumerated together
             obs = observation.observe(rules, st) if lo < n_observed else None
             actions = np.zeros(b, dtype=np.int64)
             for g, ref in enumerate(refs):
@@ -59,7 +59,7 @@ def run_differential(
                     moves = ref.legal_moves()
                     assert sorted(moves, key=lambda m: (m[0], sorted(m[1]))) == legal[g]
                     if decisions % 97 == 0:  # the one-game face lists the same moves
-                        assert core.legal_moves(rules, st, g) == legal[g]
+                        assert state_moves.legal_moves(rules, st, g) == legal[g]
                     assert (mask[g] == _mask({c for c, _ in moves}, d)).all()
                     if obs is not None and lo + g < n_observed:
                         np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
@@ -199,7 +199,7 @@ def run_cirulla_differential(
             assert st.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
         while not all(r.done for r in refs):
             mask = core.legal_action_mask(rules, st)
-            legal = core.legal_move_lists(rules, st)
+            legal = state_moves.legal_move_lists(rules, st)
             obs = observation.observe(rules, st) if lo < n_observed else None
             actions = np.zeros(b, dtype=np.int64)
             chosen = np.zeros((b, d), dtype=bool)
@@ -249,7 +249,7 @@ def run_cirulla_differential(
                     chosen[g] = _mask(cap, d)
                 decisions += 1
             choosing = st.phase == core.Phase.CHOOSE  # move_actions carries out the planned captures, stop included
-            assert (core.move_actions(st, actions, chosen)[choosing] == actions[choosing]).all()
+            assert (state_moves.move_actions(st, actions, chosen)[choosing] == actions[choosing]).all()
             knocking = st.phase == core.Phase.KNOCK
             info = core.step(rules, st, actions)
             for g, ref in enumerate(refs):

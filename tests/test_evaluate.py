@@ -23,7 +23,7 @@ from agents.evaluation.eval_config import EvalConfig
 from agents.evaluation.report import load_results, write_outputs
 from agents.evaluation.schedule import game_plan, seat_lineups, side_patterns
 from agents.evaluation.tournament import TournamentInterrupted, run_tournament
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
@@ -48,7 +48,7 @@ class CaptureMost(Policy):
         assert st is not None and games is not None
         out = np.empty(len(batch), dtype=np.int64)
         for i, g in enumerate(int(x) for x in games):
-            card, cap = max(core.legal_moves(batch.rules, st, g), key=lambda m: (self.sign * len(m[1]), -m[0]))
+            card, cap = max(state_moves.legal_moves(batch.rules, st, g), key=lambda m: (self.sign * len(m[1]), -m[0]))
             out[i] = min(c for c in cap if not st.picked[g, c]) if st.phase[g] == core.Phase.CHOOSE else card
         return out
 

@@ -25,7 +25,7 @@ import pytest
 
 from agents.nets.bot import Bot, make_bot_policy
 from scopa_env import scopa_v0
-from scopa_env.engine import core, observation
+from scopa_env.engine import core, observation, state_moves
 from scopa_env.envs.gym import ScopaEnv, ScopaVecEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,7 +156,7 @@ CASES = [
     Case("observation.observe(state)", lambda v: observation.observe("classic", v), "state"),
     Case("observation.observe(seats)", lambda v: observation.observe("classic", _state(), seats=v), "seats", NONE),
     Case("core.legal_action_mask(state)", lambda v: core.legal_action_mask("classic", v), "state"),
-    Case("core.legal_moves(game)", lambda v: core.legal_moves("classic", _state(), v), "game"),
+    Case("state_moves.legal_moves(game)", lambda v: state_moves.legal_moves("classic", _state(), v), "game"),
     # the exported bot
     Case("Bot.load(directory)", lambda v: Bot.load(v), r"directory|does not exist"),
     Case("Bot.load(prefer)", lambda v: Bot.load(SHIPPED, prefer=v), "prefer"),

@@ -28,7 +28,7 @@ from agents.baselines.greedy import greedy_moves
 from agents.search import compiled
 from agents.search.endgame import best_actions, open_endgame_rows, optimal_open_actions, solve_open
 from agents.search.lookahead import move_margins
-from scopa_env.engine import core, observation, single
+from scopa_env.engine import core, observation, single, state_moves
 from scopa_env.engine.kernel import KernelUnavailableError, kernel_for, pack_states
 from scopa_env.engine.single import SingleGame, bits_of
 from scopa_env.oracle import reference, reference_scoring
@@ -105,8 +105,8 @@ def run_kernel_differential(variant: str, seeds: range, observe_every: int = 1, 
                 break
             mask = core.legal_action_mask(rules, c)[0]
             assert int(m.legal_bits(k.rc, k.pc, st)) == bits_of(mask), where
-            assert int(m.remaining_plies(k.rc, st)) == int(core.remaining_plies(rules, c)[0]), where
-            assert bool(m.is_open(k.rc, st)) == bool(core.is_open(rules, c)[0]), where
+            assert int(m.remaining_plies(k.rc, st)) == int(state_moves.remaining_plies(rules, c)[0]), where
+            assert bool(m.is_open(k.rc, st)) == bool(state_moves.is_open(rules, c)[0]), where
             if steps % observe_every == 0:
                 for seat in range(rules.num_players):
                     m.observe(k.rc, st, seat, obs)
@@ -248,12 +248,14 @@ def _old_end_game(
 ) -> tuple[np.ndarray, np.ndarray]:  # the batched search the kernel replaced
     rules = get_rules(variant)
     games = np.arange(pos.batch_size)
-    limits = core.remaining_plies(rules, pos, games)
+    limits = state_moves.remaining_plies(rules, pos, games)
     ones = np.ones(games.size, dtype=np.intp)
     searched = move_margins(rules, pos, games, ones, limits, greedy_moves, np.random.default_rng(0))
     moves, total, first = searched
     rows, js = np.nonzero(total >= total.max(axis=1, keepdims=True) - 1e-9)
-    acts = core.move_actions(pos.take(games[rows]), moves.card[first[rows] + js], moves.capture[first[rows] + js])
+    acts = state_moves.move_actions(
+        pos.take(games[rows]), moves.card[first[rows] + js], moves.capture[first[rows] + js]
+    )
     best = np.zeros((games.size, rules.num_actions), dtype=np.bool_)
     best[rows, acts] = True
     return best_actions(pos, games, searched), best
@@ -391,7 +393,7 @@ def test_the_human_match_of_the_web_and_terminal_games_plays_on_single_game(monk
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_whole_moves_on_the_kernel_equal_the_core_legal_moves(variant: str) -> None:
     """The person's legal moves in the human match (``agents.play.match.whole_moves``: each card and capture played
-    out on copies of the ``SingleGame``) are ``core.legal_moves`` of the same position, in the same order."""
+    out on copies of the ``SingleGame``) are ``state_moves.legal_moves`` of the same position, in the same order."""
     from agents.play.match import whole_moves
 
     rng = np.random.default_rng(7)
@@ -399,7 +401,7 @@ def test_whole_moves_on_the_kernel_equal_the_core_legal_moves(variant: str) -> N
         game = SingleGame(variant, seed)
         while not game.done:
             if game.phase == core.Phase.PLAY:
-                assert whole_moves(game) == core.legal_moves(variant, game.to_state(), 0)
+                assert whole_moves(game) == state_moves.legal_moves(variant, game.to_state(), 0)
             else:
                 assert whole_moves(game) == []
             legal = np.flatnonzero(game.mask())

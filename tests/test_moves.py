@@ -1,4 +1,5 @@
-"""The one move enumerator (``scopa_env.rules.moves``, ``core.move_classes``) against the reference engine, the oracle.
+"""The one move enumerator (``scopa_env.rules.moves``, ``state_moves.move_classes``) against the reference engine, the
+oracle.
 
 On random positions of every variant (PLAY and CHOOSE phases, reached by random legal play from ``core.reset``) and
 on random tables (any cards, any picked subset of a legal capture), the classes expanded into every suit choice
@@ -15,12 +16,12 @@ import numpy as np
 import pytest
 
 from agents.baselines.features import Moves, card_weights, generate_moves
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.oracle import reference
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import format_cards, parse_card, parse_cards
-from scopa_env.rules.moves import MoveKind, enumerate_moves, expand_captures, move_tables
+from scopa_env.rules.moves import MoveClasses, MoveKind, enumerate_moves, expand_captures, move_tables
 from tests.helpers import SCOPA_VARIANTS, position
 
 Move = tuple[int, frozenset[int]]
@@ -49,9 +50,9 @@ def _reference_moves(rules: Rules, st: State, g: int) -> list[Move]:
     return sorted(moves, key=lambda m: (m[0], sorted(m[1])))
 
 
-def _expanded(rules: Rules, st: State, games: np.ndarray) -> tuple[core.MoveClasses, list[list[Move]], np.ndarray]:
+def _expanded(rules: Rules, st: State, games: np.ndarray) -> tuple[MoveClasses, list[list[Move]], np.ndarray]:
     """Every game's classes expanded into ``(card, captured)`` moves (in class order), and each move's class."""
-    classes = core.move_classes(rules, st, games)
+    classes = state_moves.move_classes(rules, st, games)
     index, captured = expand_captures(rules, classes, st.table[games], st.picked[games])
     out: list[list[Move]] = [[] for _ in games]
     for i, cap in zip(index.tolist(), captured, strict=True):
@@ -59,7 +60,7 @@ def _expanded(rules: Rules, st: State, games: np.ndarray) -> tuple[core.MoveClas
     return classes, out, index
 
 
-def _check_class(rules: Rules, st: State, g: int, classes: core.MoveClasses, i: int, cap: frozenset[int]) -> None:
+def _check_class(rules: Rules, st: State, g: int, classes: MoveClasses, i: int, cap: frozenset[int]) -> None:
     """Class ``i`` (of game ``g``) describes the captured set ``cap``: kind, rank multiset, cards taken, scopa."""
     rank, kind = rules.deck.rank, MoveKind(int(classes.kind[i]))
     card, table = int(classes.card[i]), frozenset(np.flatnonzero(st.table[g]).tolist())
@@ -73,7 +74,7 @@ def _check_class(rules: Rules, st: State, g: int, classes: core.MoveClasses, i: 
     else:
         counts = np.bincount([rank[c] for c in cap], minlength=rules.deck.num_ranks)
         assert (counts == move_tables(rules).p_count[classes.part[i]]).all()
-    last = core.remaining_plies(rules, st, [g])[0] == 1
+    last = state_moves.remaining_plies(rules, st, [g])[0] == 1
     sweep = bool(cap) and cap == table and not last and not reference.is_ace_sweep(rules, card, cap)
     assert bool(classes.scopa[i]) == sweep
 
@@ -85,7 +86,7 @@ def test_enumerator_matches_the_reference_on_random_positions(variant: str) -> N
     for st in _random_positions(rules, games=16, steps=40, seed=3):
         live = np.flatnonzero(st.phase != Phase.DONE)
         classes, expanded, index = _expanded(rules, st, live)
-        lists = core.legal_move_lists(rules, st, live)
+        lists = state_moves.legal_move_lists(rules, st, live)
         for a, g in enumerate(live.tolist()):
             want = _reference_moves(rules, st, g)
             got = expanded[a]
@@ -138,13 +139,13 @@ def test_remaining_plies_last_play_and_open_book_match_a_direct_count(variant: s
     rules = get_rules(variant)
     ended_checked = 0
     for st in _random_positions(rules, games=16, steps=60, seed=5):
-        left = core.remaining_plies(rules, st)
-        last = core.is_last_play(rules, st)
-        opened = core.is_open(rules, st)
+        left = state_moves.remaining_plies(rules, st)
+        last = state_moves.is_last_play(rules, st)
+        opened = state_moves.is_open(rules, st)
         for g in range(st.batch_size):
             stock_empty = st.stock_pos[g] == rules.num_cards
             cards = int(st.hands[g].sum()) + int(st.phase[g] == Phase.CHOOSE)
-            assert left[g] == (cards if stock_empty else core.NO_END)
+            assert left[g] == (cards if stock_empty else state_moves.NO_END)
             assert last[g] == (stock_empty and cards == 1)
             others = [s for s in range(rules.num_players) if s != st.current[g] and st.hands[g, s].any()]
             assert opened[g] == (stock_empty and len(others) <= 1)
@@ -156,9 +157,9 @@ def test_remaining_plies_last_play_and_open_book_match_a_direct_count(variant: s
         assert (info.hand_over[done] == last[running][done]).all()
         ended_checked += int(info.hand_over.sum())
     assert ended_checked > 0, "no hand ended: the test lost its last-play cases"
-    assert (core.remaining_plies(rules, st, np.array([1, 0])) == left[[1, 0]]).all()
+    assert (state_moves.remaining_plies(rules, st, np.array([1, 0])) == left[[1, 0]]).all()
     with pytest.raises(ValueError, match="games must be indices"):
-        core.remaining_plies(rules, st, [st.batch_size])
+        state_moves.remaining_plies(rules, st, [st.batch_size])
 
 
 @pytest.mark.parametrize("variant", SCOPA_VARIANTS)
@@ -187,11 +188,13 @@ def _one_move_a_class(rules: Rules, st: State, live: np.ndarray, moves: Moves) -
 def test_one_sum_class_stands_for_every_choice_of_suits() -> None:
     # table: 2d 2c 3s 3c    hand: 5b  -> one class {2, 3}: four choices of suits
     rules, st = position("classic", ["5b Kd Kc", "Ks Kb Qd"], "2d 2c 3s 3c")
-    classes = core.move_classes(rules, st, [0])
+    classes = state_moves.move_classes(rules, st, [0])
     five = np.flatnonzero(classes.card == parse_card("5b"))
     assert five.size == 1 and classes.kind[five[0]] == MoveKind.SUM and classes.num_taken[five[0]] == 2
     want = [frozenset(parse_cards(s)) for s in ("2d 3s", "2d 3c", "2c 3s", "2c 3c")]
-    assert core.enumerate_captures(rules, parse_cards("2d 2c 3s 3c"), parse_card("5b")) == sorted(want, key=sorted)
+    assert state_moves.enumerate_captures(rules, parse_cards("2d 2c 3s 3c"), parse_card("5b")) == sorted(
+        want, key=sorted
+    )
     moves = generate_moves(rules, st, [0])  # one candidate, taking the coin (the best suit) of the twos
     i = int(np.flatnonzero(moves.card == parse_card("5b"))[0])
     assert set(format_cards(np.flatnonzero(moves.capture[i]))) == {"2d", "3c"}
@@ -200,40 +203,40 @@ def test_one_sum_class_stands_for_every_choice_of_suits() -> None:
     core.step(rules, st, np.array([parse_card("5b")]))
     core.step(rules, st, np.array([parse_card("2c")]))
     assert st.phase[0] == Phase.CHOOSE
-    classes = core.move_classes(rules, st, [0])
+    classes = state_moves.move_classes(rules, st, [0])
     assert len(classes) == 1 and classes.kind[0] == MoveKind.SUM
     five = parse_card("5b")
-    assert core.legal_moves(rules, st, 0) == [(five, want[3]), (five, want[2])]  # 2c 3c (ids 11, 12) first
+    assert state_moves.legal_moves(rules, st, 0) == [(five, want[3]), (five, want[2])]  # 2c 3c (ids 11, 12) first
 
 
 def test_sum_classes_of_a_seven() -> None:
     # table: Ad 6c 2s 5b 3d 4c   hand: 7c -> {6,A} {5,2} {4,3} {4,2,A}: four classes, one set each
     rules, st = position("classic", ["7c Kd Kc", "Ks Kb Qd"], "Ad 6c 2s 5b 3d 4c")
-    classes = core.move_classes(rules, st, [0])
+    classes = state_moves.move_classes(rules, st, [0])
     seven = np.flatnonzero(classes.card == parse_card("7c"))
     assert (classes.kind[seven] == MoveKind.SUM).all() and seven.size == 4
     assert classes.num_taken[seven].tolist() == [2, 2, 2, 3]
     want = {frozenset(parse_cards(s)) for s in ("Ad 6c", "2s 5b", "3d 4c", "Ad 2s 4c")}
-    assert {cap for card, cap in core.legal_moves(rules, st, 0) if card == parse_card("7c")} == want
+    assert {cap for card, cap in state_moves.legal_moves(rules, st, 0) if card == parse_card("7c")} == want
     assert not classes.scopa.any()  # the table adds up to 21: no card takes it all
 
 
 def test_ace_takes_all_and_equal_rank_first() -> None:
     # scopa d'assi. table: 3d 5c   hand: Ab 3s -> the ace sweeps (never a scopa); the 3s takes the 3d
     rules, st = position("scopa-d-assi", ["Ab 3s", "Ks Kb"], "3d 5c")
-    classes = core.move_classes(rules, st, [0])
+    classes = state_moves.move_classes(rules, st, [0])
     by_card = dict(
         zip(format_cards(classes.card), zip(classes.kind.tolist(), classes.scopa.tolist(), strict=True), strict=True)
     )
     assert by_card == {"Ab": (MoveKind.ACE_ALL, False), "3s": (MoveKind.EQUAL, False)}
     # table: Ad 2c   hand: Ab Ks -> with an ace on the table the ace takes it (equal rank); the king is laid
     rules, st = position("scopa-d-assi", ["Ab Ks", "Kc Kb"], "Ad 2c")
-    classes = core.move_classes(rules, st, [0])
+    classes = state_moves.move_classes(rules, st, [0])
     assert dict(zip(format_cards(classes.card), classes.kind.tolist(), strict=True)) == {
         "Ab": MoveKind.EQUAL,
         "Ks": MoveKind.LAY,
     }
-    assert (parse_card("Ab"), frozenset([parse_card("Ad")])) in core.legal_moves(rules, st, 0)
+    assert (parse_card("Ab"), frozenset([parse_card("Ad")])) in state_moves.legal_moves(rules, st, 0)
 
 
 def test_last_play_sweep_is_not_a_scopa_and_done_games_have_no_classes() -> None:
@@ -241,24 +244,29 @@ def test_last_play_sweep_is_not_a_scopa_and_done_games_have_no_classes() -> None
     rules = get_rules("classic")
     rest = [c for c in range(40) if c not in parse_cards("3d 3s")]
     _, st = position("classic", ["3s", ""], "3d", piles=[" ".join(format_cards(rest))])
-    assert core.is_last_play(rules, st).tolist() == [True] and core.remaining_plies(rules, st).tolist() == [1]
-    classes = core.move_classes(rules, st)
+    assert state_moves.is_last_play(rules, st).tolist() == [True] and state_moves.remaining_plies(
+        rules, st
+    ).tolist() == [1]
+    classes = state_moves.move_classes(rules, st)
     assert classes.kind.tolist() == [MoveKind.EQUAL] and not classes.scopa[0] and classes.last_play[0]
     st.phase[0] = Phase.DONE
-    classes = core.move_classes(rules, st)
+    classes = state_moves.move_classes(rules, st)
     assert len(classes) == 0 and classes.starts.tolist() == [0, 0]
-    assert core.legal_moves(rules, st, 0) == [] and core.legal_move_lists(rules, st) == [[]]
+    assert state_moves.legal_moves(rules, st, 0) == [] and state_moves.legal_move_lists(rules, st) == [[]]
 
 
 def test_the_core_move_functions_check_their_arguments() -> None:
     st = core.reset("classic", [0, 1])
     with pytest.raises(ValueError, match="started under 'classic'"):
-        core.move_classes("scopa-d-assi", st)
+        state_moves.move_classes("scopa-d-assi", st)
     with pytest.raises(ValueError, match=r"games must be indices 0\.\.1"):
-        core.legal_move_lists("classic", st, [2])
+        state_moves.legal_move_lists("classic", st, [2])
     with pytest.raises(TypeError, match="games must be integer indices"):
-        core.is_open("classic", st, [0.5])
-    assert core.move_classes("classic", st).starts.size == 3 and len(core.legal_move_lists("classic", st)) == 2
+        state_moves.is_open("classic", st, [0.5])
+    assert (
+        state_moves.move_classes("classic", st).starts.size == 3
+        and len(state_moves.legal_move_lists("classic", st)) == 2
+    )
 
 
 # ------------------------------------------------------------------------------------------------------- cirulla
@@ -273,7 +281,7 @@ def test_cirulla_enumerator_matches_the_reference_on_random_positions(variant: s
     for st in _random_positions(rules, games=12, steps=60, seed=3):
         live = np.flatnonzero((st.phase == Phase.PLAY) | (st.phase == Phase.CHOOSE))
         classes, expanded, index = _expanded(rules, st, live)
-        lists = core.legal_move_lists(rules, st, live)
+        lists = state_moves.legal_move_lists(rules, st, live)
         for a, g in enumerate(live.tolist()):
             want = _reference_moves(rules, st, g)
             got = expanded[a]
@@ -286,7 +294,7 @@ def test_cirulla_enumerator_matches_the_reference_on_random_positions(variant: s
                 if classes.kind[c] == MoveKind.FIFTEEN:
                     assert sum(rules.deck.value[[classes.card[c], *move[1]]]) == 15
         knocking = np.flatnonzero(st.phase == Phase.KNOCK)
-        assert all(lists == [] for lists in core.legal_move_lists(rules, st, knocking))
+        assert all(lists == [] for lists in state_moves.legal_move_lists(rules, st, knocking))
     assert kinds == {int(k) for k in MoveKind}, f"{variant}: some move kind never came up"
 
 

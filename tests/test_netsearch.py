@@ -268,7 +268,7 @@ def test_az_expert_prior_adds_pimcs_heuristic_to_the_networks() -> None:
     position's candidates scored prior x log p(card) + w x expert, so with the same worlds the margins differ from
     ``expert=0`` by exactly w x expert on each candidate (the end game, solved exactly, keeps no prior)."""
     from agents.baselines.features import dynamic_weights, expert_scores, generate_moves
-    from scopa_env.engine.core import remaining_plies
+    from scopa_env.engine.state_moves import remaining_plies
 
     rules = get_rules("classic")
     st = random_positions(rules, 10, 4, seed=21)

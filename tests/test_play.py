@@ -20,7 +20,7 @@ from agents.nets.bot import make_bot_policy, new_card, write_numpy_export
 from agents.play import card_words
 from agents.play import terminal as play
 from agents.play.hints import move_probabilities
-from scopa_env.engine import core, observation
+from scopa_env.engine import core, observation, state_moves
 from scopa_env.games.policy import ActBatch, RandomAgent
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.cards import format_card, parse_card
@@ -122,7 +122,7 @@ class Responder:
         table = [int(c) for c in np.flatnonzero(st.table[0])]
         if prompt.startswith("which capture?"):
             card = int(self.pending_card)
-            caps = core.enumerate_captures(rules, table, card)
+            caps = state_moves.enumerate_captures(rules, table, card)
             if not self.went_back:
                 self.went_back = True
                 return "back\n"
@@ -130,7 +130,7 @@ class Responder:
             self.expected.append(self.match.notation(caps[-1]))
             return f"{len(caps)}\n"
         assert prompt.startswith("your move>"), prompt
-        moves = core.legal_moves(rules, st, 0)
+        moves = state_moves.legal_moves(rules, st, 0)
         by_card: dict[int, list[frozenset[int]]] = {}
         for card, cap in moves:
             by_card.setdefault(card, []).append(cap)
@@ -253,7 +253,7 @@ def test_move_probabilities_cover_every_legal_move(tmp_path: Path) -> None:
     policy = make_bot_policy(rules, 0, path=str(_numpy_bot(tmp_path / "bot", rules)), prefer="numpy")
     moves = move_probabilities(policy.action_probs, rules, st, 0)
     got = {(m.card, m.capture) for m in moves}
-    assert got == set(core.legal_moves(rules, st, 0))
+    assert got == set(state_moves.legal_moves(rules, st, 0))
     assert sum(m.prob for m in moves) == pytest.approx(1.0, abs=1e-5)
     assert all(m.prob >= 0 for m in moves)
     # a card's captures share its play probability

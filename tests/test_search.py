@@ -22,8 +22,9 @@ from agents.search.endgame import open_endgame_rows, optimal_open_actions, solve
 from agents.search.ismcts import ISMCTSAgent
 from agents.search.lookahead import apply_moves, rollout, sample_worlds, search_tree
 from agents.search.pimc import PIMCAgent
-from scopa_env.engine import core, observation
-from scopa_env.engine.core import Phase, State, is_open
+from scopa_env.engine import core, observation, state_moves
+from scopa_env.engine.core import Phase, State
+from scopa_env.engine.state_moves import is_open
 from scopa_env.games.driver import play
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -165,7 +166,7 @@ def _canonical_moves(rules: Rules, st: State) -> list[tuple[int, frozenset[int]]
     deck = rules.deck
     table = np.flatnonzero(st.table[0])
     out = []
-    for card, cap in core.legal_moves(rules, st, 0):
+    for card, cap in state_moves.legal_moves(rules, st, 0):
         ok = True
         for rank in {int(deck.rank[c]) for c in cap}:
             of_rank = [int(c) for c in table if deck.rank[c] == rank]  # in suit order

@@ -343,7 +343,7 @@ def test_endgame_distillation_runs_and_resumes_exactly(smoke_run: Path, tmp_path
 
 def test_trainer_labels_the_learners_open_end_games_with_the_solver(tmp_path: Path) -> None:
     from agents.search.endgame import optimal_open_actions, solve_open
-    from scopa_env.engine.core import is_open
+    from scopa_env.engine.state_moves import is_open
 
     cfg = load_config(SMOKE, {"run_root": str(tmp_path), "distill_coef": 1.0, "distill_fraction": 1.0})
     trainer = Trainer.create(cfg)

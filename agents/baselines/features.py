@@ -6,8 +6,8 @@ section 7): its own hand, the table, the piles, hand sizes, the stock size and t
 - ``card_weights`` / ``CardWeights``: the immediate value of capturing each card, in rough hand points
   (carte, denari, settebello, primiera; in cirulla also the napoli and grande coins).
 - ``generate_moves``: the candidate whole moves ``(card, capture)`` of each game: one per move class of the core's
-  enumerator (``scopa_env.engine.core.move_classes``; the capture rules live there only). A capture by sum is listed
-  once per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
+  enumerator (``scopa_env.engine.state_moves.move_classes``; the capture rules live there only). A capture by sum is
+  listed once per *rank multiset* (partition of the played card's value), taking the most valuable suits of each rank
   (coins first): captures that differ only in the suits taken within a rank are merged (the other choices can only
   matter for the primiera's suit coverage). In the CHOOSE phase only completions of the cards already picked are
   listed. This module adds only what depends on the card weights (the gains, the best suits). Cirulla's fifteens
@@ -37,11 +37,11 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.baselines.table_eval import BIG, TableEval, evaluate_tables, feature_tables, hit_probability
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.games.policy import ActBatch
 from scopa_env.rules import Rules
-from scopa_env.rules.moves import MAX_PER_RANK, MoveKind
+from scopa_env.rules.moves import MAX_PER_RANK, MoveClasses, MoveKind
 
 __all__ = [
     "KNOCK_RULES",
@@ -331,7 +331,7 @@ def _context(
     games: npt.NDArray[np.intp],
     w: npt.NDArray[np.float64],
     choose: bool,
-    classes: core.MoveClasses,
+    classes: MoveClasses,
 ) -> MoveContext:
     seat = state.current[games].astype(np.intp)
     hand = state.hands[games, seat]
@@ -344,10 +344,10 @@ def _context(
 def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDArray[np.float64] | None = None) -> Moves:
     """Candidate whole moves of each game in ``games`` (which must be in the PLAY or CHOOSE phase).
 
-    One candidate per legal move class of the core's enumerator (``core.move_classes``: card, kind, rank multiset),
-    with the best suits by weight and the weights won. ``w``: (D,) or (len(games), D) capture values (default: the
-    static ``card_weights``); ``moves.context`` keeps what the heuristics reuse. Every game gets at least one
-    candidate; candidates are ordered by card, then partition. Captures by sum are listed once per rank multiset,
+    One candidate per legal move class of the core's enumerator (``state_moves.move_classes``: card, kind, rank
+    multiset), with the best suits by weight and the weights won. ``w``: (D,) or (len(games), D) capture values
+    (default: the static ``card_weights``); ``moves.context`` keeps what the heuristics reuse. Every game gets at least
+    one candidate; candidates are ordered by card, then partition. Captures by sum are listed once per rank multiset,
     taking the best suits (see the module doc).
     """
     tb = feature_tables(rules)
@@ -367,7 +367,7 @@ def generate_moves(rules: Rules, state: State, games: npt.ArrayLike, w: npt.NDAr
                 "first (features.knock_actions, or features.act_with_knocks around a policy)"
             )
         choose = True
-    cls = core.move_classes(rules, state, games)
+    cls = state_moves.move_classes(rules, state, games)
     ctx = _context(rules, state, games, w, choose, cls)
     te = ctx.table_eval
     row, card, kind, part = cls.row, cls.card, cls.kind, cls.part
@@ -485,7 +485,7 @@ def expert_scores(
     everyone_out = (hand_next[row] == 0) & (mine_left == 0)
     h = np.where(everyone_out & (stock[row] > 0), sizes[np.minimum(deal_no[row] + 1, len(sizes) - 1)], hand_next[row])
     opponent = side_of[nxt] != side_of[seat]
-    reply_is_last = (core.remaining_plies(rules, state, games) == 2)[row]  # the reply is the hand's last play
+    reply_is_last = (state_moves.remaining_plies(rules, state, games) == 2)[row]  # the reply is the hand's last play
     if rules.knocks:  # cirulla: the next seat's knocked cards are known; the rest of its hand is drawn
         rev_next = state.revealed[games, nxt]  # (n, D)
         fresh: npt.NDArray[np.bool_] = np.asarray(everyone_out & (stock[row] > 0))  # a new packet: all unknown
@@ -524,7 +524,7 @@ def choose(
     state: State, games: npt.NDArray[np.intp], moves: Moves, best: npt.NDArray[np.intp]
 ) -> npt.NDArray[np.int64]:
     """(n,) the next action carrying out the chosen candidate of each game (the card, or the next pick)."""
-    return core.move_actions(state.take(games), moves.card[best], moves.captures(best))
+    return state_moves.move_actions(state.take(games), moves.card[best], moves.captures(best))
 
 
 KnockRule = Literal["always", "never"]

@@ -212,7 +212,7 @@ def evaluate_tables(
 
     ``w``: (D,) or (n, D) card weights of the shape ``check_weights`` accepts. ``picked``: (n, D) cards already
     picked in the CHOOSE phase, which any capture must include. ``counts``: (n, R) the tables' cards of each rank
-    when already known (``core.move_classes(...).counts``), else counted here.
+    when already known (``state_moves.move_classes(...).counts``), else counted here.
     """
     tb = feature_tables(rules)
     n, r, k1 = table.shape[0], tb.num_ranks, MAX_PER_RANK + 1

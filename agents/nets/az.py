@@ -29,7 +29,8 @@ from agents.search.compiled import KernelMoves
 from agents.search.endgame import best_actions
 from agents.search.lookahead import RolloutPolicy, move_margins
 from scopa_env.engine import observation
-from scopa_env.engine.core import State, is_open, remaining_plies
+from scopa_env.engine.core import State
+from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 

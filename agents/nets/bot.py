@@ -585,7 +585,7 @@ class BotPolicy(Policy):
         actions = self.bot.act_network(batch.obs, batch.mask, rng=self.rng if self.sample else None)
         if self.closed is not None:
             from agents.baselines.features import require_state
-            from scopa_env.engine.core import remaining_plies
+            from scopa_env.engine.state_moves import remaining_plies
 
             state, games = require_state(batch, f"bot (endgame={self.endgame},endgame_worlds={self.endgame_worlds})")
             rows = np.flatnonzero(remaining_plies(self.rules, state, games) <= self.endgame)

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from agents.errors import ScopaError
 from agents.play.hints import MoveProb, move_probabilities, probs_function
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.single import SingleGame, SingleStep, cards_of, next_seed
 from scopa_env.games.policy import ActBatch
 from scopa_env.rules import Rules, cirulla
@@ -118,8 +118,8 @@ def _ids(bits: int) -> list[int]:
 
 def whole_moves(game: SingleGame) -> list[tuple[int, frozenset[int]]]:
     """The whole moves of the seat to act in ``game`` (PLAY phase), ``(card, captured cards)`` sorted by card, then
-    capture, as ``core.legal_moves`` lists them: each legal card played on a copy, each capture completed by
-    picking its cards in increasing id order (the order ``core.move_actions`` carries a move out in; cirulla's
+    capture, as ``state_moves.legal_moves`` lists them: each legal card played on a copy, each capture completed by
+    picking its cards in increasing id order (the order ``state_moves.move_actions`` carries a move out in; cirulla's
     ``stop`` where the picked cards are a capture themselves). Empty outside the PLAY phase."""
     if game.phase != _PLAY:
         return []
@@ -352,7 +352,7 @@ class HumanMatch:
 
     def captures(self, card: int) -> list[frozenset[int]]:
         """Every legal capture of ``card`` on the table now, in ``moves`` order; ``[]``: the card is laid."""
-        return core.enumerate_captures(self.rules, _ids(self.game.table), card)
+        return state_moves.enumerate_captures(self.rules, _ids(self.game.table), card)
 
     def capture_kind(self, card: int, capture: frozenset[int]) -> str:
         """``capture_kind`` of a move on the table now."""
@@ -382,7 +382,7 @@ class HumanMatch:
 
     def play(self, card: int, capture: frozenset[int]) -> None:
         """Play the person's whole move: the card, then the capture-choice picks that make ``capture`` (the lowest
-        card not picked yet first, cirulla's ``stop`` once every card is picked, as ``core.move_actions``).
+        card not picked yet first, cirulla's ``stop`` once every card is picked, as ``state_moves.move_actions``).
 
         Raises ``MoveError`` (with a message for the person) when the move is not legal now."""
         self._check_turn()

@@ -21,7 +21,7 @@ from agents.baselines.features import segment_argmax
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import kernel_rollout, kernel_search_tree
 from agents.search.lookahead import apply_moves, resolve_knocks, sample_worlds
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.rules import Rules
 from scopa_env.rules.cards import format_card, format_cards
@@ -71,7 +71,7 @@ class MoveValues:
     """The values of every legal move of one position (``value_moves``)."""
 
     moves: list[tuple[int, frozenset[int]]]
-    """The legal moves, in ``core.legal_moves``' order."""
+    """The legal moves, in ``state_moves.legal_moves``' order."""
     margins: npt.NDArray[np.float64]
     """(W, L) each move's margin (points of the mover's side minus the others') in each world."""
     worlds: State
@@ -122,9 +122,9 @@ def value_moves(
     doc): ``worlds`` sampled deals (one where the seat can deduce every card, or with ``open_hands``), each move played
     in each world, the rest of the hand rolled out greedily or, in the end game, solved."""
     games = np.zeros(1, dtype=np.intp)
-    moves = core.legal_moves(rules, state, 0)
-    left = int(core.remaining_plies(rules, state, games)[0])
-    known = open_hands or bool(core.is_open(rules, state, games)[0])
+    moves = state_moves.legal_moves(rules, state, 0)
+    left = int(state_moves.remaining_plies(rules, state, games)[0])
+    known = open_hands or bool(state_moves.is_open(rules, state, games)[0])
     solved = left <= endgame
     if open_hands:
         world_states = state.take(games)
@@ -203,7 +203,7 @@ def play_out(rules: Rules, starts: Sequence[tuple[State, int, frozenset[int]]], 
                 found, best = greedy_moves(rules, st, pick)
             cards[pick], caps[pick] = found.card[best], found.captures(best)
         first = False
-        info = core.step(rules, st, core.move_actions(st, cards, caps))
+        info = core.step(rules, st, state_moves.move_actions(st, cards, caps))
         over = info.hand_over & running
         out[over] = info.hand_points[over]
         running &= ~info.hand_over

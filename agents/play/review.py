@@ -13,9 +13,9 @@ the cards the seat has not seen are dealt ``worlds`` times at random into the ot
 were), each move is played in every world, and the rest of the hand is played by greedy rollouts
 (``compiled.kernel_rollout``) or, once at most ``ENDGAME_PLIES`` moves are left with the stock empty, solved exactly in
 each world (``compiled.kernel_search_tree`` to the end of the hand). Where the seat can deduce every hidden card
-(``core.is_open``) the one possible world is solved and the value is exact. ``open_hands`` (``--open``) values hindsight
-instead: the real deal is the only world (every hand and the stock order known), solved exactly in the end game, played
-out greedily before it.
+(``state_moves.is_open``) the one possible world is solved and the value is exact. ``open_hands`` (``--open``) values
+hindsight instead: the real deal is the only world (every hand and the stock order known), solved exactly in the end
+game, played out greedily before it.
 
 A move's value is the points its side makes in the rest of the hand minus the other side's (the mean of the other
 sides' with more than two: ``scoring.margin_vs_mean_of_others``), its mean over the worlds with its standard error;
@@ -50,7 +50,7 @@ from agents.errors import ScopaError
 from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, Move, NewDeal
 from agents.play.move_values import BLUNDER, INACCURACY, MARKS, MISTAKE, MoveValues, move_text, play_out, settled_values
 from agents.search import compiled
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.errors import ScopaEnvError
 from scopa_env.games.driver import play
@@ -185,7 +185,7 @@ def _positions(rules: Rules, record: Mapping[str, Any]) -> Iterator[tuple[int, i
             card = parse_card(move["card"], rules.deck)
             cap = np.zeros((1, rules.num_cards), dtype=np.bool_)
             cap[0, [parse_card(c, rules.deck) for c in move["capture"]]] = True
-            while not core.step(rules, state, core.move_actions(state, [card], cap)).move_done[0]:
+            while not core.step(rules, state, state_moves.move_actions(state, [card], cap)).move_done[0]:
                 pass
 
 
@@ -316,7 +316,7 @@ def _decision(
     """One decision reviewed; with the ``_Pending`` split of its loss when the played move is not the best."""
     card = parse_card(move["card"], rules.deck)
     capture = frozenset(parse_card(c, rules.deck) for c in move["capture"])
-    played = core.legal_moves(rules, state, 0).index((card, capture))
+    played = state_moves.legal_moves(rules, state, 0).index((card, capture))
     mv = settled_values(rules, state, played, worlds, rng, open_hands)
     value, se = mv.value, mv.se
     best = int(np.argmax(value))

@@ -19,9 +19,10 @@ import numpy.typing as npt
 
 from agents.baselines.features import Moves, require_state
 from agents.search.compiled import KernelMoves, jit
-from scopa_env.engine import core
-from scopa_env.engine.core import Phase, State, is_open, remaining_plies
+from scopa_env.engine import state_moves
+from scopa_env.engine.core import Phase, State
 from scopa_env.engine.kernel import kernel_for, pack_states
+from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch
 from scopa_env.rules import Rules
 
@@ -76,7 +77,7 @@ def best_actions(
     """The action that starts each row's move of best mean margin, from ``move_margins``' result."""
     moves, total, first_move = searched
     pick = first_move + np.argmax(total, axis=1)
-    return core.move_actions(state.take(games), moves.card[pick], moves.captures(pick))
+    return state_moves.move_actions(state.take(games), moves.card[pick], moves.captures(pick))
 
 
 def _solve_open_kernel(

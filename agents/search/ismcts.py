@@ -28,7 +28,7 @@ from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import kernel_rollout
 from agents.search.lookahead import apply_moves, rollout, sample_worlds
 from agents.search.pimc import check_rollout
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
@@ -179,7 +179,7 @@ class ISMCTSAgent(Policy):
                 if score > best:
                     best, i = score, t
             pick[r] = i
-        return core.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
+        return state_moves.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
 
 
 @register_agent("ismcts", "information-set MCTS; options iters=400, c=2.0, parallel=50, rollout=greedy|expert")

@@ -174,7 +174,7 @@ def _part_moves(
 @njit(cache=True)
 def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray, suits: bool = True) -> int:
     """``agents.baselines.features.generate_moves`` of one game (PLAY or CHOOSE phase): one candidate per move class of
-    ``core.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
+    ``state_moves.move_classes``, ordered by card, then partition, each taking the best suits. Rows of ``moves``:
     (card, kind, partition or -1, captured cards, scopa, cards taken); returns how many. ``suits`` False leaves
     the captured cards of sums and fifteens at -1 (``capture_of`` fills in the one played: the rollouts)."""
     r = rc[R_R]
@@ -525,7 +525,7 @@ def search_worlds(
 
 @njit(cache=True)
 def move_action(rc: np.ndarray, st: np.ndarray, card: int, capture: int) -> int:
-    """``core.move_actions`` of one game: the next action carrying out the move (card, capture): the card in the
+    """``state_moves.move_actions`` of one game: the next action carrying out the move (card, capture): the card in the
     PLAY phase; in the CHOOSE phase the lowest card of the capture not picked yet, or ``stop`` once all are."""
     if st[PHASE] != CHOOSE:
         return card

@@ -36,7 +36,7 @@ from agents.baselines.features import (
 )
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import KernelMoves, deal_worlds, kernel_sampled_search, kernel_search_tree, unpack_cards
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine._kernel_layout import DECK, HANDS
 from scopa_env.engine.core import Phase, State
 from scopa_env.rules import Rules
@@ -96,7 +96,7 @@ def apply_moves(
     ended = np.zeros(b, dtype=np.bool_)
     points = np.zeros((b, rules.num_sides))
     running = np.flatnonzero(state.phase != Phase.DONE)
-    info = core.step(rules, state, core.move_actions(state, cards, captures))
+    info = core.step(rules, state, state_moves.move_actions(state, cards, captures))
     ended |= info.hand_over
     points[info.hand_over] = info.hand_points[info.hand_over, :, -1]
     more = running[~info.move_done[running]]
@@ -107,7 +107,7 @@ def apply_moves(
             wait = sub.phase != Phase.CHOOSE
             phase_before = sub.phase.copy()
             sub.phase[wait] = Phase.DONE
-            sinfo = core.step(rules, sub, core.move_actions(sub, sub_cards, sub_caps))
+            sinfo = core.step(rules, sub, state_moves.move_actions(sub, sub_cards, sub_caps))
             sub.phase[wait] = phase_before[wait]
             ended[more[sinfo.hand_over]] = True
             points[more[sinfo.hand_over]] = sinfo.hand_points[sinfo.hand_over, :, -1]

@@ -50,7 +50,7 @@ from agents.search.expert import expert_moves
 from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
 from agents.search.lookahead import RolloutPolicy, WorldSampler, move_margins
 from scopa_env.engine import core
-from scopa_env.engine.core import is_open, remaining_plies
+from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from agents.base import make_agent
 from agents.baselines.features import act_with_knocks, require_state
 from agents.search.endgame import best_actions
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
@@ -38,14 +38,14 @@ def action_values(
     searched: tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.intp]],
 ) -> npt.NDArray[np.float32]:
     """(n, num_actions) the value of each action: the best margin among the candidate moves it starts
-    (``core.move_actions`` of each candidate); ``-inf`` for actions that start none. ``searched``: a search's
+    (``state_moves.move_actions`` of each candidate); ``-inf`` for actions that start none. ``searched``: a search's
     ``(candidates, mean margins (n, width), first candidate index)``, as ``PIMCAgent.search`` returns it."""
     moves, total, first = searched
     out = np.full((games.size, rules.num_actions), -np.inf, dtype=np.float64)
     rows, js = np.nonzero(np.isfinite(total))
     if rows.size:
         idx = first[rows] + js
-        acts = core.move_actions(state.take(games[rows]), moves.card[idx], moves.captures(idx))
+        acts = state_moves.move_actions(state.take(games[rows]), moves.card[idx], moves.captures(idx))
         np.maximum.at(out, (rows, np.asarray(acts, dtype=np.intp)), total[rows, js])
     return out.astype(np.float32)
 

@@ -272,7 +272,7 @@ def play_then_random(
 
 @njit(cache=True)
 def remaining_plies(rc: np.ndarray, st: np.ndarray) -> int:
-    """``core.remaining_plies`` of one game: moves left in the hand, ``NO_END`` while the stock is not empty."""
+    """``state_moves.remaining_plies`` of one game: moves left in the hand, ``NO_END`` while the stock is not empty."""
     if st[STOCK] < rc[R_D]:
         return NO_END
     total = 0
@@ -283,7 +283,7 @@ def remaining_plies(rc: np.ndarray, st: np.ndarray) -> int:
 
 @njit(cache=True)
 def is_open(rc: np.ndarray, st: np.ndarray) -> bool:
-    """``core.is_open`` of one game: stock empty and at most one other seat holds cards."""
+    """``state_moves.is_open`` of one game: stock empty and at most one other seat holds cards."""
     if st[STOCK] < rc[R_D]:
         return False
     others = 0

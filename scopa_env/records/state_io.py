@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.engine import core
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.errors import ScopaEnvError
 from scopa_env.rules import Rules, get_rules
@@ -496,7 +496,7 @@ def _replay_move(rules: Rules, state: State, move: Any, where: str) -> None:
         raise StateFormatError(f"{where}: seat {move['seat']!r} moves, but it is seat {int(state.current[0])}'s turn")
     card = _card_list([move["card"]], f"{where} 'card'", rules)[0]
     capture = frozenset(_card_list(move["capture"], f"{where} 'capture'", rules))
-    legal = core.legal_moves(rules, state, 0)
+    legal = state_moves.legal_moves(rules, state, 0)
     if (card, capture) not in legal:
         shown = ", ".join(
             f"{format_card(c, rules.deck)}x[{' '.join(format_card(t, rules.deck) for t in sorted(cap))}]"
@@ -506,7 +506,7 @@ def _replay_move(rules: Rules, state: State, move: Any, where: str) -> None:
     captures = np.zeros((1, rules.num_cards), dtype=np.bool_)
     captures[0, list(capture)] = True
     while True:
-        action = core.move_actions(state, [card], captures)
+        action = state_moves.move_actions(state, [card], captures)
         info = core.step(rules, state, action)
         if info.move_done[0]:
             return
