@@ -31,7 +31,7 @@ import numpy.typing as npt
 from scopa_env.rules import CATEGORIES, Rules
 from scopa_env.rules.arrays import low_bits, rank_counts
 from scopa_env.rules.cards import parse_card
-from scopa_env.rules.hook_base import HookBase
+from scopa_env.rules.hook_base import HookBase, Resolved
 from scopa_env.rules.moves import FIFTEEN_TOTAL, MoveKind, enumerate_moves, expand_captures
 
 __all__ = [
@@ -237,16 +237,7 @@ class CirullaHook(HookBase):
 
     # ----------------------------------------------------------------------------------------------- step
 
-    def resolve(
-        self, state: Any, act: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
-    ) -> tuple[
-        npt.NDArray[np.int64],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.intp],
-    ]:
+    def resolve(self, state: Any, act: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]) -> Resolved:
         """``core.step``'s play and capture choice under cirulla's rules, for the legal actions ``ok``: the card
         leaves the hand (PLAY) or a table card is picked (CHOOSE); a move completes when the card has no capture (a
         lay), one capture holding the picked cards, or on ``stop`` (exactly the picked cards); else the CHOOSE

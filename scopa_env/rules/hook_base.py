@@ -9,9 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from scopa_env.rules import Rules
 
-__all__ = ["HookBase"]
+__all__ = ["HookBase", "Resolved"]
+
+Resolved = tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.intp],
+]
+"""What a family hook's ``resolve`` returns: ``(card, capture, captures, done, ace_all, knock_games)``."""
 
 
 class HookBase:

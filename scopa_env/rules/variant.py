@@ -31,7 +31,7 @@ import numpy.typing as npt
 from scopa_env.rules import CATEGORIES, Rules
 from scopa_env.rules.arrays import rank_counts
 from scopa_env.rules.cirulla import CirullaHook
-from scopa_env.rules.hook_base import HookBase
+from scopa_env.rules.hook_base import HookBase, Resolved
 
 __all__ = ["FAMILIES", "ScopaHook", "VariantHook", "hook_class"]
 
@@ -122,16 +122,7 @@ class ScopaHook(HookBase):
 
     # ----------------------------------------------------------------------------------------------- step
 
-    def resolve(
-        self, state: Any, actions: npt.NDArray[np.int64], legal: npt.NDArray[np.bool_]
-    ) -> tuple[
-        npt.NDArray[np.int64],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.intp],
-    ]:
+    def resolve(self, state: Any, actions: npt.NDArray[np.int64], legal: npt.NDArray[np.bool_]) -> Resolved:
         """``core.step``'s PLAY and CHOOSE phases of the legal actions (the plain captures): a card played leaves
         the hand and becomes pending; a table card chosen is picked. Then the move completes when its capture is
         known (a lay, the one equal-rank or sum capture, the ace taking all), else the game goes on choosing
