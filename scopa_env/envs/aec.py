@@ -218,6 +218,7 @@ __all__ = [
     "ClassicWrapper",
     "check_action",
     "env",
+    "env_metadata",
     "match_results",
     "observation_bounds",
     "pettingzoo_wrapped",
@@ -227,6 +228,11 @@ __all__ = [
 ]
 
 ENV_NAME = "scopa_v0"
+
+
+def env_metadata(*, parallelizable: bool) -> dict[str, Any]:
+    """The PettingZoo ``metadata`` of the AEC env (``parallelizable=False``) and the parallel env (``True``)."""
+    return {"render_modes": ["human", "ansi"], "name": ENV_NAME, "is_parallelizable": parallelizable, "render_fps": 1}
 
 
 def _saved_state(rules: Rules, saved: Any) -> core.State:
@@ -495,12 +501,7 @@ class _CheckActionType(wrappers.BaseWrapper):  # type: ignore[type-arg]
 class raw_env(AECEnv, EzPickle):
     """Scopa for N seats as a PettingZoo AEC env; see the module docstring."""
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 (PettingZoo reads it as a class attribute)
-        "render_modes": ["human", "ansi"],
-        "name": ENV_NAME,
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata: dict[str, Any] = env_metadata(parallelizable=False)  # PettingZoo reads it as a class attribute
 
     def __init__(
         self,

@@ -32,7 +32,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import ParallelEnv
 
-from scopa_env.envs.aec import ENV_NAME, check_action, raw_env
+from scopa_env.envs.aec import ENV_NAME, check_action, env_metadata, raw_env
 from scopa_env.rules import Rules
 
 __all__ = ["ILLEGAL_MODES", "parallel_env"]
@@ -45,12 +45,7 @@ Obs = dict[str, npt.NDArray[Any]]
 class parallel_env(ParallelEnv, EzPickle):  # type: ignore[type-arg]
     """Scopa for N seats as a PettingZoo parallel env (turn-based: one agent acts per step); see the module doc."""
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 (PettingZoo reads it as a class attribute)
-        "render_modes": ["human", "ansi"],
-        "name": ENV_NAME,
-        "is_parallelizable": True,
-        "render_fps": 1,
-    }
+    metadata: dict[str, Any] = env_metadata(parallelizable=True)  # PettingZoo reads it as a class attribute
 
     def __init__(
         self,
