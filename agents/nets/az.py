@@ -27,10 +27,9 @@ from agents.nets.mlp import ACTIVATIONS, mlp_logits
 from agents.nets.weights import Layers
 from agents.search.compiled import KernelMoves
 from agents.search.endgame import best_actions
-from agents.search.lookahead import RolloutPolicy, move_margins
+from agents.search.lookahead import RolloutPolicy, check_search_options, move_margins, search_plan
 from scopa_env.engine import observation
 from scopa_env.engine.core import State
-from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
@@ -143,12 +142,7 @@ class AZAgent(Policy):
         expert: float = 0.0,
     ) -> None:
         super().__init__(rules, seed)
-        if worlds < 1:
-            raise AgentSpecError(f"az: worlds must be >= 1 (sampled deals per decision), got {worlds}")
-        if depth < 1:
-            raise AgentSpecError(f"az: depth must be >= 1 (plies searched before the rollout), got {depth}")
-        if endgame < 0:
-            raise AgentSpecError(f"az: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}")
+        check_search_options("az", worlds, depth, endgame)
         if prior < 0:
             raise AgentSpecError(f"az: prior must be >= 0 (weight of the network's log-probability), got {prior}")
         if rollout not in ("net", "greedy"):
@@ -173,10 +167,7 @@ class AZAgent(Policy):
 
         The margins include the prior; ``-inf`` pads rows with fewer candidates."""
         rules = self.rules
-        remaining = remaining_plies(rules, state, games)
-        exact = remaining <= self.endgame
-        counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
-        limits = np.where(exact, remaining, self.depth).astype(np.intp)
+        exact, counts, limits = search_plan(rules, state, games, self.worlds, self.depth, self.endgame)
         # The weights live inside the scores (1: any prior; 0 skips the prior's work, as before ``expert``).
         prior = np.where(exact, 0.0, 1.0 if self.prior > 0 or self.expert > 0 else 0.0)
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import AgentSpecError
 from agents.baselines.features import (
     KnockRule,
     Moves,
@@ -39,10 +40,21 @@ from agents.search.compiled import KernelMoves, deal_worlds, kernel_sampled_sear
 from scopa_env.engine import core, state_moves
 from scopa_env.engine._kernel_layout import DECK, HANDS
 from scopa_env.engine.core import Phase, State
+from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.rules import Rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
 
-__all__ = ["RolloutPolicy", "apply_moves", "resolve_knocks", "rollout", "sample_worlds", "search_tree"]
+__all__ = [
+    "RolloutPolicy",
+    "apply_moves",
+    "check_search_options",
+    "move_margins",
+    "resolve_knocks",
+    "rollout",
+    "sample_worlds",
+    "search_plan",
+    "search_tree",
+]
 
 RolloutPolicy = Callable[[Rules, State, npt.NDArray[np.intp]], tuple[Moves, npt.NDArray[np.intp]]]
 """``(rules, state, games) -> (moves, index of the chosen move)``: a rollout policy (greedy, expert...)."""
@@ -227,6 +239,30 @@ def search_tree(
         best = segment_argmax(own, moves.starts)
         level_value[lv][expand] = vals[best]
     return level_moves[0], level_value[1]
+
+
+def check_search_options(name: str, worlds: int, depth: int, endgame: int) -> None:
+    """Refuse, with ``AgentSpecError`` for agent ``name``, a sampled-deal search that cannot run: fewer than one
+    world or one ply before the rollout, or a negative end-game horizon (``pimc``'s and ``az``'s options)."""
+    if worlds < 1:
+        raise AgentSpecError(f"{name}: worlds must be >= 1 (sampled deals per decision), got {worlds}")
+    if depth < 1:
+        raise AgentSpecError(f"{name}: depth must be >= 1 (plies searched before the rollout), got {depth}")
+    if endgame < 0:
+        raise AgentSpecError(f"{name}: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}")
+
+
+def search_plan(
+    rules: Rules, state: State, games: npt.NDArray[np.intp], worlds: int, depth: int, endgame: int
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """How each game's decision is searched (``pimc``, ``az``): whether the rest of its hand is solved exactly (at
+    most ``endgame`` plies left), its number of worlds (one for an open book, else ``worlds``) and its search depth
+    (the plies left when exact, else ``depth``): ``(exact, counts, limits)`` for ``move_margins``."""
+    remaining = remaining_plies(rules, state, games)
+    exact = remaining <= endgame
+    counts = np.where(is_open(rules, state, games), 1, worlds).astype(np.intp)
+    limits = np.where(exact, remaining, depth).astype(np.intp)
+    return exact, counts, limits
 
 
 def move_margins(

@@ -48,9 +48,8 @@ from agents.search.endgame import (
 )
 from agents.search.expert import expert_moves
 from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
-from agents.search.lookahead import RolloutPolicy, WorldSampler, move_margins
+from agents.search.lookahead import RolloutPolicy, WorldSampler, check_search_options, move_margins, search_plan
 from scopa_env.engine import core
-from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
@@ -105,14 +104,7 @@ class PIMCAgent(Policy):
             raise AgentSpecError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
         if prior < 0:
             raise AgentSpecError(f"pimc: prior must be >= 0 (weight of the expert heuristic), got {prior}")
-        if worlds < 1:
-            raise AgentSpecError(f"pimc: worlds must be >= 1 (sampled deals per decision), got {worlds}")
-        if depth < 1:
-            raise AgentSpecError(f"pimc: depth must be >= 1 (plies searched before the rollout), got {depth}")
-        if endgame < 0:
-            raise AgentSpecError(
-                f"pimc: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}"
-            )
+        check_search_options("pimc", worlds, depth, endgame)
         self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
         self.rollout_name = rollout
         self.policy = check_rollout("pimc", rollout)
@@ -156,10 +148,7 @@ class PIMCAgent(Policy):
 
         The margins include the prior; ``-inf`` pads rows with fewer candidates (as ``AZAgent.search``)."""
         rules = self.rules
-        remaining = remaining_plies(rules, state, games)
-        exact = remaining <= self.endgame
-        counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
-        limits = np.where(exact, remaining, self.depth).astype(np.intp)
+        exact, counts, limits = search_plan(rules, state, games, self.worlds, self.depth, self.endgame)
         prior = np.where(exact, 0.0, self.prior)
         return move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, sampler=self.sampler)
 
