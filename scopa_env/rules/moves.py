@@ -293,11 +293,29 @@ def enumerate_moves(
     # By pair (row, then card), then partition: a pair's partitions are listed in ascending order already.
     order = np.argsort(pair, kind="stable")
     pair, part = pair[order], part[order]
-    row, card = pr[pair], pc[pair].astype(np.int64)
     eq, ace = equal[pair], ace_all[pair]
-    is_sum = part >= 0
-    kind = np.where(eq, _EQUAL, np.where(ace, _ACE_ALL, np.where(is_sum, _SUM, _LAY))).astype(np.int8)
-    num_taken = np.where(is_sum, tb.p_cards[part], eq.astype(np.intp))  # p_cards[-1] is never taken
+    kind = np.where(eq, _EQUAL, np.where(ace, _ACE_ALL, np.where(part >= 0, _SUM, _LAY))).astype(np.int8)
+    return _classes(tb, n, pr, pc, table_cards, pair, part, kind, ace, last_play, counts)
+
+
+def _classes(
+    tb: MoveTables,
+    n: int,
+    pr: npt.NDArray[np.intp],
+    pc: npt.NDArray[np.intp],
+    table_cards: npt.NDArray[np.intp],
+    pair: npt.NDArray[np.intp],
+    part: npt.NDArray[np.intp],
+    kind: npt.NDArray[np.int8],
+    ace: npt.NDArray[np.bool_],
+    last_play: npt.NDArray[np.bool_] | None,
+    counts: npt.NDArray[np.integer],
+) -> MoveClasses:
+    """The ``MoveClasses`` of n positions from their classes ``(pair, part, kind)``, sorted by pair (``pr``, ``pc``:
+    each pair's row and card; ``table_cards``: (n,) cards on each table; ``ace``: the class is an ace taking all):
+    the cards each takes, its scopa (none on ``last_play``), the segment offsets."""
+    row, card = pr[pair], pc[pair].astype(np.int64)
+    num_taken = np.where(part >= 0, tb.p_cards[part], (kind == _EQUAL).astype(np.intp))  # p_cards[-1] is never taken
     num_taken = np.where(ace, table_cards[row], num_taken)
     scopa = (num_taken == table_cards[row]) & (num_taken > 0) & ~ace
     if last_play is None:
@@ -381,16 +399,7 @@ def _enumerate_with_fifteens(
     kind = np.concatenate([single_kind, np.full(s_pair.size, _SUM), np.full(f_pair.size, _FIFTEEN)]).astype(np.int8)
     order = np.argsort(pair, kind="stable")  # by pair, then: the single class, sums, fifteens (partition order)
     pair, part, kind = pair[order], part[order], kind[order]
-    row, card = pr[pair], pc[pair].astype(np.int64)
-    num_taken = np.where(part >= 0, tb.p_cards[part], (kind == _EQUAL).astype(np.intp))
-    num_taken = np.where(kind == _ACE_ALL, table_cards[row], num_taken)
-    scopa = (num_taken == table_cards[row]) & (num_taken > 0) & (kind != _ACE_ALL)
-    if last_play is None:
-        last_play = np.zeros(n, dtype=np.bool_)
-    else:
-        scopa &= ~last_play[row]
-    starts = np.searchsorted(row, np.arange(n + 1))
-    return MoveClasses(row, card, kind, part, num_taken, scopa, starts, last_play, counts)
+    return _classes(tb, n, pr, pc, table_cards, pair, part, kind, kind == _ACE_ALL, last_play, counts)
 
 
 def expand_captures(
