@@ -255,19 +255,9 @@ def enumerate_moves(
     tb = move_tables(rules)
     if tb.fifteens:
         return _enumerate_with_fifteens(tb, playable, np.asarray(counts), picked_counts, last_play)
-    n, d = playable.shape
+    n = playable.shape[0]
     counts = np.asarray(counts)
-    flat = np.flatnonzero(playable)  # faster than a 2-D nonzero
-    pr = flat // d  # pairs (row, card) sorted by row, then card
-    pc = flat - pr * d
-    rank, value = tb.rank[pc], tb.value[pc]
-    # Float matmuls are exact here (small integers) and faster than integer reductions over short rows.
-    table_cards = (counts @ tb.ones).astype(np.intp)  # (n,) cards on each table
-    equal = counts[pr, rank] > 0
-    if tb.ace_takes_all:
-        ace_all = (rank == 0) & ~equal & (table_cards[pr] > 0)
-    else:
-        ace_all = np.zeros(pr.size, dtype=np.bool_)
+    pr, pc, _, value, table_cards, equal, ace_all = _pairs(tb, playable, counts)
     sums = np.flatnonzero(~equal & ~ace_all)
     # The partitions of each summing card's value that use only ranks on the table; keep those that fit.
     present = ((counts > 0) @ tb.rank_bits_f).astype(np.int64)  # (n,) ranks on each table
@@ -296,6 +286,35 @@ def enumerate_moves(
     eq, ace = equal[pair], ace_all[pair]
     kind = np.where(eq, _EQUAL, np.where(ace, _ACE_ALL, np.where(part >= 0, _SUM, _LAY))).astype(np.int8)
     return _classes(tb, n, pr, pc, table_cards, pair, part, kind, ace, last_play, counts)
+
+
+def _pairs(
+    tb: MoveTables, playable: npt.NDArray[np.bool_], counts: npt.NDArray[np.integer]
+) -> tuple[
+    npt.NDArray[np.intp],
+    npt.NDArray[np.intp],
+    npt.NDArray[np.intp],
+    npt.NDArray[np.intp],
+    npt.NDArray[np.intp],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+]:
+    """The pairs (position, card) that may be played, sorted by row then card: ``(pr, pc, rank, value,
+    table_cards, equal, ace_all)``, each pair's row, card, its rank and value, the (n,) cards on each table, the
+    pair has an equal-rank capture, it is an ace taking all."""
+    d = playable.shape[1]
+    flat = np.flatnonzero(playable)  # faster than a 2-D nonzero
+    pr = flat // d
+    pc = flat - pr * d
+    rank, value = tb.rank[pc], tb.value[pc]
+    # Float matmuls are exact here (small integers) and faster than integer reductions over short rows.
+    table_cards = (counts @ tb.ones).astype(np.intp)
+    equal = counts[pr, rank] > 0
+    if tb.ace_takes_all:
+        ace_all = (rank == 0) & ~equal & (table_cards[pr] > 0)
+    else:
+        ace_all = np.zeros(pr.size, dtype=np.bool_)
+    return pr, pc, rank, value, table_cards, equal, ace_all
 
 
 def _classes(
@@ -357,17 +376,8 @@ def _enumerate_with_fifteens(
     last_play: npt.NDArray[np.bool_] | None,
 ) -> MoveClasses:
     """``enumerate_moves`` under ``rules.fifteens`` (cirulla): equal rank or sums, plus fifteens, or ace takes all."""
-    n, d = playable.shape
-    flat = np.flatnonzero(playable)
-    pr = flat // d
-    pc = flat - pr * d
-    rank, value = tb.rank[pc], tb.value[pc]
-    table_cards = (counts @ tb.ones).astype(np.intp)
-    equal = counts[pr, rank] > 0
-    if tb.ace_takes_all:
-        ace_all = (rank == 0) & ~equal & (table_cards[pr] > 0)
-    else:
-        ace_all = np.zeros(pr.size, dtype=np.bool_)
+    n = playable.shape[0]
+    pr, pc, rank, value, table_cards, equal, ace_all = _pairs(tb, playable, counts)
     present = ((counts > 0) @ tb.rank_bits_f).astype(np.int64)
     packed = (counts @ tb.pack_f).astype(np.int64)
     picked_packed = None
