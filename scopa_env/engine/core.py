@@ -49,6 +49,7 @@ stepped or observed under another variant's rules.
 
 from __future__ import annotations
 
+import functools
 import reprlib
 import zlib
 from dataclasses import dataclass, fields
@@ -309,17 +310,14 @@ class Tables:
         """The rules' family (``scopa_env.rules.variant``: the plain game's, or cirulla's), called where they differ."""
 
 
-_TABLES: dict[Rules, Tables] = {}
 _RULES_NAMES: dict[int, str] = {}
 """Variant name of every ``rules_key`` seen in this process (for error messages)."""
 
 
+@functools.cache
 def tables_for(rules: Rules) -> Tables:
     """The per-rules constants of the core (and of its observation), made once per ``Rules``."""
-    t = _TABLES.get(rules)
-    if t is None:
-        t = _TABLES[rules] = Tables(rules)
-    return t
+    return Tables(rules)
 
 
 def checked_tables(rules: Rules, state: State) -> Tables:

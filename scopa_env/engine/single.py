@@ -22,6 +22,7 @@ the batched core (the agents, ``driver.decide``, ``state_io``, rendering). Card 
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, NamedTuple
 
@@ -166,14 +167,10 @@ class _Consts:
         return arr.copy()
 
 
-_CONSTS: dict[Rules, _Consts] = {}
-
-
+@functools.cache
 def _consts(rules: Rules) -> _Consts:
-    c = _CONSTS.get(rules)
-    if c is None:
-        c = _CONSTS[rules] = _Consts(rules)
-    return c
+    """The per-rules constants of the single-game engine, made once per ``Rules``."""
+    return _Consts(rules)
 
 
 class SingleStep(NamedTuple):
