@@ -386,7 +386,7 @@ def check_pimc_same_play(variant: str, num: int, seed: int, spec: dict[str, Any]
         new, old = PIMCAgent(rules, seed=i, **(spec or {})), PIMCAgent(rules, seed=i, **(spec or {}))
         old.policy = _batched_greedy
         row = np.zeros(1, dtype=np.intp)
-        assert int(new._search(one, row)[0]) == int(old._search(one, row)[0]), f"{variant} position {i}"
+        assert int(new._play(one, row)[0]) == int(old._play(one, row)[0]), f"{variant} position {i}"
 
 
 @pytest.mark.parametrize("variant", ["classic", "scopone-scientifico", "cirulla", "simple-3", "scopa-d-assi"])
@@ -419,7 +419,7 @@ def test_pimc_searches_on_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lookahead, "search_tree", lambda *a: pytest.fail("pimc searched on the batched core"))
     rules = get_rules("classic")
     pos = sampled_positions(rules, 2, 3)
-    PIMCAgent(rules, seed=0, worlds=4)._search(pos, np.arange(2))
+    PIMCAgent(rules, seed=0, worlds=4)._play(pos, np.arange(2))
     assert calls
 
 
@@ -434,7 +434,7 @@ def test_ismcts_with_kernel_rollouts_plays_as_on_the_batched_core() -> None:
             old = ISMCTSAgent(rules, seed=i, iters=30, parallel=10)
             old.policy = _batched_greedy
             row = np.zeros(1, dtype=np.intp)
-            assert int(new._search(one, row)[0]) == int(old._search(one, row)[0]), f"{variant} position {i}"
+            assert int(new._play(one, row)[0]) == int(old._play(one, row)[0]), f"{variant} position {i}"
 
 
 def test_az_with_greedy_rollouts_on_the_kernel_plays_as_on_the_batched_core() -> None:

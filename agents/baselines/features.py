@@ -39,7 +39,7 @@ import numpy.typing as npt
 from agents.baselines.table_eval import BIG, TableEval, evaluate_tables, feature_tables, hit_probability
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
-from scopa_env.games.policy import ActBatch
+from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 from scopa_env.rules.moves import MAX_PER_RANK, MoveClasses, MoveKind
 
@@ -49,6 +49,7 @@ __all__ = [
     "KnockRule",
     "MoveContext",
     "Moves",
+    "StatePolicy",
     "act_with_knocks",
     "card_weights",
     "check_knock_rule",
@@ -594,3 +595,26 @@ def require_state(batch: ActBatch, agent: str) -> tuple[State, npt.NDArray[np.in
             "(scopa_env.games.driver and the envs do this; check the agent's needs_state attribute)"
         )
     return batch.state, np.asarray(batch.games, dtype=np.intp)
+
+
+class StatePolicy(Policy):
+    """A policy that reads the core's state, not the observation (the rule-based and search agents).
+
+    ``act`` settles the games in cirulla's KNOCK phase by ``knock_actions``' rule ``knock`` and asks ``_play`` for
+    the rest; a subclass writes ``_play`` (and ``act_state`` around it where it keeps memory of the deal)."""
+
+    needs_state = True
+    needs_obs = False
+    knock: KnockRule = "always"
+
+    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
+        state, games = require_state(batch, self.name)
+        return self.act_state(state, games)
+
+    def act_state(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """(n,) the action of each game in ``games``: the knock rule's in a KNOCK phase, ``_play``'s elsewhere."""
+        return act_with_knocks(self.rules, state, games, lambda g: self._play(state, g), self.knock)
+
+    def _play(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """(n,) the action of each game in ``games``, all in a PLAY or CHOOSE phase."""
+        raise NotImplementedError

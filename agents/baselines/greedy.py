@@ -21,16 +21,15 @@ from agents.baselines.features import (
     CardWeights,
     KnockRule,
     Moves,
-    act_with_knocks,
+    StatePolicy,
     check_knock_rule,
     choose,
     generate_moves,
     greedy_scores,
     pick_best,
-    require_state,
 )
 from scopa_env.engine.core import State
-from scopa_env.games.policy import ActBatch, Policy
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 
 __all__ = ["GreedyAgent", "greedy_moves"]
@@ -44,12 +43,10 @@ def greedy_moves(
     return moves, pick_best(moves, greedy_scores(rules, moves, weights))
 
 
-class GreedyAgent(Policy):
+class GreedyAgent(StatePolicy):
     """Maximise the immediate value of the move (batched, deterministic)."""
 
     name = "greedy"
-    needs_state = True
-    needs_obs = False
 
     def __init__(
         self,
@@ -62,14 +59,9 @@ class GreedyAgent(Policy):
         self.weights = weights
         self.knock = check_knock_rule("greedy", knock)
 
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        state, games = require_state(batch, self.name)
-
-        def play(g: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-            moves, best = greedy_moves(self.rules, state, g, self.weights)
-            return choose(state, g, moves, best)
-
-        return act_with_knocks(self.rules, state, games, play, self.knock)
+    def _play(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        moves, best = greedy_moves(self.rules, state, games, self.weights)
+        return choose(state, games, moves, best)
 
 
 @register_agent(

@@ -14,13 +14,12 @@ import numpy.typing as npt
 from agents.base import AgentSpecError
 from agents.baselines.features import (
     Moves,
-    act_with_knocks,
+    StatePolicy,
     dynamic_weights,
     expert_scores,
     generate_moves,
     greedy_scores,
     pick_best,
-    require_state,
 )
 from agents.baselines.greedy import greedy_moves
 from agents.nets.mlp import ACTIVATIONS, mlp_logits
@@ -30,7 +29,6 @@ from agents.search.endgame import best_actions
 from agents.search.lookahead import RolloutPolicy, check_search_options, move_margins, search_plan
 from scopa_env.engine import observation
 from scopa_env.engine.core import State
-from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["PRIOR_FLOOR", "AZAgent", "NetEvaluator", "net_rollout_policy", "one_blas_thread"]
@@ -121,12 +119,10 @@ def _log_prior(net: NetEvaluator, state: State, games: npt.NDArray[np.intp], mov
     return np.maximum(logp[moves.row, moves.card], PRIOR_FLOOR)
 
 
-class AZAgent(Policy):
+class AZAgent(StatePolicy):
     """Sampled-deal search with a network's rollouts and prior (see the module docstring)."""
 
     name = "az"
-    needs_state = True
-    needs_obs = False
 
     def __init__(
         self,
@@ -181,7 +177,9 @@ class AZAgent(Policy):
 
         return move_margins(rules, state, games, counts, limits, self.policy, self.rng, prior, log_prior)
 
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        state, games = require_state(batch, self.name)
+    def act_state(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         with one_blas_thread():  # cirulla's knock decisions follow the search agents' fixed rule (tris, then sum)
-            return act_with_knocks(self.rules, state, games, lambda g: best_actions(state, g, self.search(state, g)))
+            return super().act_state(state, games)
+
+    def _play(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        return best_actions(state, games, self.search(state, games))

@@ -32,18 +32,17 @@ from agents.baselines.features import (
     CardWeights,
     KnockRule,
     Moves,
-    act_with_knocks,
+    StatePolicy,
     check_knock_rule,
     choose,
     dynamic_weights,
     expert_scores,
     generate_moves,
     pick_best,
-    require_state,
 )
 from agents.search.endgame import play_open_endgames
 from scopa_env.engine.core import State
-from scopa_env.games.policy import ActBatch, Policy
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 
 __all__ = ["ExpertAgent", "expert_moves"]
@@ -58,12 +57,10 @@ def expert_moves(
     return moves, pick_best(moves, expert_scores(rules, state, moves, weights))
 
 
-class ExpertAgent(Policy):
+class ExpertAgent(StatePolicy):
     """Greedy plus scopa safety, card counting, doubles and exact end-game play (batched, deterministic)."""
 
     name = "expert"
-    needs_state = True
-    needs_obs = False
 
     def __init__(
         self,
@@ -80,17 +77,12 @@ class ExpertAgent(Policy):
         self.endgame = int(endgame)
         self.knock = check_knock_rule("expert", knock)
 
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        state, games = require_state(batch, self.name)
-
-        def play(g: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-            moves, best = expert_moves(self.rules, state, g, self.weights)
-            actions = choose(state, g, moves, best)
-            if self.endgame > 0:
-                actions = play_open_endgames(self.rules, state, g, actions, self.endgame)
-            return actions
-
-        return act_with_knocks(self.rules, state, games, play, self.knock)
+    def _play(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        moves, best = expert_moves(self.rules, state, games, self.weights)
+        actions = choose(state, games, moves, best)
+        if self.endgame > 0:
+            actions = play_open_endgames(self.rules, state, games, actions, self.endgame)
+        return actions
 
 
 @register_agent(

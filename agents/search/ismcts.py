@@ -20,9 +20,8 @@ import numpy.typing as npt
 from agents.base import AgentSpecError, register_agent
 from agents.baselines.features import (
     Moves,
-    act_with_knocks,
+    StatePolicy,
     generate_moves,
-    require_state,
 )
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import kernel_rollout
@@ -30,7 +29,7 @@ from agents.search.lookahead import apply_moves, rollout, sample_worlds
 from agents.search.pimc import check_rollout
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase
-from scopa_env.games.policy import ActBatch, Policy
+from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
 
@@ -55,12 +54,10 @@ def _move_keys(moves: Moves, num_cards: int) -> list[int]:
     return (bits * 64 + moves.card).tolist()
 
 
-class ISMCTSAgent(Policy):
+class ISMCTSAgent(StatePolicy):
     """Single-observer information-set MCTS with ``iters`` iterations per decision (``parallel`` at a time)."""
 
     name = "ismcts"
-    needs_state = True
-    needs_obs = False
 
     def __init__(
         self,
@@ -85,11 +82,7 @@ class ISMCTSAgent(Policy):
         self.rollout_name = rollout
         self.policy = check_rollout("ismcts", rollout)
 
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        state, games = require_state(batch, self.name)
-        return act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
-
-    def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    def _play(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         rules = self.rules
         d = rules.num_cards
         side_of = np.array(rules.seat_side, dtype=np.intp)

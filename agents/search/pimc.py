@@ -38,8 +38,7 @@ import numpy.typing as npt
 from agents.base import AgentSpecError, load_network, register_agent
 from agents.baselines.features import (
     Moves,
-    act_with_knocks,
-    require_state,
+    StatePolicy,
 )
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import KernelMoves
@@ -50,7 +49,6 @@ from agents.search.expert import expert_moves
 from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
 from agents.search.lookahead import RolloutPolicy, WorldSampler, check_search_options, move_margins, search_plan
 from scopa_env.engine import core
-from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import Rules
 
 __all__ = ["DEFAULTS", "ROLLOUT_POLICIES", "PIMCAgent"]
@@ -71,15 +69,13 @@ def check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
     return ROLLOUT_POLICIES[rollout_name]
 
 
-class PIMCAgent(Policy):
+class PIMCAgent(StatePolicy):
     """Sampled-deal search: ``worlds`` determinizations, ``depth``-ply max^n with rollouts, exact end game.
 
     ``prior`` weighs the expert heuristic (``features.expert_scores``) added to the mean margin of each move.
     """
 
     name = "pimc"
-    needs_state = True
-    needs_obs = False
 
     def __init__(
         self,
@@ -128,16 +124,16 @@ class PIMCAgent(Policy):
         if self.memory is not None:
             self.memory.clear()
 
-    def act(self, batch: ActBatch) -> npt.NDArray[np.int64]:
-        state, games = require_state(batch, self.name)
+    def act_state(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """The knock rule's or the search's action of each game, remembered by the deal memory (``infer``)."""
         if self.memory is not None:
             self.memory.observe(state, games)
-        actions = act_with_knocks(self.rules, state, games, lambda g: self._search(state, g))
+        actions = super().act_state(state, games)
         if self.memory is not None:
             self.memory.remember(state, games, actions)
         return actions
 
-    def _search(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    def _play(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         """The action that starts each game's move of best mean margin (plus prior)."""
         return best_actions(state, games, self.search(state, games))
 
