@@ -25,15 +25,21 @@ from __future__ import annotations
 import contextlib
 import re
 import socket
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from agents.cli.threads import pin_blas_threads
 from agents.errors import TournamentError
-from agents.evaluation.entries import AgentEntry, build_agent, import_plugins
-from agents.evaluation.schedule import Task, TaskResult, play_task, task_agents, task_games
+from agents.evaluation.entries import AgentEntry, import_plugins
+from agents.evaluation.schedule import (
+    Task,
+    TaskResult,
+    play_task,
+    single_thread,
+    task_agents,
+    task_games,
+    worker_agent,
+)
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
 
@@ -48,7 +54,6 @@ __all__ = [
     "probe_address",
     "ray_error",
     "require_ray",
-    "single_thread",
 ]
 
 RAY_INSTALL_HINT = "pip install 'scopa[ray]' (in a checkout: pip install -e '.[ray]')"
@@ -165,13 +170,6 @@ _CACHE: dict[tuple[Any, ...], tuple[Rules, dict[int, Policy]]] = {}
 plugins)."""
 
 
-def single_thread() -> None:
-    """Pin this Ray worker to one thread (BLAS for the processes it starts, torch if loaded)."""
-    pin_blas_threads(force=True)  # for processes this worker starts; its own BLAS is loaded already
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-
-
 def _worker_agent(key: tuple[Any, ...], entries: Sequence[AgentEntry], i: int) -> tuple[Rules, Policy]:
     variant, _, seed, plugins = key
     if key not in _CACHE:
@@ -181,14 +179,14 @@ def _worker_agent(key: tuple[Any, ...], entries: Sequence[AgentEntry], i: int) -
         _CACHE[key] = (get_rules(variant), {})
     rules, agents = _CACHE[key]
     if i not in agents:
-        try:
-            agents[i] = build_agent(entries[i], rules, seed)
-        except TournamentError as e:
-            raise TournamentError(
-                f"on a Ray worker: {e}. An agent registered only in the main script is unknown to the workers: put "
-                "it in a module importable on every node and pass --plugin MODULE, or use --workers 1 without --ray"
-            ) from None
-        single_thread()  # the agent may have imported torch
+        agents[i] = worker_agent(
+            entries[i],
+            rules,
+            seed,
+            "on a Ray worker",
+            "An agent registered only in the main script is unknown to the workers: put it in a module importable on "
+            "every node and pass --plugin MODULE, or use --workers 1 without --ray",
+        )
     return rules, agents[i]
 
 

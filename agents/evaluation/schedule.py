@@ -45,8 +45,10 @@ __all__ = [
     "schedule_pairings",
     "seat_lineups",
     "side_patterns",
+    "single_thread",
     "task_agents",
     "task_games",
+    "worker_agent",
 ]
 
 PARTNER = 2
@@ -329,10 +331,23 @@ def _worker_signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a signal that came meanwhile is delivered now
 
 
-def _single_thread_env() -> None:
-    pin_blas_threads(force=True)
+def single_thread() -> None:
+    """Pin this worker (a pool's process, a Ray worker) to one thread (BLAS for the processes it starts, torch if
+    loaded)."""
+    pin_blas_threads(force=True)  # for processes this worker starts; its own BLAS is loaded already
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
+
+
+def worker_agent(entry: AgentEntry, rules: Rules, seed: int, where: str, unknown: str) -> Policy:
+    """``entry``'s agent built in a worker (then pinned to one thread: the agent may have imported torch); a spec
+    the worker does not know fails as ``{where}: {the error}. {unknown}`` (``unknown``: why, and what to do)."""
+    try:
+        agent = build_agent(entry, rules, seed)
+    except TournamentError as e:
+        raise TournamentError(f"{where}: {e}. {unknown}") from None
+    single_thread()
+    return agent
 
 
 def _init_worker(variant: str, entries: list[AgentEntry], seed: int, mode: str, plugins: list[str]) -> None:
@@ -343,7 +358,7 @@ def _init_worker(variant: str, entries: list[AgentEntry], seed: int, mode: str, 
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _WORKER_BLOCKED)
-    _single_thread_env()
+    single_thread()
     import_plugins(plugins)
     _WORKER.update(rules=get_rules(variant), entries=entries, seed=seed, mode=mode, agents={})
 
@@ -351,15 +366,14 @@ def _init_worker(variant: str, entries: list[AgentEntry], seed: int, mode: str, 
 def _worker_agent(i: int) -> Policy:
     cache: dict[int, Policy] = _WORKER["agents"]
     if i not in cache:
-        entry: AgentEntry = _WORKER["entries"][i]
-        try:
-            cache[i] = build_agent(entry, _WORKER["rules"], _WORKER["seed"])
-        except TournamentError as e:
-            raise TournamentError(
-                f"in a worker process: {e}. An agent registered only in the main script is unknown to workers: "
-                "put it in an importable module and pass --plugin MODULE, or use --workers 1"
-            ) from None
-        _single_thread_env()  # the agent may have imported torch
+        cache[i] = worker_agent(
+            _WORKER["entries"][i],
+            _WORKER["rules"],
+            _WORKER["seed"],
+            "in a worker process",
+            "An agent registered only in the main script is unknown to workers: put it in an importable module and "
+            "pass --plugin MODULE, or use --workers 1",
+        )
     return cache[i]
 
 

@@ -167,7 +167,7 @@ def eval_chunk_remote(
     ``duplicate_eval(chunk=...)``."""
     import torch
 
-    from agents.evaluation.cluster import single_thread
+    from agents.evaluation.schedule import single_thread
     from agents.nets.checkpoint import NeuralPolicy, policy_from_weights
 
     rules = get_rules(variant)
