@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import AgentSpecError
 from agents.baselines.table_eval import BIG, TableEval, evaluate_tables, feature_tables, hit_probability
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
@@ -52,6 +53,7 @@ __all__ = [
     "StatePolicy",
     "act_with_knocks",
     "card_weights",
+    "check_at_least",
     "check_knock_rule",
     "choose",
     "dynamic_weights",
@@ -532,6 +534,13 @@ KnockRule = Literal["always", "never"]
 """How a rule-based agent decides in cirulla's KNOCK phase: ``always`` knocks whenever allowed, three of a kind (10
 points) before a sum (3 points); ``never`` always answers ``stop``."""
 KNOCK_RULES: tuple[str, ...] = ("always", "never")
+
+
+def check_at_least(agent: str, option: str, value: float, least: int, why: str, unit: str = "") -> None:
+    """Refuse an agent option below ``least`` with ``AgentSpecError``: ``"{agent}: {option} must be >= {least}{unit}
+    ({why}), got {value}"`` (the numeric options of the rule-based and search agents)."""
+    if value < least:
+        raise AgentSpecError(f"{agent}: {option} must be >= {least}{unit} ({why}), got {value}")
 
 
 def check_knock_rule(agent: str, knock: str) -> KnockRule:

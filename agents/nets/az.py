@@ -15,6 +15,7 @@ from agents.base import AgentSpecError
 from agents.baselines.features import (
     Moves,
     StatePolicy,
+    check_at_least,
     dynamic_weights,
     expert_scores,
     generate_moves,
@@ -139,12 +140,10 @@ class AZAgent(StatePolicy):
     ) -> None:
         super().__init__(rules, seed)
         check_search_options("az", worlds, depth, endgame)
-        if prior < 0:
-            raise AgentSpecError(f"az: prior must be >= 0 (weight of the network's log-probability), got {prior}")
+        check_at_least("az", "prior", prior, 0, "weight of the network's log-probability")
         if rollout not in ("net", "greedy"):
             raise AgentSpecError(f"az: rollout must be 'net' or 'greedy', got {rollout!r}")
-        if expert < 0:
-            raise AgentSpecError(f"az: expert must be >= 0 (the expert heuristic's weight, as pimc's), got {expert}")
+        check_at_least("az", "expert", expert, 0, "the expert heuristic's weight, as pimc's")
         if temp < 0 or (temp > 0 and rollout != "net"):
             raise AgentSpecError(f"az: temp must be >= 0 and needs rollout=net (sampled network rollouts), got {temp}")
         self.net = net

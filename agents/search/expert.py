@@ -26,13 +26,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import AgentSpecError, register_agent
+from agents.base import register_agent
 from agents.baselines.features import (
     DEFAULT_WEIGHTS,
     CardWeights,
     KnockRule,
     Moves,
     StatePolicy,
+    check_at_least,
     check_knock_rule,
     choose,
     dynamic_weights,
@@ -71,8 +72,7 @@ class ExpertAgent(StatePolicy):
         knock: KnockRule = "always",
     ) -> None:
         super().__init__(rules, seed)
-        if endgame < 0:
-            raise AgentSpecError(f"expert: endgame must be >= 0 plies (0 turns exact end-game play off), got {endgame}")
+        check_at_least("expert", "endgame", endgame, 0, "0 turns exact end-game play off", " plies")
         self.weights = weights
         self.endgame = int(endgame)
         self.knock = check_knock_rule("expert", knock)

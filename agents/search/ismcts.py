@@ -21,6 +21,7 @@ from agents.base import AgentSpecError, register_agent
 from agents.baselines.features import (
     Moves,
     StatePolicy,
+    check_at_least,
     generate_moves,
 )
 from agents.baselines.greedy import greedy_moves
@@ -70,12 +71,9 @@ class ISMCTSAgent(StatePolicy):
         final: Literal["visits", "value"] = "visits",
     ) -> None:
         super().__init__(rules, seed)
-        if iters < 1:
-            raise AgentSpecError(f"ismcts: iters must be >= 1 (iterations per decision), got {iters}")
-        if parallel < 1:
-            raise AgentSpecError(f"ismcts: parallel must be >= 1 (iterations run together), got {parallel}")
-        if c < 0:
-            raise AgentSpecError(f"ismcts: c must be >= 0 (UCB exploration, in hand points), got {c}")
+        check_at_least("ismcts", "iters", iters, 1, "iterations per decision")
+        check_at_least("ismcts", "parallel", parallel, 1, "iterations run together")
+        check_at_least("ismcts", "c", c, 0, "UCB exploration, in hand points")
         if final not in ("visits", "value"):
             raise AgentSpecError(f"ismcts: final must be 'visits' or 'value', got {final!r}")
         self.iters, self.c, self.parallel, self.final = int(iters), float(c), int(parallel), final

@@ -25,10 +25,10 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import AgentSpecError
 from agents.baselines.features import (
     KnockRule,
     Moves,
+    check_at_least,
     dynamic_weights,
     expert_scores,
     generate_moves,
@@ -244,12 +244,9 @@ def search_tree(
 def check_search_options(name: str, worlds: int, depth: int, endgame: int) -> None:
     """Refuse, with ``AgentSpecError`` for agent ``name``, a sampled-deal search that cannot run: fewer than one
     world or one ply before the rollout, or a negative end-game horizon (``pimc``'s and ``az``'s options)."""
-    if worlds < 1:
-        raise AgentSpecError(f"{name}: worlds must be >= 1 (sampled deals per decision), got {worlds}")
-    if depth < 1:
-        raise AgentSpecError(f"{name}: depth must be >= 1 (plies searched before the rollout), got {depth}")
-    if endgame < 0:
-        raise AgentSpecError(f"{name}: endgame must be >= 0 plies (0 turns exact end-game solving off), got {endgame}")
+    check_at_least(name, "worlds", worlds, 1, "sampled deals per decision")
+    check_at_least(name, "depth", depth, 1, "plies searched before the rollout")
+    check_at_least(name, "endgame", endgame, 0, "0 turns exact end-game solving off", " plies")
 
 
 def search_plan(

@@ -39,6 +39,7 @@ from agents.base import AgentSpecError, load_network, register_agent
 from agents.baselines.features import (
     Moves,
     StatePolicy,
+    check_at_least,
 )
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import KernelMoves
@@ -92,14 +93,9 @@ class PIMCAgent(StatePolicy):
     ) -> None:
         self.memory: DealMemory | None = None
         super().__init__(rules, seed)
-        if infer < 0:
-            raise AgentSpecError(
-                f"pimc: infer must be >= 0 (the opponent model's temperature; 0: uniform worlds), got {infer}"
-            )
-        if pool < 1:
-            raise AgentSpecError(f"pimc: pool must be >= 1 (uniform worlds dealt per world kept), got {pool}")
-        if prior < 0:
-            raise AgentSpecError(f"pimc: prior must be >= 0 (weight of the expert heuristic), got {prior}")
+        check_at_least("pimc", "infer", infer, 0, "the opponent model's temperature; 0: uniform worlds")
+        check_at_least("pimc", "pool", pool, 1, "uniform worlds dealt per world kept")
+        check_at_least("pimc", "prior", prior, 0, "weight of the expert heuristic")
         check_search_options("pimc", worlds, depth, endgame)
         self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
         self.rollout_name = rollout
