@@ -68,6 +68,13 @@ class MoveKind(IntEnum):
 
 # plain ints: enum attribute look-ups are slow
 _LAY, _EQUAL, _SUM, _ACE_ALL, _FIFTEEN = (int(k) for k in MoveKind)
+_Ints = npt.NDArray[np.intp]
+_Bools = npt.NDArray[np.bool_]
+_Pairs = tuple[_Ints, _Ints, _Ints, _Ints, _Ints, _Bools, _Bools]
+"""``_pairs``' result: ``(pr, pc, rank, value, table_cards, equal, ace_all)``."""
+_Classes = tuple[_Ints, _Ints, npt.NDArray[np.int8], _Bools]
+"""Move classes sorted by pair: ``(pair, part, kind, ace)``, the class's pair (index into ``_Pairs``' arrays), its
+partition (-1: none), its ``MoveKind``, it is an ace taking all."""
 FIFTEEN_TOTAL = 15
 """A fifteen (cirulla): the played card and the cards it takes add up to this."""
 
@@ -257,7 +264,8 @@ def enumerate_moves(
         return _enumerate_with_fifteens(tb, playable, np.asarray(counts), picked_counts, last_play)
     n = playable.shape[0]
     counts = np.asarray(counts)
-    pr, pc, _, value, table_cards, equal, ace_all = _pairs(tb, playable, counts)
+    pairs = _pairs(tb, playable, counts)
+    pr, _, _, value, _, equal, ace_all = pairs
     sums = np.flatnonzero(~equal & ~ace_all)
     # The partitions of each summing card's value that use only ranks on the table; keep those that fit.
     present = ((counts > 0) @ tb.rank_bits_f).astype(np.int64)  # (n,) ranks on each table
@@ -285,20 +293,10 @@ def enumerate_moves(
     pair, part = pair[order], part[order]
     eq, ace = equal[pair], ace_all[pair]
     kind = np.where(eq, _EQUAL, np.where(ace, _ACE_ALL, np.where(part >= 0, _SUM, _LAY))).astype(np.int8)
-    return _classes(tb, n, pr, pc, table_cards, pair, part, kind, ace, last_play, counts)
+    return _classes(tb, n, pairs, (pair, part, kind, ace), last_play, counts)
 
 
-def _pairs(
-    tb: MoveTables, playable: npt.NDArray[np.bool_], counts: npt.NDArray[np.integer]
-) -> tuple[
-    npt.NDArray[np.intp],
-    npt.NDArray[np.intp],
-    npt.NDArray[np.intp],
-    npt.NDArray[np.intp],
-    npt.NDArray[np.intp],
-    npt.NDArray[np.bool_],
-    npt.NDArray[np.bool_],
-]:
+def _pairs(tb: MoveTables, playable: npt.NDArray[np.bool_], counts: npt.NDArray[np.integer]) -> _Pairs:
     """The pairs (position, card) that may be played, sorted by row then card: ``(pr, pc, rank, value,
     table_cards, equal, ace_all)``, each pair's row, card, its rank and value, the (n,) cards on each table, the
     pair has an equal-rank capture, it is an ace taking all."""
@@ -318,21 +316,12 @@ def _pairs(
 
 
 def _classes(
-    tb: MoveTables,
-    n: int,
-    pr: npt.NDArray[np.intp],
-    pc: npt.NDArray[np.intp],
-    table_cards: npt.NDArray[np.intp],
-    pair: npt.NDArray[np.intp],
-    part: npt.NDArray[np.intp],
-    kind: npt.NDArray[np.int8],
-    ace: npt.NDArray[np.bool_],
-    last_play: npt.NDArray[np.bool_] | None,
-    counts: npt.NDArray[np.integer],
+    tb: MoveTables, n: int, pairs: _Pairs, classes: _Classes, last_play: _Bools | None, counts: npt.NDArray[np.integer]
 ) -> MoveClasses:
-    """The ``MoveClasses`` of n positions from their classes ``(pair, part, kind)``, sorted by pair (``pr``, ``pc``:
-    each pair's row and card; ``table_cards``: (n,) cards on each table; ``ace``: the class is an ace taking all):
-    the cards each takes, its scopa (none on ``last_play``), the segment offsets."""
+    """The ``MoveClasses`` of n positions (``pairs``: ``_pairs``' result) from their classes, sorted by pair: the
+    cards each takes, its scopa (none on ``last_play``), the segment offsets."""
+    pr, pc, _, _, table_cards, _, _ = pairs
+    pair, part, kind, ace = classes
     row, card = pr[pair], pc[pair].astype(np.int64)
     num_taken = np.where(part >= 0, tb.p_cards[part], (kind == _EQUAL).astype(np.intp))  # p_cards[-1] is never taken
     num_taken = np.where(ace, table_cards[row], num_taken)
@@ -377,7 +366,8 @@ def _enumerate_with_fifteens(
 ) -> MoveClasses:
     """``enumerate_moves`` under ``rules.fifteens`` (cirulla): equal rank or sums, plus fifteens, or ace takes all."""
     n = playable.shape[0]
-    pr, pc, rank, value, table_cards, equal, ace_all = _pairs(tb, playable, counts)
+    pairs = _pairs(tb, playable, counts)
+    pr, _, rank, value, _, equal, ace_all = pairs
     present = ((counts > 0) @ tb.rank_bits_f).astype(np.int64)
     packed = (counts @ tb.pack_f).astype(np.int64)
     picked_packed = None
@@ -409,7 +399,7 @@ def _enumerate_with_fifteens(
     kind = np.concatenate([single_kind, np.full(s_pair.size, _SUM), np.full(f_pair.size, _FIFTEEN)]).astype(np.int8)
     order = np.argsort(pair, kind="stable")  # by pair, then: the single class, sums, fifteens (partition order)
     pair, part, kind = pair[order], part[order], kind[order]
-    return _classes(tb, n, pr, pc, table_cards, pair, part, kind, kind == _ACE_ALL, last_play, counts)
+    return _classes(tb, n, pairs, (pair, part, kind, kind == _ACE_ALL), last_play, counts)
 
 
 def expand_captures(
