@@ -105,26 +105,26 @@ class MoveTables:
         self.value = deck.value.astype(np.intp)
         counts: list[list[int]] = []
         targets: list[int] = []
-        for t in range(2, r + 1):
-            for parts in partitions(t, t - 1):
+
+        def add_partitions(t: int, largest: int) -> None:
+            """Each partition of ``t`` into values up to ``largest`` that a deck holds (rank counts, target t)."""
+            for parts in partitions(t, largest):
                 c = [0] * r
                 for p in parts:
                     c[p - 1] += 1
                 if max(c) <= MAX_PER_RANK:
                     counts.append(c)
                     targets.append(t)
+
+        for t in range(2, r + 1):
+            add_partitions(t, t - 1)
         self.num_sum_parts = len(counts)
         self.fifteens = rules.fifteens
         if rules.fifteens:  # every multiset of table cards that makes 15 with a card of value v, v ascending
             for v in range(1, r + 1):
                 t = FIFTEEN_TOTAL - v
-                for parts in partitions(t, min(t, r)) if t > 0 else []:
-                    c = [0] * r
-                    for p in parts:
-                        c[p - 1] += 1
-                    if max(c) <= MAX_PER_RANK:
-                        counts.append(c)
-                        targets.append(t)
+                if t > 0:
+                    add_partitions(t, min(t, r))
         self.p_count = np.array(counts, dtype=np.intp)  # (P, R)
         self.p_target = np.array(targets, dtype=np.intp)  # (P,)
         self.p_cards = self.p_count.sum(axis=1)  # (P,)
