@@ -26,6 +26,7 @@ Spec: ``az:path=agents/bots/classic,worlds=16,depth=1,endgame=6,prior=0.5,rollou
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agents.base import AgentSpecError, register_agent, set_network_loader
 from agents.nets.az import AZAgent, NetEvaluator
@@ -63,33 +64,11 @@ def _load_net(rules: Rules, path: str | Path) -> NetEvaluator:
     "sampled-deal search with a network's rollouts and prior: az:path=DIR|FILE.zip[,worlds=16,depth=1,endgame=6,"
     "prior=0.5,rollout=net|greedy,temp=0,expert=0]",
 )
-def _make_az(
-    rules: Rules,
-    seed: int | None = None,
-    path: str | None = None,
-    worlds: int = 16,
-    depth: int = 1,
-    endgame: int = 6,
-    prior: float = 0.5,
-    rollout: str = "net",
-    temp: float = 0.0,
-    expert: float = 0.0,
-) -> Policy:
+def _make_az(rules: Rules, seed: int | None = None, path: str | None = None, **options: Any) -> Policy:
+    """``az:path=...``: the network opened (cached), the other options ``AZAgent``'s keyword arguments."""
     if not path:
         raise AgentSpecError("agent az needs a network: az:path=agents/bots/classic (a bot directory or a .zip)")
-    net = _load_net(rules, path)
-    return AZAgent(
-        rules,
-        net,
-        seed,
-        worlds=worlds,
-        depth=depth,
-        endgame=endgame,
-        prior=prior,
-        rollout=rollout,
-        temp=temp,
-        expert=expert,
-    )
+    return AZAgent(rules, _load_net(rules, path), seed, **options)
 
 
 set_network_loader(_load_net)  # pimc:model=PATH opens its network through the registry (agents.base.load_network)

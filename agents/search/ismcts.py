@@ -30,7 +30,6 @@ from agents.search.lookahead import apply_moves, rollout, sample_worlds
 from agents.search.pimc import check_rollout
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase
-from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
 
@@ -173,14 +172,6 @@ class ISMCTSAgent(StatePolicy):
         return state_moves.move_actions(state.take(games), moves.card[pick], moves.capture[pick])
 
 
-@register_agent("ismcts", "information-set MCTS; options iters=400, c=2.0, parallel=50, rollout=greedy|expert")
-def _make_ismcts(
-    rules: Rules,
-    seed: int | None = None,
-    iters: int = 400,
-    c: float = 2.0,
-    parallel: int = 50,
-    rollout: str = "greedy",
-    final: str = "visits",
-) -> Policy:
-    return ISMCTSAgent(rules, seed, iters=iters, c=c, parallel=parallel, rollout=rollout, final=final)  # type: ignore[arg-type]
+register_agent("ismcts", "information-set MCTS; options iters=400, c=2.0, parallel=50, rollout=greedy|expert")(
+    ISMCTSAgent
+)
