@@ -111,8 +111,8 @@ def bench_pimc(rules: Rules, num: int, seed: int) -> dict[str, Any]:
         one = pos.take([i])
         new, old = PIMCAgent(rules, seed=i), PIMCAgent(rules, seed=i)
         old.policy = _batched_greedy
-        tn, a = _timed(partial(new._search, one, row))
-        to, b = _timed(partial(old._search, one, row))
+        tn, a = _timed(partial(new._play, one, row))
+        to, b = _timed(partial(old._play, one, row))
         new_t.append(tn)
         old_t.append(to)
         same += int(a[0] == b[0])
