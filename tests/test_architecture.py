@@ -8,6 +8,7 @@ circle fails here before it can hide behind import order.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,13 @@ TOOLS = {"scopa_bench": ROOT / "bench", "train": ROOT / "train.py", "evaluate": 
 """The top layer: the benchmarks (installed as ``scopa_bench``) and the two scripts."""
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """``path``'s syntax tree, parsed once for all the tests here (they only read it)."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
 def _modules() -> dict[str, Path]:
     out = {}
     for pkg in PACKAGES:
@@ -39,7 +47,7 @@ def _imports(path: Path, name: str, known: set[str]) -> set[str]:
     """Project modules that ``path`` imports anywhere in its body (functions included)."""
     found: set[str] = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -58,6 +66,7 @@ def _imports(path: Path, name: str, known: set[str]) -> set[str]:
     return found
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     mods = _modules()
     known = set(mods)
@@ -189,7 +198,7 @@ def test_the_env_subpackages_import_only_down_their_floors() -> None:
 def test_the_env_library_parses_no_command_line_and_reads_no_yaml() -> None:
     found = []
     for path in sorted((ROOT / "scopa_env").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -290,12 +299,12 @@ def _top_level_names(path: Path) -> tuple[set[str], dict[str, str]]:
                 for h in node.handlers:
                     walk(h.body)
 
-    walk(ast.parse(path.read_text()).body)
+    walk(_tree(path).body)
     return defined, imported
 
 
 def _dunder_all(path: Path) -> list[str] | None:
-    for node in ast.parse(path.read_text()).body:
+    for node in _tree(path).body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
@@ -330,7 +339,7 @@ def test_no_module_only_re_exports() -> None:
             continue
         body = [
             n
-            for n in ast.parse(path.read_text()).body
+            for n in _tree(path).body
             if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
             and not isinstance(n, (ast.Import, ast.ImportFrom))
             and not (isinstance(n, ast.Assign) and [getattr(t, "id", "") for t in n.targets] == ["__all__"])
@@ -349,7 +358,7 @@ def test_every_name_is_imported_from_the_module_that_defines_it() -> None:
     cache: dict[str, set[str]] = {}
     wrong = []
     for path in dict.fromkeys(files):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
                 continue
             if node.module == "agents":
@@ -534,7 +543,7 @@ def _functions_taking_a_name(path: Path) -> set[str]:
                 if any(a.arg == "rules" and _takes_a_name(a.annotation) for a in args):
                     found.add(prefix + node.name)
 
-    walk(ast.parse(path.read_text()).body, "")
+    walk(_tree(path).body, "")
     return found
 
 
@@ -653,7 +662,7 @@ def test_no_private_name_is_imported_across_modules() -> None:
     files += [ROOT / "train.py", ROOT / "evaluate.py"]
     crossing = []
     for path in files:
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
                 continue
             if node.module.split(".")[0] not in PACKAGES:
@@ -697,7 +706,7 @@ def test_one_public_way_to_open_a_network() -> None:
     for module, path in _agents_modules().items():
         if not (module == "agents.base" or module.startswith("agents.nets.")):
             continue
-        for node in ast.parse(path.read_text()).body:
+        for node in _tree(path).body:
             defs = [(node, "")] if isinstance(node, ast.FunctionDef) else []
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 defs = [(m, f"{node.name}.") for m in node.body if isinstance(m, ast.FunctionDef)]
