@@ -481,8 +481,7 @@ def test_only_the_loader_opens_weight_files() -> None:
 NAME_EDGES = {
     "agents/base.py": {"make_agent", "act_observation"},  # the registry: specs with a variant name
     "agents/nets/bot.py": {"Bot.load", "shipped_bot", "shipped_bot_spec", "make_bot_policy"},  # files, the spec
-    "agents/nets/checkpoint.py": {"checkpoint_meta", "NeuralPolicy.from_checkpoint", "load_checkpoint_policy"},
-    "agents/nets/rllib.py": {"load_rllib_policy"},  # a file
+    "agents/nets/checkpoint.py": {"checkpoint_meta", "load_checkpoint_policy"},
     "agents/training/duplicate_eval.py": {
         "duplicate_eval",
         "duplicate_eval_on_ray",
@@ -689,9 +688,7 @@ NETWORK_DOORS = {
     "agents.nets.weights.open_network": "a network's numpy layers and activation, checked against the rules",
     "agents.nets.weights.open_checkpoint": "a checkpoint's zip for the readers beside it (metadata, members)",
     "agents.nets.bot.Bot.load": "the torch-free bot of docs/export_play.md; make_agent('bot:path=DIR') builds on it",
-    "agents.nets.checkpoint.NeuralPolicy.from_checkpoint": "still public: to go behind make_agent (issue 52)",
-    "agents.nets.checkpoint.load_checkpoint_policy": "still public: the exporter's torch policy (issue 52)",
-    "agents.nets.rllib.load_rllib_policy": "still public: to go behind make_agent('rllib:...') (issue 52)",
+    "agents.nets.checkpoint.load_checkpoint_policy": "a checkpoint's torch actor, for the exporter (ONNX), its check",
 }
 """Every public way to open a network (functions and methods of ``agents.base`` and ``agents.nets`` named ``load``,
 ``open_...``, ``load_...`` or ``..._from_checkpoint``), each with its job: one for play (``make_agent``), one for a

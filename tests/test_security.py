@@ -107,13 +107,16 @@ def test_neural_agent_plays_like_before(smoke_run: Path) -> None:
     """The safe loader rebuilds the same network as SB3's own load (logits equal on real observations)."""
     from sb3_contrib import MaskablePPO
 
+    from agents.base import make_agent
     from agents.nets.checkpoint import NeuralPolicy
 
     rules = get_rules("classic")
     state = core.reset(rules, np.arange(64, dtype=np.uint64))
     obs = observation.observe(rules, state)
     mask = core.legal_action_mask(rules, state)
-    ours = NeuralPolicy.from_checkpoint(smoke_run / "best.zip", rules, endgame=0).logits(obs, mask)
+    agent = make_agent(f"neural:path={smoke_run / 'best.zip'},endgame=0", rules)
+    assert isinstance(agent, NeuralPolicy)
+    ours = agent.logits(obs, mask)
     model = MaskablePPO.load(smoke_run / "best.zip", device="cpu")  # trusted file: our own run
     import torch
 

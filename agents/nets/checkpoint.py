@@ -177,16 +177,17 @@ class NeuralPolicy(Policy):
         return cls(rules, ActorNet.from_sb3(policy), seed=seed, name=name, **kwargs)
 
     @classmethod
-    def from_checkpoint(
+    def _from_checkpoint(
         cls,
         path: str | Path,
-        rules: Rules | str,
+        rules: Rules,
         seed: int | None = None,
         any_variant: bool = False,
         **kwargs: Any,
     ) -> NeuralPolicy:
-        """Load a ``train.py`` checkpoint; raises ``AgentSpecError`` if it cannot play ``rules``. ``endgame``
-        defaults to the checkpoint's (``endgame`` of its run; 0 for older checkpoints)."""
+        """Load a ``train.py`` checkpoint (the ``file`` / ``neural`` specs: ``make_agent`` is the door); raises
+        ``AgentSpecError`` if it cannot play ``rules``. ``endgame`` defaults to the checkpoint's (``endgame`` of its
+        run; 0 for older checkpoints)."""
         rules = get_rules(rules)
         net, meta = load_checkpoint_policy(path, rules, any_variant=any_variant)
         kwargs.setdefault("endgame", int(meta.get("endgame", 0)))
@@ -312,7 +313,7 @@ def _make_file(rules: Rules, seed: int | None = None, path: str = "", threads: i
         raise AgentSpecError(f"{path!r} is a directory; give a checkpoint file in it, e.g. {Path(path) / 'best.zip'}")
     if path_kind(path) != "checkpoint":
         raise AgentSpecError(f"cannot load {path!r}: agent files must end in .zip (a train.py checkpoint is .zip)")
-    return NeuralPolicy.from_checkpoint(path, rules, seed=seed, **options)
+    return NeuralPolicy._from_checkpoint(path, rules, seed=seed, **options)
 
 
 @register_agent(

@@ -40,7 +40,6 @@ from scopa_env.rules import Rules, get_rules
 __all__ = [
     "RLLIB_ACTIVATIONS",
     "export_module",
-    "load_rllib_policy",
     "main",
     "rllib_actor",
     "save_rllib_checkpoint",
@@ -159,7 +158,7 @@ def rllib_actor(state: dict[str, torch.Tensor], meta: dict[str, Any], where: str
     return net
 
 
-def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = None) -> NeuralPolicy:
+def _rllib_policy(path: str | Path, rules: Rules, seed: int | None = None) -> NeuralPolicy:
     """The agent of an exported RLlib module (``path``: the checkpoint folder holding ``RLLIB_META_FILE`` and
     ``RLLIB_WEIGHTS_FILE``), read by ``agents.nets.weights.read_rllib_module``: JSON and tensors only, RLlib's pickle
     files are never opened."""
@@ -174,7 +173,7 @@ def load_rllib_policy(path: str | Path, rules: Rules | str, seed: int | None = N
 def _make(rules: Rules, seed: int | None = None, path: str = "") -> NeuralPolicy:
     if not path:
         raise AgentSpecError("rllib needs path=CHECKPOINT_DIR, e.g. rllib:path=runs/rllib/ckpt")
-    return load_rllib_policy(str(path), rules, seed)
+    return _rllib_policy(str(path), rules, seed)
 
 
 @dataclass
