@@ -163,19 +163,29 @@ ENV_FORBIDDEN_IMPORTS = ("argparse", "yaml")
 """The command-line plumbing lives in ``agents.cli``: the env library parses no command line and reads no YAML."""
 
 
-def _env_floor(module: str) -> tuple[str, int] | None:
+def _subpackage_floor(
+    module: str, package: str, floors: dict[str, int], top: tuple[str, int] | None
+) -> tuple[str, int] | None:
+    """The subpackage of ``package`` that ``module`` is in and its floor (``top`` for a top-level module; None for a
+    module outside ``package`` or the package itself)."""
     parts = module.split(".")
-    if parts[0] != "scopa_env" or len(parts) < 2:
+    if parts[0] != package or module == package:
         return None
     sub = ".".join(parts[:2])
-    return (sub, ENV_FLOORS[sub]) if sub in ENV_FLOORS else None
+    return (sub, floors[sub]) if sub in floors else top
+
+
+def _assert_every_subpackage_has_a_floor(package: str, floors: dict[str, int]) -> None:
+    subs = {f"{package}.{p.name}" for p in (ROOT / package).iterdir() if (p / "__init__.py").is_file()}
+    assert subs == set(floors), f"subpackages without a floor, or floors without a subpackage: {subs ^ set(floors)}"
+
+
+def _env_floor(module: str) -> tuple[str, int] | None:
+    return _subpackage_floor(module, "scopa_env", ENV_FLOORS, None)
 
 
 def test_every_env_subpackage_has_a_floor_and_the_top_level_is_small() -> None:
-    subs = {f"scopa_env.{p.name}" for p in (ROOT / "scopa_env").iterdir() if (p / "__init__.py").is_file()}
-    assert subs == set(ENV_FLOORS), (
-        f"subpackages without a floor, or floors without a subpackage: {subs ^ set(ENV_FLOORS)}"
-    )
+    _assert_every_subpackage_has_a_floor("scopa_env", ENV_FLOORS)
     top = sorted(p.name for p in (ROOT / "scopa_env").glob("*.py"))
     assert len(top) <= MAX_ENV_TOP_LEVEL_MODULES, f"{len(top)} modules at scopa_env/' top level: {top}"
 
@@ -228,18 +238,11 @@ MAX_LINES = 800
 
 
 def _floor(module: str) -> tuple[str, int] | None:
-    parts = module.split(".")
-    if parts[0] != "agents" or module == "agents":
-        return None
-    sub = ".".join(parts[:2])
-    return (sub, AGENT_FLOORS[sub]) if sub in AGENT_FLOORS else ("agents", 0)
+    return _subpackage_floor(module, "agents", AGENT_FLOORS, ("agents", 0))
 
 
 def test_every_agents_subpackage_has_a_floor() -> None:
-    subs = {f"agents.{p.name}" for p in (ROOT / "agents").iterdir() if (p / "__init__.py").is_file()}
-    assert subs == set(AGENT_FLOORS), (
-        f"subpackages without a floor, or floors without a subpackage: {subs ^ set(AGENT_FLOORS)}"
-    )
+    _assert_every_subpackage_has_a_floor("agents", AGENT_FLOORS)
 
 
 def test_agents_import_only_down_their_floors() -> None:
