@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scopa_env.engine import core, observation
 from scopa_env.games.policy import ActBatch, Policy
@@ -207,6 +208,56 @@ def play_on_alike(rules: Rules, state: core.State, twin: core.State, rng: np.ran
         a, b = core.step(rules, state, acts), core.step(rules, twin, acts)
         for f in dataclasses.fields(core.StepInfo):
             assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+def random_positions(rules: Rules, games: int, plies: int, seed: int, knock_bias: float = 0.0) -> core.State:
+    """``games`` games after ``plies`` random decisions each (finished games are restarted); ``knock_bias`` is added
+    to the random keys of cirulla's knock actions, to knock more often than uniform (revealed cards then common)."""
+    rng = np.random.default_rng(seed)
+    st = core.reset(rules, np.arange(games, dtype=np.uint64) + np.uint64(seed * 1000))
+    for _ in range(plies):
+        mask = core.legal_action_mask(rules, st)
+        keys = rng.random(mask.shape)
+        if knock_bias:
+            keys[:, rules.num_cards + 1 :] += knock_bias
+        keys[~mask] = -1
+        core.step(rules, st, keys.argmax(axis=1), autoreset=True)
+    return st
+
+
+def reshuffle_hidden(rules: Rules, st: core.State, rng: np.random.Generator) -> core.State:
+    """A copy where every game's unseen cards (from the acting seat) are dealt again at random: hand sizes kept,
+    cirulla's knocked (revealed) cards kept in their seat."""
+    out = st.copy()
+    d = rules.num_cards
+    for g in range(st.batch_size):
+        seat = int(st.current[g])
+        others = [s for s in range(rules.num_players) if s != seat]
+        hidden = [int(c) for s in others for c in np.flatnonzero(st.hands[g, s] & ~st.revealed[g, s])]
+        pos = int(st.stock_pos[g])
+        hidden += [int(c) for c in st.deck[g, pos:]]
+        new = list(rng.permutation(hidden))
+        for s in others:
+            k = int((st.hands[g, s] & ~st.revealed[g, s]).sum())
+            out.hands[g, s] = st.revealed[g, s]
+            out.hands[g, s, new[:k]] = True
+            new = new[k:]
+        out.deck[g, pos:] = np.array(new, dtype=np.int8)
+        assert len(new) == d - pos
+    return out
+
+
+def act_batch(rules: Rules, st: core.State) -> ActBatch:
+    """The decision batch of every unfinished game of ``st``, state included."""
+    rows = np.flatnonzero(st.phase != core.Phase.DONE)
+    return ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+
+
+def decisions(agent: Policy, rules: Rules, st: core.State, seed: int, calls: int = 3) -> npt.NDArray[np.int64]:
+    """The actions of ``calls`` successive decisions on every game of ``st``, after seeding the agent."""
+    agent.seed(seed)
+    batch = act_batch(rules, st)
+    return np.stack([agent.act(batch) for _ in range(calls)])
 
 
 def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,6 @@ cards, with the knocked (revealed) cards kept in place while everything unseen i
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
 from agents.base import make_agent
@@ -27,29 +26,27 @@ from agents.baselines.greedy import greedy_moves
 from agents.search.endgame import open_endgame_rows, optimal_open_actions
 from agents.search.expert import ExpertAgent
 from agents.search.lookahead import resolve_knocks, rollout, sample_worlds
-from scopa_env.engine import core, observation, state_moves
+from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.games import driver
-from scopa_env.games.policy import ActBatch, Policy
-from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
+from scopa_env.games.policy import Policy
+from scopa_env.rules import CIRULLA_VARIANTS, get_rules
 from scopa_env.rules.cards import format_cards, parse_cards
 from scopa_env.rules.moves import MoveKind
-from tests.helpers import dealt_position
+from tests.helpers import act_batch, dealt_position, decisions, random_positions, reshuffle_hidden
 
 CIRULLA = CIRULLA_VARIANTS["cirulla"]
 AGENTS = ["random", "greedy", "expert", "pimc:worlds=3", "ismcts:iters=12,parallel=12"]
-
-
-def batch_of(rules: Rules, st: State) -> ActBatch:
-    rows = np.flatnonzero(st.phase != Phase.DONE)
-    return ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
+KNOCK_BIAS = 0.5
+"""Added to the knock actions' random keys in ``random_positions``: knocks more often than uniform, so revealed cards
+are common."""
 
 
 def play_agent_move(agent: Policy, st: State) -> tuple[str, list[str]]:
     """Let ``agent`` make one whole move in game 0 (through the CHOOSE phase, ``stop`` included); (card, capture)."""
     rules = agent.rules
     for _ in range(8):
-        info = core.step(rules, st, agent.act(batch_of(rules, st)))
+        info = core.step(rules, st, agent.act(act_batch(rules, st)))
         if info.move_done[0]:
             return format_cards([int(info.card[0])], rules.deck)[0], format_cards(info.capture[0], rules.deck)
     raise AssertionError("the move never completed")
@@ -215,7 +212,7 @@ def test_agents_knock_when_allowed_tris_first(spec: str, hand: str, expected: st
     st = dealt_position(CIRULLA, [hand, "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK)
     mask = core.legal_action_mask(CIRULLA, st)[0]
     agent = make_agent(spec, CIRULLA, seed=1)
-    action = int(agent.act(batch_of(CIRULLA, st))[0])
+    action = int(agent.act(act_batch(CIRULLA, st))[0])
     assert mask[action] and core.action_name(CIRULLA, action) == expected
     info = core.step(CIRULLA, st, np.array([action]))
     assert info.knock[0] > 0 and st.revealed[0, 0].sum() == 3
@@ -224,7 +221,7 @@ def test_agents_knock_when_allowed_tris_first(spec: str, hand: str, expected: st
 @pytest.mark.parametrize("spec", ["greedy:knock=never", "expert:knock=never"])
 def test_knock_never_stops(spec: str) -> None:
     st = dealt_position(CIRULLA, ["2d 2s 2c", "4c Jc Qc"], "6s Qb", phase=Phase.KNOCK)
-    assert int(make_agent(spec, CIRULLA).act(batch_of(CIRULLA, st))[0]) == core.stop_action(CIRULLA)
+    assert int(make_agent(spec, CIRULLA).act(act_batch(CIRULLA, st))[0]) == core.stop_action(CIRULLA)
     with pytest.raises(ValueError, match="knock must be one of"):
         make_agent("greedy:knock=sometimes", CIRULLA)
 
@@ -255,23 +252,10 @@ def test_expert_knows_a_knocked_hand() -> None:
 # Worlds and rollouts.
 
 
-def random_positions(rules: Rules, games: int, plies: int, seed: int) -> State:
-    """``games`` games after ``plies`` random decisions each (knocks included; finished games are restarted)."""
-    rng = np.random.default_rng(seed)
-    st = core.reset(rules, np.arange(games, dtype=np.uint64) + np.uint64(seed * 1000))
-    for _ in range(plies):
-        mask = core.legal_action_mask(rules, st)
-        keys = rng.random(mask.shape)
-        keys[:, rules.num_cards + 1 :] += 0.5  # knock more often than uniform, so revealed cards are common
-        keys[~mask] = -1
-        core.step(rules, st, keys.argmax(axis=1), autoreset=True)
-    return st
-
-
 @pytest.mark.parametrize("variant", sorted(CIRULLA_VARIANTS))
 def test_sampled_worlds_keep_knocked_cards_in_place(variant: str) -> None:
     rules = CIRULLA_VARIANTS[variant]
-    st = random_positions(rules, 40, 5, seed=2)
+    st = random_positions(rules, 40, 5, seed=2, knock_bias=KNOCK_BIAS)
     games = np.flatnonzero(st.phase == Phase.PLAY)
     assert st.revealed[games].any(), "no knocked cards: the test is void"
     worlds, wrow = sample_worlds(rules, st, games, 4, np.random.default_rng(0))
@@ -304,7 +288,7 @@ def test_rollouts_settle_knocks_and_finish() -> None:
 
 def test_exact_endgame_actions_span_every_action() -> None:
     rules = CIRULLA
-    st = random_positions(rules, 60, 34, seed=4)
+    st = random_positions(rules, 60, 34, seed=4, knock_bias=KNOCK_BIAS)
     rows = open_endgame_rows(rules, st, np.arange(60), 6)
     assert rows.size, "no open end game: the test is void"
     best = optimal_open_actions(rules, st, rows)
@@ -317,34 +301,6 @@ def test_exact_endgame_actions_span_every_action() -> None:
 # Blind to hidden cards.
 
 
-def reshuffle_hidden(rules: Rules, st: State, rng: np.random.Generator) -> State:
-    """A copy where every game's unseen cards (from the acting seat) are dealt again at random: hand sizes kept,
-    knocked (revealed) cards kept in their seat."""
-    out = st.copy()
-    d = rules.num_cards
-    for g in range(st.batch_size):
-        seat = int(st.current[g])
-        others = [s for s in range(rules.num_players) if s != seat]
-        hidden = [int(c) for s in others for c in np.flatnonzero(st.hands[g, s] & ~st.revealed[g, s])]
-        pos = int(st.stock_pos[g])
-        hidden += [int(c) for c in st.deck[g, pos:]]
-        new = list(rng.permutation(hidden))
-        for s in others:
-            k = int((st.hands[g, s] & ~st.revealed[g, s]).sum())
-            out.hands[g, s] = st.revealed[g, s]
-            out.hands[g, s, new[:k]] = True
-            new = new[k:]
-        out.deck[g, pos:] = np.array(new, dtype=np.int8)
-        assert len(new) == d - pos
-    return out
-
-
-def decisions(agent: Policy, rules: Rules, st: State, seed: int, calls: int = 2) -> npt.NDArray[np.int64]:
-    agent.seed(seed)
-    batch = batch_of(rules, st)
-    return np.stack([agent.act(batch) for _ in range(calls)])
-
-
 @pytest.mark.parametrize(
     ("spec", "variant"),
     [("expert", "cirulla"), ("expert", "cirulla-4"), ("pimc:worlds=3", "cirulla"), ("pimc:worlds=3", "cirulla-3")],
@@ -355,9 +311,9 @@ def test_agents_are_blind_to_hidden_cards_in_cirulla(spec: str, variant: str) ->
     rng = np.random.default_rng(13)
     knocked = False
     for plies in (4, 15):
-        st = random_positions(rules, 8, plies, seed=plies)
+        st = random_positions(rules, 8, plies, seed=plies, knock_bias=KNOCK_BIAS)
         knocked |= bool(st.revealed.any())
         other = reshuffle_hidden(rules, st, rng)
         assert not np.array_equal(st.hands, other.hands), "the reshuffle changed nothing: the test is void"
-        assert np.array_equal(decisions(agent, rules, st, 7), decisions(agent, rules, other, 7))
+        assert np.array_equal(decisions(agent, rules, st, 7, calls=2), decisions(agent, rules, other, 7, calls=2))
     assert knocked, "no knocked cards in the positions: the test is void"

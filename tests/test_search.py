@@ -28,51 +28,10 @@ from scopa_env.engine.state_moves import is_open
 from scopa_env.games.driver import play
 from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.rules import VARIANTS, Rules, get_rules
-from tests.helpers import sampled_positions
+from tests.helpers import decisions, random_positions, reshuffle_hidden, sampled_positions
 
 SMALL = {"pimc": "pimc:worlds=3,endgame=4", "ismcts": "ismcts:iters=12,parallel=6"}
 """Tiny budgets for the legality tests."""
-
-
-def random_positions(rules: Rules, games: int, plies: int, seed: int) -> State:
-    """``games`` games after ``plies`` random decisions each (finished games are restarted)."""
-    rng = np.random.default_rng(seed)
-    st = core.reset(rules, np.arange(games, dtype=np.uint64) + np.uint64(seed * 1000))
-    for _ in range(plies):
-        mask = core.legal_action_mask(rules, st)
-        keys = rng.random(mask.shape)
-        keys[~mask] = -1
-        core.step(rules, st, keys.argmax(axis=1), autoreset=True)
-    return st
-
-
-def reshuffle_hidden(rules: Rules, st: State, rng: np.random.Generator) -> State:
-    """A copy where every game's unseen cards (from the acting seat) are dealt again at random, sizes kept."""
-    out = st.copy()
-    d = rules.num_cards
-    for g in range(st.batch_size):
-        seat = int(st.current[g])
-        others = [s for s in range(rules.num_players) if s != seat]
-        hidden = [int(c) for s in others for c in np.flatnonzero(st.hands[g, s])]
-        pos = int(st.stock_pos[g])
-        hidden += [int(c) for c in st.deck[g, pos:]]
-        new = list(rng.permutation(hidden))
-        for s in others:
-            k = int(st.hands[g, s].sum())
-            out.hands[g, s] = False
-            out.hands[g, s, new[:k]] = True
-            new = new[k:]
-        out.deck[g, pos:] = np.array(new, dtype=np.int8)
-        assert len(new) == d - pos
-    return out
-
-
-def decisions(agent: Policy, rules: Rules, st: State, seed: int, calls: int = 3) -> npt.NDArray[np.int64]:
-    """The actions of ``calls`` successive decisions on every game of ``st``, after seeding the agent."""
-    agent.seed(seed)
-    rows = np.flatnonzero(st.phase != Phase.DONE)
-    batch = ActBatch(rules, observation.observe(rules, st)[rows], core.legal_action_mask(rules, st)[rows], st, rows)
-    return np.stack([agent.act(batch) for _ in range(calls)])
 
 
 class PeekingAgent(Policy):
