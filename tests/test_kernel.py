@@ -84,6 +84,32 @@ def _core_fields(state: core.State) -> dict[str, list[int]]:
     return out
 
 
+STEP_INFO_FIELDS = (
+    "move_done",
+    "card",
+    "capture",
+    "scopa",
+    "hand_over",
+    "leftover",
+    "leftover_side",
+    "match_over",
+    "winner",
+    "new_hand",
+    "knock",
+    "table_take",
+)
+"""The ``core.StepInfo`` fields that the kernel's step info holds, each in its layout's slot ``I_<FIELD>`` (two under
+a shorter name: ``INFO_SLOTS``), the card sets (``BIT_FIELDS``) as bit sets."""
+INFO_SLOTS = {"leftover_side": "I_LEFT_SIDE", "table_take": "I_TTAKE"}
+BIT_FIELDS = ("capture", "leftover")
+
+
+def _step_info_field(info: core.StepInfo, name: str) -> int:
+    """Game 0's ``name`` field of ``info`` as the kernel's step info holds it (a card set as its bits)."""
+    value = getattr(info, name)[0]
+    return bits_of(value) if name in BIT_FIELDS else int(value)
+
+
 def run_kernel_differential(variant: str, seeds: range, observe_every: int = 1, illegal_rate: float = 0.05) -> int:
     """Play the matches of ``seeds`` on the core and on the kernel, comparing everything after every step (and the
     captures and hand points against the reference engine); returns the number of steps compared."""
@@ -95,6 +121,7 @@ def run_kernel_differential(variant: str, seeds: range, observe_every: int = 1, 
     rng = np.random.default_rng(seeds.start)
     info = np.zeros(m.INFO_SIZE, dtype=np.int64)
     obs = np.zeros(k.obs_size, dtype=np.float32)
+    slots = {name: getattr(m, INFO_SLOTS.get(name, f"I_{name.upper()}")) for name in STEP_INFO_FIELDS}
     steps = 0
     for seed in seeds:
         c = core.reset(rules, [seed])
@@ -130,35 +157,9 @@ def run_kernel_differential(variant: str, seeds: range, observe_every: int = 1, 
             ci = core.step(rules, c, np.array([action]))
             assert m.step(k.rc, k.pc, st, action, info) == 1, where
             steps += 1
-            got = {
-                "move_done": info[m.I_MOVE_DONE],
-                "card": info[m.I_CARD],
-                "capture": info[m.I_CAPTURE],
-                "scopa": info[m.I_SCOPA],
-                "hand_over": info[m.I_HAND_OVER],
-                "leftover": info[m.I_LEFTOVER],
-                "leftover_side": info[m.I_LEFT_SIDE],
-                "match_over": info[m.I_MATCH_OVER],
-                "winner": info[m.I_WINNER],
-                "new_hand": info[m.I_NEW_HAND],
-                "knock": info[m.I_KNOCK],
-                "table_take": info[m.I_TTAKE],
-            }
-            want_info = {
-                "move_done": ci.move_done[0],
-                "card": ci.card[0],
-                "capture": bits_of(ci.capture[0]),
-                "scopa": ci.scopa[0],
-                "hand_over": ci.hand_over[0],
-                "leftover": bits_of(ci.leftover[0]),
-                "leftover_side": ci.leftover_side[0],
-                "match_over": ci.match_over[0],
-                "winner": ci.winner[0],
-                "new_hand": ci.new_hand[0],
-                "knock": ci.knock[0],
-                "table_take": ci.table_take[0],
-            }
-            assert {a: int(b) for a, b in got.items()} == {a: int(b) for a, b in want_info.items()}, where
+            got = {name: int(info[at]) for name, at in slots.items()}
+            want_info = {name: _step_info_field(ci, name) for name in STEP_INFO_FIELDS}
+            assert got == want_info, where
             if ci.hand_over[0]:
                 points = info[m.I_POINTS : m.I_POINTS + s * f].reshape(s, f)
                 assert np.array_equal(points, ci.hand_points[0]), where
