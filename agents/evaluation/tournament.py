@@ -335,34 +335,28 @@ def _run(
     failure: BaseException | None = None
     try:
         runner: TaskRunner | RayTaskRunner
+        # what both runners take from the config (the rules, the players, the deals' mode, the plugins, the records)
+        common: dict[str, Any] = dict(
+            seed=config.seed,
+            mode=deals.mode,
+            plugins=config.plugins,
+            record=config.records is not None,
+            workers=workers,
+            bar=bar,
+        )
         if config.ray is not None:
             from agents.evaluation.cluster import RayTaskRunner
 
-            runner = RayTaskRunner(
-                rules,
-                players,
-                address=config.ray,
-                seed=config.seed,
-                mode=deals.mode,
-                plugins=config.plugins,
-                record=config.records is not None,
-                workers=workers,
-                bar=bar,
-            )
+            runner = RayTaskRunner(rules, players, address=config.ray, **common)
         else:
             runner = TaskRunner(
                 rules,
                 players,
                 agents,
-                seed=config.seed,
-                mode=deals.mode,
-                plugins=config.plugins,
                 start_method=config.start_method,
-                record=config.records is not None,
-                workers=workers,
-                bar=bar,
                 play_games=play,  # this module's name, looked up now (tests replace agents.evaluation.tournament.play)
                 check=stop.check,
+                **common,
             )
         with runner:
             workers = max(1, min(runner.workers, len(tasks)))  # Ray: the cluster's CPUs when workers is 0

@@ -28,6 +28,7 @@ it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -146,21 +147,9 @@ class MoveTables:
         self.seg_len = np.searchsorted(sum_target, np.arange(r + 1), side="right") - self.seg_begin
         # For each target t and set of ranks below t present on a table (bit mask): the partitions of t that use
         # only those ranks, as a flat list with offsets (CSR), so the enumerator expands only these.
-        num_masks = 1 << (r - 1)
-        masks = np.arange(num_masks, dtype=np.int64)
-        self.fit_start = np.zeros((r + 1, num_masks), dtype=np.intp)
-        self.fit_len = np.zeros((r + 1, num_masks), dtype=np.intp)
-        flat_parts: list[npt.NDArray[np.intp]] = []
-        at = 0
-        for t in range(2, r + 1):
-            seg = np.arange(self.seg_begin[t], self.seg_begin[t] + self.seg_len[t])
-            ok = (self.p_bits[seg][:, None] & ~masks[None, :]) == 0  # (P_t, masks)
-            self.fit_len[t] = ok.sum(axis=0)
-            self.fit_start[t] = at + np.concatenate([[0], np.cumsum(self.fit_len[t])[:-1]])
-            _, pi = np.nonzero(ok.T)
-            flat_parts.append(seg[pi])
-            at += pi.size
-        self.fit_parts = np.concatenate(flat_parts).astype(np.intp)
+        masks = np.arange(1 << (r - 1), dtype=np.int64)
+        segs = ((t, np.arange(self.seg_begin[t], self.seg_begin[t] + self.seg_len[t])) for t in range(2, r + 1))
+        self.fit_start, self.fit_len, self.fit_parts = _fits(self.p_bits, segs, masks, r + 1)
         if rules.fifteens:
             self._fifteen_fits(r)
         self.below = (np.int64(1) << np.maximum(np.arange(r + 1) - 1, 0)) - 1  # ranks with value < t, by t
@@ -168,23 +157,34 @@ class MoveTables:
 
     def _fifteen_fits(self, r: int) -> None:
         """``f_start``, ``f_len``, ``f_parts``: the fifteens of each card value by the ranks present (CSR)."""
-        all_masks = np.arange(1 << r, dtype=np.int64)
-        self.f_start = np.zeros((r + 1, all_masks.size), dtype=np.intp)
-        self.f_len = np.zeros((r + 1, all_masks.size), dtype=np.intp)
-        flat: list[npt.NDArray[np.intp]] = []
-        at = 0
         fif = np.arange(self.num_sum_parts, self.p_target.size)
-        for v in range(1, r + 1):
-            seg = fif[self.p_target[fif] == FIFTEEN_TOTAL - v]
-            if seg.size == 0:
-                continue
-            ok = (self.p_bits[seg][:, None] & ~all_masks[None, :]) == 0  # (P_v, masks)
-            self.f_len[v] = ok.sum(axis=0)
-            self.f_start[v] = at + np.concatenate([[0], np.cumsum(self.f_len[v])[:-1]])
-            _, pi = np.nonzero(ok.T)
-            flat.append(seg[pi])
-            at += pi.size
-        self.f_parts = np.concatenate(flat).astype(np.intp) if flat else np.zeros(0, dtype=np.intp)
+        segs = ((v, fif[self.p_target[fif] == FIFTEEN_TOTAL - v]) for v in range(1, r + 1))
+        masks = np.arange(1 << r, dtype=np.int64)  # values without a fifteen keep empty rows
+        self.f_start, self.f_len, self.f_parts = _fits(self.p_bits, ((v, s) for v, s in segs if s.size), masks, r + 1)
+
+
+def _fits(
+    p_bits: npt.NDArray[np.int64],
+    segs: Iterable[tuple[int, npt.NDArray[np.intp]]],
+    masks: npt.NDArray[np.int64],
+    rows: int,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """For each ``(row, seg)`` of ``segs`` (partitions, by index) and each set of ranks present on a table (a bit
+    mask of ``masks``): the partitions of ``seg`` that use only those ranks, as a flat list with offsets (CSR):
+    ``start`` and ``len`` (rows, masks) into ``parts``; rows not in ``segs`` stay empty (0, 0)."""
+    start = np.zeros((rows, masks.size), dtype=np.intp)
+    length = np.zeros((rows, masks.size), dtype=np.intp)
+    flat: list[npt.NDArray[np.intp]] = []
+    at = 0
+    for row, seg in segs:
+        ok = (p_bits[seg][:, None] & ~masks[None, :]) == 0  # (partitions of seg, masks)
+        length[row] = ok.sum(axis=0)
+        start[row] = at + np.concatenate([[0], np.cumsum(length[row])[:-1]])
+        _, pi = np.nonzero(ok.T)
+        flat.append(seg[pi])
+        at += pi.size
+    parts = np.concatenate(flat).astype(np.intp) if flat else np.zeros(0, dtype=np.intp)
+    return start, length, parts
 
 
 def _suit_choices() -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.int64]]:

@@ -447,16 +447,24 @@ def _positive(kind: type[int] | type[float], at_least: float = 0.0, strict: bool
 
 _DEFAULTS = ServerConfig(bots={})
 """The server's default limits, shown by ``--help``."""
-_LIMITS = (
-    "max_connections",
-    "header_timeout",
-    "body_timeout",
-    "keep_alive",
-    "max_body",
-    "threads",
-    "shutdown_timeout",
-)
-"""``WebOptions``' fields in the ``limits`` group of ``--help``."""
+_LIMITS = {
+    "max_connections": "max_connections",
+    "header_timeout": "header_timeout_s",
+    "body_timeout": "body_timeout_s",
+    "keep_alive": "keep_alive_s",
+    "max_body": "max_body",
+    "threads": "threads",
+    "shutdown_timeout": "shutdown_timeout_s",
+}
+"""``WebOptions``' fields in the ``limits`` group of ``--help``, each with the ``ServerConfig`` field it sets."""
+
+
+def _limit(option: str, doc: str, parse: Callable[[str], Any], metavar: str) -> Any:
+    """A ``limits`` option: its default is ``ServerConfig``'s (``_LIMITS`` names the field), worded at the end of
+    ``doc`` as ``--help`` shows it."""
+    default = getattr(_DEFAULTS, _LIMITS[option])
+    shown = f"{default:g}" if isinstance(default, float) else default
+    return setting(default, f"{doc} (default {shown})", parse=parse, metavar=metavar, show_default=False)
 
 
 @dataclass
@@ -482,56 +490,39 @@ class WebOptions:
         "seed of the first game, the next ones count up (reproducible demos); default: random deals",
     )
     verbose: bool = setting(False, "log every request", negatable=False, show_default=False)
-    max_connections: int = setting(
-        _DEFAULTS.max_connections,
-        f"open connections that get answers; a request on one more gets 503 (default {_DEFAULTS.max_connections})",
+    max_connections: int = _limit(
+        "max_connections",
+        "open connections that get answers; a request on one more gets 503",
         parse=_positive(int),
         metavar="N",
-        show_default=False,
     )
-    header_timeout: float = setting(
-        _DEFAULTS.header_timeout_s,
-        f"seconds a request's headers may take to arrive; then the connection is closed "
-        f"(default {_DEFAULTS.header_timeout_s:g})",
+    header_timeout: float = _limit(
+        "header_timeout",
+        "seconds a request's headers may take to arrive; then the connection is closed",
         parse=_positive(float),
         metavar="S",
-        show_default=False,
     )
-    body_timeout: float = setting(
-        _DEFAULTS.body_timeout_s,
-        f"seconds a request's body may take after its headers; then 408 and the connection is closed "
-        f"(default {_DEFAULTS.body_timeout_s:g})",
+    body_timeout: float = _limit(
+        "body_timeout",
+        "seconds a request's body may take after its headers; then 408 and the connection is closed",
         parse=_positive(float),
         metavar="S",
-        show_default=False,
     )
-    keep_alive: float = setting(
-        _DEFAULTS.keep_alive_s,
-        f"seconds an idle connection stays open between requests (default {_DEFAULTS.keep_alive_s:g})",
-        parse=_positive(float),
-        metavar="S",
-        show_default=False,
+    keep_alive: float = _limit(
+        "keep_alive", "seconds an idle connection stays open between requests", parse=_positive(float), metavar="S"
     )
-    max_body: int = setting(
-        _DEFAULTS.max_body,
-        f"largest request body; a bigger one gets 413 (default {_DEFAULTS.max_body})",
+    max_body: int = _limit(
+        "max_body",
+        "largest request body; a bigger one gets 413",
         parse=_positive(int, 64, strict=False),
         metavar="BYTES",
-        show_default=False,
     )
-    threads: int = setting(
-        _DEFAULTS.threads,
-        f"worker threads running game work at once (default {_DEFAULTS.threads})",
-        parse=_positive(int),
-        metavar="N",
-        show_default=False,
-    )
-    shutdown_timeout: float = setting(
-        _DEFAULTS.shutdown_timeout_s,
-        f"on Ctrl-C or SIGTERM, seconds requests in progress get to end (default {_DEFAULTS.shutdown_timeout_s:g})",
+    threads: int = _limit("threads", "worker threads running game work at once", parse=_positive(int), metavar="N")
+    shutdown_timeout: float = _limit(
+        "shutdown_timeout",
+        "on Ctrl-C or SIGTERM, seconds requests in progress get to end",
         parse=_positive(float, 0, strict=False),
         metavar="S",
-        show_default=False,
     )
 
 
@@ -542,7 +533,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Play Scopa in a browser against the project's bots. Serves a page and a JSON API on "
         "localhost (docs/web.md), on uvicorn (pip install 'scopa[web]').",
     )
-    add_field_options(parser, WebOptions, skip=_LIMITS, typed=True, once=False)
+    add_field_options(parser, WebOptions, skip=list(_LIMITS), typed=True, once=False)
     limits = parser.add_argument_group("limits", "against slow, greedy or hostile clients (docs/web.md has the table)")
     others = [f.name for f in fields(WebOptions) if f.name not in _LIMITS]
     add_field_options(limits, WebOptions, skip=others, typed=True, once=False)
@@ -567,13 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_games=args.max_games,
         idle_minutes=args.idle_minutes,
         seed=args.seed,
-        max_connections=args.max_connections,
-        header_timeout_s=args.header_timeout,
-        body_timeout_s=args.body_timeout,
-        keep_alive_s=args.keep_alive,
-        shutdown_timeout_s=args.shutdown_timeout,
-        threads=args.threads,
-        max_body=args.max_body,
+        **{field: getattr(args, option) for option, field in _LIMITS.items()},
     )
     try:
         registry = GameRegistry(config)
