@@ -306,18 +306,18 @@ def _fuzz_board(
         assert len(message) < 600, message
 
 
-@FAST
-@given(data=st.data())
+@pytest.mark.parametrize(
+    ("budget", "plot"),
+    [pytest.param(FAST, False, id="fast"), pytest.param(LONG, True, id="long", marks=pytest.mark.slow)],
+)
 def test_damaged_resume_files_give_a_page_or_one_error_line(
-    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], data: st.DataObject
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], budget: settings, plot: bool
 ) -> None:
-    _fuzz_board(tmp_path_factory, capsys, data, plot=False)
+    """``FAST``'s examples without the plot; ``-m slow``: ``LONG``'s, the plot written too."""
 
+    @budget
+    @given(data=st.data())
+    def fuzz(data: st.DataObject) -> None:
+        _fuzz_board(tmp_path_factory, capsys, data, plot=plot)
 
-@pytest.mark.slow
-@LONG
-@given(data=st.data())
-def test_damaged_resume_files_long(
-    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], data: st.DataObject
-) -> None:
-    _fuzz_board(tmp_path_factory, capsys, data, plot=True)
+    fuzz()

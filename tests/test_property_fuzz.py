@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -389,16 +390,14 @@ def test_random_option_values_give_a_result_or_one_error_line(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("run", "max_seed"), [(_run_core, 2**32), (_run_gym, 2**31)], ids=["core", "gymnasium"])
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@LONG
-@given(seed=st.integers(0, 2**32), actions=st.lists(ACTION, max_size=120))
-def test_core_long(variant: str, seed: int, actions: list) -> None:
-    _run_core(variant, seed, actions)
+def test_long(variant: str, run: Callable[[str, int, list], None], max_seed: int) -> None:
+    """The core and the Gymnasium env on every variant, with longer action lists and ``LONG``'s examples."""
 
+    @LONG
+    @given(seed=st.integers(0, max_seed), actions=st.lists(ACTION, max_size=120))
+    def fuzz(seed: int, actions: list) -> None:
+        run(variant, seed, actions)
 
-@pytest.mark.slow
-@pytest.mark.parametrize("variant", list(VARIANTS))
-@LONG
-@given(seed=st.integers(0, 2**31), actions=st.lists(ACTION, max_size=120))
-def test_gymnasium_long(variant: str, seed: int, actions: list) -> None:
-    _run_gym(variant, seed, actions)
+    fuzz()
