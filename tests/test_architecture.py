@@ -11,6 +11,7 @@ import ast
 import functools
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,19 +191,31 @@ def test_every_env_subpackage_has_a_floor_and_the_top_level_is_small() -> None:
     assert len(top) <= MAX_ENV_TOP_LEVEL_MODULES, f"{len(top)} modules at scopa_env/' top level: {top}"
 
 
-def test_the_env_subpackages_import_only_down_their_floors() -> None:
+def _upward_imports(
+    package: str,
+    floor: Callable[[str], tuple[str, int] | None],
+    allowed: Callable[[str, tuple[str, int], tuple[str, int] | None], bool],
+) -> list[str]:
+    """``module -> dep``, sorted, for every import by a module that has a ``floor`` of a module of ``package`` in
+    another subpackage on the same floor or higher (or with no floor), unless ``allowed(dep, the importer's floor,
+    dep's floor)``."""
     upward = []
     for module, deps in _graph().items():
-        mine = _env_floor(module)
+        mine = floor(module)
         if mine is None:
             continue
         for dep in deps:
-            if dep.split(".")[0] != "scopa_env" or dep == "scopa_env.errors":
+            theirs = floor(dep)
+            if dep.split(".")[0] != package or allowed(dep, mine, theirs):
                 continue
-            theirs = _env_floor(dep)
             if theirs is None or (theirs[0] != mine[0] and theirs[1] >= mine[1]):
                 upward.append(f"{module} -> {dep}")
-    assert not upward, f"imports that do not go down a floor of scopa_env: {sorted(upward)}"
+    return sorted(upward)
+
+
+def test_the_env_subpackages_import_only_down_their_floors() -> None:
+    upward = _upward_imports("scopa_env", _env_floor, lambda dep, mine, theirs: dep == "scopa_env.errors")
+    assert not upward, f"imports that do not go down a floor of scopa_env: {upward}"
 
 
 def test_the_env_library_parses_no_command_line_and_reads_no_yaml() -> None:
@@ -245,21 +258,17 @@ def test_every_agents_subpackage_has_a_floor() -> None:
     _assert_every_subpackage_has_a_floor("agents", AGENT_FLOORS)
 
 
+def _agents_allowed(dep: str, mine: tuple[str, int], theirs: tuple[str, int] | None) -> bool:
+    """The package's ``__init__`` (the front door) is not a floor; the top-level modules (``base``) stand on the
+    command-line plumbing; every floor may raise the package's errors."""
+    return dep in ("agents", "agents.errors") or (
+        theirs is not None and theirs[0] == "agents.cli" and mine[0] == "agents"
+    )
+
+
 def test_agents_import_only_down_their_floors() -> None:
-    upward = []
-    for module, deps in _graph().items():
-        mine = _floor(module)
-        if mine is None:
-            continue
-        for dep in deps:
-            theirs = _floor(dep)
-            if theirs is None or theirs[0] == mine[0]:
-                continue
-            if (theirs[0] == "agents.cli" and mine[0] == "agents") or dep == "agents.errors":
-                continue  # base stands on the command-line plumbing; every floor may raise the package's errors
-            if theirs[1] >= mine[1]:
-                upward.append(f"{module} -> {dep}")
-    assert not upward, f"imports that do not go down a floor: {sorted(upward)}"
+    upward = _upward_imports("agents", _floor, _agents_allowed)
+    assert not upward, f"imports that do not go down a floor: {upward}"
 
 
 def test_agents_top_level_holds_few_modules() -> None:
