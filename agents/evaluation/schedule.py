@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -393,6 +393,7 @@ def _run_in_worker(task: Task, record: bool) -> TaskResult:
     return play_task(_WORKER["rules"], agents, task, _WORKER["seed"], _WORKER["mode"], record)
 
 
+@dataclass(eq=False)
 class TaskRunner:
     """Runs tasks in this process (one worker) or in a process pool, yielding results as they finish.
 
@@ -403,36 +404,21 @@ class TaskRunner:
     step of the games played in this process and after every task finished by a worker (it raises to stop the run).
     """
 
-    def __init__(
-        self,
-        rules: Rules,
-        entries: list[AgentEntry],
-        agents: list[Policy],
-        *,
-        seed: int,
-        mode: str,
-        plugins: list[str],
-        start_method: str,
-        record: bool,
-        workers: int,
-        bar: Any,
-        play_games: PlayGames = play,
-        check: Callable[[], None] | None = None,
-    ) -> None:
-        self.rules = rules
-        self.entries = entries
-        self.agents = agents
-        self.seed = seed
-        self.mode = mode
-        self.plugins = plugins
-        self.start_method = start_method
-        self.record = record
-        self.workers = workers
-        self.bar = bar
-        self.play_games = play_games
-        self.check = check
-        self.pool: ProcessPoolExecutor | None = None
-        self.saved_env: dict[str, str | None] = {}
+    rules: Rules
+    entries: list[AgentEntry]
+    agents: list[Policy]
+    _: KW_ONLY
+    seed: int
+    mode: str
+    plugins: list[str]
+    start_method: str
+    record: bool
+    workers: int
+    bar: Any
+    play_games: PlayGames = play
+    check: Callable[[], None] | None = None
+    pool: ProcessPoolExecutor | None = field(default=None, init=False)
+    saved_env: dict[str, str | None] = field(default_factory=dict, init=False)
 
     def __enter__(self) -> TaskRunner:
         if self.workers > 1:
