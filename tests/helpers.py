@@ -9,7 +9,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,9 @@ from scopa_env.games.policy import ActBatch, Policy
 from scopa_env.oracle.reference import ReferenceGame
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import parse_cards
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 ROOT = Path(__file__).resolve().parents[1]
 """The repository's root."""
@@ -329,6 +332,14 @@ def sampled_positions(rules: Rules, num: int, seed: int, rate: float = 0.1, batc
         keys = np.where(mask, rng.random(mask.shape), -1.0)
         core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
     return core.State.concat(out)
+
+
+def json_scalars(max_text: int) -> SearchStrategy[Any]:
+    """Hypothesis strategy: any JSON scalar as Python's json module reads it (None, booleans, integers far beyond 64
+    bits, floats with NaN and the infinities, text of up to ``max_text`` characters), the fuzz tests' junk values."""
+    from hypothesis import strategies as st
+
+    return st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=max_text))
 
 
 def pretend_no_shipped_bot(monkeypatch: Any, variant: str) -> None:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scopa_bench import leaderboard
-from tests.helpers import leaderboard_outputs
+from tests.helpers import json_scalars, leaderboard_outputs
 
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 LONG = settings(
@@ -245,11 +245,7 @@ def test_a_partial_or_fresh_board_is_played_again(
 def _mutate(value: Any, data: st.DataObject, depth: int = 0) -> Any:
     """``value`` with one part replaced by another JSON value, deleted or kept (recursively)."""
     junk = st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(-(2**70), 2**70),
-        st.floats(),
-        st.text(max_size=8),
+        json_scalars(8),
         st.lists(st.integers(), max_size=3),
         st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
     )

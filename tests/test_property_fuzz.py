@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from scopa_env.engine import core
 from scopa_env.rules import VARIANTS, get_rules
+from tests.helpers import json_scalars
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
@@ -37,7 +38,7 @@ CLEAN_ERRORS = (ValueError, TypeError)
 ``AgentSpecError`` are all ``ValueError`` subclasses."""
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=12),
+    json_scalars(12),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
     max_leaves=25,
 )

@@ -32,6 +32,7 @@ from agents.cli.settings import (
     to_int,
 )
 from agents.training import expert_iteration
+from tests.helpers import json_scalars
 
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 LONG = settings(
@@ -333,11 +334,7 @@ def _trip(*args: object, **kwargs: object) -> None:
 
 
 SCALAR = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(),
-    st.text(max_size=20),
+    json_scalars(20),
     st.sampled_from(["classic", "random", "greedy", "pimc:worlds=2", "2e7", "0", "-1", "nan", ".inf"]),
 )
 VALUE = st.recursive(
