@@ -50,6 +50,7 @@ from agents.cli.settings import (  # noqa: E402
 from agents.nets.bot import Bot  # noqa: E402
 from scopa_bench.env_speed import MAX_SEED  # noqa: E402
 from scopa_env.engine import core  # noqa: E402
+from scopa_env.games.policy import uniform_legal  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402
 
 SHIPPED = ROOT / "agents" / "bots" / "classic"
@@ -123,9 +124,7 @@ def game_positions(rules: Any, count: int, seed: int, spread: int = SPREAD) -> l
     for ply in range(spread):
         for g in range(ply, count, spread):
             out[g] = state.take([g])
-        keys = rng.random((count, rules.num_actions))
-        keys[~core.legal_action_mask(rules, state)] = -1.0
-        core.step(rules, state, keys.argmax(axis=1), autoreset=True)
+        core.step(rules, state, uniform_legal(core.legal_action_mask(rules, state), rng), autoreset=True)
     return [s for s in out if s is not None]
 
 

@@ -129,16 +129,14 @@ def _seconds(lo_open: bool) -> Callable[[str], float]:
 
 def _uniform_legal_policy() -> type:
     """``bench_core``'s random player as a policy (uniform over the legal actions of every decision)."""
-    from scopa_env.games.policy import ActBatch, Policy
+    from scopa_env.games.policy import ActBatch, Policy, uniform_legal
 
     class UniformLegal(Policy):
         name = "uniform-legal"
         needs_obs = False
 
         def act(self, batch: ActBatch) -> np.ndarray:
-            keys = self.rng.random(batch.mask.shape)
-            keys[~batch.mask] = -1.0
-            return keys.argmax(axis=1)
+            return uniform_legal(batch.mask, self.rng)
 
     return UniformLegal
 
@@ -154,15 +152,15 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
     rates are medians over the windows, and ``ratio_*`` = core decisions/s / learner steps/s (of the medians).
     """
     from scopa_env.envs.gym import ScopaVecEnv
-    from scopa_env.games.policy import RandomAgent
+    from scopa_env.games.policy import RandomAgent, uniform_legal
 
-    uniform_legal = _uniform_legal_policy()
+    uniform_legal_policy = _uniform_legal_policy()
 
     rules = get_rules(rules)
     rng = np.random.default_rng(seed)
     envs = {
         "random": ScopaVecEnv(rules, batch, RandomAgent(rules, seed), seed=seed),
-        "uniform_legal": ScopaVecEnv(rules, batch, uniform_legal(rules, seed), seed=seed),
+        "uniform_legal": ScopaVecEnv(rules, batch, uniform_legal_policy(rules, seed), seed=seed),
     }
 
     def play(venv: Any, window: float) -> tuple[float, int]:
@@ -170,9 +168,7 @@ def bench_vec_env(rules: Rules | str, batch: int, seconds: float, seed: int = 0,
         t0 = time.perf_counter()
         while (elapsed := time.perf_counter() - t0) < window or steps == 0:
             mask = np.stack(venv.env_method("action_masks")).reshape(batch, -1)
-            keys = rng.random(mask.shape)
-            keys[~mask] = -1.0
-            _, _, dones, _ = venv.step(keys.argmax(axis=1))
+            _, _, dones, _ = venv.step(uniform_legal(mask, rng))
             steps += 1
             episodes += int(dones.sum())
         return steps * batch / elapsed, episodes

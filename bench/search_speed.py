@@ -42,6 +42,7 @@ import numpy as np
 
 from agents.cli.settings import add_field_options, parse_options, setting, variants_option
 from scopa_env.engine import core, state_moves
+from scopa_env.games.policy import uniform_legal
 from scopa_env.rules import Rules, get_rules
 
 __all__ = ["main"]
@@ -72,9 +73,7 @@ def _positions(rules: Rules, num: int, seed: int, open_book: bool = False) -> co
             if rows.size:
                 out.append(st.take(rows))
                 total += rows.size
-            mask = core.legal_action_mask(rules, st)
-            keys = np.where(mask, rng.random(mask.shape), -1.0)
-            core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+            core.step(rules, st, np.where(st.done, 0, uniform_legal(core.legal_action_mask(rules, st), rng)))
     return core.State.concat(out)
 
 

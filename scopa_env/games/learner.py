@@ -24,7 +24,7 @@ import numpy.typing as npt
 from scopa_env.engine import core, observation
 from scopa_env.engine.observation import validate_max_hands
 from scopa_env.games.driver import decide
-from scopa_env.games.policy import Policy, resolve_policy
+from scopa_env.games.policy import Policy, resolve_policy, uniform_legal
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.scoring import margin_vs_best_other
 from scopa_env.rules.shuffle import derive_seed
@@ -467,9 +467,7 @@ class LearnerGames:
                     f"{np.flatnonzero(self.mask[i]).tolist()} (use the masks from action_masks(), or illegal='replace')"
                 )
             rows = np.flatnonzero(bad)
-            keys = self.rng.random((rows.size, d))
-            keys[~self.mask[rows]] = -1.0
-            act[rows] = keys.argmax(axis=1)
+            act[rows] = uniform_legal(self.mask[rows], self.rng)
         return act, live, bad
 
     def observe(self) -> npt.NDArray[np.float32]:
