@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env.engine import core, observation
-from scopa_env.games.policy import ActBatch, Policy
+from scopa_env.games.policy import ActBatch, Policy, uniform_legal
 from scopa_env.oracle.reference import ReferenceGame
 from scopa_env.rules import VARIANTS, Rules, get_rules
 from scopa_env.rules.cards import parse_cards
@@ -328,9 +328,7 @@ def sampled_positions(rules: Rules, num: int, seed: int, rate: float = 0.1, batc
         if pick.size:
             out.append(st.take(pick))
             total += pick.size
-        mask = core.legal_action_mask(rules, st)
-        keys = np.where(mask, rng.random(mask.shape), -1.0)
-        core.step(rules, st, np.where(st.done, 0, keys.argmax(axis=1)))
+        core.step(rules, st, np.where(st.done, 0, uniform_legal(core.legal_action_mask(rules, st), rng)))
     return core.State.concat(out)
 
 
