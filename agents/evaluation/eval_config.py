@@ -22,6 +22,7 @@ from agents.evaluation.deals import MODES
 from agents.evaluation.schedule import (
     has_partners,
 )
+from scopa_env.errors import whole_number
 from scopa_env.rules import get_rules, variant_names
 
 __all__ = [
@@ -117,7 +118,7 @@ def setting_hint(name: str) -> str:
 
 
 def _whole(name: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not whole_number(value):
         raise SettingError(name, f"got {_shown(value)}, not a whole number; {setting_hint(name)}")
     if not low <= int(value) <= high:
         raise SettingError(name, f"got {int(value)}, out of range; {setting_hint(name)}")

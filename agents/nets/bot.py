@@ -65,6 +65,7 @@ from agents.nets.weights import (
     read_card,
 )
 from scopa_env.engine import core, observation
+from scopa_env.errors import whole_number
 from scopa_env.games.policy import MASKED_LOGIT, ActBatch, Policy
 from scopa_env.rules import Rules, get_rules
 
@@ -202,7 +203,7 @@ class Bot:
                 raise BotError("a bot without a network must be a pimc search bot (its card's search agent 'pimc')")
         elif activation not in ACTIVATIONS:
             raise BotError(f"activation {activation!r} is not supported; supported: {', '.join(ACTIVATIONS)}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+        if not whole_number(threads, 1, MAX_THREADS):
             raise BotError(
                 f"threads must be an integer in 1..{MAX_THREADS} (onnxruntime threads per call), got {threads!r}"
             )
@@ -495,7 +496,7 @@ class Bot:
         """
         if not isinstance(state, core.State):
             raise BotError(f"state must be a scopa_env.engine.core.State, got {type(state).__name__}")
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
+        if not whole_number(game, 0, state.batch_size - 1):
             raise BotError(f"game {game!r} is out of range: the state holds {state.batch_size} games")
         st = state.take([int(game)]) if state.batch_size > 1 else state
         if st.phase[0] == core.Phase.DONE:
@@ -557,7 +558,7 @@ class BotPolicy(Policy):
         endgame_worlds: int = 0,
     ) -> None:
         for opt, value in (("endgame", endgame), ("endgame_worlds", endgame_worlds)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            if not whole_number(value, 0):
                 raise AgentSpecError(f"agent bot: {opt} must be >= 0 (0: the policy alone), got {value!r}")
         if endgame_worlds > MAX_WORLDS:
             raise AgentSpecError(
@@ -683,17 +684,13 @@ def make_bot_policy(
     for opt, value in (("sample", sample), ("any_variant", any_variant), ("search", search)):
         if not (isinstance(value, (bool, np.bool_, int)) and value in (0, 1)):
             raise AgentSpecError(f"agent bot:path={path}: {opt} must be true or false, got {value!r}")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= MAX_THREADS:
+    if not whole_number(threads, 1, MAX_THREADS):
         raise AgentSpecError(f"agent bot:path={path}: threads must be an integer in 1..{MAX_THREADS}, got {threads!r}")
-    if endgame is not None and (isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0):
+    if endgame is not None and not whole_number(endgame, 0):
         raise AgentSpecError(
             f"agent bot:path={path}: endgame must be >= 0 plies (0: the policy alone), got {endgame!r}"
         )
-    if endgame_worlds is not None and (
-        isinstance(endgame_worlds, bool)
-        or not isinstance(endgame_worlds, (int, np.integer))
-        or not 0 <= endgame_worlds <= MAX_WORLDS
-    ):
+    if endgame_worlds is not None and not whole_number(endgame_worlds, 0, MAX_WORLDS):
         raise AgentSpecError(
             f"agent bot:path={path}: endgame_worlds must be >= 0 sampled deals and at most {MAX_WORLDS}, as in a "
             f"model card (0: open-book end games only), got {endgame_worlds!r}"

@@ -46,6 +46,7 @@ from agents.nets.export_onnx import DEFAULT_CHECK_ROWS, ExportCheckError, check_
 from agents.nets.mlp import ExportArgumentError, ExportError, extract_mlp
 from agents.nets.weights import ONNX, WEIGHTS, file_sha256, read_checkpoint_meta
 from scopa_env.engine import observation
+from scopa_env.errors import whole_number
 from scopa_env.rules import VARIANTS, get_rules
 
 __all__ = ["export_bot", "export_checkpoint", "export_search_only", "main", "parse_search"]
@@ -151,11 +152,7 @@ def check_arguments(
         raise ExportArgumentError(f"--out {out} is the source bot directory; give a new directory")
     if search is not None:
         parse_search(search)
-    if (
-        not isinstance(check_rows, (int, np.integer))
-        or isinstance(check_rows, bool)
-        or not (MIN_CHECK_ROWS <= check_rows <= MAX_CHECK_ROWS)
-    ):
+    if not whole_number(check_rows, MIN_CHECK_ROWS, MAX_CHECK_ROWS):
         raise ExportArgumentError(
             f"--check-rows must be an integer in {MIN_CHECK_ROWS}..{MAX_CHECK_ROWS} (rows compared between torch, "
             f"ONNX and numpy; default {DEFAULT_CHECK_ROWS}), got {check_rows!r}"

@@ -52,7 +52,7 @@ from agents.play.move_values import BLUNDER, INACCURACY, MARKS, MISTAKE, MoveVal
 from agents.search import compiled
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
-from scopa_env.errors import ScopaEnvError
+from scopa_env.errors import ScopaEnvError, whole_number
 from scopa_env.games.driver import play
 from scopa_env.oracle.record_check import RecordFileError, check_file
 from scopa_env.records.state_io import StateFormatError, state_from_record
@@ -246,9 +246,9 @@ def _review(
     hands: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     worlds = DEFAULT_WORLDS if worlds is None else worlds
-    if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= MAX_WORLDS:
+    if not whole_number(worlds, 1, MAX_WORLDS):
         raise ReviewError(f"worlds must be a whole number from 1 to {MAX_WORLDS} (sampled deals per decision)")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+    if not whole_number(seed, 0, MAX_SEED):
         raise ReviewError(f"seed must be a whole number from 0 to 2**64-1, got {seed!r}")
     rules_seen: Rules | None = None
     todo: list[tuple[int, Mapping[str, Any], Rules, set[int]]] = []

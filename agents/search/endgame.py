@@ -23,6 +23,7 @@ from scopa_env.engine import state_moves
 from scopa_env.engine.core import Phase, State
 from scopa_env.engine.kernel import kernel_for, pack_states
 from scopa_env.engine.state_moves import is_open, remaining_plies
+from scopa_env.errors import whole_number
 from scopa_env.games.policy import ActBatch
 from scopa_env.rules import Rules
 
@@ -129,7 +130,7 @@ class ExactEndgameMask:
     left: a ``mask_filter`` for ``scopa_env.envs.gym`` envs (``train.py``'s ``exact_endgame``)."""
 
     def __init__(self, plies: int) -> None:
-        if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 1:
+        if not whole_number(plies, 1):
             raise ValueError(
                 f"exact_endgame must be a number of plies >= 1 (8 covers a two-player hand's last round), got {plies!r}"
             )

@@ -59,7 +59,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from scopa_env.errors import ScopaEnvError
+from scopa_env.errors import ScopaEnvError, whole_number
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.arrays import rows_any
 from scopa_env.rules.captures import capture_table
@@ -367,9 +367,7 @@ def _empty_state(rules: Rules, batch: int) -> State:
 
 
 def _as_seeds(seeds: npt.ArrayLike | np.random.Generator, batch: int | None) -> npt.NDArray[np.uint64]:
-    if batch is not None and (
-        isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 1 <= batch <= MAX_BATCH
-    ):
+    if batch is not None and not whole_number(batch, 1, MAX_BATCH):
         raise ValueError(f"batch must be a number of games in 1..{MAX_BATCH}, got {batch!r}")
     if isinstance(seeds, np.random.Generator):
         if batch is None:

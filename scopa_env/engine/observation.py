@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env.engine.core import Phase, State, checked_tables, tables_for
+from scopa_env.errors import whole_number
 from scopa_env.rules import CATEGORIES, Rules, get_rules
 from scopa_env.rules.arrays import hand_sizes, low_bits, rank_counts
 from scopa_env.rules.variant import hook_class
@@ -87,7 +88,7 @@ def observation_size(rules: Rules | str) -> int:
 
 def validate_max_hands(max_hands: int) -> int:
     """Return ``max_hands`` if it is a positive int, else raise."""
-    if isinstance(max_hands, bool) or not isinstance(max_hands, (int, np.integer)) or max_hands < 1:
+    if not whole_number(max_hands, 1):
         raise ValueError(f"max_hands must be a positive integer (hands before truncation), got {max_hands!r}")
     return int(max_hands)
 

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scopa_env.engine.core import Phase, State, Tables, checked_tables, tables_for
+from scopa_env.errors import whole_number
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.arrays import rank_counts, rows_any
 from scopa_env.rules.moves import MoveClasses, enumerate_moves, expand_captures
@@ -179,7 +180,7 @@ def legal_moves(rules: Rules | str, state: State, game: int) -> list[tuple[int, 
     """
     rules = get_rules(rules)
     checked_tables(rules, state)
-    if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
+    if not whole_number(game, 0, state.batch_size - 1):
         raise ValueError(f"game must be an index 0..{state.batch_size - 1} into the state's games, got {game!r}")
     return legal_move_lists(rules, state, [game])[0]
 

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from scopa_env.engine import core, observation
 from scopa_env.engine.observation import validate_max_hands
+from scopa_env.errors import whole_number
 from scopa_env.games.driver import decide
 from scopa_env.games.policy import Policy, resolve_policy, uniform_legal
 from scopa_env.rules import Rules, get_rules
@@ -66,7 +67,7 @@ MAX_GAMES = 2**20
 def check_seed(name: str, seed: Any, limit: int) -> int:
     """``seed`` as an int in ``[0, limit)``; ``TypeError`` / ``ValueError`` naming ``name`` otherwise."""
     bound = f"2**{limit.bit_length() - 1}" if limit & (limit - 1) == 0 else str(limit)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+    if not whole_number(seed):
         raise TypeError(f"{name} must be an integer in [0, {bound}), got {seed!r} of type {type(seed).__name__}")
     if not 0 <= int(seed) < limit:
         raise ValueError(f"{name} must be an integer in [0, {bound}), got {seed}")
@@ -218,11 +219,7 @@ class LearnerGames:
         mask_filter: MaskFilter | None = None,
     ) -> None:
         self.rules = rules = get_rules(rules)
-        if (
-            isinstance(num_games, bool)
-            or not isinstance(num_games, (int, np.integer))
-            or not 1 <= num_games <= MAX_GAMES
-        ):
+        if not whole_number(num_games, 1, MAX_GAMES):
             raise ValueError(
                 f"the number of games (num_envs) must be an integer in 1..{MAX_GAMES} (about 3 KiB of memory each), "
                 f"got {num_games!r}"
@@ -237,11 +234,7 @@ class LearnerGames:
         n = rules.num_players
         if isinstance(learner_seat, str):
             _check_choice("learner_seat", learner_seat, ("rotate", "random"))
-        elif (
-            isinstance(learner_seat, bool)
-            or not isinstance(learner_seat, (int, np.integer))
-            or not (0 <= learner_seat < n)
-        ):
+        elif not whole_number(learner_seat, 0, n - 1):
             raise ValueError(f"learner_seat must be 'rotate', 'random' or a seat 0..{n - 1}, got {learner_seat!r}")
         self.learner_seat_mode = learner_seat
         self.side_of = np.array(rules.seat_side, dtype=np.int8)

@@ -47,7 +47,7 @@ import numpy as np
 
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase, State
-from scopa_env.errors import ScopaEnvError
+from scopa_env.errors import ScopaEnvError, whole_number
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.cards import format_card, parse_card
 
@@ -136,7 +136,7 @@ def state_to_json(rules: Rules | str, state: State, game: int = 0, indent: int |
 def _game_index(state: State, game: int) -> int:
     if not isinstance(state, State):
         raise TypeError(f"state must be a scopa_env.engine.core.State, got {type(state).__name__}")
-    if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < state.batch_size:
+    if not whole_number(game, 0, state.batch_size - 1):
         raise ValueError(f"game must be an index 0..{state.batch_size - 1} into the state's games, got {game!r}")
     return int(game)
 
@@ -416,7 +416,7 @@ def state_from_record(record: str | Mapping[str, Any], moves: int | None = None)
     total = sum(len(h.get("moves", [])) if isinstance(h, Mapping) else 0 for h in record["hands"])
     if moves is None:
         moves = total
-    if isinstance(moves, bool) or not isinstance(moves, (int, np.integer)) or not 0 <= moves <= total:
+    if not whole_number(moves, 0, total):
         raise StateFormatError(f"moves must be a number of moves 0..{total} (the record has {total}), got {moves!r}")
     state = core.reset(rules, np.array([seed], dtype=np.uint64))
     done = 0
