@@ -5,14 +5,18 @@ legal moves and carried out in the core through the action interface (card, then
 they must agree on: the observation of the seat to act (``observation.observe`` against ``reference.observe``), the
 legal moves (the core's ``legal_move_lists`` / ``legal_moves``, its PLAY mask and its CHOOSE masks), whether a choice is
 needed, the capture made, the scopa flag, hands/table/piles, leftovers, hand points, scores, dealer
-rotation and the winner. The default suite plays 200 matches per variant (observations compared in the first 60);
+rotation and the winner. Each match draws its moves from its own generator (seeded with the match's seed). The
+default suite plays ``FAST_SEEDS`` per variant (5 to 12 matches, about 2,000 decisions; observations compared in the
+first third) and checks that they took every rule path the variant has (``rule_paths``: capture choices, scopa,
+leftover, next hand, a tie at the top playing on, the match's end, ace takes all, void deals, shared leads);
 ``-m slow`` plays 10,000 (observations compared in the first 1,000). Cirulla's variants (``CIRULLA_VARIANTS``)
-play 30 matches each (matches to 51 are long: about 10,000 decisions per variant; 2,000 matches under ``-m slow``)
+play 12 matches each (matches to 51 are long: about 4,000 decisions per variant; 2,000 matches under ``-m slow``)
 with their knock decisions, ``stop`` and table takes compared too (``run_cirulla_differential``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -20,7 +24,7 @@ import numpy as np
 import pytest
 
 from scopa_env.engine import core, observation, state_moves
-from scopa_env.oracle.reference import ReferenceGame, observe
+from scopa_env.oracle.reference import ReferenceGame, is_ace_sweep, observe
 from scopa_env.rules import CIRULLA_VARIANTS, Rules, get_rules
 from scopa_env.rules.scoring import POINT_FIELDS, point_fields
 from tests.helpers import SCOPA_VARIANTS
@@ -33,16 +37,19 @@ def _mask(ids, d: int) -> np.ndarray:
 
 
 def run_differential(
-    variant: str, num_games: int, first_seed: int = 0, batch: int = 250, observed_games: int | None = None
-) -> int:
-    """Play ``num_games`` matches on both engines; observations are compared in the first ``observed_games``."""
+    variant: str, seeds: Sequence[int], batch: int = 250, observed_games: int | None = None
+) -> Counter[str]:
+    """Play the matches of ``seeds`` on both engines (each match's moves drawn from its own generator, seeded with
+    its seed, so a match plays the same whatever else is played with it); observations are compared in the first
+    ``observed_games``. Returns how often each rule path was compared (``_tally``'s names, and ``decisions``)."""
     rules = get_rules(variant)
     d = rules.num_cards
-    rng = np.random.default_rng(first_seed)
     decisions = 0
-    n_observed = num_games if observed_games is None else observed_games
-    for lo, st, refs in _batches(rules, num_games, batch, first_seed):
+    paths: Counter[str] = Counter()
+    n_observed = len(seeds) if observed_games is None else observed_games
+    for lo, st, refs, rngs in _batches(rules, seeds, batch):
         b = len(refs)
+        paths.update("void deal" for ref in refs if ref.attempt > 0)
         planned: list[tuple[int, frozenset[int]] | None] = [None] * b
         while not all(r.done for r in refs):
             # Compare states and choose the next action for each game.
@@ -63,7 +70,7 @@ def run_differential(
                     assert (mask[g] == _mask({c for c, _ in moves}, d)).all()
                     if obs is not None and lo + g < n_observed:
                         np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
-                    planned[g] = moves[int(rng.integers(len(moves)))]
+                    planned[g] = moves[int(rngs[g].integers(len(moves)))]
                     actions[g] = planned[g][0]
                 else:
                     card, cap = planned[g]
@@ -77,6 +84,7 @@ def run_differential(
                     if obs is not None and lo + g < n_observed:
                         np.testing.assert_allclose(obs[g], observe(ref, pending=card, picked=picked), atol=1e-6)
                     actions[g] = min(cap - picked)
+                    paths["choice"] += 1
                 decisions += 1
             info = core.step(rules, st, actions)
             for g, ref in enumerate(refs):
@@ -86,18 +94,49 @@ def run_differential(
                         card, _ = planned[g]
                         assert len([1 for c2, _ in ref.legal_moves() if c2 == card]) >= 2
                     continue
-                _play_alike(ref, planned[g], st, info, g, POINT_FIELDS)
-    return decisions
+                paths.update(_tally(ref, _play_alike(ref, planned[g], st, info, g, POINT_FIELDS)))
+    paths["decisions"] = decisions
+    return paths
+
+
+def _tally(ref: ReferenceGame, out: dict[str, Any]) -> list[str]:
+    """The rule paths that the move whose result is ``out`` took (``ref`` is its game after the move)."""
+    rules = ref.rules
+    paths = ["scopa"] * out["scopa"]
+    if out["capture"] and is_ace_sweep(rules, out["card"], out["capture"]):
+        paths.append("ace takes all")
+    if not out["hand_over"]:
+        return paths
+    side, left = out["leftover"]
+    if left:
+        paths.append("leftover to the last capturer" if side is not None else "leftover stays")
+    points = out["hand_points"]
+    if rules.shared_lead_scores and any(sum(p[k] > 0 for p in points) > 1 for k in ("carte", "denari", "primiera")):
+        paths.append("shared lead")
+    if out["match_over"]:
+        paths.append("match over")
+    else:
+        paths.append("next hand")
+        if max(ref.scores) >= rules.target:
+            paths.append("tie at the top plays on")
+        if ref.attempt > 0:
+            paths.append("void deal")
+    return paths
 
 
 def _batches(
-    rules: Rules, num_games: int, batch: int, first_seed: int
-) -> Iterator[tuple[int, core.State, list[ReferenceGame]]]:
-    """The matches of seeds ``first_seed`` on, ``batch`` at a time: (index of the first, the core's batch, the
-    reference's games)."""
-    for lo in range(0, num_games, batch):
-        seeds = np.arange(first_seed + lo, first_seed + min(num_games, lo + batch))
-        yield lo, core.reset(rules, seeds), [ReferenceGame(rules, int(s)) for s in seeds]
+    rules: Rules, seeds: Sequence[int], batch: int
+) -> Iterator[tuple[int, core.State, list[ReferenceGame], list[np.random.Generator]]]:
+    """The matches of ``seeds``, ``batch`` at a time: (index of the first, the core's batch, the reference's games,
+    each game's generator of random moves)."""
+    for lo in range(0, len(seeds), batch):
+        some = np.asarray(seeds[lo : lo + batch], dtype=np.int64)
+        yield (
+            lo,
+            core.reset(rules, some),
+            [ReferenceGame(rules, int(s)) for s in some],
+            [np.random.default_rng(int(s)) for s in some],
+        )
 
 
 def _live_alike(st: core.State, g: int, ref: ReferenceGame) -> bool:
@@ -148,21 +187,52 @@ def _play_alike(
     return out
 
 
-FAST_GAMES = {"simple-8": 12, "simple-6": 25, "simple-6-teams": 25, "simple-5": 30}
-"""Matches of the default suite's differential per variant (60 elsewhere): the many-seat variants' matches are long.
+FAST_SEEDS = {
+    "classic": [*range(10), 24],
+    "classic-15": [*range(8), 26],
+    "classic-21": [*range(6), 115],
+    "scopa-d-assi": [*range(10), 15],
+    "scopa-a-quattro": [*range(10), 20],
+    "scopone-scientifico": [*range(10), 28],
+    "simple-2": [*range(10), 32, 37],
+    "simple-3": [*range(8), 12, 37],
+    "simple-4": [*range(6), 37],
+    "simple-5": [*range(4), 112],
+    "simple-6": [*range(4), 129],
+    "simple-8": [*range(3), 19, 31],
+    "simple-4-teams": [*range(8), 32, 37],
+    "simple-6-teams": [*range(6), 22, 37],
+}
+"""The default suite's differential matches per variant: the first seeds (about 2,000 decisions), then a seed whose
+match has a hand ending with the lead tied at or above the target (play goes on) and, under ``void_on_kings``, one
+with a void deal re-dealt (the last one or two seeds; found by playing the reference alone with each seed's own
+moves). ``test_core_matches_reference`` checks that every rule path of the variant (``rule_paths``) was compared.
 The 10,000-match version runs under ``-m slow``."""
+
+
+def rule_paths(rules: Rules) -> set[str]:
+    """The names of ``_tally``'s rule paths that matches of ``rules`` can take (all but ``leftover stays``: a hand
+    where nobody captures)."""
+    paths = {"choice", "scopa", "leftover to the last capturer", "next hand", "match over", "tie at the top plays on"}
+    paths |= {"ace takes all"} if rules.ace_takes_all else set()
+    paths |= {"void deal"} if rules.void_on_kings else set()
+    return paths | ({"shared lead"} if rules.shared_lead_scores else set())
 
 
 @pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_core_matches_reference(variant):
-    games = FAST_GAMES.get(variant, 60)
-    assert run_differential(variant, games, observed_games=games // 3) > 0
+    seeds = FAST_SEEDS[variant]
+    paths = run_differential(variant, seeds, observed_games=len(seeds) // 3)
+    missing = rule_paths(get_rules(variant)) - set(paths)
+    assert not missing, f"{variant}: FAST_SEEDS compare no {sorted(missing)} (pick seeds that do)"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", SCOPA_VARIANTS)
 def test_core_matches_reference_10k(variant):
-    assert run_differential(variant, 10_000, first_seed=1_000_000, batch=500, observed_games=1_000) > 0
+    paths = run_differential(variant, range(1_000_000, 1_010_000), batch=500, observed_games=1_000)
+    missing = rule_paths(get_rules(variant)) - set(paths)
+    assert not missing, f"{variant}: 10,000 matches compare no {sorted(missing)}"
 
 
 # ------------------------------------------------------------------------------------------------------- cirulla
@@ -173,13 +243,14 @@ def _cirulla_reference_ready() -> bool:
 
 
 def run_cirulla_differential(
-    variant: str, num_games: int, first_seed: int = 0, batch: int = 100, observed_games: int | None = None
-) -> tuple[int, int, int]:
+    variant: str, seeds: Sequence[int], batch: int = 100, observed_games: int | None = None
+) -> tuple[int, int, int, int]:
     """``run_differential`` for a cirulla variant (``CIRULLA_VARIANTS``), knocks included: at every KNOCK decision
     both engines must agree on the seat, its options (the core's mask: ``stop``, ``knock-sum``, ``knock-tris``),
     the revealed cards, knock points and the initial-table take; the knock is drawn uniformly among no knock and the
     legal kinds. In the CHOOSE phase ``stop`` must be legal exactly when the picked cards are a capture inside
-    another; a planned capture strictly inside another ends with ``stop``. Returns (decisions, knocks, stops)."""
+    another; a planned capture strictly inside another ends with ``stop``. Returns (decisions, knocks, stops,
+    initial tables taken)."""
     from scopa_env.oracle.reference_scoring import point_keys
 
     rules = CIRULLA_VARIANTS[variant]
@@ -188,15 +259,15 @@ def run_cirulla_differential(
     kinds = [None, "sum", "tris"]
     fields = point_fields(rules)
     assert set(point_keys(rules)) == set(fields)
-    rng = np.random.default_rng(first_seed)
-    decisions = knocks = stops = 0
-    n_observed = num_games if observed_games is None else observed_games
-    for lo, st, refs in _batches(rules, num_games, batch, first_seed):
+    decisions = knocks = stops = takes = 0
+    n_observed = len(seeds) if observed_games is None else observed_games
+    for lo, st, refs, rngs in _batches(rules, seeds, batch):
         b = len(refs)
         planned: list[tuple[int, frozenset[int]] | None] = [None] * b
         knock_of: list[str | None] = [None] * b
         for g, ref in enumerate(refs):
             assert st.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
+            takes += ref.table_take is not None
         while not all(r.done for r in refs):
             mask = core.legal_action_mask(rules, st)
             legal = state_moves.legal_move_lists(rules, st)
@@ -220,7 +291,7 @@ def run_cirulla_differential(
                     assert mask[g, d:].tolist() == [True, "sum" in options, "tris" in options]
                     if observed:
                         np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
-                    knock_of[g] = [None, *options][int(rng.integers(len(options) + 1))]
+                    knock_of[g] = [None, *options][int(rngs[g].integers(len(options) + 1))]
                     actions[g] = stop + kinds.index(knock_of[g])
                 elif st.phase[g] == core.Phase.PLAY:
                     assert ref.phase == "play"
@@ -229,7 +300,7 @@ def run_cirulla_differential(
                     assert (mask[g, :d] == _mask({c for c, _ in moves}, d)).all() and not mask[g, d:].any()
                     if observed:
                         np.testing.assert_allclose(obs[g], observe(ref), atol=1e-6)
-                    planned[g] = moves[int(rng.integers(len(moves)))]
+                    planned[g] = moves[int(rngs[g].integers(len(moves)))]
                     actions[g] = planned[g][0]
                 else:
                     assert st.phase[g] == core.Phase.CHOOSE
@@ -269,7 +340,8 @@ def run_cirulla_differential(
                 if out["hand_over"] and not ref.done:
                     assert info.new_hand[g]
                     assert info.table_take[g] == (ref.table_take["scope"] if ref.table_take else 0)
-    return decisions, knocks, stops
+                    takes += ref.table_take is not None
+    return decisions, knocks, stops, takes
 
 
 _NO_CIRULLA_REFERENCE = "the reference engine has no cirulla yet (ReferenceGame.knock_options is missing)"
@@ -278,12 +350,12 @@ _NO_CIRULLA_REFERENCE = "the reference engine has no cirulla yet (ReferenceGame.
 @pytest.mark.skipif(not _cirulla_reference_ready(), reason=_NO_CIRULLA_REFERENCE)
 @pytest.mark.parametrize("variant", list(CIRULLA_VARIANTS))
 def test_core_matches_reference_cirulla(variant):
-    decisions, knocks, stops = run_cirulla_differential(variant, 30, observed_games=10)
-    assert decisions > 0 and knocks > 0 and stops > 0
+    decisions, knocks, stops, takes = run_cirulla_differential(variant, range(12), observed_games=4)
+    assert decisions > 0 and knocks > 0 and stops > 0 and takes > 0
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _cirulla_reference_ready(), reason=_NO_CIRULLA_REFERENCE)
 @pytest.mark.parametrize("variant", list(CIRULLA_VARIANTS))
 def test_core_matches_reference_cirulla_2k(variant):
-    assert run_cirulla_differential(variant, 2_000, first_seed=1_000_000, batch=250, observed_games=300)[0] > 0
+    assert run_cirulla_differential(variant, range(1_000_000, 1_002_000), batch=250, observed_games=300)[0] > 0
