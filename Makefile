@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed
 # here they are the package) is filtered out; anything else pip or setuptools warns about is shown.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip --disable-pip-version-check --quiet install
 # The numba kernel and the agents' search on it, compiled once (with their progress and time left) and cached on disk;
-# later processes load them in about a second. `make setup` compiles them, so that no later command does.
+# later processes load them in about a second. `make setup` and `make train` compile them first, so that no later
+# command does; `make test` lets the suite compile them beside its first tests.
 KERNEL := $(PY) -c "from agents.search import compiled; compiled.jit()"
 , := ,
 
@@ -25,10 +26,10 @@ $(STAMP): pyproject.toml | $(PY)
 	@$(PIP) torch==2.13.0
 	@echo "setup: scopa (editable) with numpy, numba, gymnasium, pettingzoo, stable-baselines3, tensorboard (about 500 MB)"
 	@$(PIP) -e .
-	@$(KERNEL)
 	@touch $(STAMP)
 
 setup: $(STAMP)
+	@$(KERNEL)
 
 # $(call extras,EXTRAS,WHAT): add scopa's optional dependencies EXTRAS (pyproject.toml) to .venv, saying WHAT first.
 define extras
@@ -50,16 +51,15 @@ $(VENV)/.installed-docs: $(STAMP)
 # A clean Ctrl-C of train.py exits 130 after saving last.zip and printing how to resume: not a make error (the
 # trap keeps the recipe's shell alive through the Ctrl-C, so that it can tell make the stop was clean).
 train: $(STAMP)
+	@$(KERNEL)
 	trap : INT; $(PY) train.py $(ARGS) || [ $$? -eq 130 ]
 
-# The kernel is loaded (compiled again only if a change of its code made the cache stale) before the workers start,
-# so that they do not both compile it.
+# Where the disk cache lacks the kernel or the search (a fresh clone, a change of their code), the suite compiles them
+# in a background process while the tests start (tests/conftest.py); the tests that need them wait for it.
 test: $(VENV)/.installed-test
-	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 $(ARGS)
 
 test-slow: $(VENV)/.installed-test
-	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
 
 bench: $(STAMP)

@@ -106,13 +106,59 @@ def test_numba_cache_dir_is_the_only_cache_place(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.slow
 def test_a_cold_compile_shows_its_progress_and_a_second_process_loads(tmp_path: Path) -> None:
-    """A compile into an empty cache: the progress lines on stderr, the kernel's then the search's; then a new
-    process loads both, silently."""
+    """Two processes started together on an empty cache: one compiles (the progress lines on stderr, the kernel's then
+    the search's), the other waits for it and loads what it wrote; then a new process loads both, silently."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     code = "from agents.search import compiled; compiled.jit()"
-    cold = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    assert cold.returncode == 0, cold.stderr[-2000:]
-    assert "compiling the numba kernel once" in cold.stderr and "compiled the numba kernel in" in cold.stderr
-    assert "compiling the numba search once" in cold.stderr and "compiled the numba search in" in cold.stderr
+    both = [
+        subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    errs = [p.communicate(timeout=1800)[1] for p in both]
+    assert [p.returncode for p in both] == [0, 0], errs
+    cold, waited = sorted(errs, key=lambda err: "compiling the numba kernel once" not in err)
+    assert "compiling the numba kernel once" in cold and "compiled the numba kernel in" in cold
+    assert "compiling the numba search once" in cold and "compiled the numba search in" in cold
+    assert "compiling" not in waited.replace("another process is compiling", "")
+    assert "waiting for it" in waited
     warm = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert warm.returncode == 0 and warm.stderr == "", warm.stderr[-2000:]
+
+
+def _fake_load(places: list[str], progress: list[str]) -> None:
+    """``kernel.load_or_compile`` of a fake module ``fake`` whose warm-up writes numba's index file (as a compile
+    would); ``progress`` gets "compile" where it was given a progress line to tick."""
+
+    def warm_up(mod: object, tick: object) -> None:
+        Path(places[0], "fake.f-1.py311.nbi").write_bytes(b"")
+
+    def new_progress() -> kernel.CompileProgress:
+        progress.append("compile")
+        return kernel.CompileProgress(io.StringIO())
+
+    kernel.load_or_compile(
+        "fake", list, warm_up, "fake", module="fake", places=places, compiled_with={}, new_progress=new_progress
+    )
+
+
+def test_one_process_compiles_the_others_wait_and_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The disk cache's lock (``kernel.load_or_compile``): while another holds it to compile, a process waits (and
+    says so), then loads what the other wrote instead of compiling it again; alone on an empty cache, it compiles."""
+    import fcntl
+    import threading
+
+    places, progress = [str(tmp_path)], list[str]()
+    with open(tmp_path / "fake.compile.lock", "a") as other:  # another process compiling: its exclusive lock
+        fcntl.flock(other, fcntl.LOCK_EX)
+        waiter = threading.Thread(target=_fake_load, args=(places, progress))
+        waiter.start()
+        waiter.join(timeout=1.0)
+        assert waiter.is_alive()  # it waits on the lock
+        (tmp_path / "fake.f-1.py311.nbi").write_bytes(b"")  # the other's compile done, cached
+        fcntl.flock(other, fcntl.LOCK_UN)
+        waiter.join(timeout=30)
+    assert not waiter.is_alive() and progress == []  # loaded, not compiled
+    assert "another process is compiling (or loading) the fake; waiting for it" in capsys.readouterr().err
+    (tmp_path / "fake.f-1.py311.nbi").unlink()
+    _fake_load(places, progress)
+    assert progress == ["compile"] and "waiting" not in capsys.readouterr().err

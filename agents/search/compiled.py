@@ -81,18 +81,22 @@ def jit() -> ModuleType:
     if _JIT is not None:
         return _JIT
     engine = kernel.jit()
-    places = kernel.cache_places(_HERE)
-    kernel.drop_stale_cache(places, COMPILED_WITH)
-    progress = None
-    if not kernel.cached_already("kernel_search", places):
-        progress = kernel.CompileProgress(sys.stderr, "the numba search", COMPILE_SECONDS, WARM_UP_STEPS)
 
     def parts() -> list[ModuleType]:
         import agents.search.kernel_search as search_part
 
         return [engine, search_part]
 
-    _JIT = compiled = kernel.compile_namespace("agents.search.compiled.compiled", parts, _warm_up, progress, "search")
+    _JIT = compiled = kernel.load_or_compile(
+        "agents.search.compiled.compiled",
+        parts,
+        _warm_up,
+        "search",
+        module="kernel_search",
+        places=kernel.cache_places(_HERE),
+        compiled_with=COMPILED_WITH,
+        new_progress=lambda: kernel.CompileProgress(sys.stderr, "the numba search", COMPILE_SECONDS, WARM_UP_STEPS),
+    )
     return compiled
 
 

@@ -30,10 +30,15 @@ import sys
 import time
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: no lock, each process compiles what the cache lacks
+    fcntl = None  # type: ignore[assignment]
 
 from scopa_env.errors import ScopaEnvError
 from scopa_env.rules import Rules, get_rules
@@ -53,6 +58,7 @@ __all__ = [
     "drop_stale_cache",
     "jit",
     "kernel_for",
+    "load_or_compile",
     "pack_states",
     "warm_up_position",
 ]
@@ -137,8 +143,6 @@ def jit() -> ModuleType:
             "scopa's single-game kernel is compiled with numba, which is not installed "
             f"({e}); install it with `pip install numba` (or reinstall scopa: `pip install -e .`)"
         ) from None
-    drop_stale_cache()
-    progress = None if cached_already("_kernel_calls", cache_places()) else CompileProgress(sys.stderr)
 
     def parts() -> list[ModuleType]:
         import scopa_env.engine._kernel_calls as calls_part
@@ -148,10 +152,82 @@ def jit() -> ModuleType:
 
         return [layout, rules_part, observe_part, calls_part]
 
-    _JIT = compiled = compile_namespace(
-        "scopa_env.engine.kernel.compiled", parts, _warm_up, progress, "single-game kernel"
+    _JIT = compiled = load_or_compile(
+        "scopa_env.engine.kernel.compiled",
+        parts,
+        _warm_up,
+        "single-game kernel",
+        module="_kernel_calls",
+        places=cache_places(),
+        compiled_with=COMPILED_WITH,
+        new_progress=lambda: CompileProgress(sys.stderr),
     )
     return compiled
+
+
+def load_or_compile(
+    name: str,
+    parts: Callable[[], list[ModuleType]],
+    warm_up: Callable[[ModuleType, Callable[[tuple[str, str]], None]], None],
+    what: str,
+    *,
+    module: str,
+    places: list[str],
+    compiled_with: dict[str, tuple[str, ...]],
+    new_progress: Callable[[], CompileProgress],
+) -> ModuleType:
+    """``compile_namespace`` with the disk cache's lock: load the compiled module ``module`` from the cache in
+    ``places`` (its stale files dropped first, by ``compiled_with``), or compile it with ``new_progress()`` ticking
+    where the cache does not hold it. The kernel's (``jit``) and the agents' search's (``agents.search.compiled.jit``).
+
+    Processes started together on a fresh install (the test suite's workers, ``evaluate.py --workers``, Ray workers, a
+    command beside ``make setup``) would each compile the same code, and one could load a cache another is writing.
+    So one compiles while holding the cache's lock (an exclusive ``flock`` on ``<module>.compile.lock`` in the first
+    writable place), and the others, which load under a shared lock, wait for it with a line on stderr, then load what
+    it wrote. Where no place can hold a lock file (or without ``fcntl``), each process goes on alone, as numba would."""
+    lock = _lock_file(places, module)
+    try:
+        _flock(lock, "shared", what)
+        drop_stale_cache(places, compiled_with)
+        progress = None
+        if not cached_already(module, places):
+            _flock(lock, "exclusive", what)
+            if not cached_already(module, places):  # else another process compiled it while this one waited
+                progress = new_progress()
+        return compile_namespace(name, parts, warm_up, progress, what)
+    finally:
+        if lock is not None:
+            lock.close()  # releases the lock
+
+
+def _lock_file(places: list[str], module: str) -> IO[str] | None:
+    """``<module>.compile.lock`` opened in the first of ``places`` where it can be, or None."""
+    if fcntl is None:
+        return None
+    for place in places:
+        try:
+            os.makedirs(place, exist_ok=True)
+            return open(os.path.join(place, f"{module}.compile.lock"), "a")  # closed by the caller
+        except OSError:
+            continue
+    return None
+
+
+def _flock(lock: IO[str] | None, kind: str, what: str) -> None:
+    """Take the ``kind`` ("shared" or "exclusive") lock on ``lock``, saying on stderr when it has to wait."""
+    if lock is None or fcntl is None:
+        return
+    op = fcntl.LOCK_SH if kind == "shared" else fcntl.LOCK_EX
+    try:
+        fcntl.flock(lock, op | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(
+            f"scopa: another process is compiling (or loading) the {what}; waiting for it, then loading it from the "
+            "disk cache",
+            file=sys.stderr,
+            flush=True,
+        )
+        fcntl.flock(lock, op)
 
 
 def compile_namespace(
