@@ -460,12 +460,31 @@ def my_moves(page: Any) -> int:
     )
 
 
-@pytest.mark.parametrize("viewport", FIRST_SCREENS, ids=lambda v: f"{v['width']}x{v['height']}")
+def resized(page: Any, sizes: list[dict[str, int]]) -> Iterator[dict[str, int]]:
+    """Lay the page out at each of ``sizes`` in turn (yielding the size), then at the first again. The page's
+    layout is its style sheet's alone (no script reads the window's size), so a page resized to a size is laid out
+    as one opened at it."""
+    for size in sizes:
+        page.set_viewport_size(size)
+        yield size
+    page.set_viewport_size(sizes[0])
+
+
+OPENED_AT = [
+    pytest.param(FIRST_SCREENS[0], FIRST_SCREENS, id="360x740"),
+    pytest.param(FIRST_SCREENS[1], FIRST_SCREENS[1:], id="1366x768", marks=pytest.mark.slow),
+]
+"""The pages of the tests checked at every size of ``FIRST_SCREENS``: the default suite opens one at the phone's size
+and checks it resized to each (``resized``); ``-m slow`` also opens one at the laptop's size."""
+
+
+@pytest.mark.parametrize(("viewport", "sizes"), OPENED_AT)
 def test_every_variant_fits_the_first_screen_and_a_double_click_plays_once(
-    browser: Any, every_variant_server: WebServer, viewport: dict[str, int], tmp_path: Path
+    browser: Any, every_variant_server: WebServer, viewport: dict[str, int], sizes: list[dict[str, int]], tmp_path: Path
 ) -> None:
-    """In every variant, on a phone and on a laptop: the board in the first screen (scopone's 10-card hand included),
-    one-line status and side names; a double click on a card sends one move (no 409, no error in the status line)."""
+    """In every variant, on a phone and on a laptop (``sizes``): the board in the first screen (scopone's 10-card hand
+    included), one-line status and side names, before and after a move; a double click on a card sends one move (no
+    409, no error in the status line)."""
     pages = open_page(browser, every_variant_server, viewport)
     page = next(pages)
     variants = page.evaluate("state.info.variants.map((v) => v.name)")
@@ -478,9 +497,12 @@ def test_every_variant_fits_the_first_screen_and_a_double_click_plays_once(
             assert page.locator("#others .seat-name").all_inner_texts() == ["Bot 1", "Bot 2", "Bot 3"]
             assert page.locator("#scores td.side-name").all_inner_texts() == ["you + Bot 2", "Bot 1 + Bot 3"]
             assert page.locator("#hand .card").count() == 10
-            page.screenshot(path=str(tmp_path / "scopone.png"))
-            assert_png(tmp_path / "scopone.png", viewport)
-        assert_in_first_screen(page, viewport, variant)
+        for size in resized(page, sizes):
+            if variant == "scopone-scientifico":
+                shot = tmp_path / f"scopone_{size['width']}.png"
+                page.screenshot(path=str(shot))
+                assert_png(shot, size)
+            assert_in_first_screen(page, size, variant)
         if page.is_visible("#knock"):  # cirulla: decide the knock first
             click_and_wait(page, page.locator('#knock-options button[data-knock="none"]'))
         # a card with one capture (or a lay): a double click plays it once
@@ -498,17 +520,21 @@ def test_every_variant_fits_the_first_screen_and_a_double_click_plays_once(
         assert my_moves(page) == moves + 1 or page.evaluate("state.game.hand_no") > 1, (variant, message)
         for wrong in ("hold", "cannot", "Wait", "not your turn", "failed", "409"):
             assert wrong not in message, (variant, message)
-        assert_in_first_screen(page, viewport, f"{variant} after a move")
+        for size in resized(page, sizes):
+            assert_in_first_screen(page, size, f"{variant} after a move")
     page.click("#hint-button")  # the last variant's hint names its bot
     wait_until(page, "document.getElementById('hint').textContent.includes('suggests')")
     assert page.locator("#hint").inner_text().startswith("greedy suggests")
     next(pages, None)  # closes the page and checks its console
 
 
-@pytest.mark.parametrize("viewport", FIRST_SCREENS, ids=lambda v: f"{v['width']}x{v['height']}")
-def test_review_of_a_hand(page_at: PageAt, viewport: dict[str, int], tmp_path: Path) -> None:
+@pytest.mark.parametrize(("viewport", "sizes"), OPENED_AT)
+def test_review_of_a_hand(
+    page_at: PageAt, viewport: dict[str, int], sizes: list[dict[str, int]], tmp_path: Path
+) -> None:
     """After a hand, Review: the page follows the server's progress, then steps through the person's moves on the
-    board as it was (the best move's cards highlighted), a bar per legal move with its value, and the summary."""
+    board as it was (the best move's cards highlighted), a bar per legal move with its value, and the summary; the
+    review's boxes inside the window on a phone and on a laptop (``sizes``)."""
     page = page_at(viewport)
     start(page, "classic", "greedy")
     while not page.is_visible("#overlay"):
@@ -530,18 +556,22 @@ def test_review_of_a_hand(page_at: PageAt, viewport: dict[str, int], tmp_path: P
         marked = page.locator("#review-box .card.best").evaluate_all("cs => cs.map((c) => c.dataset.card)")
         assert sorted(marked) == sorted([best["card"], *best["capture"]])
         verdict = page.locator("#review-verdict").inner_text()
+        shoot = False
         if d["played"] != d["best"] and d["loss"] >= 0.005 and not d["forced"]:
             seen_loss = True
             assert "points lost: the best was" in verdict, verdict
-            if i < 12:
-                page.screenshot(path=str(tmp_path / "review.png"))
-        for b in page.locator("#review-box, #review-moves li").all():
-            r = b.bounding_box()
-            assert r is not None and r["x"] >= 0 and r["x"] + r["width"] <= viewport["width"], r
+            shoot = i < 12
+        for size in resized(page, sizes):
+            if shoot:
+                page.screenshot(path=str(tmp_path / f"review_{size['width']}.png"))
+            for b in page.locator("#review-box, #review-moves li").all():
+                r = b.bounding_box()
+                assert r is not None and r["x"] >= 0 and r["x"] + r["width"] <= size["width"], (size, r)
         if i < len(decisions) - 1:
             page.click("#review-next")
     assert seen_loss  # playing the first playable card every time loses points somewhere
-    assert_png(tmp_path / "review.png", viewport)
+    for size in sizes:
+        assert_png(tmp_path / f"review_{size['width']}.png", size)
     page.click("#lang-it")
     assert page.locator("#review-title").inner_text() == "Analisi della mano 1"
     page.click("#lang-en")
