@@ -9,12 +9,13 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from scopa_env.engine import core, observation
+from scopa_env.games.driver import GameResults, play
 from scopa_env.games.policy import ActBatch, Policy, uniform_legal
 from scopa_env.oracle.reference import ReferenceGame
 from scopa_env.rules import VARIANTS, Rules, get_rules
@@ -248,6 +249,28 @@ def reshuffle_hidden(rules: Rules, st: core.State, rng: np.random.Generator) -> 
         out.deck[g, pos:] = np.array(new, dtype=np.int8)
         assert len(new) == d - pos
     return out
+
+
+def assert_blind_to_hidden_cards(agent: Policy, rules: Rules) -> None:
+    """``agent`` decides alike (``decisions``: seed 7, two calls) in 10 random positions after 3, 14 and 27 decisions
+    and in the same positions with every game's unseen cards dealt again (``reshuffle_hidden``)."""
+    rng = np.random.default_rng(13)
+    for plies in (3, 14, 27):
+        st = random_positions(rules, 10, plies, seed=plies)
+        other = reshuffle_hidden(rules, st, rng)
+        assert not np.array_equal(st.hands, other.hands), "the reshuffle changed nothing: the test is void"
+        assert np.array_equal(decisions(agent, rules, st, seed=7, calls=2), decisions(agent, rules, other, 7, 2))
+
+
+def play_every_rotation(
+    rules: Rules | str, agent: Policy, opponent: Policy, deals: int, mode: Literal["hands", "matches"]
+) -> GameResults:
+    """``agent`` against ``opponent``: each of ``deals`` deals (seeds 0, 1, ...) played once per rotation of
+    ``rotation_lineups`` (with two seats: each seat in turn); the core raises on an illegal move."""
+    from agents.training.duplicate_eval import rotation_lineups
+
+    rot = rotation_lineups(get_rules(rules))
+    return play(rules, [agent, opponent], np.tile(rot, (deals, 1)), np.repeat(np.arange(deals), len(rot)), mode=mode)
 
 
 def act_batch(rules: Rules, st: core.State) -> ActBatch:

@@ -16,9 +16,9 @@ from agents.base import AgentSpecError, make_agent
 from agents.nets.checkpoint import NeuralPolicy, checkpoint_meta, save_checkpoint
 from agents.nets.weights import META_NAME, read_checkpoint_meta
 from scopa_env.engine import core, observation
-from scopa_env.games.driver import play
 from scopa_env.games.policy import ActBatch
 from scopa_env.rules import get_rules
+from tests.helpers import play_every_rotation
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +65,7 @@ def test_make_agent_loads_a_checkpoint_path_and_plays_legal_moves(checkpoint: Pa
     expected, _ = model.predict(batch.obs, action_masks=batch.mask, deterministic=True)
     assert np.array_equal(actions, expected)
     # full games against random: the core raises on any illegal action
-    res = play(
-        "classic",
-        [agent, make_agent("random", "classic", 1)],
-        np.tile([[0, 1], [1, 0]], (20, 1)),
-        np.repeat(np.arange(20), 2),
-        mode="hands",
-    )
+    res = play_every_rotation("classic", agent, make_agent("random", "classic", 1), 20, mode="hands")
     assert res.hands.sum() == 40
 
 

@@ -28,9 +28,8 @@ from agents.training.train_config import (
 )
 from agents.training.trainer import Trainer
 from scopa_env.engine import core, observation
-from scopa_env.games.driver import play
 from scopa_env.rules import get_rules
-from tests.helpers import checkpoint_weights, same_weights, train_smoke
+from tests.helpers import checkpoint_weights, play_every_rotation, same_weights, train_smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -265,13 +264,7 @@ def test_smoke_run_writes_a_loadable_checkpoint_and_tensorboard_events(tmp_path:
     # the best checkpoint plays through make_agent (the core raises on an illegal move)
     agent = make_agent(str(run / "best.zip"), "classic", seed=0)
     assert isinstance(agent, NeuralPolicy)
-    res = play(
-        "classic",
-        [agent, make_agent("random", "classic", 1)],
-        np.tile([[0, 1], [1, 0]], (10, 1)),
-        np.repeat(np.arange(10), 2),
-        mode="matches",
-    )
+    res = play_every_rotation("classic", agent, make_agent("random", "classic", 1), 10, mode="matches")
     assert (res.winner >= 0).all()
     tags = _tags(run)
     for tag in (
@@ -447,13 +440,7 @@ def test_resume_refuses_another_config(tmp_path: Path, capsys: pytest.CaptureFix
 def test_team_variant_smoke_run(tmp_path: Path) -> None:
     run = train_smoke(tmp_path, "team", "--variant", "scopa-a-quattro", "--total-steps", "2048")
     agent = make_agent(str(run / "best.zip"), "scopa-a-quattro", seed=0)
-    res = play(
-        "scopa-a-quattro",
-        [agent, make_agent("random", "scopa-a-quattro", 1)],
-        np.tile(rotation_lineups(agent.rules), (4, 1)),
-        np.repeat(np.arange(4), 2),
-        mode="hands",
-    )
+    res = play_every_rotation("scopa-a-quattro", agent, make_agent("random", "scopa-a-quattro", 1), 4, mode="hands")
     assert res.hands.sum() == 8
 
 
@@ -513,8 +500,10 @@ SIG_ARGS = ["--config", SMOKE, "--total-steps", "1e8", "--eval-every", "1e8", "-
 
 
 def test_sigint_saves_exits_130_and_its_resume_hint_runs_as_printed(tmp_path: Path) -> None:
+    """A real Ctrl-C of a train.py process: status 130, a checkpoint at a rollout boundary, and a resume hint that is
+    this interpreter, train.py and its arguments; the arguments run (in this process: ``train.main``, what
+    ``python train.py`` calls, without a second start of Python and torch)."""
     import shlex
-    import subprocess
 
     cmd = [sys.executable, "train.py", *SIG_ARGS, "--run-root", str(tmp_path), "--name", "sig"]
     rc, out = _interrupt(cmd, tmp_path, "sig")
@@ -529,8 +518,7 @@ def test_sigint_saves_exits_130_and_its_resume_hint_runs_as_printed(tmp_path: Pa
     python = Path(sys.executable)
     assert argv[:2] == [str(python.relative_to(ROOT) if python.is_relative_to(ROOT) else python), "train.py"], hint
     assert argv[2:] == ["--resume", str(run)], hint
-    done = subprocess.run([*argv, "--total-steps", str(steps + 1024)], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert train.main([*argv[2:], "--total-steps", str(steps + 1024)]) == 0
     assert [json.loads(x)["event"] for x in (run / "history.jsonl").read_text().splitlines()][-1] == "finish"
 
 
