@@ -379,7 +379,16 @@ def test_cirulla_knock_by_clicking_and_a_whole_hand(cirulla_page: Any) -> None:
 # ------------------------------------------------------------------------------------------------ the page
 
 
-@pytest.mark.parametrize("viewport", [*PHONES, DESKTOP], ids=lambda v: f"{v['width']}x{v['height']}")
+LAYOUT_SIZES = [
+    PHONES[0],
+    pytest.param(PHONES[1], marks=pytest.mark.slow),
+    DESKTOP,
+]
+"""The layout test's sizes: the narrowest phone and a desktop; the wider phone (the same style rules as the
+narrow one, ``max-width: 640px``, with more room) under ``-m slow``."""
+
+
+@pytest.mark.parametrize("viewport", LAYOUT_SIZES, ids=lambda v: f"{v['width']}x{v['height']}")
 def test_layout_from_a_phone_to_a_desktop(page_at: PageAt, viewport: dict[str, int], tmp_path: Path) -> None:
     """No sideways overflow, the board a board (the other seat at the top, the table, your hand at the bottom), the
     side panel beside it on a desktop and below it on a phone, the log at its newest move, screenshots."""
