@@ -136,7 +136,7 @@ def test_expert_iteration_smoke_run_writes_a_checkpoint_every_face_loads(tmp_pat
 
     code = main(
         [
-            "--hands", "6", "--chunk", "3", "--workers", "1", "--iterations", "1", "--eval-deals", "4",
+            "--hands", "4", "--chunk", "2", "--workers", "1", "--iterations", "1", "--eval-deals", "2",
             "--eval-opponents", "greedy", "--teacher", "az:worlds=2", "--run-root", str(tmp_path), "--name", "smoke",
             "--no-progress",
         ]
