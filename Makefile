@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip --disable-pip-version-check --quiet install
 # The numba kernel and the agents' search on it, compiled once (with their progress and time left) and cached on disk;
 # later processes load them in about a second. `make setup` and `make train` compile them first, so that no later
-# command does; `make test` lets the suite compile them beside its first tests.
+# command does; `make test` before its workers start.
 KERNEL := $(PY) -c "from agents.search import compiled; compiled.jit()"
 , := ,
 
@@ -54,12 +54,14 @@ train: $(STAMP)
 	@$(KERNEL)
 	trap : INT; $(PY) train.py $(ARGS) || [ $$? -eq 130 ]
 
-# Where the disk cache lacks the kernel or the search (a fresh clone, a change of their code), the suite compiles them
-# in a background process while the tests start (tests/conftest.py); the tests that need them wait for it.
+# The kernel and the search are loaded (compiled first where a fresh clone or a change of their code left the cache
+# without them) before the workers start: the tests see a warm install, as a user does after `make setup`.
 test: $(VENV)/.installed-test
+	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 $(ARGS)
 
 test-slow: $(VENV)/.installed-test
+	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
 
 bench: $(STAMP)
