@@ -46,7 +46,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.cli.settings import ConfigError, StoreOnce, add_field_options, cli_overrides
 from agents.cli.shell import train_command
@@ -58,8 +58,10 @@ from agents.training.train_config import (
     config_yaml,
     load_config,
 )
-from agents.training.trainer import Trainer
 from scopa_env.engine import kernel
+
+if TYPE_CHECKING:
+    from agents.training.trainer import Trainer
 
 __all__ = ["build_parser", "main", "parse_cli"]
 
@@ -120,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if ns.print_config:
                     raise ConfigError("--print-config and --resume do not go together; read RUN_DIR/config.yaml")
                 kernel.jit()
+                from agents.training.trainer import Trainer  # torch and SB3 (2 s) only for a run: not for --help
+
                 trainer = Trainer.resume(ns.resume, ns.config, overrides)
             else:
                 cfg = load_config(ns.config, overrides)
@@ -127,13 +131,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(config_yaml(cfg), end="")
                     return 0
                 kernel.jit()  # compiled (first run after an install: its own progress lines) or loaded before any bar
+                from agents.training.trainer import Trainer
+
                 trainer = Trainer.create(cfg)
             stop.check()  # a signal came during the set-up and its exception was lost: stop now, as it asked
     except (ConfigError, RunDirError, kernel.KernelUnavailableError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # during the warm start or the set-up: no training state to save yet
-        if isinstance(trainer, Trainer) and not trainer.resumed:  # set up, then stopped: its folder has no checkpoint
+        if trainer is not None and not trainer.resumed:  # set up, then stopped: its folder has no checkpoint
             shutil.rmtree(trainer.run_dir, ignore_errors=True)
             print(f"removed {trainer.run_dir}: the run stopped before its first checkpoint", file=sys.stderr)
         print(
