@@ -139,9 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"train.py: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # during the warm start or the set-up: no training state to save yet
-        if trainer is not None and not trainer.resumed:  # set up, then stopped: its folder has no checkpoint
-            shutil.rmtree(trainer.run_dir, ignore_errors=True)
-            print(f"removed {trainer.run_dir}: the run stopped before its first checkpoint", file=sys.stderr)
+        if trainer is not None:
+            from agents.training.trainer import Trainer  # imported already: a trainer was set up
+
+            if isinstance(trainer, Trainer) and not trainer.resumed:  # set up, then stopped: no checkpoint yet
+                shutil.rmtree(trainer.run_dir, ignore_errors=True)
+                print(f"removed {trainer.run_dir}: the run stopped before its first checkpoint", file=sys.stderr)
         print(
             "train.py: interrupted before training started (set-up or warm start); nothing was saved, start the run "
             f"again: {train_command(*(argv if argv is not None else sys.argv[1:]))}",
