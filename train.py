@@ -118,22 +118,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with StopSignals() as stop:
             ns, overrides = parse_cli(argv)
-            if ns.resume:
-                if ns.print_config:
-                    raise ConfigError("--print-config and --resume do not go together; read RUN_DIR/config.yaml")
-                kernel.jit()
-                from agents.training.trainer import Trainer  # torch and SB3 (2 s) only for a run: not for --help
+            if ns.resume and ns.print_config:
+                raise ConfigError("--print-config and --resume do not go together; read RUN_DIR/config.yaml")
+            cfg = None if ns.resume else load_config(ns.config, overrides)
+            if cfg is not None and ns.print_config:
+                print(config_yaml(cfg), end="")
+                return 0
+            kernel.jit()  # compiled (first run after an install: its own progress lines) or loaded before any bar
+            from agents.training.trainer import Trainer  # torch and SB3 (2 s) only for a run: not for --help
 
-                trainer = Trainer.resume(ns.resume, ns.config, overrides)
-            else:
-                cfg = load_config(ns.config, overrides)
-                if ns.print_config:
-                    print(config_yaml(cfg), end="")
-                    return 0
-                kernel.jit()  # compiled (first run after an install: its own progress lines) or loaded before any bar
-                from agents.training.trainer import Trainer
-
-                trainer = Trainer.create(cfg)
+            trainer = Trainer.create(cfg) if cfg is not None else Trainer.resume(ns.resume, ns.config, overrides)
             stop.check()  # a signal came during the set-up and its exception was lost: stop now, as it asked
     except (ConfigError, RunDirError, kernel.KernelUnavailableError) as e:
         print(f"train.py: error: {e}", file=sys.stderr)
