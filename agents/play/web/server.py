@@ -322,7 +322,9 @@ class WebServer:
             await asyncio.sleep(SWEEP_TICK_S)
             await asyncio.to_thread(self.service_actions)
 
-    async def _serve(self) -> None:
+    async def _serve(self, held: _HeldSignals | None = None) -> None:
+        if held is not None:  # the event loop is whole now: a signal that came while it was built is handled here
+            held.release()
         sweeper = asyncio.create_task(self._sweep())
         try:
             await self._server.serve(sockets=[self.socket])
@@ -333,9 +335,12 @@ class WebServer:
         """Serve until ``shutdown()`` (or, in the main thread, Ctrl-C or SIGTERM: uvicorn's graceful shutdown, then
         the signal is raised again, Ctrl-C as ``KeyboardInterrupt``)."""
         self._serving.set()
+        held = _HeldSignals() if threading.current_thread() is threading.main_thread() else None
         try:
-            asyncio.run(self._serve())
+            asyncio.run(self._serve(held))
         finally:
+            if held is not None:
+                held.release()
             self.app.state.api.close()
             self._stopped.set()
 
@@ -403,6 +408,30 @@ class _StopOnce:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_IGN)
+
+
+class _HeldSignals:
+    """SIGINT and SIGTERM held back (noted, not handled) in the main thread while ``asyncio.run`` builds its event loop:
+    a handler's ``KeyboardInterrupt`` raised half-way through the loop's constructor leaves a loop whose collection
+    prints a traceback. ``release()`` puts the handlers back and raises a noted signal again (once; again: no-op)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.came: list[int] = []
+        self.handlers: dict[int, Any] | None = {sig: signal.signal(sig, self._note) for sig in self.SIGNALS}
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.came.append(signum)
+
+    def release(self) -> None:
+        if self.handlers is None:
+            return
+        for sig, handler in self.handlers.items():
+            signal.signal(sig, handler)
+        self.handlers = None
+        if self.came:
+            signal.raise_signal(self.came[0])
 
 
 def _raise_file_limit(max_connections: int) -> str | None:
