@@ -69,13 +69,13 @@ def test_the_compile_progress_estimates_from_the_steps_done(monkeypatch: pytest.
     monkeypatch.setattr(kernel.time, "perf_counter", clock)
     out = io.StringIO()
     progress = kernel.CompileProgress(out)
-    assert "compiling the numba kernel once, about 0:45" in out.getvalue()
+    assert "compiling the numba kernel once, about 0:30" in out.getvalue()
     steps = list(kernel.WARM_UP_STEPS)
     assert sum(kernel.WARM_UP_STEPS.values()) == pytest.approx(1.0)
     assert sum(compiled.WARM_UP_STEPS.values()) == pytest.approx(1.0)
     clock.now = 20.0
-    progress.tick(steps[0])  # 28% in 20 s: 0:51 left
-    assert out.getvalue().splitlines()[-1] == "scopa: compiling the numba kernel:  28%, 0:20, about 0:51 left"
+    progress.tick(steps[0])  # 38% in 20 s: 0:33 left
+    assert out.getvalue().splitlines()[-1] == "scopa: compiling the numba kernel:  38%, 0:20, about 0:33 left"
     clock.now = 25.0
     progress.tick(steps[1])  # under LINE_S since the last line: no line on a log
     assert out.getvalue().count("\n") == 2
@@ -86,7 +86,7 @@ def test_the_compile_progress_estimates_from_the_steps_done(monkeypatch: pytest.
     assert out.getvalue().splitlines()[-1] == "scopa: compiled the numba kernel in 1:30"
     search = io.StringIO()
     progress = kernel.CompileProgress(search, "the numba search", compiled.COMPILE_SECONDS, compiled.WARM_UP_STEPS)
-    assert "compiling the numba search once, about 0:55" in search.getvalue()
+    assert "compiling the numba search once, about 0:35" in search.getvalue()
     clock.now = 110.0
     progress.tick(next(iter(compiled.WARM_UP_STEPS)))  # 78% in 20 s: 0:06 left
     assert search.getvalue().splitlines()[-1] == "scopa: compiling the numba search:  78%, 0:20, about 0:06 left"

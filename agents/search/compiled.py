@@ -58,9 +58,9 @@ COMPILED_WITH = {
 }
 """The search's compiled module and the sources numba compiles into it (the kernel's functions, the layout's
 offsets, SplitMix64, ``MoveKind``), as paths."""
-COMPILE_SECONDS = 55
-"""About how long the search's first compile takes on a quiet 2-core machine (see ``kernel.COMPILE_SECONDS``: 54%
-of the kernel's and the search's 1 min 42 s), in seconds."""
+COMPILE_SECONDS = 35
+"""About how long the search's first compile takes on a quiet 2-core machine (see ``kernel.COMPILE_SECONDS``), in
+seconds (measured: 30-34 s of CPU, alone or beside two trainings)."""
 WARM_UP_STEPS = {
     ("classic", "end game"): 0.78,
     ("classic", "search"): 0.22,

@@ -211,8 +211,12 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
                 m = _put_move(moves, m, card, K_ACE_ALL, -1, table, ncards, False)
             else:
                 key = v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
+                # np.int64(m): typing this loop, numba sees m as the literal 0 first and would compile a copy of
+                # _part_moves for it (constant arguments: scopa_env.engine._kernel_jit's docstring). The search's
+                # other constants (the kinds, suits, next_hand) stay literal on purpose: with them all plain, pimc
+                # was a third slower in scopone.
                 m, found = _part_moves(
-                    rc, pc, moves, m, card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
+                    rc, pc, moves, np.int64(m), card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
                 )
                 if not found:
                     m = _put_move(moves, m, card, K_LAY, -1, 0, 0, False)
@@ -225,13 +229,13 @@ def candidates(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, moves: np.ndarray
         if not equal and not ace_all:
             key = v * rc[R_MASKW] + (present & ((1 << max(v - 1, 0)) - 1))
             m, found = _part_moves(
-                rc, pc, moves, m, card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
+                rc, pc, moves, np.int64(m), card, K_SUM, key, have, have_picked, table, picked, no_scopa, suits
             )
             has_multi = has_multi or found
         if not ace_all:
             key = v * 2 * rc[R_MASKW] + present
             m, found = _part_moves(
-                rc, pc, moves, m, card, K_FIFTEEN, key, have, have_picked, table, picked, no_scopa, suits
+                rc, pc, moves, np.int64(m), card, K_FIFTEEN, key, have, have_picked, table, picked, no_scopa, suits
             )
             has_multi = has_multi or found
         if equal_ok:

@@ -254,7 +254,7 @@ def play_then_random(
             for i in range(INFO_SIZE):
                 info[INFO_SIZE + i] = info[i]
             kept = True
-        ended = play_random(rc, pc, st, key, seats, info, True)
+        ended = play_random(rc, pc, st, key, seats, info, np.bool_(True))
         if not ended:
             break
     seat = st[CURRENT]

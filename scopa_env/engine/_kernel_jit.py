@@ -11,6 +11,12 @@ two 32-bit halves. The rules come in as ``rc`` (an int64 array of constants,
 of each rank, then the number of cards, the rank bit mask and the counts packed 4 bits a rank). The offsets into the
 state, a step's info and ``rc`` are named in ``scopa_env.engine._kernel_layout``. Everything here is written from the
 batched core (``scopa_env.engine.core``) line by line; ``tests/test_kernel.py`` checks that the two agree move for move.
+
+Constant arguments: numba compiles a called function once for each literal value a call passes (``True``, ``0``: a
+``Literal[bool](True)`` signature beside the plain ``bool`` one), and re-optimises its callees with it. So the calls
+between the kernel's functions pass constants as plain values (``np.bool_(True)``, ``np.int64(0)``): ``step``'s
+``complete_move`` compiles once rather than four times, and the first compile is about a third shorter (35 -> 24 s
+of CPU for the kernel, same code paths, same speed: measured in the commit that made the change).
 """
 
 from __future__ import annotations
@@ -189,7 +195,7 @@ def start_hand(rc: np.ndarray, st: np.ndarray) -> None:
     attempt = 0
     deck = st[DECK : DECK + d]
     while True:
-        _deck_order(seed, st[HAND_NO], attempt, d, deck)
+        _deck_order(seed, st[HAND_NO], np.int64(attempt), d, deck)
         void = False
         if k > 0 and (rc[R_VOID_KINGS] or rc[R_VOID_ACES]):
             kings = 0
@@ -557,10 +563,10 @@ def score_hand(rc: np.ndarray, st: np.ndarray, info: np.ndarray) -> None:
                     ok = False
                 total += best
             prim[i] = total if ok else 0
-    _award(rc, carte, s, d, info, 0, f)
-    _award(rc, denari, s, r, info, 1, f)
-    _award(rc, sette, s, -1, info, 2, f)
-    _award(rc, prim, s, -1, info, 3, f)
+    _award(rc, carte, s, d, info, np.int64(0), f)
+    _award(rc, denari, s, r, info, np.int64(1), f)
+    _award(rc, sette, s, np.int64(-1), info, np.int64(2), f)
+    _award(rc, prim, s, np.int64(-1), info, np.int64(3), f)
     for i in range(s):
         info[I_POINTS + i * f + 4] = st[SCOPE + i]
         if rc[R_CIRULLA]:
@@ -714,6 +720,7 @@ def step(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.n
     if action < 0 or action >= rc[R_NACTIONS] or not (legal_bits(rc, pc, st) >> action) & 1:
         return -1
     info[I_ACTED] = 1
+    yes, no, none = np.bool_(True), np.bool_(False), np.int64(0)  # constants as plain values (module docstring)
     if phase == KNOCK:
         kind = action - d
         side = rc[R_SIDE + seat]
@@ -731,23 +738,23 @@ def step(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.n
             st[HANDS + seat] &= ~bit
             st[REVEALED + seat] &= ~bit
             st[PENDING] = card
-            cnt, _, single, _ = cirulla_options(rc, pc, table, card, 0)
+            cnt, _, single, _ = cirulla_options(rc, pc, table, card, none)
             ace_all = rc[R_ACE_ALL] != 0 and card % r == 0 and (table & rc[R_RANKMASK + 0]) == 0 and table != 0
             if cnt == 1:
-                complete_move(rc, st, seat, card, single, True, ace_all, info)
+                complete_move(rc, st, seat, card, single, yes, ace_all, info, yes)
             elif cnt == 0:
-                complete_move(rc, st, seat, card, 0, False, False, info)
+                complete_move(rc, st, seat, card, none, no, no, info, yes)
             else:
                 st[PHASE] = CHOOSE
             return 1
         card = st[PENDING]
         if action == d:  # stop: exactly the picked cards
-            complete_move(rc, st, seat, card, st[PICKED], True, False, info)
+            complete_move(rc, st, seat, card, st[PICKED], yes, no, info, yes)
             return 1
         st[PICKED] |= 1 << action
         cnt, _, single, _ = cirulla_options(rc, pc, table, card, st[PICKED])
         if cnt == 1:
-            complete_move(rc, st, seat, card, single, True, False, info)
+            complete_move(rc, st, seat, card, single, yes, no, info, yes)
         return 1
     counts = np.zeros(16, dtype=np.int64)
     if phase == PLAY:
@@ -758,18 +765,18 @@ def step(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.n
         rank_counts(rc, table, counts)
         if counts[rank] > 0:
             if counts[rank] == 1:
-                complete_move(rc, st, seat, card, table & rc[R_RANKMASK + rank], True, False, info)
+                complete_move(rc, st, seat, card, table & rc[R_RANKMASK + rank], yes, no, info, yes)
             else:
                 st[PHASE] = CHOOSE
             return 1
         if rc[R_ACE_ALL] and rank == 0 and table != 0:
-            complete_move(rc, st, seat, card, table, True, True, info)
+            complete_move(rc, st, seat, card, table, yes, yes, info, yes)
             return 1
         nparts, union, unique = _lookup(rc, pc, counts, rank + 1)
         if nparts == 0:
-            complete_move(rc, st, seat, card, 0, False, False, info)
+            complete_move(rc, st, seat, card, none, no, no, info, yes)
         elif unique:
-            complete_move(rc, st, seat, card, _union_cards(rc, union) & table, True, False, info)
+            complete_move(rc, st, seat, card, _union_cards(rc, union) & table, yes, no, info, yes)
         else:
             st[PHASE] = CHOOSE
         return 1
@@ -780,7 +787,7 @@ def step(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, action: int, info: np.n
     target = card % r + 1 - _sum_of_values(rc, picked)
     _, union, unique = _lookup(rc, pc, counts, target)
     if target == 0 or unique:
-        complete_move(rc, st, seat, card, picked | (_union_cards(rc, union) & table), True, False, info)
+        complete_move(rc, st, seat, card, picked | (_union_cards(rc, union) & table), yes, no, info, yes)
     return 1
 
 

@@ -255,20 +255,20 @@ def compile_namespace(
     return compiled
 
 
-COMPILE_SECONDS = 45
+COMPILE_SECONDS = 30
 """About how long the first compile takes on a quiet 2-core machine (the project's development VM), in seconds: the
-estimate shown before a step is done. Measured when the kernel and the agents' search were one module (1 min 42 s in
-all, 59 s of CPU; 5 min 32 s with four other jobs running), its steps' shares below: the kernel's part is 46% of it."""
+estimate shown before a step is done (measured: 24-25 s of CPU, alone or beside two trainings; 35 s before the
+kernel's calls passed their constants as plain values, ``_kernel_jit``'s docstring)."""
 WARM_UP_STEPS = {
-    ("classic", "observations"): 0.28,
-    ("classic", "random play"): 0.67,
-    ("classic", "moves"): 0.05,
+    ("classic", "observations"): 0.38,
+    ("classic", "random play"): 0.52,
+    ("classic", "moves"): 0.10,
     ("cirulla", "observations"): 0.0,  # cirulla's calls have classic's argument types: nothing more compiles
     ("cirulla", "random play"): 0.0,
     ("cirulla", "moves"): 0.0,
 }
 """The warm-up's steps (``_warm_up``'s ticks, in order) and each one's share of a cold compile's time (measured on
-the development machine: 42, 103 and 6 s of 151 s): the progress line's fraction done."""
+the development machine: 9.6, 13.3 and 2.5 s of CPU of 25.4 s): the progress line's fraction done."""
 
 
 class CompileProgress:
