@@ -54,14 +54,13 @@ train: $(STAMP)
 	@$(KERNEL)
 	trap : INT; $(PY) train.py $(ARGS) || [ $$? -eq 130 ]
 
-# The kernel and the search are loaded (compiled first where a fresh clone or a change of their code left the cache
-# without them) before the workers start: the tests see a warm install, as a user does after `make setup`.
+# Where a fresh clone or a change of their code left the cache without them, the kernel and the search compile in
+# the background while the tests that need neither run first (tests/conftest.py); the others start once they are
+# cached, so the tests see a warm install, as a user does after `make setup`.
 test: $(VENV)/.installed-test
-	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 $(ARGS)
 
 test-slow: $(VENV)/.installed-test
-	@$(KERNEL)
 	$(PY) -m pytest -q -n 2 -m slow $(ARGS)
 
 bench: $(STAMP)
