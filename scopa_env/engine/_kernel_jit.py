@@ -12,11 +12,9 @@ of each rank, then the number of cards, the rank bit mask and the counts packed 
 state, a step's info and ``rc`` are named in ``scopa_env.engine._kernel_layout``. Everything here is written from the
 batched core (``scopa_env.engine.core``) line by line; ``tests/test_kernel.py`` checks that the two agree move for move.
 
-Constant arguments: numba compiles a called function once for each literal value a call passes (``True``, ``0``: a
-``Literal[bool](True)`` signature beside the plain ``bool`` one), and re-optimises its callees with it. So the calls
-between the kernel's functions pass constants as plain values (``np.bool_(True)``, ``np.int64(0)``): ``step``'s
-``complete_move`` compiles once rather than four times, and the first compile is about a third shorter (35 -> 24 s
-of CPU for the kernel, same code paths, same speed: measured in the commit that made the change).
+Constant arguments: numba compiles a callee once for each literal value a call passes (``True``, ``0``). So calls
+here pass constants as plain values (``np.bool_(True)``, ``np.int64(0)``): ``complete_move`` compiles once, not four
+times, and the kernel's first compile takes 24 s of CPU, not 35 (same code paths, same speed: see its commit).
 """
 
 from __future__ import annotations
