@@ -52,12 +52,12 @@ KERNEL_FREE = frozenset(
     test_activations test_bench test_core test_core_cirulla test_differential test_docs test_docs_commands
     test_docs_site test_errors test_fuzz_bench_scripts test_fuzz_labels test_fuzz_record_play test_hostile_labels
     test_install test_leaderboard_inputs test_league test_moves test_path_kind test_random_agent test_random_streams
-    test_ratings test_record test_reference test_reference_cirulla test_scoring test_suit_symmetry test_sweep_inputs
-    test_threads test_web_load
+    test_ratings test_record test_reference test_reference_cirulla test_scoring test_suit_symmetry test_suite_order
+    test_sweep_inputs test_threads
     """.split()
 )
-"""The test modules none of whose tests load the compiled kernel or search (measured: each test run with them made
-to fail), which run while they compile."""
+"""The test modules none of whose tests load the compiled kernel or search, which run while they compile (found by
+running the suite with the compiled code made to fail; ``tests/test_suite_order.py`` checks it under ``-m slow``)."""
 
 _ROOT = Path(__file__).resolve().parent.parent
 

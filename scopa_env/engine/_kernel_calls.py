@@ -200,7 +200,7 @@ def random_pick(rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int) -> int
 
 @njit(cache=True)
 def play_random(
-    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int, seats: int, info: np.ndarray, picks: bool
+    rc: np.ndarray, pc: np.ndarray, st: np.ndarray, key: int, seats: int, info: np.ndarray, picks: bool | np.bool_
 ) -> bool:
     """``RandomAgent`` (``key``) plays the seats of the bit mask ``seats`` while one of them is to act in the PLAY
     phase (``random_card``, then ``step``), and with ``picks`` in the CHOOSE phase too (``random_pick``, up to a pick

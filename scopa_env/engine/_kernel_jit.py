@@ -615,10 +615,10 @@ def complete_move(
     seat: int,
     card: int,
     capture: int,
-    captures: bool,
-    ace_all: bool,
+    captures: bool | np.bool_,
+    ace_all: bool | np.bool_,
     info: np.ndarray,
-    next_hand: bool = True,
+    next_hand: bool | np.bool_ = True,
 ) -> None:
     """The end of a move (``core.step`` once a move is done): the capture or the lay, scopa, next seat, a new
     deal or the end of the hand. The card has already left the hand. ``next_hand`` False: a hand that ends is
@@ -660,7 +660,7 @@ def complete_move(
 
 
 @njit(cache=True)
-def end_hand(rc: np.ndarray, st: np.ndarray, info: np.ndarray, next_hand: bool = True) -> None:
+def end_hand(rc: np.ndarray, st: np.ndarray, info: np.ndarray, next_hand: bool | np.bool_ = True) -> None:
     """``core._end_hands`` of one game: leftovers, scoring, the match check and the next hand (``next_hand``
     False: scored only, and left in the DONE phase)."""
     s, n = rc[R_S], rc[R_N]
