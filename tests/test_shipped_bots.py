@@ -83,7 +83,7 @@ def test_the_shipped_bots() -> None:
     plays_pimc = {n for n in BOTS if _card(n).get("search", {}).get("agent") == "pimc"}
     assert {"classic", "cirulla", "scopone-scientifico", "scopa-a-quattro", "simple-4-teams", "simple-8"} <= plays_pimc
     search_only = {n for n in BOTS if _card(n).get("architecture") is None}
-    assert search_only == {"simple-5", "simple-6", "simple-6-teams", "cirulla-3", "cirulla-4"}
+    assert search_only == {"simple-5", "simple-6", "simple-6-teams"}
     # simple-3 keeps its pimc search beside a network trained for it (issue 53 item 3)
     assert "simple-3" in plays_pimc and _card("simple-3")["checkpoint_meta"]["variant"] == "simple-3"
     # simple-2 keeps its pimc search and holds classic's network, the same weights (the same observations and actions)
