@@ -67,19 +67,9 @@ def _kernel_free(nodeid: str) -> bool:
     return Path(nodeid.split("::", 1)[0]).stem in KERNEL_FREE
 
 
-LONG_FIRST = ("test_web_browser", "test_ray", "test_integrations", "test_web_load")
-"""The modules whose tests take longest (Chromium, Ray clusters, RLlib and Tianshou, a load test: 5-11 s each), which
-start first among the others, so that neither worker ends the suite alone on one of them."""
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of ``KERNEL_FREE`` first, then those of ``LONG_FIRST``, then the rest (a stable sort: each worker
-    orders its collection alike)."""
-
-    def order(item: pytest.Item) -> tuple[bool, bool]:
-        return not _kernel_free(item.nodeid), Path(item.nodeid.split("::", 1)[0]).stem not in LONG_FIRST
-
-    items.sort(key=order)
+    """The tests of ``KERNEL_FREE`` first (a stable sort: each worker orders its collection alike)."""
+    items.sort(key=lambda item: not _kernel_free(item.nodeid))
 
 
 class _Compile:

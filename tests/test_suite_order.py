@@ -21,19 +21,17 @@ def test_every_kernel_free_name_is_a_test_module() -> None:
     assert not missing, f"KERNEL_FREE names test modules that do not exist: {missing}"
 
 
-def test_the_kernel_free_tests_come_first_then_the_long_ones() -> None:
+def test_the_kernel_free_tests_come_first_in_their_order() -> None:
     ids = [
         "tests/test_kernel.py::test_a",
         "tests/test_core.py::test_b[1]",
-        "tests/test_web_browser.py::test_f",
         "tests/test_search.py::test_c",
         "tests/test_core.py::test_d",
         "tests/test_moves.py::test_e",
     ]
     items = [SimpleNamespace(nodeid=i) for i in ids]
     conftest.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
-    assert [item.nodeid for item in items] == [ids[1], ids[4], ids[5], ids[2], ids[0], ids[3]]
-    assert set(conftest.LONG_FIRST) <= {p.stem for p in (ROOT / "tests").glob("test_*.py")}
+    assert [item.nodeid for item in items] == [ids[1], ids[3], ids[4], ids[0], ids[2]]
 
 
 @pytest.mark.slow
