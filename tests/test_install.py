@@ -27,14 +27,21 @@ COMMANDS = (
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The wheel built from the checkout, and what the build printed."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    cmd = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(ROOT)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stdout + out.stderr
-    (wheel,) = (tmp / "dist").glob("scopa-*.whl")
-    return wheel, out.stdout + out.stderr
+    """The wheel built from the checkout, and what the build printed: built once a session, in the folder that the
+    suite's workers share, under a lock (two builds at once in the checkout's build folders break each other)."""
+    from filelock import FileLock  # torch's dependency
+
+    shared = tmp_path_factory.getbasetemp().parent / "scopa-wheel"
+    with FileLock(f"{shared}.lock"):
+        printed = shared / "printed.txt"
+        if not printed.is_file():
+            pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+            cmd = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(shared / "dist"), str(ROOT)]
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            assert out.returncode == 0, out.stdout + out.stderr
+            printed.write_text(out.stdout + out.stderr, encoding="utf-8")
+    (wheel,) = (shared / "dist").glob("scopa-*.whl")
+    return wheel, printed.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
