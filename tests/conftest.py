@@ -81,7 +81,7 @@ class _Compile:
 
     @classmethod
     def start(cls, config: pytest.Config, nodeids: list[str]) -> None:
-        if cls.process is not None or all(_kernel_free(n) for n in nodeids):
+        if cls.process is not None or config.option.collectonly or all(_kernel_free(n) for n in nodeids):
             return
         from agents.search import compiled
         from scopa_env.engine import kernel
