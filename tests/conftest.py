@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import train_smoke
+from tests.helpers import ROOT, train_smoke
 
 FIXED = ("--lr-end-fraction", "1")
 """A constant learning rate: a run cut at 2,048 steps and resumed trains like the whole one."""
@@ -58,8 +58,6 @@ KERNEL_FREE = frozenset(
 )
 """The test modules none of whose tests load the compiled kernel or search, which run while they compile (found by
 running the suite with the compiled code made to fail; ``tests/test_suite_order.py`` checks it under ``-m slow``)."""
-
-_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _kernel_free(nodeid: str) -> bool:
@@ -101,7 +99,7 @@ class _Compile:
         cls.log = tempfile.TemporaryFile()
         cls.process = subprocess.Popen(
             [sys.executable, "-c", "from agents.search import compiled; compiled.jit()"],
-            cwd=_ROOT,
+            cwd=ROOT,
             stdout=cls.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a Ctrl-C of the suite leaves it to finish the cache, not half-written
