@@ -83,6 +83,15 @@ def partitions(t: int, max_part: int) -> list[list[int]]:
     return out
 
 
+def _prefix_in_place(a: npt.NDArray[np.int32], axis: int, op: np.ufunc) -> None:
+    """Running ``op`` (add, or) along ``axis`` of ``a``, in place: slice i becomes op(slice i, slice i-1)."""
+    here: list[int | slice] = [slice(None)] * a.ndim
+    before: list[int | slice] = [slice(None)] * a.ndim
+    for i in range(1, a.shape[axis]):
+        here[axis], before[axis] = i, i - 1
+        op(a[tuple(here)], a[tuple(before)], out=a[tuple(here)])
+
+
 @lru_cache(maxsize=8)
 def capture_table(num_ranks: int, max_target: int) -> CaptureTable:
     """Build (once per process) the capture table of a deck and maximum target."""
@@ -107,17 +116,13 @@ def capture_table(num_ranks: int, max_target: int) -> CaptureTable:
             tables_n[t, key] += 1
             tables_u[t, key] |= int(sum(1 << r for r in range(num_ranks) if counts[r]))
             tables_c[t, key] += int(counts.sum())
-    for t in range(max_target + 1):
-        n = tables_n[t].reshape(shape)
-        u = tables_u[t].reshape(shape)
-        c = tables_c[t].reshape(shape)
-        for axis in range(len(shape)):
-            n = np.cumsum(n, axis=axis)
-            c = np.cumsum(c, axis=axis)
-            u = np.bitwise_or.accumulate(u, axis=axis)
-        tables_n[t] = n.reshape(-1)
-        tables_u[t] = u.reshape(-1)
-        tables_c[t] = c.reshape(-1)
+    # The zeta transform, in place and for every target at once: along each rank's axis, slice i takes in slice i-1.
+    # (np.cumsum along the inner axes of the 13-rank deck's lattice took 2.7 s; these slice-wise adds take 0.3 s.)
+    full = (max_target + 1, *shape)
+    for table, op in ((tables_n, np.add), (tables_c, np.add), (tables_u, np.bitwise_or)):
+        lattice = table.reshape(full)  # a view: the table is filled in place
+        for axis in range(1, len(full)):
+            _prefix_in_place(lattice, axis, op)
     return CaptureTable(
         num_ranks=num_ranks,
         max_target=max_target,
