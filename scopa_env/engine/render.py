@@ -19,10 +19,27 @@ from scopa_env.engine import core
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.cards import SUIT_LETTERS, SUIT_SYMBOLS, Deck
 
-__all__ = ["pretty_card", "pretty_cards", "render_text"]
+__all__ = ["RENDER_MODES", "check_render_mode", "pretty_card", "pretty_cards", "render_text", "show_text"]
 
 _ANSI_RED = "\x1b[31m"
 _ANSI_RESET = "\x1b[0m"
+
+RENDER_MODES = ("ansi", "human")
+"""The envs' render modes: ``"ansi"``, ``render()`` returns the picture as text; ``"human"``, it prints it."""
+
+
+def check_render_mode(render_mode: object) -> None:
+    """Refuse an env's ``render_mode`` other than None or one of ``RENDER_MODES``."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+
+
+def show_text(text: str, render_mode: str | None) -> str | None:
+    """An env's ``render()`` of the picture ``text``: printed in ``"human"`` mode (None), else returned."""
+    if render_mode == "human":
+        print(text + "\n")
+        return None
+    return text
 
 
 def pretty_card(card: int, deck: Deck, color: bool = False) -> str:

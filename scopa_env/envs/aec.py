@@ -205,7 +205,7 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from scopa_env.engine import core
 from scopa_env.engine.observation import observation_bounds, validate_max_hands
-from scopa_env.engine.render import render_text
+from scopa_env.engine.render import check_render_mode, render_text, show_text
 from scopa_env.engine.single import SingleGame, game_from_state, new_game
 from scopa_env.games.learner import MAX_SEED, REWARD_MODES, check_seed, validate_reward
 from scopa_env.records.state_io import state_from_json
@@ -513,8 +513,7 @@ class raw_env(AECEnv, EzPickle):
         EzPickle.__init__(self, variant, render_mode, reward, max_hands)
         super().__init__()
         self.rules = get_rules(variant)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.reward_mode = validate_reward(reward)
         self.max_hands = validate_max_hands(max_hands)
@@ -655,10 +654,7 @@ class raw_env(AECEnv, EzPickle):
             return None
         state = self._require_state()
         text = render_text(self.rules, state, game=0, seat=self.agent_name_mapping[self.agent_selection])
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return show_text(text, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release (text rendering only)."""

@@ -59,7 +59,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from scopa_env.engine.observation import observation_bounds
-from scopa_env.engine.render import render_text
+from scopa_env.engine.render import check_render_mode, render_text, show_text
 from scopa_env.engine.single import next_seed
 from scopa_env.games.learner import (
     MAX_GAMES,
@@ -137,8 +137,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
         render_mode: Literal["ansi", "human"] | None = None,
     ) -> None:
         self.rules = get_rules(variant)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.games = self._games_class(
             self.rules,
@@ -248,10 +247,7 @@ class ScopaEnv(gymnasium.Env[npt.NDArray[np.float32], np.int64]):
             gymnasium.logger.warn("You are calling render() without a render_mode; pass render_mode='ansi' or 'human'.")
             return None
         text = render_text(self.rules, self.games.state, game=0, seat=int(self.games.learner_seat[0]))
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return show_text(text, self.render_mode)
 
 
 def _ended(info: dict[str, Any], ends: EpisodeEnds) -> tuple[bool, bool]:

@@ -23,7 +23,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
 from scopa_env.engine.observation import observation_bounds
-from scopa_env.engine.render import render_text
+from scopa_env.engine.render import check_render_mode, render_text, show_text
 from scopa_env.games.learner import MAX_SEED, LearnerGames, MaskFilter, OpponentSpec, check_seed
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
@@ -64,8 +64,7 @@ class ScopaVecEnv(VecEnv):
         if not isinstance(stacked_masks, (bool, np.bool_)):
             raise TypeError(f"stacked_masks must be True or False, got {stacked_masks!r}")
         self.stacked_masks = bool(stacked_masks)
-        if render_mode is not None and render_mode not in ("ansi", "human"):
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.games = LearnerGames(
             self.rules,
@@ -228,17 +227,10 @@ class ScopaVecEnv(VecEnv):
             warnings.warn("ScopaVecEnv.render() needs render_mode='ansi' or 'human'", stacklevel=2)
             return None
         text = self._render_text(0)
-        if mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return show_text(text, mode)
 
     def _render_text(self, i: int) -> str:
         return render_text(self.rules, self.games.state, game=i, seat=int(self.games.learner_seat[i]))
 
     def _render_game(self, i: int) -> str | None:
-        text = self._render_text(i)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return show_text(self._render_text(i), self.render_mode)
