@@ -201,6 +201,17 @@ def same_state(a: core.State, b: core.State) -> None:
         assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
 
 
+def random_actions(mask: npt.NDArray[np.bool_], rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """A uniformly random legal action of each game of the (B, A) ``mask`` (0 for a game with none)."""
+    return np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+
+
+def random_steps(rules: Rules | str, state: core.State, steps: int, rng: np.random.Generator) -> None:
+    """Step every game of ``state`` ``steps`` times with ``random_actions``."""
+    for _ in range(steps):
+        core.step(rules, state, random_actions(core.legal_action_mask(rules, state), rng))
+
+
 def play_on_alike(rules: Rules, state: core.State, twin: core.State, rng: np.random.Generator, steps: int) -> None:
     """Step ``state`` and ``twin`` (a copy of it, say one restored from a save) ``steps`` times with the same random
     legal actions: the masks, observations and every step result must be the same."""
@@ -208,7 +219,7 @@ def play_on_alike(rules: Rules, state: core.State, twin: core.State, rng: np.ran
         mask = core.legal_action_mask(rules, state)
         assert np.array_equal(mask, core.legal_action_mask(rules, twin))
         assert np.array_equal(observation.observe(rules, state), observation.observe(rules, twin))
-        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        acts = random_actions(mask, rng)
         a, b = core.step(rules, state, acts), core.step(rules, twin, acts)
         for f in dataclasses.fields(core.StepInfo):
             assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name

@@ -32,7 +32,7 @@ from scopa_env.records.state_io import (
 )
 from scopa_env.rules import CIRULLA_VARIANTS, Rules
 from scopa_env.rules.cards import format_card, format_cards, parse_card
-from tests.helpers import play_on_alike, same_state
+from tests.helpers import play_on_alike, random_steps, same_state
 
 CIRULLA = list(CIRULLA_VARIANTS)
 POINT_KEYS = ["carte", "denari", "settebello", "primiera", "scope", "napoli", "grande", "knocks", "total"]
@@ -179,14 +179,11 @@ def test_saved_states_round_trip_in_every_phase_and_continue_identically(variant
                 stop_seen |= bool(stop[g])
         if state.done.all():
             break
-        mask = core.legal_action_mask(rules, state)
-        core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+        random_steps(rules, state, 1, rng)
     assert {"PLAY", "CHOOSE", "KNOCK"} <= seen and stop_seen
     # a mid-game batch restored from its saves plays on exactly like the original
     state = core.reset(rules, np.arange(8, dtype=np.uint64) + 7)
-    for _ in range(int(rng.integers(5, 40))):
-        mask = core.legal_action_mask(rules, state)
-        core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+    random_steps(rules, state, int(rng.integers(5, 40)), rng)
     restored = state_from_json([state_to_json(rules, state, g) for g in range(8)], rules)
     same_state(restored, state)
     play_on_alike(rules, state, restored, rng, 60)
@@ -313,8 +310,7 @@ def test_render_says_when_a_capture_may_stop() -> None:
             g = int(np.flatnonzero(stop)[0])
             assert "may stop here and take just the picked cards" in render_text(rules, state, g)
             break
-        mask = core.legal_action_mask(rules, state)
-        core.step(rules, state, np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]))
+        random_steps(rules, state, 1, rng)
     else:
         pytest.fail("no CHOOSE position with stop in 300 random steps")
 

@@ -21,16 +21,9 @@ from scopa_env.records.state_io import (
     state_to_json,
 )
 from scopa_env.rules import VARIANTS, get_rules
-from tests.helpers import play_on_alike, same_state
+from tests.helpers import play_on_alike, random_steps, same_state
 
 VARIANT_NAMES = list(VARIANTS)
-
-
-def _random_steps(variant: str, state: core.State, steps: int, rng: np.random.Generator) -> None:
-    for _ in range(steps):
-        mask = core.legal_action_mask(variant, state)
-        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
-        core.step(variant, state, acts)
 
 
 @pytest.mark.parametrize("variant", VARIANT_NAMES)
@@ -38,7 +31,7 @@ def test_round_trip_and_continue_identically(variant: str) -> None:
     rules = get_rules(variant)
     rng = np.random.default_rng(0)
     state = core.reset(rules, np.arange(4, dtype=np.uint64) + 100)
-    _random_steps(variant, state, int(rng.integers(20, 60)), rng)  # mid-game, some in the CHOOSE phase maybe
+    random_steps(variant, state, int(rng.integers(20, 60)), rng)  # mid-game, some in the CHOOSE phase maybe
     texts = [state_to_json(rules, state, g) for g in range(4)]
     restored = state_from_json(texts, rules)
     same_state(restored, state)
@@ -60,7 +53,7 @@ def test_choose_phase_and_finished_games_round_trip() -> None:
                 same_state(state_from_json(state_to_json(rules, state, g)), state.take([g]))
         if state.done.all():
             break
-        _random_steps("classic", state, 1, rng)
+        random_steps("classic", state, 1, rng)
     assert {"PLAY", "CHOOSE", "DONE"} <= seen
 
 
@@ -138,7 +131,7 @@ def test_record_prefix() -> None:
 
 def _saved(**changes: object) -> dict:
     state = core.reset("classic", [3])
-    _random_steps("classic", state, 5, np.random.default_rng(0))
+    random_steps("classic", state, 5, np.random.default_rng(0))
     d = state_to_dict("classic", state)
     d.update(changes)
     return d
