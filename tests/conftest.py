@@ -75,9 +75,10 @@ LONG_FIRST = (
     "test_train",
     "test_train_reliability",
 )
-"""The modules of the longest tests (a browser, a loaded server, Ray clusters, other libraries' trainers: 2-13 s each,
-about 2 of the suite's 4 minutes), run first after ``KERNEL_FREE`` rather than last in the alphabet: at the end of the
-suite they left one core idle for about half a minute while the other worker finished them."""
+"""The modules of the longest tests (a browser, a loaded server, Ray clusters, other libraries' trainers, training runs
+stopped by signals: 2-13 s each), run first after ``KERNEL_FREE`` rather than last in the alphabet: at the end of the
+suite they left one core idle for about half a minute while the other worker finished them. The suite now ends on
+short tests, and both workers finish together."""
 
 
 def _order(nodeid: str) -> tuple[bool, int]:
