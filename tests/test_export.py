@@ -96,7 +96,9 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
 
     d = tmp_path_factory.mktemp("trained")
     ckpt = make_checkpoint(d / "best.zip", learn_steps=128, seed=1)
-    cfg = EvalConfig(variant="classic", gauntlet=str(ckpt), agents=["random"], mode="hands", deals=16, workers=1)
+    cfg = EvalConfig(
+        variant="classic", gauntlet=str(ckpt), agents=["random"], mode="hands", deals=16, workers=1, seed=5
+    )
     write_outputs(run_tournament(cfg), d / "eval", plots=False)
     cfg = EvalConfig(variant="classic", gauntlet=str(ckpt), agents=["greedy"], mode="hands", deals=8, workers=1)
     write_outputs(run_tournament(cfg), d / "eval2", plots=False)
@@ -202,6 +204,7 @@ def test_model_card(trained: tuple[Path, Path, Path]) -> None:
     assert checks["masked_prob_max"] == 0.0 and checks["rows"] == DEFAULT_CHECK_ROWS
     ratings = card["ratings"]
     assert ratings["source"] == str(results) and ratings["mode"] == "hands" and ratings["deals"] == 16
+    assert ratings["seed"] == 5 and ratings["deals_from"] == "seed 5"  # what reproduces the deals
     assert {r["agent"] for r in ratings["ratings"]} == {"best", "random"}
     assert {r["spec"] for r in ratings["ratings"]} == {str(ckpt), "random"}
     assert ratings["pairings"] and {"agent", "opponent", "score"} <= set(ratings["pairings"][0])
@@ -224,6 +227,7 @@ def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
 
     gauntlet = {
         "source": "g",
+        "seed": 7,
         "pairings": [pairing("mine", "greedy", 1000, 1, 0.9, 1.1), pairing("mine", "expert", 1000, 0.2, 0.1, 0.3)],
     }
     small = {"source": "s", "pairings": [pairing("expert", "b", 300, -0.5, -0.7, -0.3)]}  # expert first: sign flips
@@ -239,8 +243,8 @@ def test_against_expert_reads_the_bots_margins_from_its_ratings() -> None:
     # the gauntlet names the bot 'mine' (its one agent in every pairing); the round robin has no such agent: skipped
     assert verdict["beats_expert"] is True and verdict["min_deals"] == 1000
     assert verdict["margins"] == [
-        {"source": "g", "deals": 1000, "margin": 0.2, "low": 0.1, "high": 0.3},
-        {"source": "s", "deals": 300, "margin": 0.5, "low": 0.3, "high": 0.7},
+        {"source": "g", "seed": 7, "deals": 1000, "margin": 0.2, "low": 0.1, "high": 0.3},
+        {"source": "s", "seed": None, "deals": 300, "margin": 0.5, "low": 0.3, "high": 0.7},
     ]
     assert against_expert("b", [small])["beats_expert"] is False  # above 0, but on fewer than 1,000 deals
     assert against_expert("b", [{"pairings": [pairing("b", "expert", 5000, 0.1, -0.01, 0.2)]}])["beats_expert"] is False

@@ -148,6 +148,21 @@ def test_the_card_says_whether_the_bot_beats_expert(name: str) -> None:
         assert "does not beat expert" in card.get("note", ""), "the card says so, and why"
 
 
+@pytest.mark.parametrize("name", ALL_BOTS)
+def test_the_card_carries_the_ratings_it_shipped_on(name: str) -> None:
+    """Issue 53: every card's ratings (``ratings`` and ``more_ratings``, what the bot shipped on) name each agent's
+    spec, the deals and their seed, and each pairing's 95% interval: with them the ratings can be played again."""
+    card = _card(name)
+    for block in [card["ratings"], *card.get("more_ratings", [])]:
+        assert isinstance(block["seed"], int) and block["deals_from"] == f"seed {block['seed']}", block["source"]
+        assert isinstance(block["deals"], int) and block["deals"] > 0
+        assert all(r["spec"] for r in block["ratings"])
+        for p in block["pairings"]:
+            assert p["margin"]["low"] <= p["margin"]["value"] <= p["margin"]["high"], (block["source"], p["agent"])
+    for row in card["against_expert"]["margins"]:
+        assert isinstance(row["seed"], int), row["source"]
+
+
 @pytest.mark.parametrize(("name", "variant"), [(n, v) for n in BOTS for v in [n, *_card(n).get("serves", [])]])
 def test_plays_a_full_match_legally_and_is_the_variants_default(name: str, variant: str) -> None:
     rules = get_rules(variant)

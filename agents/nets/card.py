@@ -26,7 +26,8 @@ __all__ = [
 
 
 def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
-    """The model card's ``ratings``: the ratings and pairings of an ``evaluate.py`` ``results.json`` (or its folder)."""
+    """The model card's ``ratings``: the ratings and pairings of an ``evaluate.py`` ``results.json`` (or its folder),
+    with the deals' count and seed (what, with the agents' specs, reproduces them)."""
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
@@ -44,11 +45,15 @@ def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
     if data.get("variant") not in (None, variant):
         raise ExportArgumentError(f"{p} rates agents in {data['variant']!r}, but the checkpoint plays {variant!r}")
     keep = ("rank", "agent", "spec", "steps", "rating", "low", "high", "games", "score")
+    deals = data.get("deals") if isinstance(data.get("deals"), dict) else {}
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
     return {
         "source": str(p),
         "created": data.get("created"),
         "mode": data.get("mode"),
-        "deals": (data.get("deals") or {}).get("count"),
+        "deals": deals.get("count"),
+        "seed": config.get("seed"),  # the deals' seed: with the specs, what reproduces these ratings
+        "deals_from": deals.get("source"),  # "seed N", or the deals file they were read from
         "anchor": data.get("anchor"),
         "ratings": [{k: r.get(k) for k in keep if k in r} for r in data["ratings"]],
         "pairings": data.get("pairings", []),
@@ -87,6 +92,7 @@ def against_expert(name: str, rating_cards: Sequence[dict[str, Any]]) -> dict[st
             rows.append(
                 {
                     "source": rc.get("source"),
+                    "seed": rc.get("seed"),
                     "deals": p.get("deals"),
                     "margin": sign * float(m["value"]),
                     "low": low,
