@@ -45,8 +45,8 @@ def ratings_from_results(path: str | Path, variant: str) -> dict[str, Any]:
     if data.get("variant") not in (None, variant):
         raise ExportArgumentError(f"{p} rates agents in {data['variant']!r}, but the checkpoint plays {variant!r}")
     keep = ("rank", "agent", "spec", "steps", "rating", "low", "high", "games", "score")
-    deals = data.get("deals") if isinstance(data.get("deals"), dict) else {}
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    deals: dict[str, Any] = data["deals"] if isinstance(data.get("deals"), dict) else {}
+    config: dict[str, Any] = data["config"] if isinstance(data.get("config"), dict) else {}
     return {
         "source": str(p),
         "created": data.get("created"),
