@@ -26,6 +26,7 @@ from agents.training.safe_state import StateFileError
 from agents.training.trainer import Trainer
 from scopa_env.engine import core, observation
 from scopa_env.rules import get_rules
+from tests.helpers import decisions, random_positions
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -284,3 +285,28 @@ def test_odd_paths_and_incomplete_bots_give_clean_errors(tmp_path: Path) -> None
     shutil.copy(ROOT / "agents" / "bots" / "classic" / "model_card.json", partial)
     with pytest.raises(BotError, match=r"policy\.npz is missing"):
         Bot.load(partial, prefer="numpy")
+
+
+@pytest.mark.parametrize(
+    ("variant", "spec"),
+    [
+        ("classic", "random"),
+        ("classic", "greedy"),
+        ("classic", "expert"),
+        ("classic", "pimc:worlds=4,endgame=4"),
+        ("classic", "pimc:worlds=4,rollout=expert,infer=1"),
+        ("classic", "ismcts:iters=8,parallel=4,rollout=expert"),
+        ("classic", "az:path=agents/bots/classic,worlds=2,endgame=4"),
+        ("scopone-scientifico", "bot:path=agents/bots/scopone-scientifico,search=false"),
+    ],
+)
+def test_every_league_opponent_saves_in_a_checkpoint_and_plays_alike(variant: str, spec: str) -> None:
+    """A league member is saved with the run (``safe_state``, no pickle): each kind of agent a config can name as a
+    baseline round-trips and decides alike after it; the searches hold their rollout policy by name, and the scopone
+    bot's closed end game is a pimc search (a run against it failed at its first checkpoint before)."""
+    rules = get_rules(variant)
+    agent = make_agent(spec.replace("path=", f"path={ROOT}/"), rules, seed=3)
+    back = safe_state.loads(safe_state.dumps({"agent": agent}))["agent"]
+    assert type(back) is type(agent)
+    st = random_positions(rules, 6, 5, seed=11)
+    assert np.array_equal(decisions(agent, rules, st, seed=5, calls=2), decisions(back, rules, st, seed=5, calls=2))

@@ -62,7 +62,7 @@ class NetEvaluator:
     def __init__(self, rules: Rules, layers: Layers, activation: str, source: str) -> None:
         self.rules = rules
         self.layers = [(np.ascontiguousarray(w, dtype=np.float32), b.astype(np.float32)) for w, b in layers]
-        self.act_fn = ACTIVATIONS[activation].numpy
+        self.activation = activation
         self.source = source
         size = observation.observation_size(rules)
         if self.layers[0][0].shape[0] != size or self.layers[-1][0].shape[1] != rules.num_actions:
@@ -70,6 +70,11 @@ class NetEvaluator:
                 f"{source}: the network maps {self.layers[0][0].shape[0]} inputs to {self.layers[-1][0].shape[1]} "
                 f"actions, but {rules.name} needs {size} observation entries and {rules.num_actions} actions"
             )
+
+    @property
+    def act_fn(self) -> Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]:
+        """The activation's numpy function, looked up by name on use (so the evaluator saves in a checkpoint)."""
+        return ACTIVATIONS[self.activation].numpy
 
     def logits(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """(n, num_cards) raw logits of the observations ``obs`` (n, obs_size)."""
@@ -149,11 +154,23 @@ class AZAgent(StatePolicy):
         self.net = net
         self.worlds, self.depth, self.endgame, self.prior = int(worlds), int(depth), int(endgame), float(prior)
         self.rollout_name = rollout
+        self.rollout_fn: RolloutPolicy | None = None  # a function set in place of the named one (tests, benches)
         self.temp = float(temp)
         self.expert = float(expert)
-        self.policy: RolloutPolicy = greedy_moves
-        if rollout == "net":
-            self.policy = net_rollout_policy(net, self.temp, lambda: self.rng)
+
+    @property
+    def policy(self) -> RolloutPolicy:
+        """The rollout policy (greedy's, or the network's reading the agent's current generator), made on use from
+        the options: the agent holds no function, so a league that holds it saves in a checkpoint."""
+        if self.rollout_fn is not None:
+            return self.rollout_fn
+        if self.rollout_name == "net":
+            return net_rollout_policy(self.net, self.temp, lambda: self.rng)
+        return greedy_moves
+
+    @policy.setter
+    def policy(self, fn: RolloutPolicy) -> None:
+        self.rollout_fn = fn
 
     def search(
         self, state: State, games: npt.NDArray[np.intp]

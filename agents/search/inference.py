@@ -43,7 +43,16 @@ MODELS = ("greedy", "expert")
 
 Model = str | NetModel
 
-__all__ = ["MODELS", "DealMemory", "Model", "NetModel", "OpponentMove", "inferred_worlds", "supports_inference"]
+__all__ = [
+    "MODELS",
+    "DealMemory",
+    "InferredWorlds",
+    "Model",
+    "NetModel",
+    "OpponentMove",
+    "inferred_worlds",
+    "supports_inference",
+]
 
 
 def supports_inference(rules: Rules) -> bool:
@@ -186,13 +195,18 @@ def _log_likelihood(
     return logp
 
 
-def inferred_worlds(memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
+class InferredWorlds:
     """A world sampler for ``lookahead.move_margins``: ``pool`` x uniform worlds, resampled by the likelihood of
-    each game's recorded opponent moves (games without any keep uniform worlds)."""
+    each game's recorded opponent moves (games without any keep uniform worlds). A class rather than a closure, so a
+    search that holds one saves in a training checkpoint (``safe_state`` stores no functions)."""
 
-    def sampler(
-        rules: Rules, state: State, games: npt.NDArray[np.intp], counts: npt.ArrayLike, rng: np.random.Generator
+    def __init__(self, memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> None:
+        self.memory, self.temp, self.pool, self.model = memory, temp, pool, model
+
+    def __call__(
+        self, rules: Rules, state: State, games: npt.NDArray[np.intp], counts: npt.ArrayLike, rng: np.random.Generator
     ) -> tuple[State, npt.NDArray[np.intp]]:
+        memory, temp, pool, model = self.memory, self.temp, self.pool, self.model
         counts = np.broadcast_to(np.asarray(counts, dtype=np.intp), games.shape)
         recorded = [memory.recorded(state, int(g)) for g in games]
         has_moves = np.array([bool(r) for r in recorded], dtype=np.bool_)
@@ -217,4 +231,7 @@ def inferred_worlds(memory: DealMemory, temp: float, pool: int, model: Model = "
         idx = np.concatenate(keep)
         return worlds.take(idx), wrow[idx]
 
-    return sampler
+
+def inferred_worlds(memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
+    """The world sampler of ``InferredWorlds`` (see there)."""
+    return InferredWorlds(memory, temp, pool, model)

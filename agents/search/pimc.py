@@ -98,8 +98,9 @@ class PIMCAgent(StatePolicy):
         check_at_least("pimc", "prior", prior, 0, "weight of the expert heuristic")
         check_search_options("pimc", worlds, depth, endgame)
         self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
+        check_rollout("pimc", rollout)
         self.rollout_name = rollout
-        self.policy = check_rollout("pimc", rollout)
+        self.rollout_fn: RolloutPolicy | None = None  # a function set in place of the named one (tests, benches)
         self.prior = float(prior)
         self.infer, self.pool = float(infer), int(pool)
         self.sampler: WorldSampler | None = None
@@ -128,6 +129,16 @@ class PIMCAgent(StatePolicy):
         if self.memory is not None:
             self.memory.remember(state, games, actions)
         return actions
+
+    @property
+    def policy(self) -> RolloutPolicy:
+        """The rollout policy ``rollout_name`` names, looked up on use: the agent holds only its name, so a league
+        that holds it saves and loads in a checkpoint (``safe_state`` stores no functions)."""
+        return self.rollout_fn if self.rollout_fn is not None else ROLLOUT_POLICIES[self.rollout_name]
+
+    @policy.setter
+    def policy(self, fn: RolloutPolicy) -> None:
+        self.rollout_fn = fn
 
     def _play(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         """The action that starts each game's move of best mean margin (plus prior)."""

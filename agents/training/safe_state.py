@@ -8,11 +8,11 @@ of object tree as plain data instead, in one ``.npz`` (read with ``agents.nets.w
 - ``__tree__``: the tree as JSON (UTF-8 bytes): numbers, strings, lists, dicts and tagged nodes;
 - ``a0``, ``a1``, ...: every numpy array and torch tensor of the tree, as ``.npy`` members.
 
-What a tree may hold: ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, lists, tuples, dicts (any
-encodable keys), ``OrderedDict``, ``deque``, sets; numpy arrays (no object dtype), scalars, dtypes, ``Generator``,
-bit generators and ``SeedSequence``; torch tensors, parameters, dtypes and devices; and objects of *allowed
-classes*: every class defined in this project's packages (``scopa_env``, ``agents``) and a short, explicit list of
-outside classes (the torch / SB3 layers of a policy network, Gymnasium's ``Box`` and ``Discrete``). An object is
+What a tree may hold: ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, ``pathlib`` paths, lists, tuples,
+dicts (any encodable keys), ``OrderedDict``, ``deque``, sets; numpy arrays (no object dtype), scalars, dtypes,
+``Generator``, bit generators and ``SeedSequence``; torch tensors, parameters, dtypes and devices; and objects of
+*allowed classes*: every class defined in this project's packages (``scopa_env``, ``agents``) and a short, explicit
+list of outside classes (the torch / SB3 layers of a policy network, Gymnasium's ``Box`` and ``Discrete``). An object is
 stored as its class's name and its attribute dict; loading creates it with ``cls.__new__(cls)`` and fills in the
 attributes (project classes with their own ``__setstate__`` get it called): no constructor of any outside class,
 no function, nothing named by the file is ever called. Functions, lambdas and other classes cannot be saved
@@ -32,6 +32,7 @@ import collections
 import importlib
 import io
 import json
+import pathlib
 from enum import Enum
 from typing import Any
 
@@ -60,6 +61,11 @@ ALLOWED_OUTSIDE_CLASSES = frozenset(
 )
 """Classes from outside the project that a state file may hold (as attribute dicts; never constructed)."""
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+_PATHS = (
+    type(pathlib.Path()),
+    pathlib.PurePosixPath,
+    pathlib.PureWindowsPath,
+)  # the platform's concrete path, pure paths
 _TORCH_DTYPES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
@@ -150,6 +156,8 @@ class _Writer:
             return {"$": "dtype", "v": obj.str}
         if isinstance(obj, bytes):
             return {"$": "bytes", "v": base64.b64encode(obj).decode("ascii")}
+        if type(obj) in _PATHS:
+            return {"$": "path", "c": type(obj).__name__, "v": str(obj)}
         if isinstance(obj, np.random.Generator):
             return {"$": "gen", "i": self._remember(obj), "bg": self.enc(obj.bit_generator, f"{where}.bit_generator")}
         if isinstance(obj, np.random.BitGenerator):
@@ -298,6 +306,11 @@ class _Reader:
             return dtype
         if kind == "bytes":
             return base64.b64decode(node["v"], validate=True)
+        if kind == "path":
+            paths = {cls.__name__: cls for cls in _PATHS}
+            if node["c"] not in paths or not isinstance(node["v"], str):
+                raise StateFileError(f"bad path node {node['c']!r}")
+            return paths[node["c"]](node["v"])
         if kind == "gen":
             bg = self.dec(node["bg"])
             if not isinstance(bg, np.random.BitGenerator):
