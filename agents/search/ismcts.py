@@ -26,8 +26,8 @@ from agents.baselines.features import (
 )
 from agents.baselines.greedy import greedy_moves
 from agents.search.compiled import kernel_rollout
-from agents.search.lookahead import RolloutPolicy, apply_moves, rollout, sample_worlds
-from agents.search.pimc import ROLLOUT_POLICIES, check_rollout
+from agents.search.lookahead import apply_moves, rollout, sample_worlds
+from agents.search.pimc import NamedRollout
 from scopa_env.engine import core, state_moves
 from scopa_env.engine.core import Phase
 from scopa_env.rules import Rules
@@ -54,7 +54,7 @@ def _move_keys(moves: Moves, num_cards: int) -> list[int]:
     return (bits * 64 + moves.card).tolist()
 
 
-class ISMCTSAgent(StatePolicy):
+class ISMCTSAgent(NamedRollout, StatePolicy):
     """Single-observer information-set MCTS with ``iters`` iterations per decision (``parallel`` at a time)."""
 
     name = "ismcts"
@@ -76,19 +76,7 @@ class ISMCTSAgent(StatePolicy):
         if final not in ("visits", "value"):
             raise AgentSpecError(f"ismcts: final must be 'visits' or 'value', got {final!r}")
         self.iters, self.c, self.parallel, self.final = int(iters), float(c), int(parallel), final
-        check_rollout("ismcts", rollout)
-        self.rollout_name = rollout
-        self.rollout_fn: RolloutPolicy | None = None  # a function set in place of the named one (tests, benches)
-
-    @property
-    def policy(self) -> RolloutPolicy:
-        """The rollout policy ``rollout_name`` names, looked up on use: the agent holds only its name, so a league
-        that holds it saves and loads in a checkpoint (``safe_state`` stores no functions)."""
-        return self.rollout_fn if self.rollout_fn is not None else ROLLOUT_POLICIES[self.rollout_name]
-
-    @policy.setter
-    def policy(self, fn: RolloutPolicy) -> None:
-        self.rollout_fn = fn
+        self.set_rollout("ismcts", rollout)
 
     def _play(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         rules = self.rules

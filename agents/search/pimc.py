@@ -52,7 +52,7 @@ from agents.search.lookahead import RolloutPolicy, WorldSampler, check_search_op
 from scopa_env.engine import core
 from scopa_env.rules import Rules
 
-__all__ = ["DEFAULTS", "ROLLOUT_POLICIES", "PIMCAgent"]
+__all__ = ["DEFAULTS", "ROLLOUT_POLICIES", "NamedRollout", "PIMCAgent"]
 
 ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {"greedy": greedy_moves, "expert": expert_moves}
 """Rollout policies by name: functions ``(rules, state, games) -> (moves, index of the chosen move)``."""
@@ -70,7 +70,30 @@ def check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
     return ROLLOUT_POLICIES[rollout_name]
 
 
-class PIMCAgent(StatePolicy):
+class NamedRollout:
+    """A search's rollout policy held by its name in ``ROLLOUT_POLICIES``: the agent holds no function, so a league
+    that holds it saves and loads in a training checkpoint (``safe_state`` stores no functions). ``policy`` is the
+    function; setting it puts a function in place of the named one (the kernel-against-core tests and bench)."""
+
+    rollout_name: str
+    rollout_fn: RolloutPolicy | None
+
+    def set_rollout(self, agent: str, rollout_name: str) -> None:
+        """Use the rollout policy ``rollout_name`` (``AgentSpecError`` for agent ``agent`` if it is unknown)."""
+        check_rollout(agent, rollout_name)
+        self.rollout_name, self.rollout_fn = rollout_name, None
+
+    @property
+    def policy(self) -> RolloutPolicy:
+        """The rollout policy in use: the one set in place of the named one, else the named one."""
+        return self.rollout_fn if self.rollout_fn is not None else ROLLOUT_POLICIES[self.rollout_name]
+
+    @policy.setter
+    def policy(self, fn: RolloutPolicy) -> None:
+        self.rollout_fn = fn
+
+
+class PIMCAgent(NamedRollout, StatePolicy):
     """Sampled-deal search: ``worlds`` determinizations, ``depth``-ply max^n with rollouts, exact end game.
 
     ``prior`` weighs the expert heuristic (``features.expert_scores``) added to the mean margin of each move.
@@ -98,9 +121,7 @@ class PIMCAgent(StatePolicy):
         check_at_least("pimc", "prior", prior, 0, "weight of the expert heuristic")
         check_search_options("pimc", worlds, depth, endgame)
         self.worlds, self.depth, self.endgame = int(worlds), int(depth), int(endgame)
-        check_rollout("pimc", rollout)
-        self.rollout_name = rollout
-        self.rollout_fn: RolloutPolicy | None = None  # a function set in place of the named one (tests, benches)
+        self.set_rollout("pimc", rollout)
         self.prior = float(prior)
         self.infer, self.pool = float(infer), int(pool)
         self.sampler: WorldSampler | None = None
@@ -129,16 +150,6 @@ class PIMCAgent(StatePolicy):
         if self.memory is not None:
             self.memory.remember(state, games, actions)
         return actions
-
-    @property
-    def policy(self) -> RolloutPolicy:
-        """The rollout policy ``rollout_name`` names, looked up on use: the agent holds only its name, so a league
-        that holds it saves and loads in a checkpoint (``safe_state`` stores no functions)."""
-        return self.rollout_fn if self.rollout_fn is not None else ROLLOUT_POLICIES[self.rollout_name]
-
-    @policy.setter
-    def policy(self, fn: RolloutPolicy) -> None:
-        self.rollout_fn = fn
 
     def _play(self, state: core.State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         """The action that starts each game's move of best mean margin (plus prior)."""
