@@ -591,3 +591,30 @@ def test_renamed_config_keys_say_their_new_names_and_old_runs_still_resume() -> 
     assert (cfg.endgame, cfg.distill_coef, cfg.distill_endgame, cfg.distill_fraction, cfg.seed) == (8, 0.0, 6, 0.5, 3)
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     assert set(RENAMED.values()) <= fields and not set(RENAMED) & fields
+
+
+def test_best_response_recipe_trains_against_the_frozen_network_alone_then_exports_and_rates(tmp_path: Path) -> None:
+    """configs/scopone_br.yaml (issue 53's exploitability check), shrunk: every episode is against the frozen
+    network (no snapshot ever enters the league), the run checkpoints with that bot in its league and resumes, and
+    the commands of the config's header read what it writes (export, then evaluate against the frozen network)."""
+    import evaluate
+    from agents.nets import export
+
+    config = str(ROOT / "configs" / "scopone_br.yaml")
+    small = ["--num-envs", "16", "--pretrain-hands", "20", "--eval-every", "1024", "--eval-deals", "4"]
+    small += ["--checkpoint-every", "1024", "--run-root", str(tmp_path)]
+    assert train.main(["--config", config, "--total-steps", "1024", *small]) == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.name.startswith("scopone-scientifico__scopone_br__")]
+    assert train.main(["--resume", str(run), "--total-steps", "2048"]) == 0
+    trainer = Trainer.resume(run, None, {})
+    frozen = "bot:path=agents/bots/scopone-scientifico,search=false,endgame_worlds=0"
+    assert [m.name for m in trainer.league.members] == [frozen]
+    evals = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert evals[-1]["step"] >= 2048 and frozen in json.dumps(evals[-1])
+    net = tmp_path / "net-br"
+    assert export.main([str(run / "best.zip"), "--out", str(net), "--name", "br"]) == 0
+    out = tmp_path / "eval"
+    argv = ["--variant", "scopone-scientifico", "--agents", f"bot:path={net},search=false", frozen]
+    assert evaluate.main([*argv, "--hands", "2", "--seed", "5", "--out", str(out), "--quiet", "--no-plot"]) == 0
+    (pairing,) = json.loads((out / "results.json").read_text())["pairings"]
+    assert pairing["opponent"].endswith("endgame_worlds=0") and pairing["games"] == 4
