@@ -28,6 +28,7 @@ from agents.nets.weights import Layers
 from agents.search.compiled import KernelMoves
 from agents.search.endgame import best_actions
 from agents.search.lookahead import RolloutPolicy, check_search_options, move_margins, search_plan
+from agents.search.pimc import NamedRollout
 from scopa_env.engine import observation
 from scopa_env.engine.core import State
 from scopa_env.rules import Rules
@@ -125,7 +126,7 @@ def _log_prior(net: NetEvaluator, state: State, games: npt.NDArray[np.intp], mov
     return np.maximum(logp[moves.row, moves.card], PRIOR_FLOOR)
 
 
-class AZAgent(StatePolicy):
+class AZAgent(NamedRollout, StatePolicy):
     """Sampled-deal search with a network's rollouts and prior (see the module docstring)."""
 
     name = "az"
@@ -153,24 +154,15 @@ class AZAgent(StatePolicy):
             raise AgentSpecError(f"az: temp must be >= 0 and needs rollout=net (sampled network rollouts), got {temp}")
         self.net = net
         self.worlds, self.depth, self.endgame, self.prior = int(worlds), int(depth), int(endgame), float(prior)
-        self.rollout_name = rollout
-        self.rollout_fn: RolloutPolicy | None = None  # a function set in place of the named one (tests, benches)
+        self.rollout_name, self.rollout_fn = rollout, None
         self.temp = float(temp)
         self.expert = float(expert)
 
-    @property
-    def policy(self) -> RolloutPolicy:
-        """The rollout policy (greedy's, or the network's reading the agent's current generator), made on use from
-        the options: the agent holds no function, so a league that holds it saves in a checkpoint."""
-        if self.rollout_fn is not None:
-            return self.rollout_fn
+    def named_rollout(self) -> RolloutPolicy:
+        """greedy's rollout, or the network's (reading the agent's current generator), made on use from the options."""
         if self.rollout_name == "net":
             return net_rollout_policy(self.net, self.temp, lambda: self.rng)
         return greedy_moves
-
-    @policy.setter
-    def policy(self, fn: RolloutPolicy) -> None:
-        self.rollout_fn = fn
 
     def search(
         self, state: State, games: npt.NDArray[np.intp]

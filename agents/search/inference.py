@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.baselines.features import dynamic_weights, expert_scores, generate_moves, greedy_scores
-from agents.search.lookahead import WorldSampler, sample_worlds
+from agents.search.lookahead import sample_worlds
 from scopa_env.engine import core, observation
 from scopa_env.engine.core import Phase, State
 from scopa_env.rules import Rules
@@ -50,7 +50,6 @@ __all__ = [
     "Model",
     "NetModel",
     "OpponentMove",
-    "inferred_worlds",
     "supports_inference",
 ]
 
@@ -230,8 +229,3 @@ class InferredWorlds:
             keep.append(rows[rng.choice(rows.size, size=int(counts[i]), p=w / w.sum())])
         idx = np.concatenate(keep)
         return worlds.take(idx), wrow[idx]
-
-
-def inferred_worlds(memory: DealMemory, temp: float, pool: int, model: Model = "greedy") -> WorldSampler:
-    """The world sampler of ``InferredWorlds`` (see there)."""
-    return InferredWorlds(memory, temp, pool, model)

@@ -47,7 +47,7 @@ from agents.search.endgame import (
     best_actions,
 )
 from agents.search.expert import expert_moves
-from agents.search.inference import MODELS, DealMemory, Model, inferred_worlds, supports_inference
+from agents.search.inference import MODELS, DealMemory, InferredWorlds, Model, supports_inference
 from agents.search.lookahead import RolloutPolicy, WorldSampler, check_search_options, move_margins, search_plan
 from scopa_env.engine import core
 from scopa_env.rules import Rules
@@ -71,9 +71,10 @@ def check_rollout(name: str, rollout_name: str) -> RolloutPolicy:
 
 
 class NamedRollout:
-    """A search's rollout policy held by its name in ``ROLLOUT_POLICIES``: the agent holds no function, so a league
-    that holds it saves and loads in a training checkpoint (``safe_state`` stores no functions). ``policy`` is the
-    function; setting it puts a function in place of the named one (the kernel-against-core tests and bench)."""
+    """A search's rollout policy held by its name (``ROLLOUT_POLICIES``'s, or the search's own: ``named_rollout``):
+    the agent holds no function, so a league that holds it saves and loads in a training checkpoint (``safe_state``
+    stores no functions). ``policy`` is the function; setting it puts a function in place of the named one (the
+    kernel-against-core tests and bench)."""
 
     rollout_name: str
     rollout_fn: RolloutPolicy | None
@@ -83,10 +84,14 @@ class NamedRollout:
         check_rollout(agent, rollout_name)
         self.rollout_name, self.rollout_fn = rollout_name, None
 
+    def named_rollout(self) -> RolloutPolicy:
+        """The rollout policy ``rollout_name`` names (a search with names of its own overrides this)."""
+        return ROLLOUT_POLICIES[self.rollout_name]
+
     @property
     def policy(self) -> RolloutPolicy:
         """The rollout policy in use: the one set in place of the named one, else the named one."""
-        return self.rollout_fn if self.rollout_fn is not None else ROLLOUT_POLICIES[self.rollout_name]
+        return self.rollout_fn if self.rollout_fn is not None else self.named_rollout()
 
     @policy.setter
     def policy(self, fn: RolloutPolicy) -> None:
@@ -135,7 +140,7 @@ class PIMCAgent(NamedRollout, StatePolicy):
                 ) from None
         if self.infer > 0 and supports_inference(self.rules):
             self.memory = DealMemory(self.rules)
-            self.sampler = inferred_worlds(self.memory, self.infer, self.pool, self.model)
+            self.sampler = InferredWorlds(self.memory, self.infer, self.pool, self.model)
 
     def seed(self, seed: int | None = None) -> None:
         super().seed(seed)

@@ -61,11 +61,8 @@ ALLOWED_OUTSIDE_CLASSES = frozenset(
 )
 """Classes from outside the project that a state file may hold (as attribute dicts; never constructed)."""
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
-_PATHS = (
-    type(pathlib.Path()),
-    pathlib.PurePosixPath,
-    pathlib.PureWindowsPath,
-)  # the platform's concrete path, pure paths
+_PATHS = {cls.__name__: cls for cls in (type(pathlib.Path()), pathlib.PurePosixPath, pathlib.PureWindowsPath)}
+"""The path classes a state file may hold, by name: the platform's concrete path and the pure paths."""
 _TORCH_DTYPES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
@@ -156,7 +153,7 @@ class _Writer:
             return {"$": "dtype", "v": obj.str}
         if isinstance(obj, bytes):
             return {"$": "bytes", "v": base64.b64encode(obj).decode("ascii")}
-        if type(obj) in _PATHS:
+        if _PATHS.get(type(obj).__name__) is type(obj):
             return {"$": "path", "c": type(obj).__name__, "v": str(obj)}
         if isinstance(obj, np.random.Generator):
             return {"$": "gen", "i": self._remember(obj), "bg": self.enc(obj.bit_generator, f"{where}.bit_generator")}
@@ -307,10 +304,9 @@ class _Reader:
         if kind == "bytes":
             return base64.b64decode(node["v"], validate=True)
         if kind == "path":
-            paths = {cls.__name__: cls for cls in _PATHS}
-            if node["c"] not in paths or not isinstance(node["v"], str):
+            if node["c"] not in _PATHS or not isinstance(node["v"], str):
                 raise StateFileError(f"bad path node {node['c']!r}")
-            return paths[node["c"]](node["v"])
+            return _PATHS[node["c"]](node["v"])
         if kind == "gen":
             bg = self.dec(node["bg"])
             if not isinstance(bg, np.random.BitGenerator):
