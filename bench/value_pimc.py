@@ -1,0 +1,357 @@
+"""A learned leaf value in place of pimc's greedy rollouts: ``vpimc``, an experiment for issue 53's learned search.
+
+pimc values a move, in each sampled deal, by playing the rest of the hand out with ``greedy`` (a policy that loses
+to pimc by six points a hand in scopone); the tuned search corrects that with twice the expert heuristic. ``vpimc``
+plays the move in each sampled deal, lets greedy answer for the next ``reply`` plies (0: none), and then values the
+position with a **value network**: an MLP over the deal as the sampled world has it (every hand, the table, the
+piles, the scope, who moves next, all from the acting seat's chair) that predicts the hand's final margin of that
+seat's side (the scope already made, known exactly, is added to its output). The last ``endgame`` plies are still
+solved exactly in each sampled deal, as pimc does, and the expert heuristic can be added (``prior``, 0 by default)::
+
+    python bench/value_pimc.py collect --hands 25000 --seed 102 --all-seats --out runs/value/d2.npz
+    python bench/value_pimc.py fit runs/value/d2.npz --arch 512,256 --epochs 4 --out runs/value/v2.npz
+    python evaluate.py --plugin scopa_bench.value_pimc --variant scopone-scientifico \
+        --gauntlet "v=vpimc:value=runs/value/v2.npz,worlds=256,endgame=10,reply=3" \
+        --agents "tuned=pimc:worlds=256,endgame=10,prior=2" --hands 400 --seed 9101 --workers 1
+
+``collect`` plays hands with a network's policy (a bot directory; its card sampled from the softmax at ``--temp``,
+greedy's capture for that card, as ``az``'s rollouts) and keeps, after every move, the features from the mover's
+chair (``--all-seats``: from every chair) and the hand's final margin of that chair's side. ``fit`` fits the MLP
+(mean squared error) and writes its weights as plain arrays (read with ``allow_pickle=False``: nothing in the file
+runs). Blind to hidden cards as pimc is: the features are read from the sampled worlds, which are dealt from what
+the acting seat has seen. An experiment, not a baseline (measured in docs/strength.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import AgentSpecError, load_network, register_agent
+from agents.baselines.features import dynamic_weights, expert_scores, generate_moves
+from agents.baselines.greedy import greedy_moves
+from agents.nets.az import net_rollout_policy, one_blas_thread
+from agents.search.endgame import best_actions
+from agents.search.lookahead import apply_moves, resolve_knocks, sample_worlds
+from agents.search.pimc import PIMCAgent
+from scopa_env.engine import core
+from scopa_env.engine.core import Phase, State
+from scopa_env.engine.state_moves import remaining_plies
+from scopa_env.games.policy import Policy
+from scopa_env.rules import Rules, get_rules
+from scopa_env.rules.scoring import margin_vs_mean_of_others
+
+__all__ = ["ValueNet", "ValuePIMC", "collect", "features", "fit"]
+
+SCOPE_SCALE = 5.0
+
+
+def feature_size(rules: Rules) -> int:
+    n, s, d = rules.num_players, rules.num_sides, rules.num_cards
+    return n * d + d + s * d + s + (s + 1) + n
+
+
+def features(rules: Rules, st: State, seat: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+    """(B, F) the whole deal of each game from seat ``seat[i]``'s chair: every hand (that seat's first, then the
+    next seats in turn), the table, the piles and scope (its side first), the last capturer, the seat to move."""
+    return scale(rules, raw_features(rules, st, seat))
+
+
+def scale(rules: Rules, raw: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """The network's input from ``raw_features`` (the scope counts scaled)."""
+    x = raw.astype(np.float32)
+    at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
+    x[:, at : at + rules.num_sides] /= SCOPE_SCALE
+    return x
+
+
+def scope_margin(rules: Rules, raw: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
+    """(B,) the scope already made, the mover's side less the mean of the others: points of the hand's final margin
+    that are already known exactly. The network predicts the rest."""
+    at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
+    sc = raw[:, at : at + rules.num_sides].astype(np.float64)
+    return sc[:, 0] - sc[:, 1:].mean(axis=1)
+
+
+def raw_features(rules: Rules, st: State, seat: npt.NDArray[np.intp]) -> npt.NDArray[np.uint8]:
+    """``features`` before scaling, as small integers (what ``collect`` stores)."""
+    n, s = rules.num_players, rules.num_sides
+    b = st.batch_size
+    rows = np.arange(b)[:, None]
+    side_of = np.asarray(rules.seat_side, dtype=np.intp)
+    seat = np.asarray(seat, dtype=np.intp)
+    side = side_of[seat]
+    rel_seats = (seat[:, None] + np.arange(n)[None, :]) % n
+    rel_sides = (side[:, None] + np.arange(s)[None, :]) % s
+    hands = st.hands[rows, rel_seats].reshape(b, -1)
+    piles = st.piles[rows, rel_sides].reshape(b, -1)
+    scope = np.minimum(st.scope[rows, rel_sides], 255)
+    last = np.zeros((b, s + 1), dtype=np.uint8)
+    lc = st.last_capturer.astype(np.intp)
+    last[np.arange(b), np.where(lc < 0, 0, 1 + (lc - side) % s)] = 1.0
+    to_move = np.zeros((b, n), dtype=np.uint8)
+    to_move[np.arange(b), (st.current.astype(np.intp) - seat) % n] = 1
+    parts = [hands, st.table, piles, scope, last, to_move]
+    return np.concatenate([p.astype(np.uint8) for p in parts], axis=1)
+
+
+class ValueNet:
+    """The value MLP (ReLU) from its plain-array file: ``W0, b0, W1, b1, ...`` (in, out) matrices."""
+
+    def __init__(self, path: str | Path) -> None:
+        with np.load(path, allow_pickle=False) as z:
+            k = len([f for f in z.files if f.startswith("W")])
+            self.layers = [(z[f"W{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(k)]
+            self.source = str(path)
+
+    def __call__(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                np.maximum(x, 0.0, out=x)
+        return x[:, 0].astype(np.float64)
+
+
+class ValuePIMC(PIMCAgent):
+    """pimc with a value network at the leaves instead of greedy rollouts (the module docstring)."""
+
+    name = "vpimc"
+
+    def __init__(self, rules: Rules, seed: int | None = None, value: str = "", reply: int = 0, **options: Any) -> None:
+        options.setdefault("prior", 0.0)
+        super().__init__(rules, seed, **options)
+        if reply < 0:
+            raise AgentSpecError("vpimc: reply must be >= 0 (plies played by greedy after the move, before the value)")
+        self.reply = int(reply)
+        if self.depth != 1:
+            raise AgentSpecError("vpimc: depth must be 1 (the value network takes the place of the rollouts)")
+        if not value:
+            raise AgentSpecError("vpimc: give value=PATH, a value network written by bench/value_pimc.py fit")
+        self.value = ValueNet(value)
+
+    def _play(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        exact = remaining_plies(self.rules, state, games) <= self.endgame
+        actions = np.zeros(games.size, dtype=np.int64)
+        if exact.any():  # pimc's exact end game over sampled deals, unchanged
+            actions[exact] = super()._play(state, games[exact])
+        if (~exact).any():
+            rest = games[~exact]
+            with one_blas_thread():
+                actions[~exact] = best_actions(state, rest, self.value_search(state, rest))
+        return actions
+
+    def value_search(
+        self, state: State, games: npt.NDArray[np.intp]
+    ) -> tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+        """``move_margins``' result with each move valued by the value network in every sampled deal."""
+        rules = self.rules
+        counts = np.full(games.size, self.worlds, dtype=np.intp)
+        worlds, wrow = sample_worlds(rules, state, games, counts, self.rng)
+        moves = generate_moves(rules, worlds, np.arange(worlds.batch_size))
+        children = worlds.take(moves.row)
+        mover = children.current.astype(np.intp).copy()
+        ended, pts = apply_moves(rules, children, moves.card, moves.capture)
+        for _ in range(self.reply):  # the next plies played by greedy in each world, as pimc's rollouts begin
+            live = np.flatnonzero(~ended)
+            if live.size == 0:
+                break
+            rmoves, best = greedy_moves(rules, children, live)
+            cards = np.zeros(children.batch_size, dtype=np.int64)
+            caps = np.zeros((children.batch_size, rules.num_cards), dtype=np.bool_)
+            cards[live], caps[live] = rmoves.card[best], rmoves.captures(best)
+            now_ended, now_pts = apply_moves(rules, children, cards, caps)
+            pts[now_ended] = now_pts[now_ended]
+            ended |= now_ended
+        side_of = np.asarray(rules.seat_side, dtype=np.intp)
+        value = margin_vs_mean_of_others(pts)[np.arange(len(moves)), side_of[mover]]
+        live = np.flatnonzero(~ended)
+        if live.size:
+            raw = raw_features(rules, children.take(live), mover[live])
+            value[live] = self.value(scale(rules, raw)) + scope_margin(rules, raw)
+        row_of = wrow[moves.row]
+        j = np.arange(len(moves)) - moves.starts[moves.row]
+        width = int(j.max()) + 1
+        total = np.zeros((games.size, width))
+        np.add.at(total, (row_of, j), value)
+        valid = np.zeros((games.size, width), dtype=np.bool_)
+        valid[row_of, j] = True
+        total /= counts[:, None]
+        if self.prior > 0:
+            real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
+            jr = np.arange(len(real)) - real.starts[real.row]
+            total[real.row, jr] += self.prior * expert_scores(rules, state, real)
+        total[~valid] = -np.inf
+        first_world = np.searchsorted(wrow, np.arange(games.size))
+        return moves, total, moves.starts[first_world]
+
+
+@register_agent(
+    "vpimc",
+    "EXPERIMENT: pimc with a value network at the leaves (bench/value_pimc.py); value=PATH, pimc's options",
+)
+def _make_vpimc(rules: Rules, seed: int | None = None, **options: Any) -> Policy:
+    return ValuePIMC(rules, seed, **options)
+
+
+def collect(
+    variant: str, net_path: str, hands: int, seed: int, temp: float, batch: int = 1000, all_seats: bool = False
+) -> dict[str, npt.NDArray[Any]]:
+    """Play ``hands`` hands with the network's policy; return the features after every move (from the mover's seat)
+    and the hand's final margin of the mover's side."""
+    rules = get_rules(variant)
+    net = load_network(rules, net_path)
+    rng = np.random.default_rng(seed)
+    policy = net_rollout_policy(net, temp, lambda: rng)
+    xs, ys = [], []
+    start = time.monotonic()
+    for first in range(0, hands, batch):
+        b = min(batch, hands - first)
+        state = core.reset(rules, (seed * 1_000_003 + first + np.arange(b)).astype(np.uint64))
+        resolve_knocks(rules, state)
+        feats: list[npt.NDArray[np.uint8]] = []
+        owner: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] = []
+        points = np.zeros((b, rules.num_sides))
+        with one_blas_thread():
+            while True:
+                live = np.flatnonzero(state.phase != Phase.DONE)
+                if live.size == 0:
+                    break
+                moves, best = policy(rules, state, live)
+                cards = np.zeros(b, dtype=np.int64)
+                caps = np.zeros((b, rules.num_cards), dtype=np.bool_)
+                cards[live], caps[live] = moves.card[best], moves.captures(best)
+                mover = state.current.astype(np.intp).copy()
+                ended, pts = apply_moves(rules, state, cards, caps)
+                points[ended] = pts[ended]
+                keep = live[~ended[live]]
+                if keep.size:
+                    after = state.take(keep)
+                    for k in range(rules.num_players if all_seats else 1):  # the mover's chair, then the others'
+                        seat = (mover[keep] + k) % rules.num_players
+                        feats.append(raw_features(rules, after, seat))
+                        owner.append((keep, seat))
+        side_of = np.asarray(rules.seat_side, dtype=np.intp)
+        margins = margin_vs_mean_of_others(points)
+        for f, (g, m) in zip(feats, owner, strict=True):
+            xs.append(f)
+            ys.append(margins[g, side_of[m]].astype(np.float32))
+        done = first + b
+        el = time.monotonic() - start
+        print(
+            f"collect: {done}/{hands} hands, {sum(len(y) for y in ys):,} positions, {el:.0f}s, "
+            f"ETA {el / done * (hands - done):.0f}s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return {"x": np.concatenate(xs), "y": np.concatenate(ys)}
+
+
+def fit(
+    rules: Rules,
+    x: npt.NDArray[np.uint8],
+    y: npt.NDArray[np.float32],
+    arch: list[int],
+    epochs: int,
+    seed: int,
+    threads: int,
+) -> tuple[dict[str, npt.NDArray[np.float32]], dict[str, float]]:
+    """Fit the value MLP to ``y`` (MSE, Adam, cosine decay); 5% held out. Returns the arrays and the fit's losses."""
+    import torch
+
+    scope_at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
+    num_sides = rules.num_sides
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(y))
+    hold = order[: len(y) // 20]
+    train = order[len(y) // 20 :]
+    sizes = [x.shape[1], *arch, 1]
+    mods: list[Any] = []
+    for i in range(len(sizes) - 1):
+        mods.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            mods.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*mods)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    steps = epochs * (len(train) // 2048 + 1)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    y = (y - scope_margin(rules, x)).astype(np.float32)  # the network predicts what the scope so far leaves open
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)  # x: raw features (uint8)
+    col = torch.ones(x.shape[1])
+    col[scope_at : scope_at + num_sides] = 1.0 / SCOPE_SCALE
+
+    def inp(idx: Any) -> Any:
+        return xt[idx].float() * col
+
+    def held() -> float:
+        with torch.no_grad():
+            out = torch.cat([model(inp(hold[k : k + 65536]))[:, 0] for k in range(0, len(hold), 65536)])
+            return float(((out - yt[hold]) ** 2).mean())
+
+    base = float(((yt[hold] - yt[train].mean()) ** 2).mean())
+    print(f"fit: {len(train):,} rows, held-out MSE of the mean {base:.3f}", file=sys.stderr, flush=True)
+    for e in range(epochs):
+        perm = torch.from_numpy(rng.permutation(train))
+        for k in range(0, len(perm), 2048):
+            idx = perm[k : k + 2048]
+            loss = ((model(inp(idx))[:, 0] - yt[idx]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        print(f"fit: epoch {e + 1}/{epochs}: held-out MSE {held():.3f}", file=sys.stderr, flush=True)
+    arrays: dict[str, npt.NDArray[np.float32]] = {}
+    linears = [m for m in mods if isinstance(m, torch.nn.Linear)]
+    for i, lin in enumerate(linears):
+        arrays[f"W{i}"] = lin.weight.detach().numpy().T.copy()
+        arrays[f"b{i}"] = lin.bias.detach().numpy().copy()
+    return arrays, {"held_out_mse": held(), "mean_only_mse": base}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python bench/value_pimc.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="positions and final margins from a network's play")
+    c.add_argument("--variant", default="scopone-scientifico")
+    c.add_argument("--net", default="agents/bots/scopone-scientifico")
+    c.add_argument("--hands", type=int, default=20000)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--temp", type=float, default=0.5)
+    c.add_argument("--all-seats", action="store_true", help="every position from every seat's chair")
+    c.add_argument("--out", required=True)
+    f = sub.add_parser("fit", help="fit the value network")
+    f.add_argument("data", nargs="+")
+    f.add_argument("--variant", default="scopone-scientifico")
+    f.add_argument("--arch", default="512,256")
+    f.add_argument("--epochs", type=int, default=6)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--threads", type=int, default=2)
+    f.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    if a.cmd == "collect":
+        data = collect(a.variant, a.net, a.hands, a.seed, a.temp, all_seats=a.all_seats)
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(a.out, x=data["x"], y=data["y"])
+        print(f"wrote {len(data['y']):,} positions to {a.out}")
+    else:
+        parts = [np.load(p, allow_pickle=False) for p in a.data]
+        x = np.concatenate([p["x"] for p in parts])
+        y = np.concatenate([p["y"] for p in parts])
+        arrays, report = fit(
+            get_rules(a.variant), x, y, [int(v) for v in a.arch.split(",")], a.epochs, a.seed, a.threads
+        )
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        np.savez(a.out, **arrays)  # type: ignore[arg-type]
+        print(f"wrote {a.out}: {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

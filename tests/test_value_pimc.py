@@ -1,0 +1,75 @@
+"""The learned-leaf experiment (``bench/value_pimc.py``): its collect and fit steps write what the next step reads, and
+``vpimc`` plays legal moves through evaluate's plugin hook, deterministic for a seed and blind to hidden cards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import evaluate
+from agents.base import AgentSpecError, make_agent
+from scopa_bench import value_pimc
+from scopa_env.rules import get_rules
+from tests.helpers import assert_blind_to_hidden_cards, decisions, random_positions
+
+
+@pytest.fixture(scope="module")
+def value_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny value network for scopone, collected and fitted by the module's own command line."""
+    d = tmp_path_factory.mktemp("value")
+    data, net = d / "data.npz", d / "value.npz"
+    assert value_pimc.main(["collect", "--hands", "30", "--seed", "1", "--all-seats", "--out", str(data)]) == 0
+    with np.load(data, allow_pickle=False) as z:
+        x, y = z["x"], z["y"]
+    rules = get_rules("scopone-scientifico")
+    assert x.shape == (30 * 39 * 4, value_pimc.feature_size(rules)) and x.dtype == np.uint8 and y.shape == (len(x),)
+    # every position is seen from the four chairs, two on each side: their margins cancel out, and they vary
+    assert abs(float(y.astype(np.float64).sum())) < 1e-6 and y.std() > 1
+    fit = ["fit", str(data), "--arch", "16", "--epochs", "1", "--threads", "1", "--out", str(net)]
+    assert value_pimc.main(fit) == 0
+    return net
+
+
+def test_features_are_the_deal_from_the_seats_chair() -> None:
+    rules = get_rules("scopone-scientifico")
+    st = random_positions(rules, 4, 9, seed=2)
+    for seat in range(rules.num_players):
+        raw = value_pimc.raw_features(rules, st, np.full(4, seat))
+        d = rules.num_cards
+        assert np.array_equal(raw[:, :d], st.hands[:, seat]), "the chair's own hand comes first"
+        assert np.array_equal(raw[:, d : 2 * d], st.hands[:, (seat + 1) % 4]), "then the next seat's"
+        assert raw[:, -4:].sum(axis=1).tolist() == [1] * 4, "one seat to move"
+    x = value_pimc.features(rules, st, np.zeros(4, dtype=np.intp))
+    assert x.dtype == np.float32 and x.shape == (4, value_pimc.feature_size(rules))
+
+
+def test_vpimc_plays_legal_hands_through_the_plugin(value_net: Path, tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    argv = ["--plugin", "scopa_bench.value_pimc", "--variant", "scopone-scientifico", "--hands", "2", "--seed", "3"]
+    argv += ["--gauntlet", f"v=vpimc:value={value_net},worlds=3,endgame=4,reply=3", "--agents", "greedy"]
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(out), "--no-progress", "--quiet", "--no-plot"]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["pairings"][0]["hands"] == 4  # evaluate's referee refuses an illegal action
+
+
+@pytest.mark.parametrize("options", ["reply=0", "reply=3,prior=2"])
+def test_vpimc_is_deterministic_and_blind_to_hidden_cards(value_net: Path, options: str) -> None:
+    rules = get_rules("scopone-scientifico")
+    spec = f"vpimc:value={value_net},worlds=3,endgame=4,{options}"
+    st = random_positions(rules, 6, 12, seed=4)
+    a = decisions(make_agent(spec, rules, seed=5), rules, st, seed=5)
+    assert np.array_equal(a, decisions(make_agent(spec, rules, seed=99), rules, st, seed=5))
+    assert_blind_to_hidden_cards(make_agent(spec, rules, seed=0), rules)
+
+
+def test_vpimc_options_are_checked(value_net: Path) -> None:
+    rules = get_rules("scopone-scientifico")
+    with pytest.raises(AgentSpecError, match="value=PATH"):
+        make_agent("vpimc", rules)
+    with pytest.raises(AgentSpecError, match="reply must be >= 0"):
+        make_agent(f"vpimc:value={value_net},reply=-1", rules)
+    with pytest.raises(AgentSpecError, match="depth must be 1"):
+        make_agent(f"vpimc:value={value_net},depth=2", rules)
