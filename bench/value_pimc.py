@@ -9,7 +9,7 @@ seat's side (the scope already made, known exactly, is added to its output). The
 solved exactly in each sampled deal, as pimc does, and the expert heuristic can be added (``prior``, 0 by default)::
 
     python bench/value_pimc.py collect --hands 25000 --seed 102 --all-seats --out runs/value/d2.npz
-    python bench/value_pimc.py fit runs/value/d2.npz --arch 512,256 --epochs 4 --out runs/value/v2.npz
+    python bench/value_pimc.py fit --data runs/value/d2.npz --arch 512,256 --epochs 4 --out runs/value/v2.npz
     python evaluate.py --plugin scopa_bench.value_pimc --variant scopone-scientifico \
         --gauntlet "v=vpimc:value=runs/value/v2.npz,worlds=256,endgame=10,reply=3" \
         --agents "tuned=pimc:worlds=256,endgame=10,prior=2" --hands 400 --seed 9101 --workers 1
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,13 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import AgentSpecError, load_network, register_agent
-from agents.baselines.features import dynamic_weights, expert_scores, generate_moves
+from agents.baselines.features import generate_moves
 from agents.baselines.greedy import greedy_moves
+from agents.cli.settings import add_field_options, int_arg, parse_options, setting
 from agents.nets.az import net_rollout_policy, one_blas_thread
+from agents.nets.weights import MAX_NPZ_BYTES, read_npz
 from agents.search.endgame import best_actions
-from agents.search.lookahead import apply_moves, resolve_knocks, sample_worlds
+from agents.search.lookahead import apply_moves, mean_margins, resolve_knocks, sample_worlds
 from agents.search.pimc import PIMCAgent
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State
@@ -50,6 +53,7 @@ from scopa_env.rules.scoring import margin_vs_mean_of_others
 __all__ = ["ValueNet", "ValuePIMC", "collect", "features", "fit"]
 
 SCOPE_SCALE = 5.0
+MAX_DATA_BYTES = 1 << 34  # collect's data: 289 bytes a position (a million hands from every chair: 45 GB)
 
 
 def feature_size(rules: Rules) -> int:
@@ -105,10 +109,10 @@ class ValueNet:
     """The value MLP (ReLU) from its plain-array file: ``W0, b0, W1, b1, ...`` (in, out) matrices."""
 
     def __init__(self, path: str | Path) -> None:
-        with np.load(path, allow_pickle=False) as z:
-            k = len([f for f in z.files if f.startswith("W")])
-            self.layers = [(z[f"W{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(k)]
-            self.source = str(path)
+        z = read_arrays(path, MAX_NPZ_BYTES)
+        k = len([f for f in z if f.startswith("W")])
+        self.layers = [(z[f"W{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(k)]
+        self.source = str(path)
 
     def __call__(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         for i, (w, b) in enumerate(self.layers):
@@ -174,21 +178,8 @@ class ValuePIMC(PIMCAgent):
         if live.size:
             raw = raw_features(rules, children.take(live), mover[live])
             value[live] = self.value(scale(rules, raw)) + scope_margin(rules, raw)
-        row_of = wrow[moves.row]
-        j = np.arange(len(moves)) - moves.starts[moves.row]
-        width = int(j.max()) + 1
-        total = np.zeros((games.size, width))
-        np.add.at(total, (row_of, j), value)
-        valid = np.zeros((games.size, width), dtype=np.bool_)
-        valid[row_of, j] = True
-        total /= counts[:, None]
-        if self.prior > 0:
-            real = generate_moves(rules, state, games, dynamic_weights(rules, state, games))
-            jr = np.arange(len(real)) - real.starts[real.row]
-            total[real.row, jr] += self.prior * expert_scores(rules, state, real)
-        total[~valid] = -np.inf
-        first_world = np.searchsorted(wrow, np.arange(games.size))
-        return moves, total, moves.starts[first_world]
+        prior = np.full(games.size, self.prior) if self.prior > 0 else None  # the expert heuristic, as pimc's
+        return mean_margins(rules, state, games, moves, wrow, counts, value, prior)
 
 
 @register_agent(
@@ -315,41 +306,51 @@ def fit(
     return arrays, {"held_out_mse": held(), "mean_only_mse": base}
 
 
+@dataclass
+class Options:
+    """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
+
+    step: str = setting(option="step", choices=["collect", "fit"], doc="collect positions, or fit the value network")
+    out: Path = setting(doc="the data file (collect) or the value network (fit) to write, .npz")
+    data: list[Path] = setting(default_factory=list, doc="fit: the data files written by collect", nargs="*")
+    variant: str = setting("scopone-scientifico", "the variant")
+    net: str = setting("agents/bots/scopone-scientifico", "collect: the network whose play makes the positions")
+    hands: int = setting(20000, "collect: hands played, 1..10**6", parse=int_arg(1, 10**6))
+    seed: int = setting(0, "collect: the deals' and the sampling's seed; fit: the weights', split's and order's")
+    temp: float = setting(0.5, "collect: the temperature of the network's softmax the cards are sampled from")
+    all_seats: bool = setting(False, "collect: every position from every seat's chair", negatable=False)
+    arch: str = setting("512,256", "fit: hidden layer sizes, comma-separated")
+    epochs: int = setting(6, "fit: passes over the rows", parse=int_arg(1, 1000))
+    threads: int = setting(2, "fit: torch threads", parse=int_arg(1, 64))
+
+
+def read_arrays(path: str | Path, max_bytes: int = MAX_DATA_BYTES) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of a file this module wrote, through the project's guarded reader (no pickles, sizes checked)."""
+    return read_npz(path, max_bytes=max_bytes)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python bench/value_pimc.py", description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("collect", help="positions and final margins from a network's play")
-    c.add_argument("--variant", default="scopone-scientifico")
-    c.add_argument("--net", default="agents/bots/scopone-scientifico")
-    c.add_argument("--hands", type=int, default=20000)
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--temp", type=float, default=0.5)
-    c.add_argument("--all-seats", action="store_true", help="every position from every seat's chair")
-    c.add_argument("--out", required=True)
-    f = sub.add_parser("fit", help="fit the value network")
-    f.add_argument("data", nargs="+")
-    f.add_argument("--variant", default="scopone-scientifico")
-    f.add_argument("--arch", default="512,256")
-    f.add_argument("--epochs", type=int, default=6)
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--threads", type=int, default=2)
-    f.add_argument("--out", required=True)
-    a = ap.parse_args(argv)
-    if a.cmd == "collect":
+    p = argparse.ArgumentParser(
+        prog="python bench/value_pimc.py",
+        description=(__doc__ or "").split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_field_options(p, Options, typed=True, once=False)
+    a = parse_options(p, Options, argv)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    if a.step == "collect":
         data = collect(a.variant, a.net, a.hands, a.seed, a.temp, all_seats=a.all_seats)
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(a.out, x=data["x"], y=data["y"])
         print(f"wrote {len(data['y']):,} positions to {a.out}")
-    else:
-        parts = [np.load(p, allow_pickle=False) for p in a.data]
-        x = np.concatenate([p["x"] for p in parts])
-        y = np.concatenate([p["y"] for p in parts])
-        arrays, report = fit(
-            get_rules(a.variant), x, y, [int(v) for v in a.arch.split(",")], a.epochs, a.seed, a.threads
-        )
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        np.savez(a.out, **arrays)  # type: ignore[arg-type]
-        print(f"wrote {a.out}: {report}")
+        return 0
+    if not a.data:
+        p.error("fit needs --data FILE [FILE ...] (what collect wrote)")
+    parts = [read_arrays(f) for f in a.data]
+    x = np.concatenate([q["x"] for q in parts])
+    y = np.concatenate([q["y"] for q in parts])
+    arrays, report = fit(get_rules(a.variant), x, y, [int(v) for v in a.arch.split(",")], a.epochs, a.seed, a.threads)
+    np.savez(a.out, **arrays)  # type: ignore[arg-type]
+    print(f"wrote {a.out}: {report}")
     return 0
 
 

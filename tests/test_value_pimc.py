@@ -28,7 +28,7 @@ def value_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert x.shape == (30 * 39 * 4, value_pimc.feature_size(rules)) and x.dtype == np.uint8 and y.shape == (len(x),)
     # every position is seen from the four chairs, two on each side: their margins cancel out, and they vary
     assert abs(float(y.astype(np.float64).sum())) < 1e-6 and y.std() > 1
-    fit = ["fit", str(data), "--arch", "16", "--epochs", "1", "--threads", "1", "--out", str(net)]
+    fit = ["fit", "--data", str(data), "--arch", "16", "--epochs", "1", "--threads", "1", "--out", str(net)]
     assert value_pimc.main(fit) == 0
     return net
 
@@ -65,11 +65,11 @@ def test_vpimc_is_deterministic_and_blind_to_hidden_cards(value_net: Path, optio
     assert_blind_to_hidden_cards(make_agent(spec, rules, seed=0), rules)
 
 
-def test_vpimc_options_are_checked(value_net: Path) -> None:
-    rules = get_rules("scopone-scientifico")
-    with pytest.raises(AgentSpecError, match="value=PATH"):
-        make_agent("vpimc", rules)
-    with pytest.raises(AgentSpecError, match="reply must be >= 0"):
-        make_agent(f"vpimc:value={value_net},reply=-1", rules)
-    with pytest.raises(AgentSpecError, match="depth must be 1"):
-        make_agent(f"vpimc:value={value_net},depth=2", rules)
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [("", "value=PATH"), ("VALUE,reply=-1", "reply must be >= 0"), ("VALUE,depth=2", "depth must be 1")],
+)
+def test_vpimc_options_are_checked(value_net: Path, options: str, message: str) -> None:
+    spec = "vpimc:" + options.replace("VALUE", f"value={value_net}") if options else "vpimc"
+    with pytest.raises(AgentSpecError, match=message):
+        make_agent(spec, get_rules("scopone-scientifico"))

@@ -48,6 +48,7 @@ __all__ = [
     "RolloutPolicy",
     "apply_moves",
     "check_search_options",
+    "mean_margins",
     "move_margins",
     "resolve_knocks",
     "rollout",
@@ -293,9 +294,25 @@ def move_margins(
             moves, values = search_tree(rules, worlds, limits[wrow], policy)
     side_of = np.array(rules.seat_side, dtype=np.intp)
     my_side = side_of[state.current[games].astype(np.intp)]
+    margin = margin_vs_mean_of_others(values)[np.arange(len(moves)), my_side[wrow[moves.row]]]
+    return mean_margins(rules, state, games, moves, wrow, counts, margin, prior, prior_scores)
+
+
+def mean_margins(
+    rules: Rules,
+    state: State,
+    games: npt.NDArray[np.intp],
+    moves: Moves | KernelMoves,
+    wrow: npt.NDArray[np.intp],
+    counts: npt.NDArray[np.intp],
+    margin: npt.NDArray[np.float64],
+    prior: npt.NDArray[np.float64] | None = None,
+    prior_scores: Callable[[], tuple[Moves, npt.NDArray[np.float64]]] | None = None,
+) -> tuple[Moves | KernelMoves, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """``move_margins``' result from each world's candidates ``moves`` (worlds of game i contiguous, ``wrow`` their
+    rows) and the acting side's ``margin`` of each: the mean over a game's ``counts`` worlds, plus the prior."""
     world_of = moves.row
     row_of = wrow[world_of]
-    margin = margin_vs_mean_of_others(values)[np.arange(len(moves)), my_side[row_of]]
     j = np.arange(len(moves)) - moves.starts[world_of]
     width = int(j.max()) + 1
     total = np.zeros((games.size, width))
