@@ -41,7 +41,7 @@ from agents.cli.settings import add_field_options, int_arg, parse_options, setti
 from agents.nets.az import net_rollout_policy, one_blas_thread
 from agents.nets.weights import MAX_NPZ_BYTES, read_npz
 from agents.search.endgame import best_actions
-from agents.search.lookahead import apply_moves, mean_margins, resolve_knocks, sample_worlds
+from agents.search.lookahead import apply_moves, mean_margins, play_ply, resolve_knocks, sample_worlds
 from agents.search.pimc import PIMCAgent
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State
@@ -61,6 +61,12 @@ def feature_size(rules: Rules) -> int:
     return n * d + d + s * d + s + (s + 1) + n
 
 
+def scope_columns(rules: Rules) -> slice:
+    """Where the scope counts sit in the features: after the hands, the table and the piles."""
+    at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
+    return slice(at, at + rules.num_sides)
+
+
 def features(rules: Rules, st: State, seat: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
     """(B, F) the whole deal of each game from seat ``seat[i]``'s chair: every hand (that seat's first, then the
     next seats in turn), the table, the piles and scope (its side first), the last capturer, the seat to move."""
@@ -70,16 +76,14 @@ def features(rules: Rules, st: State, seat: npt.NDArray[np.intp]) -> npt.NDArray
 def scale(rules: Rules, raw: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     """The network's input from ``raw_features`` (the scope counts scaled)."""
     x = raw.astype(np.float32)
-    at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
-    x[:, at : at + rules.num_sides] /= SCOPE_SCALE
+    x[:, scope_columns(rules)] /= SCOPE_SCALE
     return x
 
 
 def scope_margin(rules: Rules, raw: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
     """(B,) the scope already made, the mover's side less the mean of the others: points of the hand's final margin
     that are already known exactly. The network predicts the rest."""
-    at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
-    sc = raw[:, at : at + rules.num_sides].astype(np.float64)
+    sc = raw[:, scope_columns(rules)].astype(np.float64)
     return sc[:, 0] - sc[:, 1:].mean(axis=1)
 
 
@@ -112,7 +116,6 @@ class ValueNet:
         z = read_arrays(path, MAX_NPZ_BYTES)
         k = len([f for f in z if f.startswith("W")])
         self.layers = [(z[f"W{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(k)]
-        self.source = str(path)
 
     def __call__(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         for i, (w, b) in enumerate(self.layers):
@@ -165,11 +168,7 @@ class ValuePIMC(PIMCAgent):
             live = np.flatnonzero(~ended)
             if live.size == 0:
                 break
-            rmoves, best = greedy_moves(rules, children, live)
-            cards = np.zeros(children.batch_size, dtype=np.int64)
-            caps = np.zeros((children.batch_size, rules.num_cards), dtype=np.bool_)
-            cards[live], caps[live] = rmoves.card[best], rmoves.captures(best)
-            now_ended, now_pts = apply_moves(rules, children, cards, caps)
+            now_ended, now_pts = play_ply(rules, children, live, greedy_moves)
             pts[now_ended] = now_pts[now_ended]
             ended |= now_ended
         side_of = np.asarray(rules.seat_side, dtype=np.intp)
@@ -213,12 +212,8 @@ def collect(
                 live = np.flatnonzero(state.phase != Phase.DONE)
                 if live.size == 0:
                     break
-                moves, best = policy(rules, state, live)
-                cards = np.zeros(b, dtype=np.int64)
-                caps = np.zeros((b, rules.num_cards), dtype=np.bool_)
-                cards[live], caps[live] = moves.card[best], moves.captures(best)
                 mover = state.current.astype(np.intp).copy()
-                ended, pts = apply_moves(rules, state, cards, caps)
+                ended, pts = play_ply(rules, state, live, policy)
                 points[ended] = pts[ended]
                 keep = live[~ended[live]]
                 if keep.size:
@@ -255,8 +250,6 @@ def fit(
     """Fit the value MLP to ``y`` (MSE, Adam, cosine decay); 5% held out. Returns the arrays and the fit's losses."""
     import torch
 
-    scope_at = (rules.num_players + 1 + rules.num_sides) * rules.num_cards
-    num_sides = rules.num_sides
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     rng = np.random.default_rng(seed)
@@ -276,7 +269,7 @@ def fit(
     y = (y - scope_margin(rules, x)).astype(np.float32)  # the network predicts what the scope so far leaves open
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)  # x: raw features (uint8)
     col = torch.ones(x.shape[1])
-    col[scope_at : scope_at + num_sides] = 1.0 / SCOPE_SCALE
+    col[scope_columns(rules)] = 1.0 / SCOPE_SCALE
 
     def inp(idx: Any) -> Any:
         return xt[idx].float() * col

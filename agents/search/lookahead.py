@@ -50,6 +50,7 @@ __all__ = [
     "check_search_options",
     "mean_margins",
     "move_margins",
+    "play_ply",
     "resolve_knocks",
     "rollout",
     "sample_worlds",
@@ -173,14 +174,21 @@ def rollout(rules: Rules, state: State, policy: RolloutPolicy) -> npt.NDArray[np
         if live.size < 0.6 * sub.batch_size:
             sub, idx = sub.take(live), idx[live]
             live = np.arange(live.size)
-        moves, best = policy(rules, sub, live)
-        cards = np.zeros(sub.batch_size, dtype=np.int64)
-        caps = np.zeros((sub.batch_size, rules.num_cards), dtype=np.bool_)
-        cards[live] = moves.card[best]
-        caps[live] = moves.captures(best)
-        ended, pts = apply_moves(rules, sub, cards, caps)
+        ended, pts = play_ply(rules, sub, live, policy)
         points[idx[ended]] = pts[ended]
     return points
+
+
+def play_ply(
+    rules: Rules, state: State, live: npt.NDArray[np.intp], policy: RolloutPolicy
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """One move of ``policy`` in each game ``live`` of ``state`` (running games), in place: ``apply_moves``' result."""
+    moves, best = policy(rules, state, live)
+    cards = np.zeros(state.batch_size, dtype=np.int64)
+    caps = np.zeros((state.batch_size, rules.num_cards), dtype=np.bool_)
+    cards[live] = moves.card[best]
+    caps[live] = moves.captures(best)
+    return apply_moves(rules, state, cards, caps)
 
 
 def search_tree(
