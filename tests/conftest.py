@@ -29,6 +29,14 @@ FIXED = ("--lr-end-fraction", "1")
 """A constant learning rate: a run cut at 2,048 steps and resumed trains like the whole one."""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_logs_in_the_sessions_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """stable-baselines3 makes a folder /tmp/SB3-<time> for every model whose logger it configures itself (the
+    tests' own MaskablePPO models; the trainer sets its own): here they go to the session's temporary folder, which
+    pytest cleans up, instead of piling up in /tmp (processes the tests start inherit it)."""
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3"))
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished smoke run (4,096 steps; step files at 2,048 and 4,096), trained once a session and shared: a test
