@@ -6,7 +6,10 @@ plays the move in each sampled deal, lets greedy answer for the next ``reply`` p
 position with a **value network**: an MLP over the deal as the sampled world has it (every hand, the table, the
 piles, the scope, who moves next, all from the acting seat's chair) that predicts the hand's final margin of that
 seat's side (the scope already made, known exactly, is added to its output). The last ``endgame`` plies are still
-solved exactly in each sampled deal, as pimc does, and the expert heuristic can be added (``prior``, 0 by default)::
+solved exactly in each sampled deal, as pimc does, and the expert heuristic can be added (``prior``, 0 by default).
+``mix=w`` (0 by default) values each leaf ``(1 - w) x value + w x greedy rollout to the end of the hand``, as AlphaGo
+mixed its value network with rollouts: the rollouts run on the compiled kernel as pimc's, over ``rworlds`` sampled
+deals of their own (the mean over worlds is linear in the leaves, so the two means can be taken apart)::
 
     python bench/value_pimc.py collect --hands 25000 --seed 102 --all-seats --out runs/value/d2.npz
     python bench/value_pimc.py fit --data runs/value/d2.npz --arch 512,256 --epochs 4 --out runs/value/v2.npz
@@ -41,11 +44,18 @@ from agents.cli.settings import add_field_options, int_arg, parse_options, setti
 from agents.nets.az import net_rollout_policy, one_blas_thread
 from agents.nets.weights import MAX_NPZ_BYTES, read_npz
 from agents.search.endgame import best_actions
-from agents.search.lookahead import apply_moves, mean_margins, play_ply, resolve_knocks, sample_worlds
+from agents.search.lookahead import (
+    apply_moves,
+    mean_margins,
+    move_margins,
+    play_ply,
+    resolve_knocks,
+    sample_worlds,
+)
 from agents.search.pimc import PIMCAgent
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State
-from scopa_env.engine.state_moves import remaining_plies
+from scopa_env.engine.state_moves import is_open, remaining_plies
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
@@ -53,6 +63,8 @@ from scopa_env.rules.scoring import margin_vs_mean_of_others
 __all__ = ["ValueNet", "ValuePIMC", "collect", "features", "fit"]
 
 SCOPE_SCALE = 5.0
+Found = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.intp]]
+"""A search's candidates (the first world's), mean margins per row (n, width; -inf past a row's moves), first index."""
 MAX_DATA_BYTES = 1 << 34  # collect's data: 289 bytes a position (a million hands from every chair: 45 GB)
 
 
@@ -130,12 +142,27 @@ class ValuePIMC(PIMCAgent):
 
     name = "vpimc"
 
-    def __init__(self, rules: Rules, seed: int | None = None, value: str = "", reply: int = 0, **options: Any) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        seed: int | None = None,
+        value: str = "",
+        reply: int = 0,
+        mix: float = 0.0,
+        rworlds: int = 0,
+        **options: Any,
+    ) -> None:
         options.setdefault("prior", 0.0)
         super().__init__(rules, seed, **options)
         if reply < 0:
             raise AgentSpecError("vpimc: reply must be >= 0 (plies played by greedy after the move, before the value)")
+        if not 0.0 <= mix < 1.0:
+            raise AgentSpecError("vpimc: mix must be in [0, 1) (the weight of greedy rollouts beside the value)")
+        if rworlds < 0:
+            raise AgentSpecError("vpimc: rworlds must be >= 0 (0: as many as worlds)")
         self.reply = int(reply)
+        self.mix = float(mix)
+        self.rworlds = int(rworlds) or self.worlds
         if self.depth != 1:
             raise AgentSpecError("vpimc: depth must be 1 (the value network takes the place of the rollouts)")
         if not value:
@@ -150,12 +177,32 @@ class ValuePIMC(PIMCAgent):
         if (~exact).any():
             rest = games[~exact]
             with one_blas_thread():
-                actions[~exact] = best_actions(state, rest, self.value_search(state, rest))
+                found = self.value_search(state, rest)
+            if self.mix > 0:
+                found = self.mixed(state, rest, found)
+            actions[~exact] = best_actions(state, rest, found)
         return actions
 
-    def value_search(
-        self, state: State, games: npt.NDArray[np.intp]
-    ) -> tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    def mixed(self, state: State, games: npt.NDArray[np.intp], found: Found) -> Found:
+        """``found`` (the value search's margins, prior included) with the weight ``mix`` moved to pimc's greedy
+        rollouts to the end of the hand, over ``rworlds`` worlds of their own: each move's leaf is valued
+        ``(1 - mix) x value + mix x rollout`` (the two means are linear in the leaves, so their worlds need not be
+        the same). The candidates are the acting seat's (the same in every world); checked to line up."""
+        moves, vtot, first = found
+        counts = np.where(is_open(self.rules, state, games), 1, self.rworlds).astype(np.intp)
+        limits = np.ones(games.size, dtype=np.intp)
+        rmoves, rtot, rfirst = move_margins(self.rules, state, games, counts, limits, greedy_moves, self.rng)
+        valid = np.isfinite(vtot)
+        if vtot.shape != rtot.shape or not np.array_equal(valid, np.isfinite(rtot)):
+            raise AssertionError("vpimc: the value search's and the rollouts' candidates differ")
+        rows, j = np.nonzero(valid)
+        if not np.array_equal(moves.card[first[rows] + j], rmoves.card[rfirst[rows] + j]):
+            raise AssertionError("vpimc: the value search's and the rollouts' candidates are in another order")
+        out = np.full_like(vtot, -np.inf)
+        out[valid] = (1.0 - self.mix) * vtot[valid] + self.mix * rtot[valid]
+        return moves, out, first
+
+    def value_search(self, state: State, games: npt.NDArray[np.intp]) -> Found:
         """``move_margins``' result with each move valued by the value network in every sampled deal."""
         rules = self.rules
         counts = np.full(games.size, self.worlds, dtype=np.intp)
@@ -183,7 +230,8 @@ class ValuePIMC(PIMCAgent):
 
 @register_agent(
     "vpimc",
-    "EXPERIMENT: pimc with a value network at the leaves (bench/value_pimc.py); value=PATH, pimc's options",
+    "EXPERIMENT: pimc with a value network at the leaves (bench/value_pimc.py); value=PATH, reply=N, "
+    "mix=W (greedy rollouts' weight beside the value), rworlds=N (their worlds), pimc's options",
 )
 def _make_vpimc(rules: Rules, seed: int | None = None, **options: Any) -> Policy:
     return ValuePIMC(rules, seed, **options)
@@ -198,7 +246,7 @@ def collect(
     net = load_network(rules, net_path)
     rng = np.random.default_rng(seed)
     policy = net_rollout_policy(net, temp, lambda: rng)
-    xs, ys = [], []
+    xs, ys, hs = [], [], []
     start = time.monotonic()
     for first in range(0, hands, batch):
         b = min(batch, hands - first)
@@ -227,6 +275,7 @@ def collect(
         for f, (g, m) in zip(feats, owner, strict=True):
             xs.append(f)
             ys.append(margins[g, side_of[m]].astype(np.float32))
+            hs.append((first + g).astype(np.int32))
         done = first + b
         el = time.monotonic() - start
         print(
@@ -235,7 +284,7 @@ def collect(
             file=sys.stderr,
             flush=True,
         )
-    return {"x": np.concatenate(xs), "y": np.concatenate(ys)}
+    return {"x": np.concatenate(xs), "y": np.concatenate(ys), "hand": np.concatenate(hs)}
 
 
 def fit(
@@ -246,16 +295,23 @@ def fit(
     epochs: int,
     seed: int,
     threads: int,
+    hand: npt.NDArray[np.int64] | None = None,
 ) -> tuple[dict[str, npt.NDArray[np.float32]], dict[str, float]]:
-    """Fit the value MLP to ``y`` (MSE, Adam, cosine decay); 5% held out. Returns the arrays and the fit's losses."""
+    """Fit the value MLP to ``y`` (MSE, Adam, cosine decay); 5% held out: whole hands where ``hand`` (each row's
+    hand) is given, since a hand's positions (and each from four chairs) share its outcome, else rows. Returns the
+    arrays and the fit's losses."""
     import torch
 
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(y))
-    hold = order[: len(y) // 20]
-    train = order[len(y) // 20 :]
+    if hand is None:
+        order = rng.permutation(len(y))
+        hold, train = order[: len(y) // 20], order[len(y) // 20 :]
+    else:
+        held_hands = rng.random(int(hand.max()) + 1) < 0.05
+        held_hands[int(rng.integers(held_hands.size))] = True  # at least one
+        hold, train = np.flatnonzero(held_hands[hand]), np.flatnonzero(~held_hands[hand])
     sizes = [x.shape[1], *arch, 1]
     mods: list[Any] = []
     for i in range(len(sizes) - 1):
@@ -333,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     if a.step == "collect":
         data = collect(a.variant, a.net, a.hands, a.seed, a.temp, all_seats=a.all_seats)
-        np.savez_compressed(a.out, x=data["x"], y=data["y"])
+        np.savez_compressed(a.out, x=data["x"], y=data["y"], hand=data["hand"])
         print(f"wrote {len(data['y']):,} positions to {a.out}")
         return 0
     if not a.data:
@@ -341,7 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     parts = [read_arrays(f) for f in a.data]
     x = np.concatenate([q["x"] for q in parts])
     y = np.concatenate([q["y"] for q in parts])
-    arrays, report = fit(get_rules(a.variant), x, y, [int(v) for v in a.arch.split(",")], a.epochs, a.seed, a.threads)
+    hand = None
+    if all("hand" in q for q in parts):  # hands numbered apart in each file
+        offsets = np.cumsum([0] + [int(q["hand"].max()) + 1 for q in parts[:-1]])
+        hand = np.concatenate([q["hand"].astype(np.int64) + o for q, o in zip(parts, offsets, strict=True)])
+    arch = [int(v) for v in a.arch.split(",")]
+    arrays, report = fit(get_rules(a.variant), x, y, arch, a.epochs, a.seed, a.threads, hand)
     np.savez(a.out, **arrays)  # type: ignore[arg-type]
     print(f"wrote {a.out}: {report}")
     return 0

@@ -11,6 +11,8 @@ import pytest
 
 import evaluate
 from agents.base import AgentSpecError, make_agent
+from agents.baselines.greedy import greedy_moves
+from agents.search.lookahead import move_margins
 from scopa_bench import value_pimc
 from scopa_env.rules import get_rules
 from tests.helpers import assert_blind_to_hidden_cards, decisions, random_positions
@@ -23,9 +25,10 @@ def value_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data, net = d / "data.npz", d / "value.npz"
     assert value_pimc.main(["collect", "--hands", "30", "--seed", "1", "--all-seats", "--out", str(data)]) == 0
     with np.load(data, allow_pickle=False) as z:
-        x, y = z["x"], z["y"]
+        x, y, hand = z["x"], z["y"], z["hand"]
     rules = get_rules("scopone-scientifico")
     assert x.shape == (30 * 39 * 4, value_pimc.feature_size(rules)) and x.dtype == np.uint8 and y.shape == (len(x),)
+    assert np.bincount(hand).tolist() == [39 * 4] * 30, "each row names its hand (fit holds out whole hands)"
     # every position is seen from the four chairs, two on each side: their margins cancel out, and they vary
     assert abs(float(y.astype(np.float64).sum())) < 1e-6 and y.std() > 1
     fit = ["fit", "--data", str(data), "--arch", "16", "--epochs", "1", "--threads", "1", "--out", str(net)]
@@ -55,7 +58,7 @@ def test_vpimc_plays_legal_hands_through_the_plugin(value_net: Path, tmp_path: P
     assert res["pairings"][0]["hands"] == 4  # evaluate's referee refuses an illegal action
 
 
-@pytest.mark.parametrize("options", ["reply=0", "reply=3,prior=2"])
+@pytest.mark.parametrize("options", ["reply=0", "reply=3,prior=2", "reply=3,prior=1,mix=0.5,rworlds=4"])
 def test_vpimc_is_deterministic_and_blind_to_hidden_cards(value_net: Path, options: str) -> None:
     rules = get_rules("scopone-scientifico")
     spec = f"vpimc:value={value_net},worlds=3,endgame=4,{options}"
@@ -67,9 +70,34 @@ def test_vpimc_is_deterministic_and_blind_to_hidden_cards(value_net: Path, optio
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [("", "value=PATH"), ("VALUE,reply=-1", "reply must be >= 0"), ("VALUE,depth=2", "depth must be 1")],
+    [
+        ("", "value=PATH"),
+        ("VALUE,reply=-1", "reply must be >= 0"),
+        ("VALUE,depth=2", "depth must be 1"),
+        ("VALUE,mix=1", "mix must be in"),
+        ("VALUE,rworlds=-1", "rworlds must be >= 0"),
+    ],
 )
 def test_vpimc_options_are_checked(value_net: Path, options: str, message: str) -> None:
     spec = "vpimc:" + options.replace("VALUE", f"value={value_net}") if options else "vpimc"
     with pytest.raises(AgentSpecError, match=message):
         make_agent(spec, get_rules("scopone-scientifico"))
+
+
+def test_mix_weighs_the_value_against_greedy_rollouts_over_worlds_of_their_own(value_net: Path) -> None:
+    """``mix=w``: each move's margin is ``(1 - w)`` x the value search's (prior included) plus ``w`` x pimc's greedy
+    rollouts to the end of the hand, over ``rworlds`` worlds dealt after the value search's."""
+    rules = get_rules("scopone-scientifico")
+    agent = make_agent(f"vpimc:value={value_net},worlds=3,endgame=4,reply=3,prior=1,mix=0.25,rworlds=5", rules, seed=1)
+    assert isinstance(agent, value_pimc.ValuePIMC)
+    st = random_positions(rules, 6, 12, seed=4)
+    games = np.arange(6)
+    found = agent.value_search(st, games)
+    agent.rng = np.random.default_rng(7)
+    moves, mixed, first = agent.mixed(st, games, found)
+    counts, limits = np.full(6, 5, dtype=np.intp), np.ones(6, dtype=np.intp)
+    _, rolled, _ = move_margins(rules, st, games, counts, limits, greedy_moves, np.random.default_rng(7))
+    valid = np.isfinite(found[1])
+    assert moves is found[0] and first is found[2] and np.array_equal(valid, np.isfinite(mixed))
+    assert np.allclose(mixed[valid], 0.75 * found[1][valid] + 0.25 * rolled[valid])
+    assert not np.allclose(mixed[valid], found[1][valid])
