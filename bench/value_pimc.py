@@ -378,6 +378,35 @@ def read_arrays(path: str | Path, max_bytes: int = MAX_DATA_BYTES) -> dict[str, 
     return read_npz(path, max_bytes=max_bytes)
 
 
+def read_data(paths: list[Path]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.int64] | None]:
+    """The rows of collect's files, one after another, and each row's hand (numbered apart in each file; None where a
+    file has none). Read one file at a time into arrays of the full size: a few GB a file is read at most once more."""
+    xs: list[npt.NDArray[np.uint8]] = []
+    ys: list[npt.NDArray[np.float32]] = []
+    hands: list[npt.NDArray[np.int64]] | None = []
+    next_hand = 0
+    for path in paths:
+        q = read_arrays(path)
+        xs.append(q.pop("x"))
+        ys.append(q.pop("y"))
+        if hands is not None and "hand" in q:
+            hands.append(q["hand"].astype(np.int64) + next_hand)
+            next_hand = int(hands[-1].max()) + 1
+        else:
+            hands = None
+        del q
+    if len(xs) == 1:
+        return xs[0], ys[0], hands[0] if hands else None
+    x = np.empty((sum(len(v) for v in xs), xs[0].shape[1]), dtype=np.uint8)
+    at = 0
+    while xs:  # each part freed as it is copied
+        part = xs.pop(0)
+        x[at : at + len(part)] = part
+        at += len(part)
+        del part
+    return x, np.concatenate(ys), np.concatenate(hands) if hands else None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python bench/value_pimc.py",
@@ -394,13 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not a.data:
         p.error("fit needs --data FILE [FILE ...] (what collect wrote)")
-    parts = [read_arrays(f) for f in a.data]
-    x = np.concatenate([q["x"] for q in parts])
-    y = np.concatenate([q["y"] for q in parts])
-    hand = None
-    if all("hand" in q for q in parts):  # hands numbered apart in each file
-        offsets = np.cumsum([0] + [int(q["hand"].max()) + 1 for q in parts[:-1]])
-        hand = np.concatenate([q["hand"].astype(np.int64) + o for q, o in zip(parts, offsets, strict=True)])
+    x, y, hand = read_data(a.data)
     arch = [int(v) for v in a.arch.split(",")]
     arrays, report = fit(get_rules(a.variant), x, y, arch, a.epochs, a.seed, a.threads, hand)
     np.savez(a.out, **arrays)  # type: ignore[arg-type]

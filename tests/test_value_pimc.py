@@ -101,3 +101,17 @@ def test_mix_weighs_the_value_against_greedy_rollouts_over_worlds_of_their_own(v
     assert moves is found[0] and first is found[2] and np.array_equal(valid, np.isfinite(mixed))
     assert np.allclose(mixed[valid], 0.75 * found[1][valid] + 0.25 * rolled[valid])
     assert not np.allclose(mixed[valid], found[1][valid])
+
+
+def test_read_data_puts_the_files_one_after_another_with_their_hands_numbered_apart(
+    value_net: Path, tmp_path: Path
+) -> None:
+    data = value_net.parent / "data.npz"
+    with np.load(data, allow_pickle=False) as z:
+        x, y, hand = z["x"], z["y"], z["hand"]
+    old = tmp_path / "old.npz"  # a file written before collect kept the hands
+    np.savez(old, x=x[:10], y=y[:10])
+    both_x, both_y, both_hand = value_pimc.read_data([data, data])
+    assert np.array_equal(both_x, np.concatenate([x, x])) and np.array_equal(both_y, np.concatenate([y, y]))
+    assert both_hand is not None and np.array_equal(both_hand, np.concatenate([hand, hand + 30]))
+    assert value_pimc.read_data([data, old])[2] is None  # the split falls back to rows
