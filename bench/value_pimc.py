@@ -9,7 +9,9 @@ seat's side (the scope already made, known exactly, is added to its output). The
 solved exactly in each sampled deal, as pimc does, and the expert heuristic can be added (``prior``, 0 by default).
 ``mix=w`` (0 by default) values each leaf ``(1 - w) x value + w x greedy rollout to the end of the hand``, as AlphaGo
 mixed its value network with rollouts: the rollouts run on the compiled kernel as pimc's, over ``rworlds`` sampled
-deals of their own (the mean over worlds is linear in the leaves, so the two means can be taken apart)::
+deals of their own (the mean over worlds is linear in the leaves, so the two means can be taken apart).
+``value=greedy`` is the ablation: the value network replaced by its hand-written counterpart, greedy's rollout to the
+end of the hand, the rest of the search as it is::
 
     python bench/value_pimc.py collect --hands 25000 --seed 102 --all-seats --out runs/value/d2.npz
     python bench/value_pimc.py fit --data runs/value/d2.npz --arch 512,256 --epochs 4 --out runs/value/v2.npz
@@ -32,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -166,8 +168,11 @@ class ValuePIMC(PIMCAgent):
         if self.depth != 1:
             raise AgentSpecError("vpimc: depth must be 1 (the value network takes the place of the rollouts)")
         if not value:
-            raise AgentSpecError("vpimc: give value=PATH, a value network written by bench/value_pimc.py fit")
-        self.value = ValueNet(value)
+            raise AgentSpecError(
+                "vpimc: give value=PATH, a value network written by bench/value_pimc.py fit (or value=greedy, the "
+                "ablation: greedy rollouts in its place)"
+            )
+        self.value = None if value == "greedy" else ValueNet(value)
 
     def _play(self, state: State, games: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
         exact = remaining_plies(self.rules, state, games) <= self.endgame
@@ -203,8 +208,15 @@ class ValuePIMC(PIMCAgent):
         return moves, out, first
 
     def value_search(self, state: State, games: npt.NDArray[np.intp]) -> Found:
-        """``move_margins``' result with each move valued by the value network in every sampled deal."""
+        """``move_margins``' result with each move valued by the value network in every sampled deal (``value=greedy``,
+        the ablation: by its hand-written counterpart, greedy's rollout from there to the end of the hand, which with
+        the greedy reply plies before it is pimc's rollout from the move, searched on the kernel as pimc's)."""
         rules = self.rules
+        if self.value is None:
+            counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
+            prior = np.full(games.size, self.prior) if self.prior > 0 else None
+            limits = np.ones(games.size, dtype=np.intp)
+            return move_margins(rules, state, games, counts, limits, greedy_moves, self.rng, prior)
         counts = np.full(games.size, self.worlds, dtype=np.intp)
         worlds, wrow = sample_worlds(rules, state, games, counts, self.rng)
         moves = generate_moves(rules, worlds, np.arange(worlds.batch_size))
@@ -223,7 +235,8 @@ class ValuePIMC(PIMCAgent):
         live = np.flatnonzero(~ended)
         if live.size:
             raw = raw_features(rules, children.take(live), mover[live])
-            value[live] = self.value(scale(rules, raw)) + scope_margin(rules, raw)
+            net = cast(ValueNet, self.value)
+            value[live] = net(scale(rules, raw)) + scope_margin(rules, raw)
         prior = np.full(games.size, self.prior) if self.prior > 0 else None  # the expert heuristic, as pimc's
         return mean_margins(rules, state, games, moves, wrow, counts, value, prior)
 

@@ -115,3 +115,19 @@ def test_read_data_puts_the_files_one_after_another_with_their_hands_numbered_ap
     assert np.array_equal(both_x, np.concatenate([x, x])) and np.array_equal(both_y, np.concatenate([y, y]))
     assert both_hand is not None and np.array_equal(both_hand, np.concatenate([hand, hand + 30]))
     assert value_pimc.read_data([data, old])[2] is None  # the split falls back to rows
+
+
+def test_the_ablation_value_greedy_is_pimcs_greedy_rollouts_in_the_values_place() -> None:
+    """``value=greedy``: the value network's hand-written counterpart (greedy rolled out from the leaf, which after
+    greedy's reply plies is greedy's rollout from the move): the value search is pimc's, on the same worlds."""
+    rules = get_rules("scopone-scientifico")
+    agent = make_agent("vpimc:value=greedy,worlds=5,endgame=4,reply=3,prior=1,mix=0.5,rworlds=4", rules, seed=1)
+    assert isinstance(agent, value_pimc.ValuePIMC)
+    st = random_positions(rules, 6, 12, seed=4)
+    games = np.arange(6)
+    agent.rng = np.random.default_rng(3)
+    _, found, _ = agent.value_search(st, games)
+    counts, limits, prior = np.full(6, 5, dtype=np.intp), np.ones(6, dtype=np.intp), np.ones(6)
+    _, pimc, _ = move_margins(rules, st, games, counts, limits, greedy_moves, np.random.default_rng(3), prior)
+    assert np.array_equal(found, pimc)
+    assert_blind_to_hidden_cards(agent, rules)
