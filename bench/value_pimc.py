@@ -144,16 +144,11 @@ class ValuePIMC(PIMCAgent):
 
     name = "vpimc"
 
-    def __init__(
-        self,
-        rules: Rules,
-        seed: int | None = None,
-        value: str = "",
-        reply: int = 0,
-        mix: float = 0.0,
-        rworlds: int = 0,
-        **options: Any,
-    ) -> None:
+    def __init__(self, rules: Rules, seed: int | None = None, value: str = "", reply: int = 0, **options: Any) -> None:
+        try:  # the rest of the options are pimc's
+            mix, rworlds = float(options.pop("mix", 0.0)), int(options.pop("rworlds", 0))
+        except (TypeError, ValueError) as e:
+            raise AgentSpecError(f"vpimc: mix must be a number and rworlds a whole number ({e})") from None
         options.setdefault("prior", 0.0)
         super().__init__(rules, seed, **options)
         if reply < 0:

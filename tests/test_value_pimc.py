@@ -76,6 +76,7 @@ def test_vpimc_is_deterministic_and_blind_to_hidden_cards(value_net: Path, optio
         ("VALUE,depth=2", "depth must be 1"),
         ("VALUE,mix=1", "mix must be in"),
         ("VALUE,rworlds=-1", "rworlds must be >= 0"),
+        ("VALUE,mix=half", "mix must be a number"),
     ],
 )
 def test_vpimc_options_are_checked(value_net: Path, options: str, message: str) -> None:
