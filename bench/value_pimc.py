@@ -184,10 +184,10 @@ class ValuePIMC(PIMCAgent):
         return actions
 
     def mixed(self, state: State, games: npt.NDArray[np.intp], found: Found) -> Found:
-        """``found`` (the value search's margins, prior included) with the weight ``mix`` moved to pimc's greedy
-        rollouts to the end of the hand, over ``rworlds`` worlds of their own: each move's leaf is valued
-        ``(1 - mix) x value + mix x rollout`` (the two means are linear in the leaves, so their worlds need not be
-        the same). The candidates are the acting seat's (the same in every world); checked to line up."""
+        """``found`` (the value search's margins, prior included: the mix scales the prior too) with the weight ``mix``
+        moved to pimc's greedy rollouts to the end of the hand, over ``rworlds`` worlds of their own: each move's leaf
+        is valued ``(1 - mix) x value + mix x rollout`` (the two means are linear in the leaves, so their worlds need
+        not be the same). The candidates are the acting seat's (the same in every world); checked to line up."""
         moves, vtot, first = found
         counts = np.where(is_open(self.rules, state, games), 1, self.rworlds).astype(np.intp)
         limits = np.ones(games.size, dtype=np.intp)
