@@ -53,11 +53,12 @@ from agents.search.lookahead import (
     play_ply,
     resolve_knocks,
     sample_worlds,
+    search_plan,
 )
 from agents.search.pimc import PIMCAgent
 from scopa_env.engine import core
 from scopa_env.engine.core import Phase, State
-from scopa_env.engine.state_moves import is_open, remaining_plies
+from scopa_env.engine.state_moves import remaining_plies
 from scopa_env.games.policy import Policy
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
@@ -158,8 +159,8 @@ class ValuePIMC(PIMCAgent):
         if rworlds < 0:
             raise AgentSpecError("vpimc: rworlds must be >= 0 (0: as many as worlds)")
         self.reply = int(reply)
-        self.mix = float(mix)
-        self.rworlds = int(rworlds) or self.worlds
+        self.mix = mix
+        self.rworlds = rworlds or self.worlds
         if self.depth != 1:
             raise AgentSpecError("vpimc: depth must be 1 (the value network takes the place of the rollouts)")
         if not value:
@@ -189,9 +190,7 @@ class ValuePIMC(PIMCAgent):
         is valued ``(1 - mix) x value + mix x rollout`` (the two means are linear in the leaves, so their worlds need
         not be the same). The candidates are the acting seat's (the same in every world); checked to line up."""
         moves, vtot, first = found
-        counts = np.where(is_open(self.rules, state, games), 1, self.rworlds).astype(np.intp)
-        limits = np.ones(games.size, dtype=np.intp)
-        rmoves, rtot, rfirst = move_margins(self.rules, state, games, counts, limits, greedy_moves, self.rng)
+        rmoves, rtot, rfirst = self.rollout_search(state, games, self.rworlds, with_prior=False)
         valid = np.isfinite(vtot)
         if vtot.shape != rtot.shape or not np.array_equal(valid, np.isfinite(rtot)):
             raise AssertionError("vpimc: the value search's and the rollouts' candidates differ")
@@ -208,10 +207,7 @@ class ValuePIMC(PIMCAgent):
         the greedy reply plies before it is pimc's rollout from the move, searched on the kernel as pimc's)."""
         rules = self.rules
         if self.value is None:
-            counts = np.where(is_open(rules, state, games), 1, self.worlds).astype(np.intp)
-            prior = np.full(games.size, self.prior) if self.prior > 0 else None
-            limits = np.ones(games.size, dtype=np.intp)
-            return move_margins(rules, state, games, counts, limits, greedy_moves, self.rng, prior)
+            return self.rollout_search(state, games, self.worlds, with_prior=True)
         counts = np.full(games.size, self.worlds, dtype=np.intp)
         worlds, wrow = sample_worlds(rules, state, games, counts, self.rng)
         moves = generate_moves(rules, worlds, np.arange(worlds.batch_size))
@@ -232,8 +228,19 @@ class ValuePIMC(PIMCAgent):
             raw = raw_features(rules, children.take(live), mover[live])
             net = cast(ValueNet, self.value)
             value[live] = net(scale(rules, raw)) + scope_margin(rules, raw)
-        prior = np.full(games.size, self.prior) if self.prior > 0 else None  # the expert heuristic, as pimc's
-        return mean_margins(rules, state, games, moves, wrow, counts, value, prior)
+        return mean_margins(rules, state, games, moves, wrow, counts, value, self.prior_weights(games, True))
+
+    def prior_weights(self, games: npt.NDArray[np.intp], with_prior: bool) -> npt.NDArray[np.float64] | None:
+        """The expert heuristic's weight for each game (as pimc's), None where there is none."""
+        return np.full(games.size, self.prior) if with_prior and self.prior > 0 else None
+
+    def rollout_search(self, state: State, games: npt.NDArray[np.intp], worlds: int, with_prior: bool) -> Found:
+        """pimc's own search of these (not exact) games: ``worlds`` sampled deals (one for an open book,
+        ``search_plan``), greedy rolled out to the end of the hand from each move, on the kernel."""
+        exact, counts, limits = search_plan(self.rules, state, games, worlds, self.depth, self.endgame)
+        assert not exact.any(), "vpimc: the exact end game is pimc's own"
+        prior = self.prior_weights(games, with_prior)
+        return move_margins(self.rules, state, games, counts, limits, greedy_moves, self.rng, prior)
 
 
 @register_agent(
