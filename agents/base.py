@@ -102,6 +102,7 @@ _LIGHT_MODULES = (
     "agents.search.ismcts",
     "agents.nets.bot",
     "agents.nets.netsearch",
+    "agents.nets.vpimc",
 )
 _TORCH_MODULES = ("agents.nets.checkpoint", "agents.nets.rllib")  # imports torch: loaded only when a spec needs it
 

@@ -1,5 +1,6 @@
-"""The learned-leaf experiment (``bench/value_pimc.py``): its collect and fit steps write what the next step reads, and
-``vpimc`` plays legal moves through evaluate's plugin hook, deterministic for a seed and blind to hidden cards."""
+"""The learned leaf value (``agents.nets.vpimc``, fitted by ``bench/value_pimc.py``): collect and fit write what the
+next step reads, and ``vpimc`` plays legal moves (also through evaluate's plugin hook, as older commands name it),
+deterministic for a seed and blind to hidden cards."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ import numpy as np
 import pytest
 
 import evaluate
-from agents.base import AgentSpecError, make_agent
+from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.baselines.greedy import greedy_moves
+from agents.nets import vpimc
+from agents.nets.bot import BotPolicy
+from agents.nets.export import export_bot
+from agents.nets.mlp import ExportArgumentError
+from agents.nets.weights import VALUE, file_sha256
 from agents.search.lookahead import move_margins
 from scopa_bench import value_pimc
 from scopa_env.rules import get_rules
 from tests.helpers import assert_blind_to_hidden_cards, decisions, random_positions
+from tests.test_netsearch import random_net
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +34,7 @@ def value_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with np.load(data, allow_pickle=False) as z:
         x, y, hand = z["x"], z["y"], z["hand"]
     rules = get_rules("scopone-scientifico")
-    assert x.shape == (30 * 39 * 4, value_pimc.feature_size(rules)) and x.dtype == np.uint8 and y.shape == (len(x),)
+    assert x.shape == (30 * 39 * 4, vpimc.feature_size(rules)) and x.dtype == np.uint8 and y.shape == (len(x),)
     assert np.bincount(hand).tolist() == [39 * 4] * 30, "each row names its hand (fit holds out whole hands)"
     # every position is seen from the four chairs, two on each side: their margins cancel out, and they vary
     assert abs(float(y.astype(np.float64).sum())) < 1e-6 and y.std() > 1
@@ -40,13 +47,13 @@ def test_features_are_the_deal_from_the_seats_chair() -> None:
     rules = get_rules("scopone-scientifico")
     st = random_positions(rules, 4, 9, seed=2)
     for seat in range(rules.num_players):
-        raw = value_pimc.raw_features(rules, st, np.full(4, seat))
+        raw = vpimc.raw_features(rules, st, np.full(4, seat))
         d = rules.num_cards
         assert np.array_equal(raw[:, :d], st.hands[:, seat]), "the chair's own hand comes first"
         assert np.array_equal(raw[:, d : 2 * d], st.hands[:, (seat + 1) % 4]), "then the next seat's"
         assert raw[:, -4:].sum(axis=1).tolist() == [1] * 4, "one seat to move"
-    x = value_pimc.features(rules, st, np.zeros(4, dtype=np.intp))
-    assert x.dtype == np.float32 and x.shape == (4, value_pimc.feature_size(rules))
+    x = vpimc.features(rules, st, np.zeros(4, dtype=np.intp))
+    assert x.dtype == np.float32 and x.shape == (4, vpimc.feature_size(rules))
 
 
 def test_vpimc_plays_legal_hands_through_the_plugin(value_net: Path, tmp_path: Path) -> None:
@@ -90,7 +97,7 @@ def test_mix_weighs_the_value_against_greedy_rollouts_over_worlds_of_their_own(v
     rollouts to the end of the hand, over ``rworlds`` worlds dealt after the value search's."""
     rules = get_rules("scopone-scientifico")
     agent = make_agent(f"vpimc:value={value_net},worlds=3,endgame=4,reply=3,prior=1,mix=0.25,rworlds=5", rules, seed=1)
-    assert isinstance(agent, value_pimc.ValuePIMC)
+    assert isinstance(agent, vpimc.ValuePIMC)
     st = random_positions(rules, 6, 12, seed=4)
     games = np.arange(6)
     found = agent.value_search(st, games)
@@ -123,7 +130,7 @@ def test_the_ablation_value_greedy_is_pimcs_greedy_rollouts_in_the_values_place(
     greedy's reply plies is greedy's rollout from the move): the value search is pimc's, on the same worlds."""
     rules = get_rules("scopone-scientifico")
     agent = make_agent("vpimc:value=greedy,worlds=5,endgame=4,reply=3,prior=1,mix=0.5,rworlds=4", rules, seed=1)
-    assert isinstance(agent, value_pimc.ValuePIMC)
+    assert isinstance(agent, vpimc.ValuePIMC)
     st = random_positions(rules, 6, 12, seed=4)
     games = np.arange(6)
     agent.rng = np.random.default_rng(3)
@@ -132,3 +139,79 @@ def test_the_ablation_value_greedy_is_pimcs_greedy_rollouts_in_the_values_place(
     _, pimc, _ = move_margins(rules, st, games, counts, limits, greedy_moves, np.random.default_rng(3), prior)
     assert np.array_equal(found, pimc)
     assert_blind_to_hidden_cards(agent, rules)
+
+
+# --------------------------------------------------------------------------------------------------- the search bot
+
+
+def test_a_vpimc_search_bot_plays_the_vpimc_spec_with_its_value_network(value_net: Path, tmp_path: Path) -> None:
+    """``export --search vpimc:... --value FILE``: the bot directory carries the value network (listed with its
+    sha256), and ``bot:path=DIR`` plays exactly the ``vpimc`` spec of the same options and file; ``search=false`` is
+    the network alone."""
+    rules = get_rules("scopone-scientifico")
+    src = random_net(tmp_path / "net", rules.name)
+    opts = "worlds=3,endgame=4,prior=2,reply=3,mix=0.5,rworlds=4"
+    card = export_bot(src, tmp_path / "bot", search=f"vpimc:{opts}", value=value_net)
+    assert card["search"]["agent"] == "vpimc" and card["files"][VALUE]["sha256"] == file_sha256(value_net)
+    bot = make_agent(f"bot:path={tmp_path / 'bot'}", rules, seed=5)
+    assert isinstance(bot, vpimc.ValuePIMC)
+    st = random_positions(rules, 6, 12, seed=4)
+    same = decisions(make_agent(f"vpimc:value={value_net},{opts}", rules, seed=5), rules, st, seed=5)
+    assert np.array_equal(decisions(bot, rules, st, seed=5), same)
+    assert_blind_to_hidden_cards(make_agent(f"bot:path={tmp_path / 'bot'}", rules, seed=0), rules)
+    assert isinstance(make_agent(f"bot:path={tmp_path / 'bot'},search=false", rules), BotPolicy)
+    # a copy exported from it keeps the value network when it keeps the search
+    again = export_bot(tmp_path / "bot", tmp_path / "again", search=f"vpimc:{opts}")
+    assert again["files"][VALUE] == card["files"][VALUE]
+
+
+def test_a_vpimc_bot_with_a_changed_or_unlisted_value_network_is_refused(value_net: Path, tmp_path: Path) -> None:
+    rules = get_rules("scopone-scientifico")
+    src = random_net(tmp_path / "net", rules.name)
+    d = tmp_path / "bot"
+    export_bot(src, d, search="vpimc:worlds=3,endgame=4", value=value_net)
+    data = bytearray((d / VALUE).read_bytes())
+    data[-100] ^= 1
+    (d / VALUE).write_bytes(bytes(data))
+    with pytest.raises(AgentSpecError, match="does not match its model card"):
+        make_agent(f"bot:path={d}", rules)
+    card = json.loads((d / MODEL_CARD).read_text())
+    del card["files"][VALUE]
+    (d / MODEL_CARD).write_text(json.dumps(card))
+    with pytest.raises(AgentSpecError, match="which its card does not list"):
+        make_agent(f"bot:path={d}", rules)
+
+
+def test_export_checks_the_value_network_before_writing(value_net: Path, tmp_path: Path) -> None:
+    scopone = random_net(tmp_path / "net", "scopone-scientifico")
+    out = tmp_path / "out"
+    with pytest.raises(ExportArgumentError, match="needs --value FILE"):
+        export_bot(scopone, out, search="vpimc:worlds=3")
+    with pytest.raises(ExportArgumentError, match="--value is the value network of a vpimc search"):
+        export_bot(scopone, out, search="pimc:worlds=3", value=value_net)
+    classic = random_net(tmp_path / "classic", "classic")
+    width = vpimc.feature_size(get_rules("classic"))
+    with pytest.raises(ExportArgumentError, match=f"takes the {width} features of classic"):
+        export_bot(classic, out, search="vpimc:worlds=3", value=value_net)
+    with pytest.raises(ExportArgumentError, match="'mix' must be a number in"):
+        export_bot(scopone, out, search="vpimc:worlds=3,mix=1", value=value_net)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"W0": np.zeros((289, 4)), "b0": np.zeros(4)}, "layer 0 is W"),  # no single output
+        ({"W0": np.zeros((289, 1)), "b0": np.zeros(1), "extra": np.zeros(1)}, "not a value network"),
+        ({"W0": np.full((289, 1), np.nan), "b0": np.zeros(1)}, "NaN or infinite"),
+        ({"W0": np.zeros((289, 1), dtype=np.int64), "b0": np.zeros(1)}, r"\(float arrays\)"),
+        ({"W0": np.array([None] * 289, dtype=object).reshape(289, 1), "b0": np.zeros(1)}, "object"),
+    ],
+)
+def test_read_value_net_refuses_what_is_not_a_value_network(arrays: dict, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "v.npz"
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match=message):
+        vpimc.read_value_net(path, get_rules("scopone-scientifico"))
+    with pytest.raises(AgentSpecError, match="vpimc: value="):
+        make_agent(f"vpimc:value={path}", "scopone-scientifico")

@@ -57,6 +57,7 @@ from agents.nets.weights import (
     CARD_FORMAT,
     CARD_VERSION,
     ONNX,
+    VALUE,
     WEIGHTS,
     check_finite,
     file_sha256,
@@ -333,8 +334,9 @@ class Bot:
 
     def search_policy(self, rules: Rules | None = None, seed: int | None = 0, **overrides: Any) -> Policy:
         """The search of a search bot as a ``scopa_env.games.policy.Policy``: an ``az`` agent
-        (``agents.nets.netsearch``) with this bot's network, or a ``pimc`` agent (``agents.search.pimc``), with its
-        card's ``"search"`` options (``overrides`` replace some of them).
+        (``agents.nets.netsearch``) with this bot's network, a ``pimc`` agent (``agents.search.pimc``) or a ``vpimc``
+        agent (``agents.nets.vpimc``) with this bot's value network, with its card's ``"search"`` options
+        (``overrides`` replace some of them).
 
         Raises ``BotError`` for a network-only bot (its card has no ``"search"``)."""
         if self.search is None:
@@ -344,6 +346,15 @@ class Bot:
             from agents.search.pimc import PIMCAgent
 
             return PIMCAgent(target, seed, **{**self.search, **overrides})
+        if self.search_agent == "vpimc":
+            from agents.nets.vpimc import ValuePIMC, read_value_net
+
+            path = Path(self.directory or ".") / VALUE
+            try:
+                value = read_value_net(path, target)
+            except (OSError, ValueError) as e:
+                raise BotError(f"{path}: the value network of {self!r} cannot be used: {e}") from None
+            return ValuePIMC(target, seed, value=value, **{**self.search, **overrides})
         from agents.nets.az import AZAgent, NetEvaluator
 
         if self.layers is None or self.activation is None:  # a search-only card never names az (check_search)

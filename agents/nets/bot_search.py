@@ -1,5 +1,6 @@
-"""What a search bot's model card may ask for: the search it plays its network inside (``SEARCH_AGENTS``: ``az``, or
-``pimc`` whose bot may have no network at all) and that search's options, checked as untrusted input
+"""What a search bot's model card may ask for: the search it plays its network inside (``SEARCH_AGENTS``: ``az``,
+``pimc`` whose bot may have no network at all, or ``vpimc`` whose bot carries a value network too) and that search's
+options, checked as untrusted input
 (``check_search``), and ``BotError``, the error of a bot directory that cannot be loaded. ``agents.nets.weights``
 reads the card; ``agents.nets.bot`` and the exporter build and write it.
 """
@@ -19,6 +20,7 @@ __all__ = [
     "SEARCH_OPTIONS",
     "SEARCH_ROLLOUTS",
     "SEARCH_ROLLOUTS_OF",
+    "VALUE_SEARCHES",
     "BotError",
     "check_search",
     "has_network",
@@ -30,22 +32,32 @@ __all__ = [
 SEARCH_AGENT = "az"
 """The search a search bot runs its network inside by default (``agents.nets.netsearch``; a model card's
 ``"search"``)."""
-SEARCH_AGENTS = ("az", "pimc")
+SEARCH_AGENTS = ("az", "pimc", "vpimc")
 """The searches a search bot may play (its card's ``"search"["agent"]``): ``az`` (the network inside the search: its
-rollouts and prior) or ``pimc`` (``agents.search.pimc``: greedy or expert rollouts and the expert prior; the bot's
-network is then what ``bot:path=DIR,search=false`` plays)."""
+rollouts and prior), ``pimc`` (``agents.search.pimc``: greedy or expert rollouts and the expert prior; the bot's
+network is then what ``bot:path=DIR,search=false`` plays) or ``vpimc`` (``agents.nets.vpimc``: pimc with the bot's
+value network ``value.npz`` at the leaves, beside greedy rollouts)."""
+VALUE_SEARCHES = ("vpimc",)
+"""The searches whose bot carries a value network (``agents.nets.vpimc.VALUE_FILE``, listed in the card's ``files``)."""
 MAX_WORLDS = 1024
 """The most sampled deals a bot may ask for: its search's ``worlds`` and its end game's ``endgame_worlds`` (the card's
 field and the agent spec's option alike)."""
-SEARCH_INTS = {"worlds": (1, MAX_WORLDS), "depth": (1, 4), "endgame": (0, 64)}
-SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0)}
+SEARCH_INTS = {
+    "worlds": (1, MAX_WORLDS),
+    "depth": (1, 4),
+    "endgame": (0, 64),
+    "reply": (0, 8),
+    "rworlds": (0, MAX_WORLDS),
+}
+SEARCH_FLOATS = {"prior": (0.0, 100.0), "temp": (0.0, 100.0), "expert": (0.0, 100.0), "mix": (0.0, 0.99)}
 SEARCH_ROLLOUTS = ("net", "greedy")
 SEARCH_OPTIONS = {
     "az": ("worlds", "depth", "endgame", "prior", "rollout", "temp", "expert"),
     "pimc": ("worlds", "depth", "endgame", "prior", "rollout"),
+    "vpimc": ("worlds", "endgame", "prior", "reply", "mix", "rworlds"),
 }
 """The options each search of ``SEARCH_AGENTS`` takes from a model card."""
-SEARCH_ROLLOUTS_OF = {"az": SEARCH_ROLLOUTS, "pimc": ("greedy", "expert")}
+SEARCH_ROLLOUTS_OF = {"az": SEARCH_ROLLOUTS, "pimc": ("greedy", "expert"), "vpimc": ()}
 
 
 class BotError(ScopaError, ValueError):
@@ -94,7 +106,7 @@ def search_agent(search: Any, where: str) -> str:
     """The search (one of ``SEARCH_AGENTS``) a model card's ``"search"`` names; raises ``BotError`` otherwise."""
     if not isinstance(search, dict) or search.get("agent") not in SEARCH_AGENTS:
         raise BotError(
-            f'{where}: \'search\' must be an object {{"agent": "az" or "pimc", "worlds": ..., ...}}, got '
+            f'{where}: \'search\' must be an object {{"agent": "az", "pimc" or "vpimc", "worlds": ..., ...}}, got '
             f"{search!r}; export the bot again"
         )
     return str(search["agent"])

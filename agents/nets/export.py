@@ -44,7 +44,7 @@ from agents.nets.bot_search import is_whole
 from agents.nets.card import add_ratings, ratings_from_results, read_provenance
 from agents.nets.export_onnx import DEFAULT_CHECK_ROWS, ExportCheckError, check_export, sample_inputs, write_onnx
 from agents.nets.mlp import ExportArgumentError, ExportError, extract_mlp
-from agents.nets.weights import ONNX, WEIGHTS, file_sha256, read_checkpoint_meta
+from agents.nets.weights import ONNX, VALUE, WEIGHTS, file_sha256, read_checkpoint_meta
 from scopa_env.engine import observation
 from scopa_env.errors import whole_number
 from scopa_env.rules import VARIANTS, get_rules
@@ -265,9 +265,12 @@ def export_bot(
     check_rows: int = DEFAULT_CHECK_ROWS,
     commands: str | Path | Sequence[str] | None = None,
     cost: str | Path | dict[str, Any] | None = None,
+    value: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write the export directory ``out`` with the network of the bot directory ``source``: a search bot with
-    ``search`` (its ``az`` options), or a copy under a new name with new ratings.
+    ``search`` (its ``az`` options, or ``pimc:`` / ``vpimc:`` and theirs), or a copy under a new name with new ratings.
+    A ``vpimc`` search needs ``value``, a value network written by ``bench/value_pimc.py fit`` (or a ``vpimc`` source's
+    own): it is checked for the variant and copied in as ``value.npz``.
 
     The weight files are copied byte for byte (their sha256 checked against the source's card) and the new bot is
     checked to give the source bot's probabilities on ``sample_inputs``; training facts (steps, architecture,
@@ -283,6 +286,7 @@ def export_bot(
     src_dir, out_dir = Path(source), Path(out)
     src = Bot.load(src_dir, prefer="numpy")
     rules = src.rules
+    value_src = _value_source(src_dir, src.card, search, value, rules)
     rating_cards = [ratings_from_results(r, rules.name) for r in rating_files]
     card = {k: v for k, v in src.card.items() if k not in SOURCE_ONLY}
     card["name"] = name or f"{src.card.get('name', src_dir.name)}{'-search' if search is not None else ''}"
@@ -303,7 +307,7 @@ def export_bot(
     card["exported_with"] = _versions()
     add_ratings(card, rating_cards, note, read_provenance(commands, cost))
     names = [n for n in (WEIGHTS, ONNX) if (src_dir / n).is_file()]
-    written = [out_dir / n for n in names] + [out_dir / MODEL_CARD]
+    written = [out_dir / n for n in names] + [out_dir / MODEL_CARD] + ([out_dir / VALUE] if value_src else [])
     with _removed_on_failure(written):
         out_dir.mkdir(parents=True, exist_ok=True)
         card["files"] = {}
@@ -313,6 +317,9 @@ def export_bot(
             expected = src.card.get("files", {}).get(n, {}).get("sha256")
             if expected is not None and card["files"][n]["sha256"] != expected:
                 raise ExportCheckError(f"{out_dir / n} does not match {src_dir / n}'s card after the copy")
+        if value_src is not None:
+            shutil.copyfile(value_src, out_dir / VALUE)
+            card["files"][VALUE] = {"sha256": file_sha256(out_dir / VALUE), "size": (out_dir / VALUE).stat().st_size}
         write_card(out_dir, card)
         obs, mask = sample_inputs(rules, check_rows, 0)
         p_src = src.probs_numpy(obs, mask)
@@ -327,6 +334,30 @@ def export_bot(
         card["checks"] = checks
         write_card(out_dir, card)
     return card
+
+
+def _value_source(
+    src_dir: Path, src_card: dict[str, Any], search: Any, value: str | Path | None, rules: Any
+) -> Path | None:
+    """The value network a ``vpimc`` search bot is exported with (``value``, else the source bot's own), checked for
+    ``rules``; None for another search. Raises ``ExportArgumentError`` saying what is missing or wrong."""
+    agent = parse_search(search)["agent"] if search is not None else None
+    if agent != "vpimc":
+        if value is not None:
+            raise ExportArgumentError("--value is the value network of a vpimc search: give --search vpimc:OPTIONS")
+        return None
+    path = Path(value) if value is not None else src_dir / VALUE
+    if value is None and not (src_card.get("files", {}).get(VALUE) and path.is_file()):
+        raise ExportArgumentError(
+            "--search vpimc:... needs --value FILE, a value network written by 'python bench/value_pimc.py fit'"
+        )
+    from agents.nets.vpimc import read_value_net
+
+    try:
+        read_value_net(path, rules)
+    except (OSError, ValueError) as e:
+        raise ExportArgumentError(f"--value {path}: {e}") from None
+    return path
 
 
 def export_search_only(
@@ -567,8 +598,15 @@ class ExportOptions:
         None,
         "az options, e.g. 'worlds=16,prior=0.5': a search bot, its network inside that search (bot:path=DIR "
         "plays the search; agents.nets.netsearch); or 'pimc:worlds=256,endgame=10,prior=2': a search bot that plays "
-        "pimc (agents.search.pimc), its network what bot:path=DIR,search=false plays",
+        "pimc (agents.search.pimc), its network what bot:path=DIR,search=false plays; or 'vpimc:...' with --value "
+        "(agents.nets.vpimc: pimc with a learned leaf value)",
         metavar="OPTIONS",
+    )
+    value: Path | None = setting(
+        None,
+        "with --search vpimc:OPTIONS and a bot directory: the value network (bench/value_pimc.py fit) the search "
+        "values its leaves with, copied in as value.npz",
+        metavar="FILE.npz",
     )
     commands: Path | None = setting(
         None,
@@ -610,6 +648,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         if from_bot and args.endgame is not None:
             raise ExportArgumentError("--endgame applies to a checkpoint; a bot directory keeps its card's endgame")
+        if not from_bot and args.value is not None:
+            raise ExportArgumentError("--value goes with a bot directory and --search vpimc:OPTIONS, not a checkpoint")
     except ExportArgumentError as e:
         parser.error(str(e))
     start = time.perf_counter()
@@ -627,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
                 "cost": args.cost,
             }
             if from_bot:
-                card = export_bot(args.checkpoint, args.out, **common)
+                card = export_bot(args.checkpoint, args.out, value=args.value, **common)
             else:
                 card = export_checkpoint(
                     args.checkpoint, args.out, tolerance=args.tolerance, endgame=args.endgame, progress=stage, **common
@@ -651,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
         search = (
             ""
             if found is None
-            else (f", playing pimc:{opts}" if found.get("agent") == "pimc" else f" inside az:{opts}")
+            else (f" inside az:{opts}" if found.get("agent") == "az" else f", playing {found['agent']}:{opts}")
         )
         print(f"exported {card['name']} (the network of {args.checkpoint}{search}) to {args.out}")
         diffs = ", ".join(f"{k} {v:.2e}" for k, v in c.items() if k.startswith("max_abs"))

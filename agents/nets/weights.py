@@ -47,7 +47,7 @@ import numpy.typing as npt
 from agents.base import MODEL_CARD, AgentSpecError, path_kind
 from agents.cli.settings import ConfigError
 from agents.cli.shell import python_command
-from agents.nets.bot_search import MAX_WORLDS, BotError, check_search, has_network, is_whole
+from agents.nets.bot_search import MAX_WORLDS, VALUE_SEARCHES, BotError, check_search, has_network, is_whole
 from agents.nets.compat import check_fit
 from agents.nets.mlp import ACTIVATIONS, TORCH_ACTIVATIONS
 from scopa_env.engine import observation
@@ -68,6 +68,7 @@ __all__ = [
     "RLLIB_FORMAT",
     "RLLIB_META_FILE",
     "RLLIB_WEIGHTS_FILE",
+    "VALUE",
     "WEIGHTS",
     "BotFiles",
     "Layers",
@@ -323,6 +324,8 @@ WEIGHTS = "policy.npz"
 """A bot's network as plain arrays (``w0, b0, ...``, ``activation``, ``num_layers``)."""
 ONNX = "policy.onnx"
 """The same network with the mask applied, for onnxruntime."""
+VALUE = "value.npz"
+"""A ``vpimc`` search bot's value network (``agents.nets.vpimc.read_value_net``), listed in its card's ``files``."""
 CARD_FORMAT = "scopa-bot"
 """``format`` field of a model card."""
 CARD_VERSION = 1
@@ -612,6 +615,12 @@ def read_bot_files(directory: str | Path) -> BotFiles:
     if has_network(card):
         _check_sha256(d, card, WEIGHTS)
         layers, activation = _read_npz(d / WEIGHTS, int(card["obs_size"]), int(card["num_cards"]))
+    if isinstance(card.get("search"), dict) and card["search"].get("agent") in VALUE_SEARCHES:
+        if not card.get("files", {}).get(VALUE, {}).get("sha256"):
+            raise BotError(
+                f"{d}: its search needs the value network {VALUE}, which its card does not list; export again"
+            )
+        _check_sha256(d, card, VALUE)  # read when the search starts (agents.nets.vpimc.read_value_net)
     return BotFiles(d, card, layers, activation)
 
 
