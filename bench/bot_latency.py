@@ -190,6 +190,7 @@ def bench(bot_dir: Path, calls: int, batch: int, seed: int) -> dict[str, Any]:
     return {
         "bot": str(bot_dir),
         "search": probe.search,
+        "search_agent": probe.search_agent,
         "variant": probe.variant,
         "architecture": probe.card.get("architecture"),
         "policy": (
@@ -305,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"one core ({pinned}), {args.calls} timed calls each; microseconds per single decision")
     if out["search"] is not None:
         print(
-            f"a search bot (az {out['search']}): act and probs are its network alone; act_state is its search, "
+            f"a search bot ({out['search_agent']} {out['search']}): act and probs are its network alone; act_state is its search, "
             f"{min(args.calls, SEARCH_CALLS)} calls on positions from all of a hand"
         )
     if out["policy"] is not None:
