@@ -306,8 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"one core ({pinned}), {args.calls} timed calls each; microseconds per single decision")
     if out["search"] is not None:
         print(
-            f"a search bot ({out['search_agent']} {out['search']}): act and probs are its network alone; act_state is its search, "
-            f"{min(args.calls, SEARCH_CALLS)} calls on positions from all of a hand"
+            f"a search bot ({out['search_agent']} {out['search']}): act and probs are its network alone; act_state is "
+            f"its search, {min(args.calls, SEARCH_CALLS)} calls on positions from all of a hand"
         )
     if out["policy"] is not None:
         print(
