@@ -1,8 +1,7 @@
 """What a search bot's model card may ask for: the search it plays its network inside (``SEARCH_AGENTS``: ``az``,
 ``pimc`` whose bot may have no network at all, or ``vpimc`` whose bot carries a value network too) and that search's
-options, checked as untrusted input
-(``check_search``), and ``BotError``, the error of a bot directory that cannot be loaded. ``agents.nets.weights``
-reads the card; ``agents.nets.bot`` and the exporter build and write it.
+options, checked as untrusted input (``check_search``), and ``BotError``, the error of a bot directory that cannot be
+loaded. ``agents.nets.weights`` reads the card; ``agents.nets.bot`` and the exporter build and write it.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ rollouts and prior), ``pimc`` (``agents.search.pimc``: greedy or expert rollouts
 network is then what ``bot:path=DIR,search=false`` plays) or ``vpimc`` (``agents.nets.vpimc``: pimc with the bot's
 value network ``value.npz`` at the leaves, beside greedy rollouts)."""
 VALUE_SEARCHES = ("vpimc",)
-"""The searches whose bot carries a value network (``agents.nets.vpimc.VALUE_FILE``, listed in the card's ``files``)."""
+"""The searches whose bot carries a value network (``agents.nets.weights.VALUE``, listed in the card's ``files``)."""
 MAX_WORLDS = 1024
 """The most sampled deals a bot may ask for: its search's ``worlds`` and its end game's ``endgame_worlds`` (the card's
 field and the agent spec's option alike)."""
