@@ -349,7 +349,9 @@ class Bot:
         if self.search_agent == "vpimc":
             from agents.nets.vpimc import ValuePIMC, read_value_net
 
-            path = Path(self.directory or ".") / VALUE
+            if self.directory is None:
+                raise BotError(f"{self!r} has no directory, so no {VALUE} for its vpimc search; load it with Bot.load")
+            path = Path(self.directory) / VALUE
             try:
                 value = read_value_net(path, target)
             except (OSError, ValueError) as e:

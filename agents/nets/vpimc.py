@@ -22,7 +22,7 @@ arrays, nothing in the file runs); a search bot whose card's search is ``vpimc``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -191,8 +191,11 @@ class ValuePIMC(PIMCAgent):
                 "vpimc: give value=PATH, a value network written by bench/value_pimc.py fit (or value=greedy, the "
                 "ablation: greedy rollouts in its place)"
             )
-        if isinstance(value, ValueNet) or value == "greedy":
-            self.value = None if value == "greedy" else value
+        self.value: ValueNet | None
+        if isinstance(value, ValueNet):
+            self.value = value
+        elif value == "greedy":
+            self.value = None
         else:
             try:
                 self.value = read_value_net(value, rules)
@@ -255,8 +258,7 @@ class ValuePIMC(PIMCAgent):
         live = np.flatnonzero(~ended)
         if live.size:
             raw = raw_features(rules, children.take(live), mover[live])
-            net = cast(ValueNet, self.value)
-            value[live] = net(scale(rules, raw)) + scope_margin(rules, raw)
+            value[live] = self.value(scale(rules, raw)) + scope_margin(rules, raw)
         return mean_margins(rules, state, games, moves, wrow, counts, value, self.prior_weights(games, True))
 
     def prior_weights(self, games: npt.NDArray[np.intp], with_prior: bool) -> npt.NDArray[np.float64] | None:
