@@ -29,13 +29,13 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import load_network
-from agents.cli.settings import add_field_options, int_arg, parse_options, setting
+from agents.cli.settings import add_field_options, float_arg, int_arg, parse_options, setting
 from agents.nets.az import net_rollout_policy, one_blas_thread
 from agents.nets.vpimc import SCOPE_SCALE, raw_features, scope_columns, scope_margin
 from agents.nets.weights import read_npz
-from agents.search.lookahead import play_ply, resolve_knocks
+from agents.search.lookahead import play_ply, resolve_knocks, rollout
 from scopa_env.engine import core
-from scopa_env.engine.core import Phase
+from scopa_env.engine.core import Phase, State
 from scopa_env.rules import Rules, get_rules
 from scopa_env.rules.scoring import margin_vs_mean_of_others
 
@@ -45,14 +45,24 @@ MAX_DATA_BYTES = 1 << 34  # collect's data: 289 bytes a position (a million hand
 
 
 def collect(
-    variant: str, net_path: str, hands: int, seed: int, temp: float, batch: int = 1000, all_seats: bool = False
+    variant: str,
+    net_path: str,
+    hands: int,
+    seed: int,
+    temp: float,
+    batch: int = 1000,
+    all_seats: bool = False,
+    share: float = 0.0,
 ) -> dict[str, npt.NDArray[Any]]:
     """Play ``hands`` hands with the network's policy; return the features after every move (from the mover's seat)
-    and the hand's final margin of the mover's side."""
+    and the hand's final margin of the mover's side. With ``share`` > 0, only that share of the positions (drawn at
+    random), each with the margin of the network's best play from there on (its argmax card, nothing sampled: the
+    outcome of the very deal the features show, without the sampled play's luck)."""
     rules = get_rules(variant)
     net = load_network(rules, net_path)
     rng = np.random.default_rng(seed)
     policy = net_rollout_policy(net, temp, lambda: rng)
+    best_play = net_rollout_policy(net)
     xs, ys, hs = [], [], []
     start = time.monotonic()
     for first in range(0, hands, batch):
@@ -60,7 +70,9 @@ def collect(
         state = core.reset(rules, (seed * 1_000_003 + first + np.arange(b)).astype(np.uint64))
         resolve_knocks(rules, state)
         feats: list[npt.NDArray[np.uint8]] = []
-        owner: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] = []
+        owner: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int]] = []  # games, chairs, first snapshot row
+        snaps: list[State] = []
+        rows = 0
         points = np.zeros((b, rules.num_sides))
         with one_blas_thread():
             while True:
@@ -71,17 +83,25 @@ def collect(
                 ended, pts = play_ply(rules, state, live, policy)
                 points[ended] = pts[ended]
                 keep = live[~ended[live]]
+                if share > 0:
+                    keep = keep[rng.random(keep.size) < share]
                 if keep.size:
                     after = state.take(keep)
                     for k in range(rules.num_players if all_seats else 1):  # the mover's chair, then the others'
                         seat = (mover[keep] + k) % rules.num_players
                         feats.append(raw_features(rules, after, seat))
-                        owner.append((keep, seat))
+                        owner.append((keep, seat, rows))
+                    snaps.append(after)
+                    rows += keep.size
+            # each position's outcome: the hand's (one row a game), or its own best play's (one row a position)
+            margins = margin_vs_mean_of_others(points)
+            if share > 0 and snaps:
+                margins = margin_vs_mean_of_others(rollout(rules, State.concat(snaps), best_play))
         side_of = np.asarray(rules.seat_side, dtype=np.intp)
-        margins = margin_vs_mean_of_others(points)
-        for f, (g, m) in zip(feats, owner, strict=True):
+        for f, (g, m, at) in zip(feats, owner, strict=True):
+            row = at + np.arange(g.size) if share > 0 else g
             xs.append(f)
-            ys.append(margins[g, side_of[m]].astype(np.float32))
+            ys.append(margins[row, side_of[m]].astype(np.float32))
             hs.append((first + g).astype(np.int32))
         done = first + b
         el = time.monotonic() - start
@@ -175,6 +195,12 @@ class Options:
     seed: int = setting(0, "collect: the deals' and the sampling's seed; fit: the weights', split's and order's")
     temp: float = setting(0.5, "collect: the temperature of the network's softmax the cards are sampled from")
     all_seats: bool = setting(False, "collect: every position from every seat's chair", negatable=False)
+    share: float = setting(
+        0.0,
+        "collect: keep this share of the positions, each valued by the network's argmax play from it (0: all, "
+        "each valued by the hand's sampled play)",
+        parse=float_arg(0, 1),
+    )
     arch: str = setting("512,256", "fit: hidden layer sizes, comma-separated")
     epochs: int = setting(6, "fit: passes over the rows", parse=int_arg(1, 1000))
     threads: int = setting(2, "fit: torch threads", parse=int_arg(1, 64))
@@ -224,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_options(p, Options, argv)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     if a.step == "collect":
-        data = collect(a.variant, a.net, a.hands, a.seed, a.temp, all_seats=a.all_seats)
+        data = collect(a.variant, a.net, a.hands, a.seed, a.temp, all_seats=a.all_seats, share=a.share)
         np.savez_compressed(a.out, x=data["x"], y=data["y"], hand=data["hand"])
         print(f"wrote {len(data['y']):,} positions to {a.out}")
         return 0

@@ -43,6 +43,31 @@ def value_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return net
 
 
+def test_collect_with_a_share_values_each_position_by_the_networks_best_play_from_it(tmp_path: Path) -> None:
+    """``--share``: each kept position valued by the network's argmax play from it. Where the hands themselves are
+    played by the argmax (``--temp 0``), that play is the rest of the hand: with every position kept (share 1), the
+    rows and targets are those of the plain collect, each valued by its hand's outcome; a share keeps about that
+    share of them."""
+    common = ["collect", "--hands", "12", "--seed", "4", "--all-seats", "--temp", "0"]
+    data = {}
+    for share in ("0", "1", "0.3"):
+        assert value_pimc.main([*common, "--share", share, "--out", str(tmp_path / f"{share}.npz")]) == 0
+        with np.load(tmp_path / f"{share}.npz", allow_pickle=False) as z:
+            data[share] = {k: z[k] for k in ("x", "y", "hand")}
+    for k in ("x", "y", "hand"):
+        assert np.array_equal(data["0"][k], data["1"][k]), k
+    assert 0.15 < len(data["0.3"]["y"]) / len(data["0"]["y"]) < 0.45
+
+
+@pytest.mark.parametrize("share", ["1.5", "-0.1", "nan", "half"])
+def test_collect_refuses_a_share_outside_0_to_1(share: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        value_pimc.main(["collect", "--hands", "1", "--share", share, "--out", str(tmp_path / "d.npz")])
+    assert e.value.code == 2
+    assert f"argument --share: expected a number from 0 to 1, got '{share}'" in capsys.readouterr().err
+    assert not (tmp_path / "d.npz").exists()
+
+
 def test_features_are_the_deal_from_the_seats_chair() -> None:
     rules = get_rules("scopone-scientifico")
     st = random_positions(rules, 4, 9, seed=2)
