@@ -10,7 +10,10 @@ learned search): ``collect`` plays hands and keeps the positions with their outc
 
 ``collect`` plays hands with a network's policy (a bot directory; its card sampled from the softmax at ``--temp``,
 greedy's capture for that card, as ``az``'s rollouts) and keeps, after every move, the features from the mover's
-chair (``--all-seats``: from every chair) and the hand's final margin of that chair's side. ``fit`` fits the MLP
+chair (``--all-seats``: from every chair) and the hand's final margin of that chair's side; with ``--share P``, a
+share P of those positions (drawn at random), each valued instead by the network's argmax play from it to the end of
+the hand (the outcome of the very deal the features show, without the sampled play's luck; about 12 s of one core a
+thousand hands at P = 0.25, where the plain collect takes 2 s). ``fit`` fits the MLP
 (mean squared error) and writes its weights as plain arrays (``agents.nets.vpimc.read_value_net`` reads them with
 ``allow_pickle=False``: nothing in the file runs). Measured in docs/strength.md. (``--plugin scopa_bench.value_pimc``,
 which older commands name, still works: the agent is registered by ``agents.nets.vpimc``, which this imports.)
