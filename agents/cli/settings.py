@@ -76,7 +76,6 @@ __all__ = [
     "convert_value",
     "field_docs",
     "field_types",
-    "float_arg",
     "given_fields",
     "int_arg",
     "load_config",
@@ -788,24 +787,6 @@ def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
         return value
 
     parse.__name__ = "whole number"
-    return parse
-
-
-def float_arg(lo: float, hi: float) -> Callable[[str], float]:
-    """An argparse ``type`` for a number in ``lo..hi`` (both ends included; nan and inf refused); the error names the
-    value and the range, as ``int_arg``'s."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text.strip())
-        except ValueError:
-            value = float("nan")
-        if not lo <= value <= hi:
-            shown = text if len(text) <= 40 else text[:37] + "..."
-            raise argparse.ArgumentTypeError(f"expected a number from {lo:g} to {hi:g}, got {shown!r}")
-        return value
-
-    parse.__name__ = "number"
     return parse
 
 
