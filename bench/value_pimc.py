@@ -97,9 +97,8 @@ def collect(
                     snaps.append(after)
                     rows += keep.size
             # each position's outcome: the hand's (one row a game), or its own best play's (one row a position)
-            margins = margin_vs_mean_of_others(points)
-            if share > 0 and snaps:
-                margins = margin_vs_mean_of_others(rollout(rules, State.concat(snaps), best_play))
+            outcomes = rollout(rules, State.concat(snaps), best_play) if share > 0 and snaps else points
+        margins = margin_vs_mean_of_others(outcomes)
         side_of = np.asarray(rules.seat_side, dtype=np.intp)
         for f, (g, m, at) in zip(feats, owner, strict=True):
             row = at + np.arange(g.size) if share > 0 else g
