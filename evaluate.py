@@ -30,12 +30,12 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from agents.cli.numbers import int_arg  # noqa: E402
 from agents.cli.settings import (  # noqa: E402
     StoreOnce,
     add_field_options,
     field_types,
     given_fields,
-    int_arg,
     path_parser,
 )
 from agents.cli.signals import exit_status, signal_name  # noqa: E402

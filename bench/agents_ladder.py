@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agents_speed import TimedPolicy, check_spec, shown  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
 from agents.cli.settings import (  # noqa: E402
     add_field_options,
-    int_arg,
     parse_options,
     setting,
 )

@@ -26,9 +26,9 @@ import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
 from agents.cli.settings import (  # noqa: E402
     add_field_options,
-    int_arg,
     parse_options,
     setting,
 )

@@ -20,20 +20,19 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import math  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable, Sequence  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from agents.cli.numbers import float_arg, int_arg  # noqa: E402
 from agents.cli.settings import (  # noqa: E402
     add_field_options,
-    int_arg,
     parse_options,
     setting,
 )
@@ -107,24 +106,6 @@ MAX_BATCH = 2**20
 """The largest ``--batch`` (about a million games; memory grows with it)."""
 MAX_SEED = 2**63 - 1
 """The largest ``--seed``: games are seeded ``seed``, ``seed + 1``, ..., kept well away from 2**64."""
-
-
-def _seconds(lo_open: bool) -> Callable[[str], float]:
-    """An argparse ``type``: a finite number of seconds, > 0 (``lo_open``) or >= 0."""
-    wanted = "a finite number of seconds > 0" if lo_open else "a finite number of seconds >= 0 (0 skips it)"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < 0 or (lo_open and value == 0):
-            shown = text if len(text) <= 40 else text[:37] + "..."
-            raise argparse.ArgumentTypeError(f"expected {wanted}, got {shown!r}")
-        return value
-
-    parse.__name__ = "seconds"
-    return parse
 
 
 def _uniform_legal_policy() -> type:
@@ -203,12 +184,15 @@ class Options:
     variant: str = setting("classic", f"variant ({', '.join(variant_names())})", show_default=False)
     batch: int = setting(4096, "games advanced per call (1..2**20)", parse=int_arg(1, MAX_BATCH), show_default=False)
     seconds: float = setting(
-        10.0, "time spent on the core (split in 5 windows)", parse=_seconds(True), show_default=False
+        10.0,
+        "time spent on the core (split in 5 windows)",
+        parse=float_arg(0, above=True, unit="seconds"),
+        show_default=False,
     )
     reference_seconds: float | None = setting(
         None,
         "time spent on the reference engine (default 3; 0 skips it; --env core only)",
-        parse=_seconds(False),
+        parse=float_arg(0, unit="seconds", note="0 skips it"),
         show_default=False,
     )
     seed: int = setting(0, "seed of the first game (0..2**63-1)", parse=int_arg(0, MAX_SEED), show_default=False)

@@ -38,9 +38,9 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from agents.cli.atomic import atomic_open, atomic_write_text  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
 from agents.cli.settings import (  # noqa: E402
     add_field_options,
-    int_arg,
     parse_options,
     path_parser,
     setting,

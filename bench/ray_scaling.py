@@ -25,7 +25,8 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.cli.settings import add_field_options, int_arg, parse_options, setting  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
+from agents.cli.settings import add_field_options, parse_options, setting  # noqa: E402
 
 
 @dataclass

@@ -31,7 +31,8 @@ from collections.abc import Mapping, Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
+from agents.cli.settings import MAX_SEED, add_field_options, parse_options, setting  # noqa: E402
 from agents.play.move_values import INACCURACY  # noqa: E402
 from agents.play.review import DEFAULT_WORLDS, MAX_WORLDS, review_records, self_play_records  # noqa: E402
 from scopa_env.rules import get_rules, variant_names  # noqa: E402

@@ -26,7 +26,8 @@ import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting, variants_option  # noqa: E402  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
+from agents.cli.settings import MAX_SEED, add_field_options, parse_options, setting, variants_option  # noqa: E402
 from agents.play.review import DEFAULT_WORLDS, MAX_WORLDS, review_record, self_play_records  # noqa: E402
 from scopa_env.rules import get_rules  # noqa: E402
 

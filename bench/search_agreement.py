@@ -33,9 +33,9 @@ pin_blas_threads(force=True)  # before numpy loads: one BLAS thread (the search'
 import numpy as np  # noqa: E402
 
 from agents.base import AgentSpecError, make_agent  # noqa: E402
+from agents.cli.numbers import int_arg  # noqa: E402
 from agents.cli.settings import (  # noqa: E402
     add_field_options,
-    int_arg,
     parse_options,
     setting,
 )

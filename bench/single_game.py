@@ -29,12 +29,13 @@ import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from agents.cli.numbers import float_arg, int_arg
 from agents.cli.settings import add_field_options, parse_options, setting, variants_option
 
 __all__ = ["gym_steps_per_s", "leduc_env", "main", "performance_turns_per_s"]
@@ -99,19 +100,6 @@ def gym_steps_per_s(variant: str, seconds: float, seed: int = 0, make: bool = Fa
     return steps / elapsed
 
 
-def _positive(kind: Callable[[str], float | int], what: str) -> Callable[[str], Any]:
-    def parse(text: str) -> float | int:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = -1
-        if not value > 0 or value != value or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        return value
-
-    return parse
-
-
 @dataclass
 class Options:
     """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
@@ -124,13 +112,13 @@ class Options:
     rounds: int = setting(
         3,
         "rounds of 5 s per env, alternating the envs; medians are reported (default 3)",
-        parse=_positive(int, "a whole number of rounds >= 1"),
+        parse=int_arg(1),
         show_default=False,
     )
     gym_seconds: float = setting(
         3.0,
         "seconds of the Gymnasium env's loop per round (default 3)",
-        parse=_positive(float, "a number of seconds > 0"),
+        parse=float_arg(0, above=True, unit="seconds"),
         show_default=False,
     )
     no_gym: bool = setting(False, "skip the Gymnasium env", negatable=False, show_default=False)

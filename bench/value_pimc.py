@@ -32,7 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import load_network
-from agents.cli.settings import add_field_options, int_arg, parse_options, setting
+from agents.cli.numbers import float_arg, int_arg
+from agents.cli.settings import add_field_options, parse_options, setting
 from agents.nets.az import net_rollout_policy, one_blas_thread
 from agents.nets.vpimc import SCOPE_SCALE, raw_features, scope_columns, scope_margin
 from agents.nets.weights import read_npz
@@ -184,17 +185,6 @@ def fit(
     return arrays, {"held_out_mse": held(), "mean_only_mse": base}
 
 
-def share_arg(text: str) -> float:
-    """``--share``: a number from 0 to 1 (nan and inf refused); the error names the value, as ``int_arg``'s."""
-    try:
-        value = float(text.strip())
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text[:40]!r}")
-    return value
-
-
 @dataclass
 class Options:
     """The command line's options (``agents.cli.settings``: each field's doc is its help)."""
@@ -212,7 +202,7 @@ class Options:
         0.0,
         "collect: keep this share of the positions, each valued by the network's argmax play from it (0: all, "
         "each valued by the hand's sampled play)",
-        parse=share_arg,
+        parse=float_arg(0, 1),
     )
     arch: str = setting("512,256", "fit: hidden layer sizes, comma-separated")
     epochs: int = setting(6, "fit: passes over the rows", parse=int_arg(1, 1000))

@@ -21,8 +21,8 @@ def test_help_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
         bench.main(["--help"])
     assert e.value.code == 0 and "leduc_holdem_v4" in capsys.readouterr().out
     for argv, message in [
-        (["--rounds", "0"], "argument --rounds: expected a whole number of rounds >= 1, got '0'"),
-        (["--gym-seconds", "nan"], "argument --gym-seconds: expected a number of seconds > 0, got 'nan'"),
+        (["--rounds", "0"], "argument --rounds: expected a whole number >= 1, got '0'"),
+        (["--gym-seconds", "nan"], "argument --gym-seconds: expected a finite number of seconds > 0, got 'nan'"),
         (["--variants", "nope"], "--variants: unknown variant 'nope'"),
     ]:
         with pytest.raises(SystemExit) as e:

@@ -64,7 +64,7 @@ def test_collect_refuses_a_share_outside_0_to_1(share: str, tmp_path: Path, caps
     with pytest.raises(SystemExit) as e:
         value_pimc.main(["collect", "--hands", "1", "--share", share, "--out", str(tmp_path / "d.npz")])
     assert e.value.code == 2
-    assert f"argument --share: expected a number from 0 to 1, got '{share}'" in capsys.readouterr().err
+    assert f"argument --share: expected a finite number from 0 to 1, got '{share}'" in capsys.readouterr().err
     assert not (tmp_path / "d.npz").exists()
 
 

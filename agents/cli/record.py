@@ -41,7 +41,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.cli.atomic import atomic_open
-from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting
+from agents.cli.numbers import int_arg
+from agents.cli.settings import MAX_SEED, add_field_options, parse_options, setting
 from scopa_env.engine import core
 from scopa_env.games.driver import play
 from scopa_env.games.policy import ActBatch, Policy, uniform_capture_picks, uniform_legal

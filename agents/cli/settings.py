@@ -77,7 +77,6 @@ __all__ = [
     "field_docs",
     "field_types",
     "given_fields",
-    "int_arg",
     "load_config",
     "parse_options",
     "path_arguments",
@@ -765,34 +764,3 @@ def cli_overrides(cls: type, ns: argparse.Namespace) -> dict[str, Any]:
 
 MAX_SEED = 2**64 - 1
 """The largest seed (seeds are 64-bit unsigned integers)."""
-
-
-def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type`` for a whole number in ``lo..hi`` (``hi`` None: no upper bound); the error names the value
-    and the range.
-
-    ``int("1e30")`` and ``int("-3")`` never reach the program: argparse prints ``prog: error: argument --seed:
-    expected a whole number from 0 to 2**64-1, got '1e30'`` and exits with status 2.
-    """
-    wanted = f"a whole number >= {lo}" if hi is None else f"a whole number from {lo} to {_show_int(hi)}"
-
-    def parse(text: str) -> int:
-        try:
-            value: int | None = int(text.strip(), 10)
-        except ValueError:
-            value = None
-        if value is None or value < lo or (hi is not None and value > hi):
-            shown = text if len(text) <= 40 else text[:37] + "..."
-            raise argparse.ArgumentTypeError(f"expected {wanted}, got {shown!r}")
-        return value
-
-    parse.__name__ = "whole number"
-    return parse
-
-
-def _show_int(n: int) -> str:
-    """``n`` as people read it: ``65536``, or ``2**64-1`` / ``2**64`` for the large powers of two."""
-    for k, text in ((n + 1, "-1"), (n, "")):
-        if k >= 2**32 and k & (k - 1) == 0:
-            return f"2**{k.bit_length() - 1}{text}"
-    return str(n)

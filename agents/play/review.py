@@ -45,7 +45,8 @@ import numpy as np
 
 from agents.base import make_agent
 from agents.cli.atomic import atomic_open
-from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting
+from agents.cli.numbers import int_arg
+from agents.cli.settings import MAX_SEED, add_field_options, parse_options, setting
 from agents.errors import ScopaError
 from agents.play.match import Event, HandOver, HandStart, HumanMatch, Knock, Move, NewDeal
 from agents.play.move_values import BLUNDER, INACCURACY, MARKS, MISTAKE, MoveValues, move_text, play_out, settled_values

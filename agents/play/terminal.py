@@ -44,7 +44,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import make_agent
-from agents.cli.settings import MAX_SEED, add_field_options, int_arg, parse_options, setting
+from agents.cli.numbers import int_arg
+from agents.cli.settings import MAX_SEED, add_field_options, parse_options, setting
 from agents.errors import ScopaError
 from agents.nets.bot import SHIPPED_BOTS, shipped_bot_spec
 from agents.play.card_words import (

@@ -45,6 +45,7 @@ from dataclasses import dataclass, fields
 from http import HTTPStatus
 from typing import Any
 
+from agents.cli.numbers import float_arg, int_arg
 from agents.cli.settings import add_field_options, parse_options, setting
 from agents.play.web.api import make_app
 from agents.play.web.registry import (
@@ -458,22 +459,6 @@ def _raise_file_limit(max_connections: int) -> str | None:
     )
 
 
-def _positive(kind: type[int] | type[float], at_least: float = 0.0, strict: bool = True) -> Callable[[str], Any]:
-    """An argparse type: a number of ``kind`` above ``at_least`` (or at least it, ``strict=False``)."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {text!r}") from None
-        if (value <= at_least) if strict else (value < at_least):
-            raise argparse.ArgumentTypeError(f"must be {'above' if strict else 'at least'} {at_least:g}, got {text}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse's "invalid <name> value" names the type
-    return parse
-
-
 _DEFAULTS = ServerConfig(bots={})
 """The server's default limits, shown by ``--help``."""
 _LIMITS = {
@@ -522,35 +507,38 @@ class WebOptions:
     max_connections: int = _limit(
         "max_connections",
         "open connections that get answers; a request on one more gets 503",
-        parse=_positive(int),
+        parse=int_arg(1),
         metavar="N",
     )
     header_timeout: float = _limit(
         "header_timeout",
         "seconds a request's headers may take to arrive; then the connection is closed",
-        parse=_positive(float),
+        parse=float_arg(0, above=True, unit="seconds"),
         metavar="S",
     )
     body_timeout: float = _limit(
         "body_timeout",
         "seconds a request's body may take after its headers; then 408 and the connection is closed",
-        parse=_positive(float),
+        parse=float_arg(0, above=True, unit="seconds"),
         metavar="S",
     )
     keep_alive: float = _limit(
-        "keep_alive", "seconds an idle connection stays open between requests", parse=_positive(float), metavar="S"
+        "keep_alive",
+        "seconds an idle connection stays open between requests",
+        parse=float_arg(0, above=True, unit="seconds"),
+        metavar="S",
     )
     max_body: int = _limit(
         "max_body",
         "largest request body; a bigger one gets 413",
-        parse=_positive(int, 64, strict=False),
+        parse=int_arg(64),
         metavar="BYTES",
     )
-    threads: int = _limit("threads", "worker threads running game work at once", parse=_positive(int), metavar="N")
+    threads: int = _limit("threads", "worker threads running game work at once", parse=int_arg(1), metavar="N")
     shutdown_timeout: float = _limit(
         "shutdown_timeout",
         "on Ctrl-C or SIGTERM, seconds requests in progress get to end",
-        parse=_positive(float, 0, strict=False),
+        parse=float_arg(0, unit="seconds"),
         metavar="S",
     )
 
