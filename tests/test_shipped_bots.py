@@ -16,8 +16,9 @@ import pytest
 from agents.base import MODEL_CARD, AgentSpecError, make_agent
 from agents.nets.az import AZAgent
 from agents.nets.bot import SHIPPED_BOTS, Bot, shipped_bot, shipped_bot_spec
+from agents.nets.bot_search import VALUE_SEARCHES
 from agents.nets.card import against_expert
-from agents.nets.weights import file_sha256
+from agents.nets.weights import VALUE, file_sha256
 from agents.play.terminal import default_opponent
 from agents.search.pimc import PIMCAgent
 from scopa_env.engine import core, observation
@@ -81,7 +82,10 @@ def test_the_shipped_bots() -> None:
     # Where the network (alone or inside az) was below pimc, the variant ships pimc with its network kept for
     # search=false (issue 36: no default bot below pimc); the variants without a network ship pimc alone.
     plays_pimc = {n for n in BOTS if _card(n).get("search", {}).get("agent") == "pimc"}
-    assert {"classic", "cirulla", "scopone-scientifico", "scopa-a-quattro", "simple-4-teams", "simple-8"} <= plays_pimc
+    assert {"classic", "cirulla", "scopa-a-quattro", "simple-4-teams", "simple-8"} <= plays_pimc
+    # scopone plays vpimc (pimc with a learned leaf value, issue 53 item 1), its value network beside its network
+    scopone = _card("scopone-scientifico")
+    assert scopone["search"]["agent"] == "vpimc" and {"policy.npz", "value.npz"} <= set(scopone["files"])
     search_only = {n for n in BOTS if _card(n).get("architecture") is None}
     assert search_only == {"simple-5", "simple-6", "simple-6-teams"}
     # simple-3 keeps its pimc search beside a network trained for it (issue 53 item 3)
@@ -130,7 +134,8 @@ def test_files_match_the_model_card_and_load_without_torch(
     card = _card(name)
     assert card["variant"] == (name if name in BOTS else name.removesuffix("-search"))
     network = card.get("architecture") is not None
-    assert set(card["files"]) == ({"policy.npz", "policy.onnx"} if network else set()), "a search-only bot: the card"
+    value = {VALUE} if card.get("search", {}).get("agent") in VALUE_SEARCHES else set()  # a learned leaf value
+    assert set(card["files"]) == ({"policy.npz", "policy.onnx"} if network else set()) | value, "the card's files"
     for file, entry in card["files"].items():
         assert file_sha256(d / file) == entry["sha256"] and (d / file).stat().st_size == entry["size"]
     assert card["ratings"]["ratings"], "the card carries its measured ratings"
