@@ -90,7 +90,9 @@ def test_vpimc_plays_legal_hands_through_the_plugin(value_net: Path, tmp_path: P
     assert res["pairings"][0]["hands"] == 4  # evaluate's referee refuses an illegal action
 
 
-@pytest.mark.parametrize("options", ["reply=0", "reply=3,prior=2", "reply=3,prior=1,mix=0.5,rworlds=4"])
+@pytest.mark.parametrize(
+    "options", ["reply=0", "reply=3,prior=2", "reply=3,prior=1,mix=0.5,rworlds=4", "reply=1,prior=2,mix=0.5,rworlds=4"]
+)
 def test_vpimc_is_deterministic_and_blind_to_hidden_cards(value_net: Path, options: str) -> None:
     rules = get_rules("scopone-scientifico")
     spec = f"vpimc:value={value_net},worlds=3,endgame=4,{options}"
