@@ -39,15 +39,11 @@ def _import_tianshou_without_jit() -> None:
     runs the block's 300 steps in less. numba reads ``DISABLE_JIT`` when it decorates, so the switch is on for this
     import only; the kernel's functions, compiled before, are untouched. (Where another test imported Tianshou
     first, its functions are compiled as before.)"""
-    import importlib.util
-
-    if importlib.util.find_spec("tianshou") is None:
-        pytest.skip("tianshou is not installed")
     import numba
 
     was, numba.config.DISABLE_JIT = numba.config.DISABLE_JIT, True
     try:
-        import tianshou  # noqa: F401
+        pytest.importorskip("tianshou")
     finally:
         numba.config.DISABLE_JIT = was
 
