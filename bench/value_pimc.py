@@ -95,8 +95,9 @@ def collect(
                         seat = (mover[keep] + k) % rules.num_players
                         feats.append(raw_features(rules, after, seat))
                         owner.append((keep, seat, rows))
-                    snaps.append(after)
-                    rows += keep.size
+                    if share > 0:  # the positions to play out; without a share the hand's outcome is every row's
+                        snaps.append(after)
+                        rows += keep.size
             # each position's outcome: the hand's (one row a game), or its own best play's (one row a position)
             outcomes = rollout(rules, State.concat(snaps), best_play) if share > 0 and snaps else points
         margins = margin_vs_mean_of_others(outcomes)
